@@ -1,0 +1,88 @@
+#pragma once
+// helpers: errors, string building, env vars, hashing (tinygrad's helpers.py)
+#include <cstdint>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tg {
+
+// *** errors ***
+
+// A user mistake (bad shape, bad axis, unknown device ...). Python sees RuntimeError.
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// A broken internal invariant, always checked; the message carries file:line. Python sees AssertionError.
+struct InternalError : std::logic_error {
+  using std::logic_error::logic_error;
+};
+
+// *** string building: cat(a, b, ...) streams every argument (no <format> in g++ 12) ***
+
+template <class... Ts>
+std::string cat(const Ts&... xs) {
+  std::ostringstream os;
+  (os << ... << xs);
+  return os.str();
+}
+
+[[noreturn]] void throw_error(const std::string& msg);
+[[noreturn]] void throw_internal(const char* file, int line, const std::string& msg);
+
+#define TG_CHECK(cond, ...) \
+  do {                      \
+    if (!(cond)) ::tg::throw_error(::tg::cat(__VA_ARGS__)); \
+  } while (0)
+#define TG_ASSERT(cond, ...) \
+  do {                       \
+    if (!(cond)) ::tg::throw_internal(__FILE__, __LINE__, ::tg::cat("assert failed: " #cond " " __VA_OPT__(, ) __VA_ARGS__)); \
+  } while (0)
+
+// *** python-style formatting ***
+
+std::string py_float_repr(double v);         // repr(float): shortest round trip, '1e-10', 'inf', 'nan', '2.0'
+std::string py_str_repr(std::string_view s);  // repr(str): 'CPU', "it's"
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
+template <class T>
+std::string py_tuple(const std::vector<T>& xs) {  // (4,), (), (1, 2)
+  std::ostringstream os;
+  os << "(";
+  for (size_t i = 0; i < xs.size(); i++) os << (i ? ", " : "") << xs[i];
+  if (xs.size() == 1) os << ",";
+  os << ")";
+  return os.str();
+}
+
+// *** env vars (getenv with a default, as tinygrad's helpers.getenv) ***
+
+int64_t getenv(const char* name, int64_t default_value = 0);
+std::string getenv_str(const char* name, const std::string& default_value = "");
+
+// *** hashing ***
+
+constexpr uint64_t fnv1a(std::string_view s) {
+  uint64_t h = 14695981039346656037ull;
+  for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return h;
+}
+inline uint64_t hash_combine(uint64_t seed, uint64_t v) {
+  return seed ^ (v + 0x9e3779b97f4a7c15ull + (seed << 12) + (seed >> 4));
+}
+
+// *** integer helpers with python/C semantics ***
+
+// C semantics (truncation toward zero), as tinygrad's cdiv/cmod; by zero they return 0 (never trap)
+inline int64_t cdiv(int64_t a, int64_t b) {
+  if (b == 0) return 0;
+  if (b == -1) return static_cast<int64_t>(0ull - static_cast<uint64_t>(a));  // INT64_MIN / -1 wraps
+  return a / b;
+}
+inline int64_t cmod(int64_t a, int64_t b) {
+  if (b == 0 || b == -1) return 0;
+  return a % b;
+}
+
+}  // namespace tg

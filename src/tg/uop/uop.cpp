@@ -1,0 +1,669 @@
+#include "tg/uop/uop.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <mutex>
+#include <numeric>
+#include <ostream>
+#include <span>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace tg {
+
+__extension__ typedef __int128 i128;
+
+// *** the intern table: sharded by hash, each shard a set of node pointers with heterogeneous lookup ***
+
+namespace {
+struct NodeKey {
+  Ops op;
+  DType dtype;
+  std::span<const UOp> src;
+  const Arg& arg;
+  const Arg& tag;
+  uint64_t hash;
+};
+bool key_eq(const NodeKey& k, const UOpNode* n) {
+  if (k.op != n->op || !(k.dtype == n->dtype) || k.src.size() != n->src.size()) return false;
+  for (size_t i = 0; i < k.src.size(); i++)
+    if (k.src[i] != n->src[i]) return false;
+  return arg_eq(k.arg, n->arg) && arg_eq(k.tag, n->tag);
+}
+struct NodeHash {
+  using is_transparent = void;
+  size_t operator()(const UOpNode* n) const { return n->hash; }
+  size_t operator()(const NodeKey& k) const { return k.hash; }
+};
+struct NodeEq {
+  using is_transparent = void;
+  bool operator()(const UOpNode* a, const UOpNode* b) const {
+    return key_eq(NodeKey{a->op, a->dtype, a->src, a->arg, a->tag, a->hash}, b);
+  }
+  bool operator()(const NodeKey& k, const UOpNode* n) const { return k.hash == n->hash && key_eq(k, n); }
+  bool operator()(const UOpNode* n, const NodeKey& k) const { return k.hash == n->hash && key_eq(k, n); }
+};
+constexpr size_t kShards = 16;
+struct Shard {
+  std::mutex mu;
+  std::unordered_set<UOpNode*, NodeHash, NodeEq> set;
+};
+Shard* shards() {
+  static Shard* s = new Shard[kShards];  // never destroyed: handles in static storage may outlive it
+  return s;
+}
+Shard& shard_of(uint64_t h) { return shards()[(h >> 7) % kShards]; }
+
+uint64_t node_hash(Ops op, DType dtype, std::span<const UOp> src, const Arg& arg, const Arg& tag) {
+  uint64_t h = hash_combine(static_cast<uint64_t>(op), reinterpret_cast<uintptr_t>(dtype.data_ptr()));
+  h = hash_combine(h, arg_hash(arg));
+  if (!is_none(tag)) h = hash_combine(h, arg_hash(tag));
+  for (const UOp& s : src) h = hash_combine(h, reinterpret_cast<uintptr_t>(s.get()));
+  return h;
+}
+
+// releases one reference; a node whose count reaches zero leaves the table, and its sources are released with a
+// worklist, never by recursion (a 200,000-deep chain is freed in a loop)
+void release(UOpNode* n);
+}  // namespace
+
+struct UOpInternals {
+  static UOpNode* take(UOp& u) {
+    UOpNode* n = u.n_;
+    u.n_ = nullptr;
+    return n;
+  }
+  static UOp adopt(UOpNode* n) { return UOp(n); }
+};
+
+namespace {
+void release(UOpNode* first) {
+  if (first->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  std::vector<UOpNode*> todo{first};
+  while (!todo.empty()) {
+    UOpNode* n = todo.back();
+    todo.pop_back();
+    {
+      Shard& sh = shard_of(n->hash);
+      std::lock_guard lock(sh.mu);
+      // a lookup may have replaced this dying node with a fresh one of the same key: erase only if it is still us
+      if (auto it = sh.set.find(n); it != sh.set.end() && *it == n) sh.set.erase(it);
+    }
+    for (UOp& s : n->src) {
+      UOpNode* c = UOpInternals::take(s);
+      if (c->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) todo.push_back(c);
+    }
+    delete n;
+  }
+}
+
+// refs never go 0 -> 1: a dying node cannot be resurrected, so exactly one thread frees it
+bool try_acquire(UOpNode* n) {
+  uint32_t r = n->refs.load(std::memory_order_relaxed);
+  while (r != 0)
+    if (n->refs.compare_exchange_weak(r, r + 1, std::memory_order_acq_rel)) return true;
+  return false;
+}
+}  // namespace
+
+UOp::UOp(const UOp& o) noexcept : n_(o.n_) {
+  if (n_) n_->refs.fetch_add(1, std::memory_order_relaxed);
+}
+UOp& UOp::operator=(const UOp& o) noexcept {
+  if (o.n_) o.n_->refs.fetch_add(1, std::memory_order_relaxed);
+  if (n_) release(n_);
+  n_ = o.n_;
+  return *this;
+}
+UOp& UOp::operator=(UOp&& o) noexcept {
+  if (this != &o) {
+    if (n_) release(n_);
+    n_ = o.n_;
+    o.n_ = nullptr;
+  }
+  return *this;
+}
+UOp::~UOp() {
+  if (n_) release(n_);
+}
+
+UOp UOp::borrow(const UOpNode* n) {
+  n->refs.fetch_add(1, std::memory_order_relaxed);
+  return UOp(const_cast<UOpNode*>(n));
+}
+
+size_t uop_intern_count() {
+  size_t n = 0;
+  for (size_t i = 0; i < kShards; i++) {
+    std::lock_guard lock(shards()[i].mu);
+    n += shards()[i].set.size();
+  }
+  return n;
+}
+
+// *** value bounds (tinygrad's _min_max), computed once per node ***
+
+namespace {
+bool num_lt(const ConstValue& a, const ConstValue& b) {
+  if (std::holds_alternative<double>(a) || std::holds_alternative<double>(b)) return as_double(a) < as_double(b);
+  return as_int(a) < as_int(b);
+}
+const ConstValue& num_min(const ConstValue& a, const ConstValue& b) { return num_lt(b, a) ? b : a; }
+const ConstValue& num_max(const ConstValue& a, const ConstValue& b) { return num_lt(a, b) ? b : a; }
+int64_t sat(i128 v) { return v > INT64_MAX ? INT64_MAX : v < INT64_MIN ? INT64_MIN : static_cast<int64_t>(v); }
+bool is_int_val(const ConstValue& v) { return !std::holds_alternative<double>(v); }
+
+std::pair<ConstValue, ConstValue> compute_min_max(Ops op, DType dtype, const std::vector<UOp>& src, const Arg& arg) {
+  if (GroupOp::Binary.has(op) && !dtypes::is_float(dtype) && src.size() == 2) {
+    ConstValue a0 = src[0].vmin(), a1 = src[0].vmax(), b0 = src[1].vmin(), b1 = src[1].vmax();
+    bool all_int = is_int_val(a0) && is_int_val(a1) && is_int_val(b0) && is_int_val(b1);
+    if (all_int) {
+      i128 x0 = as_int(a0), x1 = as_int(a1), y0 = as_int(b0), y1 = as_int(b1);
+      switch (op) {
+        case Ops::ADD: return {sat(x0 + y0), sat(x1 + y1)};
+        case Ops::SUB: return {sat(x0 - y1), sat(x1 - y0)};
+        case Ops::AND:
+          if (y0 == y1 && x0 >= 0 && y0 >= 0) return {sat(std::min<i128>(0, x0)), sat(std::min(x1, y1))};
+          break;
+        case Ops::MUL: {
+          i128 v[4] = {x0 * y0, x0 * y1, x1 * y0, x1 * y1};
+          return {sat(*std::min_element(v, v + 4)), sat(*std::max_element(v, v + 4))};
+        }
+        case Ops::SHL:
+          if (y0 == y1 && y0 >= 0 && y0 < 64) return {sat(x0 * (i128(1) << y0)), sat(x1 * (i128(1) << y0))};
+          break;
+        case Ops::SHR:
+          if (y0 == y1 && y0 >= 0 && y0 < 64) return {sat(x0 >> y0), sat(x1 >> y0)};
+          break;
+        case Ops::MOD:
+          if (y0 > 0) {
+            if (x0 >= 0) return {int64_t(0), sat(y1 - 1)};
+            if (x1 <= 0) return {sat(-(y1 - 1)), int64_t(0)};
+            return {sat(-(y1 - 1)), sat(y1 - 1)};
+          }
+          if (y1 < 0) {
+            if (x0 >= 0) return {int64_t(0), sat(-y1 - 1)};
+            if (x1 <= 0) return {sat(-(-y1 - 1)), int64_t(0)};
+            return {sat(-(-y1 - 1)), sat(-y1 - 1)};
+          }
+          break;
+        case Ops::IDIV: {
+          auto cd = [](i128 a, i128 b) -> i128 { return b == 0 ? 0 : a / b; };  // C truncation, as cdiv
+          if (y0 == y1) {
+            if (y0 > 0) return {sat(cd(x0, y0)), sat(cd(x1, y0))};
+            if (y0 < 0) return {sat(cd(x1, y0)), sat(cd(x0, y0))};
+          }
+          if (x1 <= 0 && y1 < 0) return {sat(cd(x1, y0)), sat(cd(x0, y1))};
+          if (x0 >= 0 && y0 > 0) return {sat(cd(x0, y1)), sat(cd(x1, y0))};
+          if (x1 <= 0 && y0 > 0) return {sat(cd(x0, y0)), sat(cd(x1, y1))};
+          if (x0 >= 0 && y1 < 0) return {sat(cd(x1, y1)), sat(cd(x0, y0))};
+          break;
+        }
+        case Ops::MAX: return {sat(std::max(x0, y0)), sat(std::max(x1, y1))};
+        default: break;
+      }
+    }
+    if (op == Ops::MAX && !all_int) return {num_max(a0, b0), num_max(a1, b1)};
+    if (op == Ops::CMPLT) return {ConstValue(num_lt(a1, b0)), ConstValue(num_lt(a0, b1))};
+    if (op == Ops::CMPNE) {
+      bool all_eq = const_eq_numeric(a0, a1) && const_eq_numeric(a1, b0) && const_eq_numeric(b0, b1);
+      return {ConstValue(num_lt(a1, b0) || num_lt(b1, a0)), ConstValue(!all_eq)};
+    }
+    if (dtype == dtypes::bool_) {
+      if (op == Ops::OR) return {as_bool(a0) || as_bool(b0), as_bool(a1) || as_bool(b1)};
+      if (op == Ops::AND) return {as_bool(a0) && as_bool(b0), as_bool(a1) && as_bool(b1)};
+    }
+  }
+  switch (op) {
+    case Ops::WHERE:
+      if (dtypes::is_int(dtype)) return {num_min(src[1].vmin(), src[2].vmin()), num_max(src[1].vmax(), src[2].vmax())};
+      break;
+    case Ops::DEFINE_VAR:
+      if (auto* v = std::get_if<VarArg>(&arg)) return {v->min, v->max};
+      break;
+    case Ops::RANGE: {
+      ConstValue e = src[0].vmax();
+      return {int64_t(0), is_int_val(e) ? ConstValue(sat(i128(as_int(e)) - 1)) : ConstValue(as_double(e) - 1)};
+    }
+    case Ops::BIND: return {src[0].vmin(), src[0].vmax()};
+    case Ops::UNROLL:
+    case Ops::VECTORIZE: {
+      if (src.empty()) break;
+      ConstValue lo = src[0].vmin(), hi = src[0].vmax();
+      for (auto& s : src) lo = num_min(lo, s.vmin()), hi = num_max(hi, s.vmax());
+      return {lo, hi};
+    }
+    case Ops::SPECIAL:
+      if (auto* s = std::get_if<SpecialArg>(&arg)) return {int64_t(0), s->size - 1};
+      break;
+    case Ops::CONST:
+      if (auto* c = std::get_if<ConstValue>(&arg)) return {*c, *c};
+      break;
+    case Ops::VCONST:
+      if (auto* t = std::get_if<Tuple>(&arg); t && !t->empty()) {
+        ConstValue lo = (*t)[0], hi = (*t)[0];
+        for (auto& x : *t) lo = num_min(lo, x), hi = num_max(hi, x);
+        return {lo, hi};
+      }
+      break;
+    case Ops::CAST: {
+      // NOTE: as tinygrad, not exact for bool and unsigned targets (CAST is not monotone there)
+      ConstValue dmin = dtypes::min(dtype), dmax = dtypes::max(dtype);
+      return {num_max(dmin, src[0].vmin()), num_min(src[0].vmax(), dmax)};
+    }
+    default: break;
+  }
+  return {dtypes::min(dtype), dtypes::max(dtype)};
+}
+}  // namespace
+
+// *** construction ***
+
+UOp UOp::make(Ops op, DType dtype, std::vector<UOp> src, Arg arg, Arg tag) {
+  for (const UOp& s : src) TG_CHECK(s, "UOp(", op, ") built with a null source");
+  uint64_t h = node_hash(op, dtype, src, arg, tag);
+  Shard& sh = shard_of(h);
+  {
+    std::lock_guard lock(sh.mu);
+    auto it = sh.set.find(NodeKey{op, dtype, src, arg, tag, h});
+    if (it != sh.set.end()) {
+      if (try_acquire(*it)) return UOp(*it);
+      sh.set.erase(it);  // dying: its releasing thread sees it is gone and only frees it
+    }
+  }
+  auto [vmin, vmax] = compute_min_max(op, dtype, src, arg);
+  OpSet src_ops;
+  for (const UOp& s : src) src_ops.add(s.op());
+  auto* n = new UOpNode{op, dtype, std::move(src), std::move(arg), std::move(tag), h, src_ops, vmin, vmax};
+  UOpNode* other = nullptr;
+  {
+    std::lock_guard lock(sh.mu);
+    auto [it, inserted] = sh.set.insert(n);
+    if (!inserted) {  // another thread built the same node meanwhile
+      if (try_acquire(*it)) {
+        other = *it;
+      } else {
+        sh.set.erase(it);
+        sh.set.insert(n);
+      }
+    }
+  }
+  if (other != nullptr) {
+    UOp drop(n);  // ours, never seen by anyone: its release finds the other node in the table and frees only ours
+    return UOp(other);
+  }
+  return UOp(n);
+}
+
+const UOp& UOp::src(size_t i) const {
+  TG_ASSERT(i < n_->src.size(), "src index ", i, " out of range for ", n_->op, " with ", n_->src.size(), " sources");
+  return n_->src[i];
+}
+
+void UOp::bad_arg(const char* want) const {
+  throw InternalError(cat("UOp(", op(), ") arg is ", arg_repr(arg()), ", not the requested type ", want));
+}
+
+UOp UOp::replace(std::optional<Ops> op_, std::optional<DType> dtype_, std::optional<std::vector<UOp>> src_,
+                 std::optional<Arg> arg_) const {
+  return make(op_.value_or(op()), dtype_.value_or(dtype()), src_ ? std::move(*src_) : src(), arg_ ? std::move(*arg_) : arg(),
+              tag());
+}
+UOp UOp::with_tag(Arg t) const { return make(op(), dtype(), src(), arg(), std::move(t)); }
+
+UOp UOp::const_(DType dtype, ConstValue v) { return make(Ops::CONST, dtype, {}, dtypes::as_const(v, dtype)); }
+UOp UOp::vconst(DType dtype, const Tuple& vals) {
+  TG_CHECK(!vals.empty(), "VCONST needs values");
+  bool same = std::all_of(vals.begin(), vals.end(), [&](auto& v) { return const_eq_numeric(v, vals[0]); });
+  if (same) return const_(dtype, vals[0]);
+  TG_CHECK(static_cast<int>(vals.size()) == dtype.count(), "VCONST of ", vals.size(), " values for ", dtype);
+  Tuple t;
+  for (auto& v : vals) t.push_back(dtypes::as_const(v, dtype.scalar()));
+  return make(Ops::VCONST, dtype, {}, std::move(t));
+}
+UOp UOp::variable(const std::string& name, ConstValue min_val, ConstValue max_val, DType dtype) {
+  return make(Ops::DEFINE_VAR, dtype, {}, VarArg{name, min_val, max_val});
+}
+UOp UOp::range(DType dtype, int64_t end, int64_t idx) { return range(dtype, const_(dtype, end), idx); }
+UOp UOp::range(DType dtype, const UOp& end, int64_t idx) { return make(Ops::RANGE, dtype, {end}, ConstValue(idx)); }
+UOp UOp::unique() {
+  static std::atomic<int64_t> counter{0};
+  return make(Ops::UNIQUE, dtypes::void_, {}, ConstValue(counter.fetch_add(1)));
+}
+UOp UOp::sink(std::vector<UOp> srcs, Arg arg) { return make(Ops::SINK, dtypes::void_, std::move(srcs), std::move(arg)); }
+// TODO: tensor-level consts carry a VIEW(DEVICE) source (shape/ layer); this is the codegen-level const
+UOp UOp::const_like(ConstValue v) const { return const_(dtype(), v); }
+
+UOp UOp::alu(Ops op_, std::vector<UOp> more) const {
+  DType out = more.empty() ? dtype() : more.back().dtype();
+  if (op_ == Ops::CMPLT || op_ == Ops::CMPNE) out = out.count() > 1 ? dtypes::bool_.vec(out.count()) : dtypes::bool_;
+  more.insert(more.begin(), *this);
+  return make(op_, out, std::move(more));
+}
+UOp UOp::cast(DType d) const { return dtype() == d ? *this : make(Ops::CAST, d, {*this}); }
+UOp UOp::bitcast(DType d) const { return make(Ops::BITCAST, d, {*this}); }
+UOp UOp::gep(int64_t i) const {
+  if (op() == Ops::VECTORIZE) return src(static_cast<size_t>(i));
+  if (op() == Ops::VCONST) return const_(dtype().scalar(), arg<Tuple>().at(static_cast<size_t>(i)));
+  if (op() == Ops::CONST) return const_(dtype().scalar(), const_arg());
+  return make(Ops::GEP, dtype().scalar(), {*this}, Tuple{ConstValue(i)});
+}
+UOp UOp::gep(std::vector<int64_t> idx) const {
+  if (idx.size() == 1) return gep(idx[0]);
+  Tuple t;
+  for (auto i : idx) t.push_back(ConstValue(i));
+  return make(Ops::GEP, dtype().scalar().vec(static_cast<int>(idx.size())), {*this}, std::move(t));
+}
+UOp UOp::broadcast(int count) const {
+  TG_ASSERT(dtype().count() == 1, "broadcast of vector ", dtype());
+  if (count == 1) return *this;
+  return make(Ops::VECTORIZE, dtype().vec(count), std::vector<UOp>(static_cast<size_t>(count), *this));
+}
+UOp UOp::index(const UOp& idx) const { return make(Ops::INDEX, dtype(), {*this, idx}); }
+UOp UOp::index(const UOp& idx, const UOp& valid) const { return make(Ops::INDEX, dtype(), {*this, idx, valid}); }
+UOp UOp::load(std::vector<UOp> more) const {
+  more.insert(more.begin(), *this);
+  return make(Ops::LOAD, dtype().base(), std::move(more));
+}
+UOp UOp::store(std::vector<UOp> more) const {
+  more.insert(more.begin(), *this);
+  return make(Ops::STORE, dtypes::void_, std::move(more));
+}
+UOp UOp::bind(int64_t val) const {
+  TG_CHECK(op() == Ops::DEFINE_VAR, "bind needs a DEFINE_VAR, not ", op());
+  auto& v = arg<VarArg>();
+  TG_CHECK(as_int(v.min) <= val && val <= as_int(v.max), "bind ", val, " not in range [", const_repr(v.min), ", ",
+           const_repr(v.max), "]");
+  return make(Ops::BIND, dtype(), {*this, const_like(val)});
+}
+
+// *** math ***
+
+UOp UOp::neg() const { return dtype().scalar() == dtypes::bool_ ? logical_not() : *this * -1; }
+UOp UOp::logical_not() const { return ne(const_like(true)); }
+UOp UOp::ne(const UOp& x) const { return alu(Ops::CMPNE, {x}); }
+UOp UOp::eq(const UOp& x) const { return ne(x).logical_not(); }
+UOp UOp::maximum(const UOp& x) const { return alu(Ops::MAX, {x}); }
+UOp UOp::minimum(const UOp& x) const { return -((-*this).maximum(-x)); }
+UOp UOp::where(const UOp& t, const UOp& f) const { return alu(Ops::WHERE, {t, f}); }
+
+// *** symbolic helpers ***
+
+const ConstValue& UOp::const_arg() const {
+  TG_ASSERT(op() == Ops::CONST, "const_arg called on ", op());
+  return arg<ConstValue>();
+}
+int64_t UOp::const_factor() const {
+  switch (op()) {
+    case Ops::CONST: return as_int(const_arg());
+    case Ops::VCONST: {
+      int64_t g = 0;
+      for (auto& v : arg<Tuple>()) g = std::gcd(g, as_int(v));
+      return g;
+    }
+    case Ops::ADD: return std::gcd(src(0).const_factor(), src(1).const_factor());
+    case Ops::MUL:
+      if (src(0).op() == Ops::CONST) return as_int(src(0).const_arg());
+      if (src(1).op() == Ops::CONST) return as_int(src(1).const_arg());
+      return 1;
+    default: return 1;
+  }
+}
+UOp UOp::divides(int64_t v) const {
+  if (v == 1) return *this;
+  if (v == 0) return {};
+  switch (op()) {
+    case Ops::CONST: {
+      int64_t c = as_int(const_arg());
+      return c % v == 0 ? const_like(c / v) : UOp{};  // exact, so floor and trunc division agree
+    }
+    case Ops::VCONST: {
+      Tuple t;
+      for (auto& x : arg<Tuple>()) {
+        if (as_int(x) % v != 0) return {};
+        t.push_back(as_int(x) / v);
+      }
+      return vconst(dtype(), t);
+    }
+    case Ops::ADD: {
+      UOp d0 = src(0).divides(v), d1 = d0 ? src(1).divides(v) : UOp{};
+      return d0 && d1 ? d0 + d1 : UOp{};
+    }
+    case Ops::MUL: {
+      if (UOp d0 = src(0).divides(v)) return d0 * src(1);
+      if (UOp d1 = src(1).divides(v)) return src(0) * d1;
+      return {};
+    }
+    default: return {};
+  }
+}
+bool UOp::is_increasing() const {
+  if (GroupOp::Irreducible.has(op())) return true;
+  if (op() == Ops::ADD) return src(0).is_increasing() && src(1).is_increasing();
+  if ((op() == Ops::MUL || op() == Ops::IDIV) && src(1).op() == Ops::CONST && as_double(src(1).const_arg()) >= 0)
+    return src(0).is_increasing();
+  return false;
+}
+
+// *** graph walks ***
+
+std::vector<UOp> UOp::toposort() const {
+  std::vector<UOp> out;
+  std::unordered_set<const UOpNode*> done;
+  std::vector<std::pair<const UOp*, bool>> stack{{this, false}};
+  while (!stack.empty()) {
+    auto [u, visited] = stack.back();
+    stack.pop_back();
+    if (done.count(u->get())) continue;
+    if (!visited) {
+      stack.push_back({u, true});
+      for (auto it = u->src().rbegin(); it != u->src().rend(); ++it) stack.push_back({&*it, false});
+    } else if (done.insert(u->get()).second) {
+      out.push_back(*u);
+    }
+  }
+  return out;
+}
+
+uint64_t UOp::key() const {
+  std::unordered_map<const UOpNode*, uint64_t> keys;
+  for (const UOp& u : toposort()) {
+    uint64_t h = hash_combine(fnv1a(op_name(u.op())), u.dtype().key());
+    h = hash_combine(h, fnv1a(arg_repr(u.arg())));
+    if (!is_none(u.tag())) h = hash_combine(h, fnv1a(arg_repr(u.tag())));
+    for (const UOp& s : u.src()) h = hash_combine(h, keys.at(s.get()));
+    keys[u.get()] = h;
+  }
+  return keys.at(get());
+}
+
+// *** printing: tinygrad's pretty_print, iteratively ***
+
+std::string UOp::repr() const {
+  if (!n_) return "UOp(null)";
+  struct Label {
+    int idx, count;
+    bool printed;
+  };
+  std::unordered_map<const UOpNode*, Label> cache;
+  {  // pre-order discovery numbering over the whole DAG; count = incoming edges
+    std::vector<std::pair<const UOpNode*, size_t>> st{{n_, 0}};
+    while (!st.empty()) {
+      auto& [n, i] = st.back();
+      if (i == n->src.size()) {
+        st.pop_back();
+        continue;
+      }
+      const UOpNode* s = n->src[i++].get();
+      int next = static_cast<int>(cache.size());
+      auto [it, fresh] = cache.try_emplace(s, Label{next, 0, false});
+      if (++it->second.count == 1) st.push_back({s, 0});
+    }
+    cache.try_emplace(n_, Label{0, 0, false});
+  }
+  std::string out;
+  struct Frame {
+    const UOpNode* n;
+    int d;
+    size_t i;
+  };
+  std::vector<Frame> st;
+  auto enter = [&](const UOpNode* n, int d) {
+    Label& l = cache.at(n);
+    if (l.printed) {
+      out += std::string(static_cast<size_t>(d), ' ') + " x" + std::to_string(l.idx);
+      return false;
+    }
+    l.printed = true;
+    out += std::string(static_cast<size_t>(d), ' ');
+    if (l.count > 1) out += "x" + std::to_string(l.idx) + ":=";
+    std::string argstr = arg_repr(n->arg);
+    if (n->op == Ops::REDUCE_AXIS)
+      if (auto* r = std::get_if<ReduceArg>(&n->arg)) argstr = cat("(", r->op, ", ", py_tuple(r->axes), ")");
+    out += cat("UOp(", n->op, ", ", n->dtype, ", arg=", argstr, is_none(n->tag) ? "" : ", tag=" + arg_str(n->tag), ", src=(");
+    st.push_back({n, d, 0});
+    return true;
+  };
+  enter(n_, 0);
+  while (!st.empty()) {
+    Frame& f = st.back();
+    if (f.i < f.n->src.size()) {
+      const UOpNode* c = f.n->src[f.i++].get();
+      int d = f.d + 2;
+      out += "\n";
+      if (!enter(c, d)) out += ",";
+    } else {
+      out += "))";
+      st.pop_back();
+      if (!st.empty()) out += ",";
+    }
+  }
+  return out;
+}
+std::ostream& operator<<(std::ostream& os, const UOp& u) { return os << u.repr(); }
+
+void print_uops(const std::vector<UOp>& uops, std::ostream& os) {
+  std::unordered_map<const UOpNode*, size_t> pos;
+  for (size_t i = 0; i < uops.size(); i++) pos.emplace(uops[i].get(), i);
+  auto pad = [](std::string s, size_t w) { return s.size() < w ? s + std::string(w - s.size(), ' ') : s; };
+  for (size_t i = 0; i < uops.size(); i++) {
+    const UOp& u = uops[i];
+    std::vector<std::string> parents;
+    for (const UOp& s : u.src()) {
+      auto it = pos.find(s.get());
+      if (it == pos.end()) parents.push_back("'--'");
+      else if (s.op() == Ops::CONST) parents.push_back(py_str_repr(const_repr(s.const_arg())));
+      else parents.push_back(std::to_string(it->second));
+    }
+    std::string i4 = std::to_string(i);
+    os << std::string(i4.size() < 4 ? 4 - i4.size() : 0, ' ') << i4 << " " << pad(cat(u.op()), 20) << ": "
+       << pad(u.dtype().repr(), 30) << " " << pad("[" + join(parents, ", ") + "]", 32) << " " << arg_str(u.arg()) << "\n";
+  }
+}
+
+// *** constant evaluation with python semantics (python_alu + truncate) ***
+
+ConstValue exec_alu(Ops op, DType dtype, const std::vector<ConstValue>& x, bool truncate_output) {
+  auto need = [&](size_t n) {
+    TG_CHECK(x.size() == n, "exec_alu ", op, " takes ", n, " operands, got ", x.size());
+  };
+  bool any_float = std::any_of(x.begin(), x.end(), [](auto& v) { return std::holds_alternative<double>(v); });
+  bool all_bool = std::all_of(x.begin(), x.end(), [](auto& v) { return std::holds_alternative<bool>(v); });
+  ConstValue r;
+  switch (op) {
+    case Ops::LOG2: {
+      need(1);
+      double v = as_double(x[0]);
+      r = v > 0 ? std::log2(v) : v == 0 ? -INFINITY : NAN;
+      break;
+    }
+    case Ops::EXP2: need(1), r = std::exp2(as_double(x[0])); break;
+    case Ops::SQRT: {
+      need(1);
+      double v = as_double(x[0]);
+      r = v >= 0 ? std::sqrt(v) : NAN;
+      break;
+    }
+    case Ops::RECIP: {
+      need(1);
+      double v = as_double(x[0]);
+      r = v != 0 ? 1.0 / v : std::copysign(INFINITY, v);
+      break;
+    }
+    case Ops::SIN: {
+      need(1);
+      double v = as_double(x[0]);
+      r = std::isinf(v) ? NAN : std::sin(v);
+      break;
+    }
+    case Ops::NEG:
+      need(1);
+      if (any_float) r = -as_double(x[0]);
+      else r = static_cast<int64_t>(0ull - static_cast<uint64_t>(as_int(x[0])));
+      break;
+    case Ops::POW: {
+      need(2);
+      double a = as_double(x[0]), b = as_double(x[1]);
+      if (!any_float && b >= 0) {  // python int ** non-negative int stays an int
+        uint64_t acc = 1, base = static_cast<uint64_t>(as_int(x[0]));
+        for (int64_t e = as_int(x[1]); e > 0; e >>= 1, base *= base)
+          if (e & 1) acc *= base;
+        r = static_cast<int64_t>(acc);
+      } else if (a == 0 && b < 0) {
+        r = INFINITY;
+      } else {
+        double p = std::pow(a, b);
+        r = p;
+      }
+      break;
+    }
+    case Ops::ADD:
+    case Ops::SUB:
+    case Ops::MUL: {
+      need(2);
+      if (any_float) {
+        double a = as_double(x[0]), b = as_double(x[1]);
+        r = op == Ops::ADD ? a + b : op == Ops::SUB ? a - b : a * b;
+      } else {  // wrap modulo 2**64; truncate() then wraps into the dtype, as python + ctypes do
+        uint64_t a = static_cast<uint64_t>(as_int(x[0])), b = static_cast<uint64_t>(as_int(x[1]));
+        r = static_cast<int64_t>(op == Ops::ADD ? a + b : op == Ops::SUB ? a - b : a * b);
+      }
+      break;
+    }
+    case Ops::CMPNE: need(2), r = !const_eq_numeric(x[0], x[1]); break;
+    case Ops::CMPLT: need(2), r = num_lt(x[0], x[1]); break;
+    case Ops::XOR:
+    case Ops::OR:
+    case Ops::AND: {
+      need(2);
+      TG_CHECK(!any_float, "bitwise ", op, " on float operands");
+      int64_t a = as_int(x[0]), b = as_int(x[1]);
+      int64_t v = op == Ops::XOR ? (a ^ b) : op == Ops::OR ? (a | b) : (a & b);
+      r = all_bool ? ConstValue(v != 0) : ConstValue(v);
+      break;
+    }
+    case Ops::SHL:
+    case Ops::SHR: {
+      need(2);
+      TG_CHECK(!any_float, "shift ", op, " on float operands");
+      int64_t a = as_int(x[0]), b = as_int(x[1]);
+      if (b < 0) r = int64_t(0);
+      else if (op == Ops::SHL) r = b >= 64 ? int64_t(0) : static_cast<int64_t>(static_cast<uint64_t>(a) << b);
+      else r = b >= 64 ? int64_t(a < 0 ? -1 : 0) : int64_t(a >> b);
+      break;
+    }
+    case Ops::MAX: need(2), r = num_lt(x[0], x[1]) ? x[1] : x[0]; break;
+    case Ops::MOD: need(2), r = cmod(as_int(x[0]), as_int(x[1])); break;
+    case Ops::IDIV: need(2), r = cdiv(as_int(x[0]), as_int(x[1])); break;
+    case Ops::MULACC:
+      need(3);
+      r = exec_alu(Ops::ADD, dtype, {exec_alu(Ops::MUL, dtype, {x[0], x[1]}, false), x[2]}, false);
+      break;
+    case Ops::WHERE: need(3), r = as_bool(x[0]) ? x[1] : x[2]; break;
+    default: throw Error(cat("exec_alu: no constant evaluation for ", op));
+  }
+  return truncate_output ? truncate(r, dtype) : r;
+}
+
+}  // namespace tg

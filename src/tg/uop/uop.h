@@ -1,0 +1,206 @@
+#pragma once
+// UOp: a one-pointer, refcounted handle to an immutable, hash-consed node (op, dtype, src, arg, tag).
+// Building the same node twice gives the same pointer, so == is identity and is structural equality.
+// A node leaves the intern table when its last handle goes. Every graph walk uses an explicit stack.
+#include <atomic>
+#include <concepts>
+#include <cstdint>
+#include <initializer_list>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <typeinfo>
+#include <vector>
+
+#include "tg/dtype/dtype.h"
+#include "tg/helpers/helpers.h"
+#include "tg/uop/arg.h"
+#include "tg/uop/ops.h"
+
+namespace tg {
+
+struct UOpNode;
+
+// scalars usable where a UOp is expected: they become a const of the other operand's dtype (MathTrait.ufix)
+template <class T>
+concept Scalar = std::is_arithmetic_v<T>;
+template <Scalar T>
+ConstValue to_const(T v) {
+  if constexpr (std::is_same_v<T, bool>) return v;
+  else if constexpr (std::is_integral_v<T>) return static_cast<int64_t>(v);
+  else return static_cast<double>(v);
+}
+
+class UOp {
+ public:
+  UOp() = default;
+  UOp(const UOp& o) noexcept;
+  UOp(UOp&& o) noexcept : n_(o.n_) { o.n_ = nullptr; }
+  UOp& operator=(const UOp& o) noexcept;
+  UOp& operator=(UOp&& o) noexcept;
+  ~UOp();
+
+  // the constructor: UOp(op, dtype, src, arg, tag) in tinygrad
+  static UOp make(Ops op, DType dtype = {}, std::vector<UOp> src = {}, Arg arg = {}, Arg tag = {});
+
+  explicit operator bool() const { return n_ != nullptr; }
+  bool operator==(const UOp& o) const { return n_ == o.n_; }  // identity == structure
+  bool operator!=(const UOp& o) const { return n_ != o.n_; }
+  const UOpNode* get() const { return n_; }
+  static UOp borrow(const UOpNode* n);  // a new handle to a live node
+
+  // *** fields ***
+  Ops op() const;
+  DType dtype() const;
+  const std::vector<UOp>& src() const;
+  const UOp& src(size_t i) const;
+  const Arg& arg() const;
+  template <class T>
+  const T& arg() const {
+    const T* p = std::get_if<T>(&arg());
+    if (p == nullptr) bad_arg(typeid(T).name());
+    return *p;
+  }
+  const Arg& tag() const;
+  UOp replace(std::optional<Ops> op, std::optional<DType> dtype = {}, std::optional<std::vector<UOp>> src = {},
+              std::optional<Arg> arg = {}) const;
+  UOp with_tag(Arg tag) const;
+
+  // *** constructors of common nodes ***
+  static UOp const_(DType dtype, ConstValue v);
+  template <Scalar T>
+  static UOp const_(DType dtype, T v) { return const_(dtype, to_const(v)); }
+  static UOp vconst(DType dtype, const Tuple& vals);  // VCONST, or CONST when all equal
+  static UOp variable(const std::string& name, ConstValue min_val, ConstValue max_val, DType dtype = dtypes::int32);
+  static UOp range(DType dtype, int64_t end, int64_t idx);
+  static UOp range(DType dtype, const UOp& end, int64_t idx);
+  static UOp unique();                           // UNIQUE with the next number of the process-wide counter
+  static UOp sink(std::vector<UOp> srcs, Arg arg = {});
+  UOp const_like(ConstValue v) const;
+  template <Scalar T>
+  UOp const_like(T v) const { return const_like(to_const(v)); }
+  UOp alu(Ops op, std::vector<UOp> more = {}) const;  // output dtype: last src's, bool for comparisons
+  UOp cast(DType dtype) const;
+  UOp bitcast(DType dtype) const;
+  UOp gep(std::vector<int64_t> idx) const;
+  UOp gep(int64_t i) const;
+  UOp broadcast(int count) const;
+  UOp index(const UOp& idx) const;
+  UOp index(const UOp& idx, const UOp& valid) const;
+  UOp load(std::vector<UOp> more = {}) const;
+  UOp store(std::vector<UOp> more) const;
+  UOp bind(int64_t val) const;
+
+  // *** math (MathTrait) ***
+  UOp ufix(const ConstValue& v) const { return const_like(v); }
+  UOp neg() const;
+  UOp logical_not() const;
+  UOp ne(const UOp& x) const;
+  UOp eq(const UOp& x) const;
+  UOp maximum(const UOp& x) const;
+  UOp minimum(const UOp& x) const;
+  UOp where(const UOp& t, const UOp& f) const;
+  UOp where(const UOp& t, ConstValue f) const { return where(t, t.ufix(f)); }
+  UOp where(ConstValue t, const UOp& f) const { return where(f.ufix(t), f); }
+  UOp reciprocal() const { return alu(Ops::RECIP); }
+  UOp sqrt() const { return alu(Ops::SQRT); }
+  UOp exp2() const { return alu(Ops::EXP2); }
+  UOp log2() const { return alu(Ops::LOG2); }
+  UOp sin() const { return alu(Ops::SIN); }
+  UOp pow(const UOp& x) const { return alu(Ops::POW, {x}); }
+
+  // *** symbolic ***
+  ConstValue vmin() const;
+  ConstValue vmax() const;
+  const ConstValue& const_arg() const;  // CONST's arg; InternalError otherwise
+  int64_t const_factor() const;       // largest known int dividing this
+  UOp divides(int64_t v) const;       // this / v when exact, else null
+  bool is_increasing() const;
+  UOp simplify() const;               // graph_rewrite with symbolic (uop/symbolic.cpp)
+  std::string render(bool simplify = true) const;  // index expression as text: (((a+b)+1)//4)
+
+  // *** graph ***
+  std::vector<UOp> toposort() const;  // sources before users; order as tinygrad's (src order, depth first)
+  UOp substitute(const std::vector<std::pair<UOp, UOp>>& dvars) const;
+  uint64_t key() const;               // deterministic content hash (stable across runs, not the pointer)
+  std::string repr() const;           // the multi-line UOp(...) form, identical to tinygrad's
+
+ private:
+  friend struct UOpInternals;
+  explicit UOp(UOpNode* n) : n_(n) {}  // adopts a reference
+  [[noreturn]] void bad_arg(const char* want) const;
+  UOpNode* n_ = nullptr;
+};
+std::ostream& operator<<(std::ostream& os, const UOp& u);
+
+struct UOpNode {  // never mutated after interning, except the refcount
+  Ops op;
+  DType dtype;
+  std::vector<UOp> src;
+  Arg arg, tag;
+  uint64_t hash;   // of (op, dtype, arg, tag, child addresses): identity-stable, not run-stable
+  OpSet src_ops;   // ops of the direct sources (the matcher's early reject)
+  ConstValue vmin, vmax;  // value bounds, computed once when the node is made (tinygrad's _min_max)
+  mutable std::atomic<uint32_t> refs{1};
+};
+
+inline Ops UOp::op() const { return n_->op; }
+inline DType UOp::dtype() const { return n_->dtype; }
+inline const std::vector<UOp>& UOp::src() const { return n_->src; }
+inline const Arg& UOp::arg() const { return n_->arg; }
+inline const Arg& UOp::tag() const { return n_->tag; }
+inline ConstValue UOp::vmin() const { return n_->vmin; }
+inline ConstValue UOp::vmax() const { return n_->vmax; }
+
+// *** operators: the same spellings as tinygrad's, on UOps and scalars ***
+
+#define TG_UOP_BINOP(OPER, OPNAME)                                                                     \
+  inline UOp operator OPER(const UOp& a, const UOp& b) { return a.alu(Ops::OPNAME, {b}); }             \
+  template <Scalar T>                                                                                  \
+  UOp operator OPER(const UOp& a, T b) { return a.alu(Ops::OPNAME, {a.ufix(to_const(b))}); }           \
+  template <Scalar T>                                                                                  \
+  UOp operator OPER(T a, const UOp& b) { return b.ufix(to_const(a)).alu(Ops::OPNAME, {b}); }
+TG_UOP_BINOP(+, ADD)
+TG_UOP_BINOP(*, MUL)
+TG_UOP_BINOP(%, MOD)
+TG_UOP_BINOP(&, AND)
+TG_UOP_BINOP(|, OR)
+TG_UOP_BINOP(^, XOR)
+TG_UOP_BINOP(<<, SHL)
+TG_UOP_BINOP(>>, SHR)
+TG_UOP_BINOP(<, CMPLT)
+#undef TG_UOP_BINOP
+inline UOp operator-(const UOp& a) { return a.neg(); }
+inline UOp operator-(const UOp& a, const UOp& b) { return a + (-b); }
+template <Scalar T>
+UOp operator-(const UOp& a, T b) { return a + a.ufix(to_const(-b)); }
+template <Scalar T>
+UOp operator-(T a, const UOp& b) { return b.ufix(to_const(a)) + (-b); }
+inline UOp operator>(const UOp& a, const UOp& b) { return b < a; }
+template <Scalar T>
+UOp operator>(const UOp& a, T b) { return a.ufix(to_const(b)) < a; }
+inline UOp operator>=(const UOp& a, const UOp& b) { return (a < b).logical_not(); }
+inline UOp operator<=(const UOp& a, const UOp& b) { return (a > b).logical_not(); }
+inline UOp idiv(const UOp& a, const UOp& b) { return a.alu(Ops::IDIV, {b}); }
+template <Scalar T>
+UOp idiv(const UOp& a, T b) { return a.alu(Ops::IDIV, {a.ufix(to_const(b))}); }
+inline UOp mod(const UOp& a, const UOp& b) { return a % b; }
+inline UOp fdiv(const UOp& a, const UOp& b) { return a * b.reciprocal(); }  // MathTrait.div
+inline UOp ne(const UOp& a, const UOp& b) { return a.ne(b); }
+template <Scalar T>
+UOp ne(const UOp& a, T b) { return a.ne(a.ufix(to_const(b))); }
+inline UOp maximum(const UOp& a, const UOp& b) { return a.maximum(b); }
+template <Scalar T>
+UOp maximum(const UOp& a, T b) { return a.maximum(a.ufix(to_const(b))); }
+inline UOp minimum(const UOp& a, const UOp& b) { return a.minimum(b); }
+
+// *** python-side helpers ***
+
+ConstValue exec_alu(Ops op, DType dtype, const std::vector<ConstValue>& operands, bool truncate_output = true);
+void print_uops(const std::vector<UOp>& uops, std::ostream& os);
+
+// introspection for tests: how many nodes are interned now
+size_t uop_intern_count();
+
+}  // namespace tg
