@@ -234,14 +234,13 @@ DType imagef(std::vector<int64_t> shape) { return make_image("imagef", 4, 'f', s
 DType imageh(std::vector<int64_t> shape) { return make_image("imageh", 2, 'e', std::move(shape)); }
 
 ConstValue as_const(ConstValue v, DType d) {
+  // NOTE: no truncation, as tinygrad ("TODO: should truncate here"): UOp.const(dtypes.half, 0.1) keeps arg=0.1
   if (is_int(d)) {
-    if (auto* f = std::get_if<double>(&v)) {
+    if (auto* f = std::get_if<double>(&v))
       TG_CHECK(std::isfinite(*f), "cannot convert float ", py_float_repr(*f), " to integer dtype ", d.repr());
-      return truncate(int64_t(*f), d);  // python int() truncates toward zero
-    }
-    return truncate(as_int(v), d);
+    return as_int(v);  // python int() truncates toward zero
   }
-  if (is_float(d)) return truncate(as_double(v), d);
+  if (is_float(d)) return as_double(v);
   return as_bool(v);
 }
 

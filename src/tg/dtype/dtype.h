@@ -68,7 +68,7 @@ ConstValue min(DType d);
 ConstValue max(DType d);
 DType imagef(std::vector<int64_t> shape);
 DType imageh(std::vector<int64_t> shape);
-// python's dtypes.as_const: int(v) for ints, float(v) for floats, bool(v) otherwise; then truncated to the dtype
+// python's dtypes.as_const: int(v) for ints, float(v) for floats, bool(v) otherwise; not truncated (see truncate)
 ConstValue as_const(ConstValue v, DType d);
 DType from_name(const std::string& name);  // "float32", "float", "half", ... (to_dtype); throws on unknown
 std::pair<int, int> finfo(DType d);        // (exponent, mantissa) bits
