@@ -1,0 +1,127 @@
+#include "tg/shape/shapetracker.h"
+
+#include <algorithm>
+
+#include "tg/uop/symbolic.h"
+
+namespace tg {
+
+ShapeTracker ShapeTracker::from_shape(const Shape& shape, std::optional<Shape> strides) {
+  return {{View::create(shape, std::move(strides))}};
+}
+bool ShapeTracker::consecutive() const {
+  return views.size() == 1 && !views[0].mask && views[0].strides == strides_for_shape(views[0].shape);
+}
+Shape ShapeTracker::reduce(const std::vector<int64_t>& axis) const {
+  Shape s = shape();
+  for (int64_t a : axis) {
+    TG_CHECK(a >= 0 && a < static_cast<int64_t>(s.size()), "reduce axis ", a, " out of range for shape ", shape_str(s));
+    s[static_cast<size_t>(a)] = 1;
+  }
+  return s;
+}
+
+static ShapeTracker with_last(const ShapeTracker& st, View v) {
+  ShapeTracker out = st;
+  out.views.back() = std::move(v);
+  return out;
+}
+ShapeTracker ShapeTracker::pad(const Mask& arg) const { return with_last(*this, views.back().pad(arg)); }
+ShapeTracker ShapeTracker::shrink(const Mask& arg) const { return with_last(*this, views.back().shrink(arg)); }
+ShapeTracker ShapeTracker::expand(const Shape& s) const { return with_last(*this, views.back().expand(s)); }
+ShapeTracker ShapeTracker::permute(const std::vector<int64_t>& a) const { return with_last(*this, views.back().permute(a)); }
+ShapeTracker ShapeTracker::flip(const std::vector<bool>& a) const { return with_last(*this, views.back().flip(a)); }
+ShapeTracker ShapeTracker::reshape(const Shape& new_shape) const {
+  if (auto v = views.back().reshape(new_shape)) return with_last(*this, *v);
+  ShapeTracker out = *this;
+  out.views.push_back(View::create(new_shape));
+  return out;
+}
+
+ShapeTracker ShapeTracker::mop(Ops op, const Arg& arg) const {
+  auto ints = [&]() {
+    Shape s;
+    for (auto& v : std::get<Tuple>(arg)) s.push_back(as_int(v));
+    return s;
+  };
+  switch (op) {
+    case Ops::RESHAPE: return reshape(ints());
+    case Ops::EXPAND: return expand(ints());
+    case Ops::PERMUTE: return permute(ints());
+    case Ops::PAD: return pad(std::get<PairTuple>(arg));
+    case Ops::SHRINK: return shrink(std::get<PairTuple>(arg));
+    case Ops::FLIP: {
+      std::vector<bool> f;
+      for (auto& v : std::get<Tuple>(arg)) f.push_back(as_bool(v));
+      return flip(f);
+    }
+    default: throw InternalError(cat("mop called with ", op));
+  }
+}
+
+ShapeTracker ShapeTracker::simplify() const {
+  ShapeTracker st = *this;
+  while (st.views.size() >= 2) {
+    auto nv = st.views[st.views.size() - 2].merge(st.views.back());
+    if (!nv) break;
+    st.views.pop_back();
+    st.views.back() = *nv;
+  }
+  return st;
+}
+ShapeTracker ShapeTracker::operator+(const ShapeTracker& o) const {
+  ShapeTracker ret = *this;
+  for (auto& v : o.views) {  // one view at a time simplifies better
+    ret.views.push_back(v);
+    ret = ret.simplify();
+  }
+  return ret;
+}
+
+std::pair<UOp, UOp> ShapeTracker::to_indexed_uops(const std::vector<UOp>* idxs) const {
+  auto [idx, valid] = views.back().to_indexed_uops(idxs);
+  for (size_t i = views.size() - 1; i-- > 0;) {
+    View v = views[i].minify();
+    // unravel idx over v's shape: (idx // acc) % dim per dim
+    std::vector<UOp> sub(v.shape.size());
+    sint acc = 1;
+    for (size_t d = v.shape.size(); d-- > 0;) {
+      sub[d] = idiv(idx, acc) % v.shape[d];
+      acc *= v.shape[d];
+    }
+    std::tie(idx, valid) = v.to_indexed_uops(&sub, valid);
+  }
+  UOp s = graph_rewrite(UOp::sink({idx, valid}), symbolic());
+  return {s.src(0), s.src(1)};
+}
+
+int64_t ShapeTracker::real_size() const {
+  const Shape& s = shape();
+  if (std::find(s.begin(), s.end(), sint(0)) != s.end()) return 0;
+  View v = views[0].mask ? views[0].shrink(*views[0].mask) : views[0];
+  auto [idx, valid] = ShapeTracker{{v}}.to_indexed_uops();
+  return as_int(idx.vmax()) + 1;
+}
+
+UOp ShapeTracker::to_uop() const { return UOp::make(Ops::VIEW, dtypes::void_, {}, st_arg(*this)); }
+
+std::string ShapeTracker::repr() const {
+  std::vector<std::string> vs;
+  for (auto& v : views) vs.push_back(v.repr());
+  return cat("ShapeTracker(views=", py_tuple(vs), ")");
+}
+
+uint64_t ShapeTrackerArg::hash() const { return fnv1a(st.repr()); }
+bool ShapeTrackerArg::equals(const ArgObject& o) const {
+  auto* p = dynamic_cast<const ShapeTrackerArg*>(&o);
+  return p != nullptr && p->st == st;
+}
+Arg st_arg(ShapeTracker st) { return ObjectArg(std::make_shared<ShapeTrackerArg>(std::move(st))); }
+const ShapeTracker* get_st(const Arg& arg) {
+  auto* o = std::get_if<ObjectArg>(&arg);
+  if (o == nullptr || !*o) return nullptr;
+  auto* p = dynamic_cast<const ShapeTrackerArg*>(o->get());
+  return p ? &p->st : nullptr;
+}
+
+}  // namespace tg

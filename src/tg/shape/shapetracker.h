@@ -1,0 +1,46 @@
+#pragma once
+// ShapeTracker: a stack of Views; movement ops on a buffer without copies (tinygrad's shape/shapetracker.py)
+#include "tg/shape/view.h"
+
+namespace tg {
+
+struct ShapeTracker {
+  std::vector<View> views;
+
+  static ShapeTracker from_shape(const Shape& shape, std::optional<Shape> strides = {});
+  const Shape& shape() const { return views.back().shape; }
+  sint size() const { return views.back().size(); }
+  bool contiguous() const { return views.size() == 1 && views[0].contiguous; }
+  bool consecutive() const;
+  Shape reduce(const std::vector<int64_t>& axis) const;  // the shape with the reduced axes set to 1
+  int64_t real_size() const;                             // upper bound on the buffer elements it touches
+
+  // movement ops; reshape merges into the last view when it can, else stacks a new one
+  ShapeTracker pad(const Mask& arg) const;
+  ShapeTracker shrink(const Mask& arg) const;
+  ShapeTracker expand(const Shape& new_shape) const;
+  ShapeTracker permute(const std::vector<int64_t>& axis) const;
+  ShapeTracker flip(const std::vector<bool>& arg) const;
+  ShapeTracker reshape(const Shape& new_shape) const;
+  ShapeTracker mop(Ops op, const Arg& arg) const;  // the movement op of a RESHAPE/EXPAND/... UOp
+  ShapeTracker simplify() const;
+  ShapeTracker operator+(const ShapeTracker& st) const;  // this, then st
+
+  std::pair<UOp, UOp> to_indexed_uops(const std::vector<UOp>* idxs = nullptr) const;  // (idx, valid), simplified
+  UOp to_uop() const;  // VIEW with this as its arg
+  std::string repr() const;
+  bool operator==(const ShapeTracker&) const = default;
+};
+
+// the ShapeTracker as a UOp arg (VIEW), compared and hashed by content
+struct ShapeTrackerArg : ArgObject {
+  ShapeTracker st;
+  explicit ShapeTrackerArg(ShapeTracker s) : st(std::move(s)) {}
+  std::string repr() const override { return st.repr(); }
+  uint64_t hash() const override;
+  bool equals(const ArgObject& o) const override;
+};
+Arg st_arg(ShapeTracker st);
+const ShapeTracker* get_st(const Arg& arg);  // null when arg is not a ShapeTracker
+
+}  // namespace tg
