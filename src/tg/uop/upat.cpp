@@ -171,32 +171,33 @@ bool dtype_ok(const UPatNode* p, DType d) {
   return false;
 }
 
+// a named pattern captures u, or checks that the name already holds u
+bool bind(const UPatNode* p, const UOpNode* u, Match& m) {
+  if (p->name_id == 0) return true;
+  for (size_t i = 0; i < m.n; i++)
+    if (m.caps[i].first == p->name_id) return m.caps[i].second == u;
+  TG_ASSERT(m.n < Match::kMax, "pattern has more than ", Match::kMax, " captures");
+  m.caps[m.n++] = {p->name_id, u};
+  return true;
+}
+
 bool match_node(const UPatNode* p, const UOpNode* u, Match& m, const Pending* pend, MatchCallback cb, void* env) {
   const size_t saved = m.n;
   if (p->mode == UPatNode::Src::Any) {
+    if (!bind(p, u, m)) return false;  // any(...).named("x") captures the node whichever alternative matches
+    const size_t bound = m.n;
     for (auto* alt : p->src_nodes) {
       if (match_node(alt, u, m, pend, cb, env)) return true;
-      m.n = saved;
+      m.n = bound;
     }
+    m.n = saved;
     return false;
   }
   if (!p->ops.empty() && !p->ops.has(u->op)) return false;
   if (!dtype_ok(p, u->dtype)) return false;
   if (p->arg && !arg_match(*p->arg, u->arg)) return false;
   if (u->src.size() < p->required_len || (p->strict_length && u->src.size() != p->required_len)) return false;
-  if (p->name_id != 0) {
-    bool bound = false;
-    for (size_t i = 0; i < m.n; i++)
-      if (m.caps[i].first == p->name_id) {
-        if (m.caps[i].second != u) return false;
-        bound = true;
-        break;
-      }
-    if (!bound) {
-      TG_ASSERT(m.n < Match::kMax, "pattern has more than ", Match::kMax, " captures");
-      m.caps[m.n++] = {p->name_id, u};
-    }
-  }
+  if (!bind(p, u, m)) return false;
   bool ok = false;
   switch (p->mode) {
     case UPatNode::Src::None: ok = advance(pend, m, cb, env); break;
