@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 machine and runs the main job:
+#   bash tools/setup.sh             # install missing packages, build Release into build/, run the main job
+#   bash tools/setup.sh --deps-only # install missing packages only (what .ci/run uses)
+# Idempotent: apt runs only when a package is missing, and the build is incremental.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+PACKAGES=(
+  build-essential cmake ninja-build clang clang-format pkg-config  # toolchain
+  libgtest-dev libgmock-dev libbenchmark-dev                       # tests and benchmarks
+  python3 python3-dev pybind11-dev python3-numpy python3-pytest    # the Python module (python/), later
+)
+
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+
+install_deps() {
+  local missing=() p
+  for p in "${PACKAGES[@]}"; do installed "$p" || missing+=("$p"); done
+  if ((${#missing[@]} == 0)); then
+    echo "setup: all ${#PACKAGES[@]} packages present"
+    return
+  fi
+  echo "setup: installing ${missing[*]}"
+  local sudo=()
+  if [[ $(id -u) != 0 ]]; then sudo=(sudo); fi
+  "${sudo[@]}" apt-get update
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
+}
+
+build_and_run() {
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+  ninja -C build -j2
+  # the main job, for now: the tutorial's UOp sections (examples/tutorial_uops.cpp)
+  echo "setup: running build/examples/tutorial_uops"
+  ./build/examples/tutorial_uops
+}
+
+install_deps
+if [[ "${1:-}" != "--deps-only" ]]; then build_and_run; fi

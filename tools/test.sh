@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Builds and runs every test; stops at the first failure with a non-zero exit.
+#   bash tools/test.sh                # all steps, in this order: release asan clang format
+#   bash tools/test.sh format asan    # some steps: format, release, asan, clang
+# Steps:
+#   release  g++ Release build in build/, then ctest
+#   asan     g++ -O1 -g build with AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/, then ctest
+#   clang    clang++ Release build with -Werror in build-clang/, then ctest
+#   format   clang-format --dry-run -Werror on src/ tests/ bench/ examples/
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+JOBS=2
+steps=("$@")
+if ((${#steps[@]} == 0)); then steps=(release asan clang format); fi
+
+t_start=$SECONDS
+fail() {
+  echo "test.sh: FAILED: $*" >&2
+  exit 1
+}
+banner() { echo "=== test.sh: $* ($((SECONDS - t_start))s elapsed)"; }
+
+# configure <dir> <cmake args...>: a dir made by another generator is wiped first
+configure() {
+  local dir=$1
+  shift
+  if [[ -f $dir/CMakeCache.txt ]] && ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' "$dir/CMakeCache.txt"; then
+    rm -rf "$dir"
+  fi
+  mkdir -p "$dir"
+  cmake -S . -B "$dir" -G Ninja "$@" >"$dir/configure.log" 2>&1 || {
+    cat "$dir/configure.log"
+    fail "configure of $dir"
+  }
+}
+
+build() { ninja -C "$1" -j"$JOBS" || fail "build in $1"; }
+
+# run_ctest <dir>: the full log goes to <dir>/ctest.log; the summary (or the failures) is printed
+run_ctest() {
+  local dir=$1 rc=0
+  ctest --test-dir "$dir" --output-on-failure -j"$JOBS" >"$dir/ctest.log" 2>&1 || rc=$?
+  if ((rc != 0)); then
+    grep -v -E '^ *(Start +[0-9]+:|[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed)' "$dir/ctest.log"
+    fail "ctest in $dir (full log: $dir/ctest.log)"
+  fi
+  sed -n '/tests passed/,$p' "$dir/ctest.log"
+}
+
+step_format() {
+  banner "format: clang-format --dry-run -Werror"
+  local files
+  mapfile -t files < <(find src tests bench examples -type f \( -name '*.cpp' -o -name '*.h' \) | sort)
+  clang-format --dry-run -Werror "${files[@]}" || fail "clang-format: run clang-format -i on the files above"
+  echo "${#files[@]} files formatted"
+}
+
+step_release() {
+  banner "release: g++ Release in build/"
+  configure build -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=g++
+  build build
+  run_ctest build
+}
+
+step_asan() {
+  banner "asan: g++ -O1 -g, AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/"
+  configure build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DCMAKE_CXX_COMPILER=g++ \
+    -DTG_SANITIZE=ON -DTG_BUILD_BENCH=OFF
+  build build-asan
+  ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1} \
+    UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} run_ctest build-asan
+}
+
+step_clang() {
+  banner "clang: clang++ Release -Werror in build-clang/"
+  configure build-clang -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++ -DTG_WERROR=ON
+  build build-clang
+  run_ctest build-clang
+}
+
+for s in "${steps[@]}"; do
+  case $s in
+    format | release | asan | clang) "step_$s" ;;
+    *) fail "unknown step '$s' (steps: format release asan clang)" ;;
+  esac
+done
+banner "all passed: ${steps[*]}"
