@@ -1,0 +1,243 @@
+#include "tg/runtime/cpu.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+extern char** environ;
+
+namespace tg {
+
+namespace {
+
+// *** small posix helpers ***
+
+std::string find_executable(const std::string& name) {
+  if (name.find('/') != std::string::npos) return ::access(name.c_str(), X_OK) == 0 ? name : "";
+  std::stringstream path(getenv_str("PATH", "/usr/local/bin:/usr/bin:/bin"));
+  for (std::string dir; std::getline(path, dir, ':');) {
+    std::string p = (dir.empty() ? "." : dir) + "/" + name;
+    if (::access(p.c_str(), X_OK) == 0) return p;
+  }
+  return "";
+}
+
+std::vector<std::string> split_words(const std::string& s) {
+  std::vector<std::string> ret;
+  std::istringstream in(s);
+  for (std::string w; in >> w;) ret.push_back(w);
+  return ret;
+}
+
+std::string tmp_dir() {
+  std::string t = getenv_str("TMPDIR");
+  return t.empty() ? "/tmp" : t;
+}
+
+// a fresh file named <tmp>/tg_<stem>XXXXXX<suffix>, removed with this object
+struct TempFile {
+  std::string path;
+  int fd = -1;
+  TempFile(const std::string& stem, const std::string& suffix) {
+    std::string templ = cat(tmp_dir(), "/tg_", stem, "XXXXXX", suffix);
+    std::vector<char> buf(templ.begin(), templ.end());
+    buf.push_back('\0');
+    fd = ::mkstemps(buf.data(), static_cast<int>(suffix.size()));
+    TG_CHECK(fd >= 0, "can't create a temp file ", templ, ": ", std::strerror(errno));
+    path = buf.data();
+  }
+  ~TempFile() {
+    if (fd >= 0) ::close(fd);
+    ::unlink(path.c_str());
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+};
+
+void write_all(int fd, const std::string& data, const std::string& what) {
+  for (size_t done = 0; done < data.size();) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    TG_CHECK(n > 0, "can't write ", what, ": ", std::strerror(errno));
+    done += static_cast<size_t>(n);
+  }
+}
+
+struct RunResult {
+  int status;          // exit code, or 128+signal
+  std::string output;  // stdout and stderr together
+};
+
+// run argv (no shell: nothing in the paths is interpreted), stdin from /dev/null
+RunResult run_process(const std::vector<std::string>& argv) {
+  int pipefd[2];
+  TG_CHECK(::pipe2(pipefd, O_CLOEXEC) == 0, "pipe failed: ", std::strerror(errno));
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
+  std::vector<char*> cargv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  pid_t pid;
+  int err = ::posix_spawnp(&pid, cargv[0], &fa, nullptr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  ::close(pipefd[1]);
+  if (err != 0) {
+    ::close(pipefd[0]);
+    throw CompileError(
+        cat("can't run the C compiler ", py_str_repr(argv[0]), ": ", std::strerror(err), " (set CC to a C compiler)"));
+  }
+  RunResult ret{0, ""};
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(pipefd[0], buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    ret.output.append(buf, static_cast<size_t>(n));
+  }
+  ::close(pipefd[0]);
+  int wstatus = 0;
+  while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+  }
+  ret.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+  return ret;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  TG_CHECK(f, "can't read ", path);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+// *** ClangCompiler ***
+
+const std::vector<std::string>& ClangCompiler::flags() {
+  static const std::vector<std::string> ret{"-shared",         "-O2",       "-march=native", "-fPIC", "-ffreestanding",
+                                            "-fno-math-errno", "-nostdlib", "-fno-ident",    "-x",    "c"};
+  return ret;
+}
+
+ClangCompiler::ClangCompiler() : Compiler("compile_clang") {
+  std::string cc = getenv_str("CC");
+  if (cc.empty()) cc = find_executable("clang").empty() ? "cc" : "clang";
+  cc_ = split_words(cc);
+  TG_CHECK(!cc_.empty(), "CC is blank");
+  // the salt: the command, and the compiler binary's size and mtime, so an upgraded compiler misses the cache
+  std::string salt = join(command(), " ");
+  if (std::string exe = find_executable(cc_[0]); !exe.empty()) {
+    struct stat st;
+    if (::stat(exe.c_str(), &st) == 0) salt += cat(" @", exe, ":", st.st_size, ":", st.st_mtime);
+  }
+  cache_salt = salt;
+}
+
+std::vector<std::string> ClangCompiler::command() const {
+  std::vector<std::string> ret = cc_;
+  ret.insert(ret.end(), flags().begin(), flags().end());
+  return ret;
+}
+
+std::string ClangCompiler::compile(const std::string& src) {
+  TempFile c_file("kernel", ".c"), so_file("kernel", ".so");
+  write_all(c_file.fd, src, c_file.path);
+  std::vector<std::string> argv = command();
+  argv.insert(argv.end(), {c_file.path, "-o", so_file.path});
+  invocations++;
+  RunResult r = run_process(argv);
+  if (r.status != 0)
+    throw CompileError(
+        cat("compile failed: ", join(argv, " "), " exited with ", r.status, "\n", r.output, "\n--- source ---\n", src));
+  return read_file(so_file.path);
+}
+
+// *** CPUProgram ***
+
+CPUProgram::CPUProgram(std::string name, const std::string& lib) : name(std::move(name)) {
+  // memfd: nothing touches the disk and nothing is left behind if we crash; a temp file where memfd is missing
+  std::string path;
+  fd_ = ::memfd_create(cat("tg_", this->name).c_str(), MFD_CLOEXEC);
+  if (fd_ >= 0) {
+    write_all(fd_, lib, "the kernel's memfd");
+    path = cat("/proc/self/fd/", fd_);
+    handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  }
+  if (handle_ == nullptr) {  // no memfd, or no /proc
+    if (fd_ >= 0) ::close(fd_), fd_ = -1;
+    std::string templ = cat(tmp_dir(), "/tg_", this->name, "_XXXXXX.so");
+    std::vector<char> buf(templ.begin(), templ.end());
+    buf.push_back('\0');
+    int fd = ::mkstemps(buf.data(), 3);
+    TG_CHECK(fd >= 0, "can't create a temp file ", templ, ": ", std::strerror(errno));
+    path_ = buf.data();
+    try {
+      write_all(fd, lib, path_);
+    } catch (const Error&) {
+      ::close(fd), ::unlink(path_.c_str());
+      throw;
+    }
+    ::close(fd);
+    handle_ = ::dlopen(path_.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle_ == nullptr) {
+      std::string err = ::dlerror();
+      ::unlink(path_.c_str());
+      throw Error(cat("can't load the kernel ", this->name, ": ", err));
+    }
+  }
+  std::string entry = "tg_entry_" + this->name;
+  void* sym = ::dlsym(handle_, entry.c_str());
+  if (sym == nullptr) {
+    release();  // the constructor throws, so the destructor will not run
+    throw Error(cat("no ", entry, " in the compiled kernel: the source must define the entry shim"));
+  }
+  fxn_ = reinterpret_cast<Entry>(sym);
+}
+
+CPUProgram::~CPUProgram() { release(); }
+
+void CPUProgram::release() {
+  if (handle_ != nullptr) ::dlclose(handle_), handle_ = nullptr;
+  if (fd_ >= 0) ::close(fd_), fd_ = -1;
+  if (!path_.empty()) ::unlink(path_.c_str()), path_.clear();
+}
+
+std::optional<double> CPUProgram::call(std::span<const Opaque> bufs, std::span<const int64_t> vals, bool wait, Dims,
+                                       Dims) {
+  static_assert(sizeof(long long) == sizeof(int64_t));
+  // NOTE: the shim only reads both arrays; int64_t is long here, the same bits as long long, and the shim lives in
+  // another (dlopen'ed) object, so no aliasing assumption spans the call
+  void** b = const_cast<void**>(bufs.data());
+  const auto* v = reinterpret_cast<const long long*>(vals.data());
+  if (!wait) {
+    fxn_(b, v);
+    return std::nullopt;
+  }
+  auto st = std::chrono::steady_clock::now();
+  fxn_(b, v);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - st).count();
+}
+
+// *** the device ***
+
+std::unique_ptr<Compiled> open_cpu_device(const std::string& device) {
+  return std::make_unique<Compiled>(device, MallocAllocator::instance(), std::make_shared<ClangCompiler>(),
+                                    [](const std::string& name, const std::string& lib) -> std::unique_ptr<Program> {
+                                      return std::make_unique<CPUProgram>(name, lib);
+                                    });
+}
+
+}  // namespace tg

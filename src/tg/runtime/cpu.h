@@ -1,0 +1,64 @@
+#pragma once
+// runtime: the CPU device (tinygrad's ops_cpu.py): C source -> a shared object built by the system C compiler ->
+// dlopen'ed. tinygrad instead links the object itself and jumps into an mmap'ed page; a shared object does the
+// relocation for us and shows up by name in perf and gdb.
+//
+// CALLING CONVENTION (the contract with the C renderer): the source holds, besides the kernel, an entry shim
+//   void tg_entry_<name>(void** bufs, const long long* vars);
+// that casts bufs[i] to the kernel's i-th pointer parameter type and passes vars[j] as its j-th int parameter,
+// in the kernel's parameter order. CPUProgram(name, lib) finds tg_entry_<name> and calls it with the buffers'
+// host pointers and the variables' values.
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tg/runtime/device.h"
+
+namespace tg {
+
+// $CC (default clang, else cc) -shared -O2 -march=native -fPIC -ffreestanding -fno-math-errno -nostdlib.
+// -nostdlib: the object needs no libc; calls the compiler still emits (memset, memcpy, libm fallbacks such as
+// truncf on old CPUs) resolve at dlopen time against the host process, which always has libc and libm loaded.
+// -fno-math-errno: __builtin_sqrt becomes an instruction instead of a call.
+class ClangCompiler : public Compiler {
+ public:
+  ClangCompiler();  // resolves $CC now; a missing compiler is reported by compile()
+  std::string compile(const std::string& src) override;
+  // the compiler's argv prefix (CC may be "ccache clang") and the flags, as run
+  std::vector<std::string> command() const;
+
+  static const std::vector<std::string>& flags();
+  static inline std::atomic<int64_t> invocations{0};  // compiler processes run, for tests of the disk cache
+
+ private:
+  std::vector<std::string> cc_;
+};
+
+class CPUProgram : public Program {
+ public:
+  using Entry = void (*)(void** bufs, const long long* vars);
+  CPUProgram(std::string name, const std::string& lib);  // lib: the bytes of the shared object
+  ~CPUProgram() override;
+  CPUProgram(const CPUProgram&) = delete;
+  CPUProgram& operator=(const CPUProgram&) = delete;
+
+  const std::string name;
+
+ protected:
+  std::optional<double> call(std::span<const Opaque> bufs, std::span<const int64_t> vals, bool wait, Dims global_size,
+                             Dims local_size) override;
+
+ private:
+  void release();
+  void* handle_ = nullptr;
+  Entry fxn_ = nullptr;
+  // the loaded file stays (a memfd, or a temp file) until dlclose: glibc dedups dlopen by path, so a path must
+  // not be reused while its library is loaded
+  int fd_ = -1;
+  std::string path_;
+};
+
+std::unique_ptr<Compiled> open_cpu_device(const std::string& device);
+
+}  // namespace tg

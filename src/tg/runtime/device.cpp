@@ -1,0 +1,366 @@
+#include "tg/runtime/device.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+
+#include "tg/runtime/cpu.h"
+#include "tg/runtime/diskcache.h"
+#include "tg/runtime/python.h"
+
+namespace tg {
+
+void GlobalCounters::reset() { global_ops = 0, global_mem = 0, kernel_count = 0, time_sum_s = 0.0; }
+
+// *** allocators ***
+
+Opaque Allocator::alloc(size_t nbytes) {
+  TG_CHECK(nbytes > 0, "alloc size must be positive, getting ", nbytes);
+  return alloc_impl(nbytes);
+}
+void Allocator::free(Opaque opaque, size_t nbytes) { free_impl(opaque, nbytes); }
+Opaque Allocator::offset(Opaque, size_t, size_t) {
+  throw_internal(__FILE__, __LINE__, "offset function required for view");
+}
+
+Opaque LRUAllocator::alloc(size_t nbytes) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = cache_.find(nbytes);
+    if (it != cache_.end() && !it->second.empty()) {
+      Opaque ret = it->second.back();
+      it->second.pop_back();
+      return ret;
+    }
+  }
+  try {
+    return Allocator::alloc(nbytes);
+  } catch (const Error&) {  // out of memory: give the cached buffers back and try once more
+    free_cache();
+    return Allocator::alloc(nbytes);
+  }
+}
+
+void LRUAllocator::free(Opaque opaque, size_t nbytes) {
+  if (getenv("LRU", 1) == 0) return Allocator::free(opaque, nbytes);
+  std::lock_guard lock(mu_);
+  cache_[nbytes].push_back(opaque);
+}
+
+void LRUAllocator::free_cache() {
+  std::map<size_t, std::vector<Opaque>> cache;
+  {
+    std::lock_guard lock(mu_);
+    cache.swap(cache_);
+  }
+  for (auto& [nbytes, opaques] : cache)
+    for (Opaque o : opaques) Allocator::free(o, nbytes);
+}
+
+Opaque MallocAllocator::alloc_impl(size_t nbytes) {
+  constexpr size_t kAlign = 64;
+  // aligned_alloc wants a size that is a multiple of the alignment
+  void* p = std::aligned_alloc(kAlign, (nbytes + kAlign - 1) / kAlign * kAlign);
+  TG_CHECK(p != nullptr, "out of host memory allocating ", nbytes, " bytes");
+  return p;
+}
+void MallocAllocator::free_impl(Opaque opaque, size_t) { std::free(opaque); }
+void MallocAllocator::copyin(Opaque dest, const void* src, size_t nbytes) { std::memcpy(dest, src, nbytes); }
+void MallocAllocator::copyout(void* dest, Opaque src, size_t nbytes) { std::memcpy(dest, src, nbytes); }
+Opaque MallocAllocator::offset(Opaque buf, size_t, size_t offset) { return static_cast<char*>(buf) + offset; }
+
+std::shared_ptr<MallocAllocator> MallocAllocator::instance() {
+  static auto* ret = new std::shared_ptr<MallocAllocator>(std::make_shared<MallocAllocator>());
+  return *ret;
+}
+
+// *** compilers ***
+
+std::string Compiler::compile_cached(const std::string& src) {
+  bool cached = !cachekey.empty() && getenv("DISABLE_COMPILER_CACHE") == 0;
+  // the salt is length-prefixed so no (salt, src) pair can spell another pair
+  std::string key = cat(cache_salt.size(), ":", cache_salt, src);
+  if (cached) {
+    if (auto lib = diskcache_get(cachekey, key)) return *lib;
+  }
+  TG_CHECK(getenv("ASSERT_COMPILE") == 0, "tried to compile with ASSERT_COMPILE set\n", src);
+  std::string lib = compile(src);
+  if (cached) diskcache_put(cachekey, key, lib);
+  return lib;
+}
+
+// *** the registry ***
+
+namespace {
+
+struct Registry {
+  std::recursive_mutex mu;  // recursive: listing available devices for an error opens devices from inside get()
+  std::map<std::string, DeviceFactory> factories;
+  std::map<std::string, std::unique_ptr<Compiled>> opened;
+  std::vector<std::string> open_order;
+};
+
+Registry& registry() {
+  // leaked on purpose: devices outlive every static that may still hold programs or buffers at exit
+  static Registry* r = [] {
+    auto* r = new Registry();
+    r->factories["CPU"] = open_cpu_device;
+    r->factories["PYTHON"] = open_python_device;
+    std::atexit([] {
+      Registry& reg = registry();
+      std::lock_guard lock(reg.mu);
+      for (auto& name : reg.open_order) reg.opened.at(name)->finalize();
+    });
+    return r;
+  }();
+  return *r;
+}
+
+std::string device_prefix(std::string_view device) { return std::string(device.substr(0, device.find(':'))); }
+
+// device names set to 1 in the env; lenient: a non-integer value (GPU=nvidia) is not 1 rather than an error
+std::vector<std::string> devices_from_env() {
+  std::vector<std::string> ret;
+  for (const auto& d : Device::known_devices()) {
+    if (d == "DISK" || d == "NPY") continue;
+    std::string v = getenv_str(d.c_str());
+    char* end = nullptr;
+    if (!v.empty() && std::strtoll(v.c_str(), &end, 10) == 1 && *end == '\0') ret.push_back(d);
+  }
+  return ret;
+}
+
+std::string choose_default() {
+  auto from_env = devices_from_env();
+  if (from_env.size() >= 2) {
+    std::vector<std::string> reprs;
+    for (auto& d : from_env) reprs.push_back(py_str_repr(d));
+    throw Error(cat("multiple devices set in env: [", join(reprs, ", "), "]"));
+  }
+  if (from_env.size() == 1) return from_env[0];
+  // NOTE: tinygrad also sets <NAME>=1 in os.environ here for spawned children; we spawn none that need it
+  for (const auto& d : Device::all_devices()) {
+    try {
+      return Device::get(d).device;
+    } catch (const Error&) {
+    }
+  }
+  throw Error("no usable devices");
+}
+
+}  // namespace
+
+const std::string& DefaultDevice::str() const {
+  std::lock_guard lock(mu_);
+  if (!value_) value_ = choose_default();
+  return *value_;
+}
+DefaultDevice& DefaultDevice::operator=(std::string_view device) {
+  std::lock_guard lock(mu_);
+  value_ = Device::canonicalize(device);
+  return *this;
+}
+void DefaultDevice::reset() {
+  std::lock_guard lock(mu_);
+  value_.reset();
+}
+std::ostream& operator<<(std::ostream& os, const DefaultDevice& d) { return os << d.str(); }
+
+const std::vector<std::string>& Device::all_devices() {
+  static const std::vector<std::string> ret{"METAL", "AMD", "NV",   "CUDA", "QCOM",
+                                            "GPU",   "CPU", "LLVM", "DSP",  "WEBGPU"};
+  return ret;
+}
+const std::vector<std::string>& Device::known_devices() {
+  static const std::vector<std::string> ret{"AMD",   "CPU", "CUDA", "DISK", "DSP",    "GPU",  "HIP",    "LLVM",
+                                            "METAL", "NPY", "NULL", "NV",   "PYTHON", "QCOM", "REMOTE", "WEBGPU"};
+  return ret;
+}
+
+std::string Device::canonicalize(std::string_view device) {
+  // upper-case the name before ':', keep the rest, and drop a trailing ":0" (tinygrad's re.sub(r":0$", ...))
+  std::string prefix = device_prefix(device), ret;
+  for (char c : prefix) ret += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  ret += device.substr(prefix.size());
+  if (ret.size() >= 2 && ret.ends_with(":0")) ret.resize(ret.size() - 2);
+  return ret;
+}
+
+std::vector<std::string> Device::get_available_devices() {
+  std::vector<std::string> order = all_devices(), ret;
+  order.push_back("PYTHON");
+  for (const auto& d : order) {
+    if (!registry().factories.contains(d)) continue;
+    try {
+      ret.push_back(get(d).device);
+    } catch (const Error&) {
+    }
+  }
+  return ret;
+}
+
+Compiled& Device::get(std::string_view device) {
+  std::string name = canonicalize(device);
+  Registry& reg = registry();
+  std::lock_guard lock(reg.mu);
+  if (auto it = reg.opened.find(name); it != reg.opened.end()) return *it->second;
+  std::string prefix = device_prefix(name);
+  auto fit = reg.factories.find(prefix);
+  if (fit == reg.factories.end()) {
+    bool known = std::find(known_devices().begin(), known_devices().end(), prefix) != known_devices().end();
+    std::string why = known ? cat("device ", py_str_repr(name), " is not available in this build")
+                            : cat("unknown device ", py_str_repr(name));
+    throw Error(cat(why, "; available: ", join(get_available_devices(), ", ")));
+  }
+  std::unique_ptr<Compiled> dev;
+  try {
+    dev = fit->second(name);
+  } catch (const Error& e) {
+    throw Error(cat("device ", py_str_repr(name), " is unavailable: ", e.what(),
+                    "; available: ", join(get_available_devices(), ", ")));
+  }
+  TG_ASSERT(dev != nullptr, "factory for ", name, " returned null");
+  if (getenv("DEBUG") >= 1) std::cout << "opened device " << name << " from pid:" << ::getpid() << std::endl;
+  Compiled& ret = *dev;
+  reg.opened.emplace(name, std::move(dev));
+  reg.open_order.push_back(name);
+  return ret;
+}
+
+void Device::register_device(const std::string& name, DeviceFactory factory) {
+  Registry& reg = registry();
+  std::lock_guard lock(reg.mu);
+  reg.factories[canonicalize(name)] = std::move(factory);
+}
+
+// *** Buffer ***
+
+struct BufferData {
+  std::string device;
+  int64_t size;
+  DType dtype;
+  int64_t offset = 0;
+  std::shared_ptr<BufferData> base;      // set for views
+  std::shared_ptr<Allocator> allocator;  // set while allocated; keeps the allocator alive as long as the memory
+  Opaque buf = nullptr;
+  bool allocated = false;
+  int64_t lb_refcount = 0, allocated_views = 0;
+
+  int64_t nbytes() const { return size * dtype.itemsize(); }
+  void deallocate() {
+    TG_CHECK(allocated, "buffer must be allocated to deallocate");
+    if (getenv("DEBUG") >= 7) std::cout << "buffer: deallocate " << nbytes() << " bytes on " << device << std::endl;
+    if (base == nullptr) {
+      GlobalCounters::mem_used -= nbytes();
+      allocator->free(buf, static_cast<size_t>(nbytes()));
+    } else {
+      base->allocated_views--;
+    }
+    buf = nullptr, allocated = false, allocator.reset();
+  }
+  ~BufferData() {
+    if (allocated) deallocate();
+  }
+};
+
+Buffer::Buffer(std::string device, int64_t size, DType dtype, bool preallocate) {
+  TG_CHECK(size >= 0, "buffer size must not be negative, got ", size);
+  TG_CHECK(!dtype.is_ptr(), "a buffer holds values, not pointers: ", dtype.repr());
+  d_ = std::make_shared<BufferData>();
+  d_->device = std::move(device), d_->size = size, d_->dtype = dtype;
+  if (preallocate) allocate();
+}
+
+BufferData& Buffer::data() const {
+  TG_ASSERT(d_ != nullptr, "use of a null Buffer");
+  return *d_;
+}
+
+Buffer Buffer::view(int64_t size, DType dtype, int64_t offset) const {
+  BufferData& d = data();
+  TG_CHECK(offset >= 0 && offset < d.nbytes(), "offset must be less than nbytes: ", offset, " vs ", d.nbytes());
+  auto v = std::make_shared<BufferData>();
+  v->device = d.device, v->size = size, v->dtype = dtype;
+  v->base = d.base ? d.base : d_;  // a view of a view points at the one base
+  v->offset = d.base ? d.offset + offset : offset;
+  TG_CHECK(v->offset + v->nbytes() <= v->base->nbytes(), "view of ", v->nbytes(), " bytes at offset ", v->offset,
+           " exceeds its base of ", v->base->nbytes(), " bytes");
+  return Buffer(std::move(v));
+}
+
+const std::string& Buffer::device() const { return data().device; }
+int64_t Buffer::size() const { return data().size; }
+DType Buffer::dtype() const { return data().dtype; }
+int64_t Buffer::nbytes() const { return data().nbytes(); }
+int64_t Buffer::offset() const { return data().offset; }
+Buffer Buffer::base() const { return data().base ? Buffer(data().base) : *this; }
+bool Buffer::is_view() const { return data().base != nullptr; }
+bool Buffer::is_allocated() const { return data().allocated; }
+
+Buffer& Buffer::allocate() {
+  BufferData& d = data();
+  TG_CHECK(!d.allocated, "can't allocate already allocated buffer");
+  if (getenv("DEBUG") >= 7) std::cout << "buffer: allocate " << d.nbytes() << " bytes on " << d.device << std::endl;
+  if (int64_t mbs = getenv("MAX_BUFFER_SIZE", 0); mbs > 0 && d.size > mbs)
+    throw Error(cat("buffer of size ", d.size, " is too large (MAX_BUFFER_SIZE=", mbs, ")"));
+  std::shared_ptr<Allocator> allocator = Device::get(d.device).allocator;
+  if (d.base) {
+    Buffer(d.base).ensure_allocated();
+    TG_ASSERT(allocator->supports_offset(), "offset function required for view on ", d.device);
+    d.buf = allocator->offset(d.base->buf, static_cast<size_t>(d.nbytes()), static_cast<size_t>(d.offset));
+    d.base->allocated_views++;
+  } else {
+    d.buf = allocator->alloc(static_cast<size_t>(d.nbytes()));
+    GlobalCounters::mem_used += d.nbytes();
+  }
+  d.allocator = std::move(allocator), d.allocated = true;
+  return *this;
+}
+Buffer& Buffer::ensure_allocated() { return is_allocated() ? *this : allocate(); }
+void Buffer::deallocate() {
+  TG_CHECK(data().allocated_views == 0, "can't deallocate a buffer while ", data().allocated_views, " views use it");
+  data().deallocate();
+}
+
+Opaque Buffer::opaque() const {
+  TG_CHECK(is_allocated(), "buffer is not allocated: ", repr());
+  return data().buf;
+}
+
+Buffer& Buffer::copyin(const void* src, size_t nbytes) {
+  BufferData& d = data();
+  TG_CHECK(static_cast<int64_t>(nbytes) == d.nbytes(), "size mismatch, ", nbytes, " != ", d.nbytes(), " bytes of ",
+           repr());
+  TG_CHECK(d.allocated, "can't copyin to unallocated buffer");
+  d.allocator->copyin(d.buf, src, nbytes);
+  return *this;
+}
+void Buffer::copyout(void* dest, size_t nbytes) const {
+  BufferData& d = data();
+  TG_CHECK(static_cast<int64_t>(nbytes) == d.nbytes(), "size mismatch, ", nbytes, " != ", d.nbytes(), " bytes of ",
+           repr());
+  TG_CHECK(d.allocated, "can't copyout unallocated buffer");
+  d.allocator->copyout(dest, d.buf, nbytes);
+}
+std::vector<uint8_t> Buffer::as_bytes() const {
+  std::vector<uint8_t> ret(static_cast<size_t>(nbytes()));
+  copyout(ret.data(), ret.size());
+  return ret;
+}
+
+int64_t Buffer::lb_refcount() const { return base().data().lb_refcount; }
+Buffer& Buffer::ref(int64_t cnt) {
+  base().data().lb_refcount += cnt;
+  return *this;
+}
+
+std::string Buffer::repr() const {
+  const BufferData& d = data();
+  return cat("<buf real:", d.allocated ? "True" : "False", " device:", d.device, " size:", d.size,
+             " dtype:", d.dtype.repr(), d.base ? cat(" offset:", d.offset) : "", ">");
+}
+std::ostream& operator<<(std::ostream& os, const Buffer& b) { return os << b.repr(); }
+
+}  // namespace tg

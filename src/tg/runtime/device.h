@@ -1,0 +1,240 @@
+#pragma once
+// runtime: the Device registry, Buffer and the Compiled device interfaces (tinygrad's device.py).
+// A Compiled device = an Allocator (memory), a Compiler (source -> binary, disk-cached) and a program factory
+// (binary -> a callable Program). Opaque handles are void*: a host pointer on CPU, a CUdeviceptr or cl_mem elsewhere.
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tg/dtype/dtype.h"
+#include "tg/helpers/helpers.h"
+
+namespace tg {
+
+// *** counters (tinygrad's helpers.GlobalCounters) ***
+
+struct GlobalCounters {
+  static inline std::atomic<int64_t> global_ops{0}, global_mem{0}, kernel_count{0};
+  static inline std::atomic<int64_t> mem_used{0};  // bytes held by allocated buffers; NOTE: reset() keeps it
+  static inline double time_sum_s = 0.0;
+  static void reset();
+};
+
+// *** allocators ***
+
+using Opaque = void*;
+
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  virtual Opaque alloc(size_t nbytes);  // nbytes > 0; out of memory is an Error
+  virtual void free(Opaque opaque, size_t nbytes);
+  virtual void copyin(Opaque dest, const void* src, size_t nbytes) = 0;
+  virtual void copyout(void* dest, Opaque src, size_t nbytes) = 0;
+  virtual bool supports_offset() const { return false; }
+  // a handle to bytes [offset, offset+nbytes) of buf, for Buffer views; only where supports_offset()
+  virtual Opaque offset(Opaque buf, size_t nbytes, size_t offset);
+
+ protected:
+  virtual Opaque alloc_impl(size_t nbytes) = 0;  // tinygrad's _alloc
+  virtual void free_impl(Opaque opaque, size_t nbytes) = 0;
+};
+
+// Keeps freed buffers by size and hands them out again (tinygrad's LRUAllocator; LRU=0 turns it off).
+class LRUAllocator : public Allocator {
+ public:
+  // NOTE: a subclass calls free_cache() in its own destructor: free_impl is gone by the time this one runs
+  Opaque alloc(size_t nbytes) override;
+  void free(Opaque opaque, size_t nbytes) override;
+  void free_cache();
+
+ private:
+  std::mutex mu_;
+  std::map<size_t, std::vector<Opaque>> cache_;
+};
+
+// Host memory, 64-byte aligned (a cache line; enough for AVX-512 loads). Shared by CPU and PYTHON.
+class MallocAllocator : public LRUAllocator {
+ public:
+  ~MallocAllocator() override { free_cache(); }
+  void copyin(Opaque dest, const void* src, size_t nbytes) override;
+  void copyout(void* dest, Opaque src, size_t nbytes) override;
+  bool supports_offset() const override { return true; }
+  Opaque offset(Opaque buf, size_t nbytes, size_t offset) override;
+  static std::shared_ptr<MallocAllocator> instance();
+
+ protected:
+  Opaque alloc_impl(size_t nbytes) override;
+  void free_impl(Opaque opaque, size_t nbytes) override;
+};
+
+// *** compilers ***
+
+// A compile failure: the message carries the compiler's output and the source (tinygrad's CompileError).
+struct CompileError : Error {
+  using Error::Error;
+};
+
+class Compiler {
+ public:
+  // cachekey: the disk-cache table ([a-z0-9_]+), empty for "never cache"; cache_salt: what else changes the
+  // output for the same source (compiler path, version, flags), folded into every cache key.
+  explicit Compiler(std::string cachekey = "", std::string cache_salt = "")
+      : cachekey(std::move(cachekey)), cache_salt(std::move(cache_salt)) {}
+  virtual ~Compiler() = default;
+  virtual std::string compile(const std::string& src) { return src; }  // NOTE: the empty compiler is the default
+  // compile through the disk cache, unless DISABLE_COMPILER_CACHE=1 or no cachekey
+  std::string compile_cached(const std::string& src);
+
+  std::string cachekey, cache_salt;
+};
+
+// *** programs ***
+
+class Program {
+ public:
+  using Dims = std::array<int64_t, 3>;
+  virtual ~Program() = default;
+  // Run with the buffers' opaque handles and the symbolic variables' values. With wait, blocks until done and
+  // returns the elapsed seconds; else returns nullopt (tinygrad returns None).
+  std::optional<double> operator()(std::span<const Opaque> bufs, std::span<const int64_t> vals = {}, bool wait = false,
+                                   Dims global_size = {1, 1, 1}, Dims local_size = {1, 1, 1}) {
+    return call(bufs, vals, wait, global_size, local_size);
+  }
+
+ protected:
+  virtual std::optional<double> call(std::span<const Opaque> bufs, std::span<const int64_t> vals, bool wait,
+                                     Dims global_size, Dims local_size) = 0;
+};
+
+// name (the kernel's function name), lib (the compiled binary) -> a loaded program
+using ProgramFactory = std::function<std::unique_ptr<Program>(const std::string& name, const std::string& lib)>;
+
+// *** devices ***
+
+class Compiled {
+ public:
+  Compiled(std::string device, std::shared_ptr<Allocator> allocator, std::shared_ptr<Compiler> compiler,
+           ProgramFactory runtime)
+      : device(std::move(device)),
+        allocator(std::move(allocator)),
+        compiler(compiler ? std::move(compiler) : std::make_shared<Compiler>()),
+        runtime(std::move(runtime)) {}
+  virtual ~Compiled() = default;
+  Compiled(const Compiled&) = delete;
+  Compiled& operator=(const Compiled&) = delete;
+
+  virtual void synchronize() {}  // wait for all queued work on the device
+  virtual void finalize() {}     // called once at process exit
+  // TODO: a renderer field, as tinygrad's Compiled, once src/tg/renderer lands (renderer is below runtime)
+
+  const std::string device;
+  std::shared_ptr<Allocator> allocator;  // shared: buffers keep their allocator alive, and CPU/PYTHON share one
+  std::shared_ptr<Compiler> compiler;
+  ProgramFactory runtime;
+};
+
+using DeviceFactory = std::function<std::unique_ptr<Compiled>(const std::string& device)>;
+
+// Device::DEFAULT: a string chosen on first read (see Device), assignable in code: Device::DEFAULT = "CPU".
+class DefaultDevice {
+ public:
+  const std::string& str() const;
+  operator const std::string&() const { return str(); }  // NOLINT: reads like tinygrad's str attribute
+  DefaultDevice& operator=(std::string_view device);
+  void reset();  // forget the choice; the next read chooses again (tests, or after changing env vars)
+  friend bool operator==(const DefaultDevice& a, std::string_view b) { return a.str() == b; }
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::optional<std::string> value_;
+};
+std::ostream& operator<<(std::ostream& os, const DefaultDevice& d);
+
+// The registry of devices (tinygrad's Device = _Device()). Every member is static; devices open on first use and
+// stay open (one Compiled per canonical name) until the process ends.
+class Device {
+ public:
+  // DEFAULT: the single device whose <NAME>=1 env var is set (two set is an error), else the first that opens in
+  // ALL_DEVICES order
+  static inline DefaultDevice DEFAULT;
+  // tinygrad's ALL_DEVICES: the DEFAULT search order
+  static const std::vector<std::string>& all_devices();
+  // every device name tinygrad knows (its runtime/ops_*.py), whether or not this build has it
+  static const std::vector<std::string>& known_devices();
+
+  // "cpu" -> "CPU", "cuda:0" -> "CUDA", "gpu:1" -> "GPU:1"; no argument: DEFAULT
+  static std::string canonicalize(std::string_view device);
+  static std::string canonicalize() { return canonicalize(DEFAULT.str()); }
+  // the opened device (opened on first use); unknown or unavailable: Error listing the available devices
+  static Compiled& get(std::string_view device);
+  static Compiled& get() { return get(DEFAULT.str()); }     // tinygrad's Device.default
+  static std::vector<std::string> get_available_devices();  // in ALL_DEVICES order, then PYTHON
+  // add or replace how a device (by its name before ':') is opened; takes effect for devices not yet opened
+  static void register_device(const std::string& name, DeviceFactory factory);
+};
+
+// *** Buffer ***
+
+struct BufferData;
+
+// A handle to device memory of size elements of dtype: refcounted, the memory is freed with the last handle.
+// A view (offset in bytes into a base buffer) shares the base's memory and keeps the base alive.
+class Buffer {
+ public:
+  Buffer() = default;  // a null handle
+  Buffer(std::string device, int64_t size, DType dtype, bool preallocate = false);
+
+  Buffer view(int64_t size, DType dtype, int64_t offset) const;  // offset in bytes
+
+  const std::string& device() const;
+  int64_t size() const;  // elements
+  DType dtype() const;
+  int64_t nbytes() const;
+  int64_t offset() const;  // bytes into base(), 0 for a base buffer
+  Buffer base() const;     // itself for a base buffer
+  bool is_view() const;
+
+  bool is_allocated() const;
+  Buffer& allocate();  // an error if already allocated
+  Buffer& ensure_allocated();
+  void deallocate();
+  Opaque opaque() const;  // the allocator's handle, what a Program is called with; must be allocated
+
+  // the size of src/dest must be exactly nbytes()
+  Buffer& copyin(const void* src, size_t nbytes);
+  void copyout(void* dest, size_t nbytes) const;
+  std::vector<uint8_t> as_bytes() const;  // tinygrad's as_buffer: a host copy
+
+  // the lazy-buffer refcount the scheduler/memory planner keeps (tinygrad's lb_refcount), on the base
+  int64_t lb_refcount() const;
+  Buffer& ref(int64_t cnt);
+
+  std::string repr() const;  // <buf real:True device:CPU size:4 dtype:dtypes.int> (+ " offset:4" for views)
+  explicit operator bool() const { return d_ != nullptr; }
+  bool operator==(const Buffer& o) const { return d_ == o.d_; }  // identity
+  const void* id() const { return d_.get(); }
+
+ private:
+  explicit Buffer(std::shared_ptr<BufferData> d) : d_(std::move(d)) {}
+  BufferData& data() const;
+  std::shared_ptr<BufferData> d_;
+};
+std::ostream& operator<<(std::ostream& os, const Buffer& b);
+
+}  // namespace tg
+
+template <>
+struct std::hash<tg::Buffer> {
+  size_t operator()(const tg::Buffer& b) const noexcept { return std::hash<const void*>()(b.id()); }
+};
