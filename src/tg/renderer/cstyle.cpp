@@ -1,0 +1,449 @@
+#include "tg/renderer/cstyle.h"
+
+#include <cmath>
+#include <limits>
+
+#include "tg/helpers/helpers.h"
+#include "tg/uop/kernel_info.h"
+
+namespace tg {
+
+// *** helpers ***
+
+std::string strip_parens(const std::string& s) {
+  if (s.size() < 2 || s.front() != '(' || s.back() != ')') return s;
+  std::string in = s.substr(1, s.size() - 2);
+  // python's find gives -1 for "absent": a '(' only, with no ')' after, keeps the parens
+  auto pos = [&](char c) { size_t p = in.find(c); return p == std::string::npos ? int64_t(-1) : int64_t(p); };
+  return pos('(') <= pos(')') ? in : s;
+}
+
+// str.format with "{}", "{0}" and "{{"/"}}", as CUSTOM's arg uses it
+static std::string py_format(const std::string& fmt, const std::vector<std::string>& args) {
+  std::string out;
+  size_t next = 0;
+  for (size_t i = 0; i < fmt.size(); i++) {
+    char c = fmt[i];
+    if ((c == '{' || c == '}') && i + 1 < fmt.size() && fmt[i + 1] == c) {
+      out += c;
+      i++;
+    } else if (c == '{') {
+      size_t close = fmt.find('}', i);
+      TG_CHECK(close != std::string::npos, "bad format string ", fmt);
+      std::string field = fmt.substr(i + 1, close - i - 1);
+      size_t k = field.empty() ? next++ : std::stoul(field);
+      TG_CHECK(k < args.size(), "format index ", k, " out of range in ", fmt);
+      out += args[k];
+      i = close;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+static std::string str_replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
+  return s;
+}
+
+static bool const_is_nan(const UOp& x) {
+  const auto* d = std::get_if<double>(&x.const_arg());
+  return d != nullptr && std::isnan(*d);
+}
+
+// *** base_rewrite: uop -> C text ***
+
+const StringRewrite& base_rewrite() {
+  static const double inf = std::numeric_limits<double>::infinity();
+  static const StringRewrite pm = {
+      {op(Ops::DEFINE_ACC).named("x"), [](M m, CStyleLanguage& ctx) -> Str { return ctx[m["x"].src(0)]; }},  // acc0 = its init
+      {op(Ops::ASSIGN).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // acc0 = (acc0+val0);
+         return cat(ctx[m["x"].src(0)], " = ", ctx[m["x"].src(1)], ";");
+       }},
+      {op(Ops::IF).named("x"), [](M m, CStyleLanguage& ctx) -> Str { return cat("if (", ctx[m["x"].src(0)], ") {"); }},  // if (g) {
+      {op({Ops::ENDIF, Ops::ENDRANGE}), [](M, CStyleLanguage&) -> Str { return "}"; }},  // }
+      // TODO: WMMA (__name(a, b, c)) once its arg is representable
+      // r method accesses
+      {op(Ops::RANGE).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // for (int ridx0 = 0; ridx0 < 4; ridx0++) {
+         UOp x = m["x"];
+         const std::string& i = ctx[x];
+         return cat("for (", ctx.render_dtype(x.dtype()), " ", i, " = 0; ", i, " < ", ctx[x.src(0)], "; ", i, "++) {");
+       }},
+      {op(Ops::VECTORIZE).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // (float4){a,b,c,d}
+         UOp x = m["x"];
+         if (!ctx.float4) return std::nullopt;
+         std::vector<std::string> parts;
+         for (const UOp& y : x.src()) parts.push_back(ctx[y]);
+         return cat(str_replace_all(*ctx.float4, "float4", ctx.render_dtype(x.dtype())), ctx.float4_style.first,
+                    join(parts, ","), ctx.float4_style.second);
+       }},
+      {op(Ops::CAST).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // __builtin_convertvector(v, float4)
+         UOp x = m["x"];
+         if (x.dtype().count() <= 1 || x.dtype().is_ptr()) return std::nullopt;
+         return cat("__builtin_convertvector(", ctx[x.src(0)], ", ", ctx.render_dtype(x.dtype()), ")");
+       }},
+      {op(Ops::CAST).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // ((float)(v))
+         return cat("(", ctx.render_cast(m["x"].dtype(), ctx[m["x"].src(0)]), ")");
+       }},
+      {op(Ops::BITCAST).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // (*((float*)&v))
+         return cat("(*((", ctx.buffer_prefix, ctx.render_dtype(m["x"].dtype()), "*)&", ctx[m["x"].src(0)], "))");
+       }},
+      {op(Ops::DEFINE_LOCAL).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // float temp0[16];
+         UOp x = m["x"];
+         return cat(ctx.smem_align, ctx.smem_prefix, ctx.render_dtype(x.dtype().base()), " ", ctx[x], "[",
+                    x.dtype().size(), "];");
+       }},
+      {op(Ops::BARRIER), [](M, CStyleLanguage& ctx) -> Str { return ctx.barrier; }},  // the language's barrier
+      {op(Ops::NOOP).named("x"), [](M m, CStyleLanguage& ctx) -> Str { return ctx[m["x"].src(0)]; }},  // its source
+      {op(Ops::SPECIAL).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // get_group_id(0); /* 4 */
+         const SpecialArg& s = m["x"].arg<SpecialArg>();
+         Str idx = ctx.code_for_workitem(s.name[0], s.name.substr(s.name.size() - 1));
+         if (!idx) return std::nullopt;
+         return cat(*idx, "; /* ", s.size, " */");
+       }},
+      // const
+      {op(Ops::CONST).arg(ConstValue(inf)).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // ((float)(INFINITY))
+         return cat("(", ctx.render_cast(m["x"].dtype(), ctx.infinity), ")");
+       }},
+      {op(Ops::CONST).arg(ConstValue(-inf)).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // ((float)(-INFINITY))
+         return cat("(", ctx.render_cast(m["x"].dtype(), "-" + ctx.infinity), ")");
+       }},
+      {op(Ops::CONST).dtype(dtypes::floats).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // ((float)(NAN))
+         if (!const_is_nan(m["x"])) return std::nullopt;
+         return cat("(", ctx.render_cast(m["x"].dtype(), ctx.nan), ")");
+       }},
+      {op(Ops::CONST).dtype(dtypes::float32).named("x"), [](M m) -> Str { return const_repr(m["x"].const_arg()) + "f"; }},  // 1.0f
+      {op(Ops::CONST).dtype(dtypes::int64).named("x"), [](M m) -> Str { return const_repr(m["x"].const_arg()) + "ll"; }},  // 1ll
+      {op(Ops::CONST).dtype(dtypes::uint64).named("x"), [](M m) -> Str { return const_repr(m["x"].const_arg()) + "ull"; }},  // 1ull
+      {op(Ops::CONST).dtype(dtypes::uint32).named("x"), [](M m) -> Str { return const_repr(m["x"].const_arg()) + "u"; }},  // 1u
+      {op(Ops::CONST).dtype(dtypes::bool_).named("x"), [](M m) -> Str { return as_bool(m["x"].const_arg()) ? "1" : "0"; }},  // 1
+      // consts are rendered to larger type and casted
+      {op(Ops::CONST).dtype({dtypes::bfloat16, dtypes::half}).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // ((half)(1.0f))
+         return cat("(", ctx.render_cast(m["x"].dtype(), const_repr(m["x"].const_arg()) + "f"), ")");
+       }},
+      {op(Ops::CONST).dtype({dtypes::uint8, dtypes::uint16}).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // ((unsigned char)(1u))
+         return cat("(", ctx.render_cast(m["x"].dtype(), const_repr(m["x"].const_arg()) + "u"), ")");
+       }},
+      {op(Ops::CONST).dtype({dtypes::int8, dtypes::int16}).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // ((signed char)(1))
+         return cat("(", ctx.render_cast(m["x"].dtype(), const_repr(m["x"].const_arg())), ")");
+       }},
+      // default const render
+      {op(Ops::CONST).named("x"), [](M m) -> Str { return const_repr(m["x"].const_arg()); }},  // 1
+      // new load/store
+      {op(Ops::INDEX, {var("buf"), var("idx")}).any_len(), [](M m, CStyleLanguage& ctx) -> Str {  // (data0+idx)
+         UOp idx = m["idx"];
+         const Ops* a = std::get_if<Ops>(&idx.arg());  // NOTE: tinygrad tests idx.arg, not idx.op: almost never true
+         return cat("(", ctx[m["buf"]], "+", a != nullptr && *a == Ops::ADD ? strip_parens(ctx[idx]) : ctx[idx], ")");
+       }},
+      {op(Ops::LOAD, {op(Ops::INDEX, {var(), var(), var("gate")}).or_casted("bidx"), var("var")}).any_len(),
+       [](M m, CStyleLanguage& ctx) -> Str {  // (gate?*(data0+idx):alt)
+         return cat("(", ctx[m["gate"]], "?*", ctx[m["bidx"]], ":", ctx[m["var"]], ")");
+       }},
+      {op(Ops::LOAD, {var("bidx")}).any_len(), [](M m, CStyleLanguage& ctx) -> Str { return "*" + ctx[m["bidx"]]; }},  // *(data0+idx)
+      {op(Ops::STORE, {var("bidx"), var("var")}).any_len(), [](M m, CStyleLanguage& ctx) -> Str {  // *(data0+idx) = v;
+         return cat("*", ctx[m["bidx"]], " = ", ctx[m["var"]], ";");
+       }},
+      // alu/gep
+      // TODO: look for left-associative
+      {op(GroupOp::ALU).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // (a+b), chains of one op unparenthesized
+         UOp x = m["x"];
+         static constexpr OpSet flat{Ops::ADD, Ops::MUL, Ops::XOR, Ops::OR, Ops::AND};
+         std::vector<std::string> operands;
+         for (const UOp& v : x.src())
+           operands.push_back(v.op() == x.op() && flat.has(x.op()) ? strip_parens(ctx[v]) : ctx[v]);
+         return ctx.render_op(x.op(), operands, x.dtype());
+       }},
+      {op(Ops::GEP).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // v[0] or v.x
+         UOp x = m["x"];
+         int64_t i = as_int(x.arg<Tuple>().at(0));
+         if (x.src(0).dtype().count() > ctx.gep_arr_threshold) return cat(ctx[x.src(0)], "[", i, "]");
+         return cat(ctx[x.src(0)], ".", "xyzwabcd"[i]);
+       }},
+      // custom passes through with format
+      {op({Ops::CUSTOM, Ops::CUSTOMI}).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // arg.format(*srcs)
+         std::vector<std::string> args;
+         for (const UOp& y : m["x"].src()) args.push_back(ctx[y]);
+         return py_format(m["x"].arg<std::string>(), args);
+       }},
+  };
+  return pm;
+}
+
+// *** extra_pm: uop -> uop, before linearizing ***
+
+// an ALU on vectors -> a VECTORIZE of scalar ALUs on GEPs (devectorizer.no_vectorized_alu)
+static UOp no_vectorized_alu(M m) {
+  UOp alu = m["alu"];
+  int n = alu.dtype().vcount();
+  if (n == 1) return {};
+  std::vector<UOp> alus;
+  for (int i = 0; i < n; i++) {
+    std::vector<UOp> src;
+    for (const UOp& s : alu.src()) src.push_back(s.gep(i));
+    alus.push_back(UOp::make(alu.op(), alu.dtype().scalar(), std::move(src), alu.arg()));
+  }
+  return UOp::make(Ops::VECTORIZE, alu.dtype(), std::move(alus));
+}
+
+const PatternMatcher<UOp>& extra_pm() {
+  static const PatternMatcher<UOp> pm = {
+      // insert a NOOP before BITCAST to force it to be rendered. not needed on all backends?
+      {op(Ops::BITCAST).named("x"), [](M m) -> UOp {  // bitcast(x) -> bitcast(noop(x))
+         UOp x = m["x"];
+         if (OpSet{Ops::NOOP, Ops::LOAD, Ops::CUSTOM}.has(x.src(0).op())) return {};
+         return UOp::make(Ops::BITCAST, x.dtype(), {UOp::make(Ops::NOOP, x.src(0).dtype(), x.src())});
+       }},
+      // rewrite MAX to CMPLT + WHERE (max function is annoying on many cstyle backends)
+      {op(Ops::MAX).named("m"), [](M m) { return (m["m"].src(0) < m["m"].src(1)).where(m["m"].src(1), m["m"].src(0)); }},  // max(a,b) -> (a<b)?b:a
+      // devectorize any bools
+      {op(GroupOp::ALU | OpSet{Ops::CAST, Ops::BITCAST, Ops::ASSIGN, Ops::INDEX}).dtype(dtypes::bool_).named("alu"),
+       no_vectorized_alu},  // bool4 alu -> 4 bool alus
+      {op(Ops::CAST, {var("", {dtypes::bool_})}).named("alu"), no_vectorized_alu},  // CAST (from bool) can't be vectorized
+      {op(Ops::WHERE).named("alu"), no_vectorized_alu},                             // WHERE can't be vectorized
+  };
+  return pm;
+}
+
+// *** CStyleLanguage ***
+
+CStyleLanguage::CStyleLanguage() {
+  extra_matcher = &extra_pm();
+  code_for_op = {Ops::SQRT, Ops::RECIP, Ops::NEG, Ops::EXP2, Ops::LOG2, Ops::SIN, Ops::AND, Ops::XOR, Ops::OR, Ops::ADD,
+                 Ops::SUB, Ops::MUL, Ops::MOD, Ops::IDIV, Ops::CMPNE, Ops::SHR, Ops::SHL, Ops::CMPLT, Ops::WHERE};
+}
+
+Str CStyleLanguage::render_op(Ops op, const std::vector<std::string>& a, DType) const {
+  if (!code_for_op.has(op)) return std::nullopt;
+  switch (op) {
+    case Ops::SQRT: return cat("sqrt(", a[0], ")");
+    case Ops::RECIP: return cat("(1/", a[0], ")");
+    case Ops::NEG: return cat("-", a[0]);
+    case Ops::EXP2: return cat("exp2(", a[0], ")");
+    case Ops::LOG2: return cat("log2(", a[0], ")");
+    case Ops::SIN: return cat("sin(", a[0], ")");
+    case Ops::AND: return cat("(", a[0], "&", a[1], ")");
+    case Ops::XOR: return cat("(", a[0], "^", a[1], ")");
+    case Ops::OR: return cat("(", a[0], "|", a[1], ")");
+    case Ops::ADD: return cat("(", a[0], "+", a[1], ")");
+    case Ops::SUB: return cat("(", a[0], "-", a[1], ")");
+    case Ops::MUL: return cat("(", a[0], "*", a[1], ")");
+    case Ops::MOD: return cat("(", a[0], "%", a[1], ")");
+    case Ops::IDIV: return cat("(", a[0], "/", a[1], ")");
+    case Ops::CMPNE: return cat("(", a[0], "!=", a[1], ")");
+    case Ops::SHR: return cat("(", a[0], ">>", a[1], ")");
+    case Ops::SHL: return cat("(", a[0], "<<", a[1], ")");
+    case Ops::CMPLT: return cat("(", a[0], "<", a[1], ")");
+    case Ops::WHERE: return cat("(", a[0], "?", a[1], ":", a[2], ")");
+    default: return std::nullopt;
+  }
+}
+
+Str CStyleLanguage::code_for_workitem(char, const std::string&) const { return std::nullopt; }
+
+std::string CStyleLanguage::render_cast(DType dt, const std::string& val) const {
+  return cat("(", render_dtype(dt), ")(", val, ")");
+}
+
+std::string CStyleLanguage::render_dtype(DType dt, bool is_mutable) const {
+  if (dt.is_image()) return cat(is_mutable ? "write_only" : "read_only", " image2d_t");
+  if (dt.is_ptr()) {
+    return (dt.local() && smem_prefix_for_cast ? smem_prefix : buffer_prefix) + render_dtype(dt.base()) + "*";
+  }
+  DType scalar = dt.scalar();
+  std::string name = scalar.name();
+  for (const auto& [d, n] : type_map)
+    if (d == scalar) name = n;
+  if (dt.count() > 1) return str_replace_all(name, " ", "_") + std::to_string(dt.count());
+  return name;
+}
+
+std::string CStyleLanguage::render_kernel(const std::string& function_name, const std::vector<std::string>& kernel,
+                                          const std::vector<KernelParam>& bufs, const std::vector<UOp>& uops,
+                                          const std::optional<std::vector<std::string>>& prefix) const {
+  bool has_image = false;
+  std::vector<std::string> params;
+  for (const KernelParam& b : bufs) {
+    has_image |= b.dtype.is_image();
+    std::string t = b.dtype.is_image() || b.dtype.is_ptr() ? render_dtype(b.dtype, b.is_mutable) + buffer_suffix
+                    : b.dtype == dtypes::int32                ? arg_int_prefix
+                                                              : render_dtype(b.dtype);  // NOTE: tinygrad prints None
+    params.push_back(t + " " + b.name);
+  }
+  params.insert(params.end(), extra_args.begin(), extra_args.end());
+  int64_t launch_bounds = 1;
+  for (const UOp& u : uops)
+    if (u.op() == Ops::SPECIAL && u.arg<SpecialArg>().name[0] == 'l') launch_bounds *= u.arg<SpecialArg>().size;
+  std::string tmp =
+      has_image ? "const sampler_t smp = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP | CLK_FILTER_NEAREST;\n" : "";
+  std::string prg = cat(str_replace_all(kernel_typedef, "{launch_bounds}", std::to_string(launch_bounds)), " ",
+                        function_name, "(", join(params, ", "), ") {\n", tmp, join(kernel, "\n"), "\n}");
+  return prefix ? join(*prefix, "\n") + "\n" + prg : prg;
+}
+
+const std::string& CStyleLanguage::operator[](const UOp& u) const {
+  auto it = r_.find(u.get());
+  TG_ASSERT(it != r_.end(), "uop rendered before its source: ", u.op());
+  return it->second;
+}
+
+static std::string_view name_prefix(Ops op) {  // the variable name of a uop: prefix + counter
+  switch (op) {
+    case Ops::WMMA: return "wmma";
+    case Ops::DEFINE_LOCAL: return "temp";
+    case Ops::CONST: return "const";
+    case Ops::CAST: case Ops::BITCAST: case Ops::VECTORIZE: return "cast";
+    case Ops::GEP: return "gep";
+    case Ops::NOOP: return "precast";
+    case Ops::INDEX: return "bidx";
+    case Ops::DEFINE_ACC: return "acc";
+    case Ops::LOAD: return "val";
+    default: return "alu";
+  }
+}
+
+CStyleLanguage::Rendered CStyleLanguage::render_uops(const std::vector<UOp>& uops) {
+  static const bool expand_ssa = getenv("EXPAND_SSA") != 0;
+  r_.clear();
+  std::unordered_map<const UOpNode*, int> child_count;
+  for (const UOp& ru : uops)
+    for (const UOp& v : ru.src()) child_count[v.get()]++;
+  Rendered out{.name = "test", .kernel = {}, .bufs = {}};
+  std::unordered_map<const UOpNode*, size_t> buf_pos;
+  std::unordered_map<std::string_view, int> c;
+  int depth = 1;
+  for (const UOp& u : uops) {
+    Ops op = u.op();
+    if (op == Ops::SINK) {
+      if (const KernelInfo* ki = as_kernel_info(u.arg())) out.name = ki->name;
+      continue;
+    }
+    if (op == Ops::DEFINE_GLOBAL || op == Ops::DEFINE_VAR) {
+      std::string name = op == Ops::DEFINE_GLOBAL ? cat("data", as_int(u.arg<ConstValue>())) : u.arg<VarArg>().name;
+      r_[u.get()] = name;
+      int64_t idx = op == Ops::DEFINE_GLOBAL ? as_int(u.arg<ConstValue>()) : 0;
+      buf_pos[u.get()] = out.bufs.size();
+      out.bufs.push_back({name, u.dtype(), op == Ops::DEFINE_GLOBAL, false, idx});
+      continue;
+    }
+    // mark buffers that we store to writable
+    if (op == Ops::STORE) {
+      for (const UOp& up : u.src(0).toposort())
+        if (up.op() == Ops::DEFINE_GLOBAL) out.bufs[buf_pos.at(up.get())].is_mutable = true;
+    }
+    // naming
+    std::string_view prefix;
+    if (op == Ops::SPECIAL) r_[u.get()] = u.arg<SpecialArg>().name;
+    else if (op == Ops::RANGE) r_[u.get()] = cat("ridx", const_repr(u.arg<ConstValue>()));
+    else {
+      prefix = name_prefix(op);
+      r_[u.get()] = cat(prefix, c[prefix]);
+    }
+
+    Str l = string_rewrite().rewrite(u, this);
+    TG_ASSERT(l.has_value(), "failed to render ", op, " ", u.dtype(), " ", u.src().size(), " sources ", arg_repr(u.arg()));
+
+    if (op == Ops::ENDIF || op == Ops::ENDRANGE) depth--;
+    static constexpr OpSet always_inline{Ops::CONST, Ops::GEP, Ops::INDEX, Ops::CUSTOMI};
+    static constexpr OpSet single_use_inline =
+        OpSet{Ops::VECTORIZE, Ops::CAST, Ops::BITCAST} | (GroupOp::ALU - OpSet{Ops::WHERE});
+    if ((op != Ops::CAST || u.dtype().vcount() == 1) &&
+        (always_inline.has(op) || (single_use_inline.has(op) && child_count[u.get()] == 1 && !expand_ssa))) {
+      r_[u.get()] = *l;
+    } else {
+      if (op == Ops::RANGE || op == Ops::ASSIGN || op == Ops::DEFINE_LOCAL || u.dtype() == dtypes::void_) {
+        if (op == Ops::ASSIGN) r_[u.get()] = r_.at(u.src(0).get());
+      } else {
+        l = cat(render_dtype(u.dtype()), " ", r_[u.get()], " = ", *l, op != Ops::SPECIAL ? ";" : "");
+      }
+      out.kernel.push_back(std::string(2 * static_cast<size_t>(depth), ' ') + *l);
+      if (!prefix.empty()) c[prefix]++;  // if it was used, increment
+    }
+    if (op == Ops::IF || op == Ops::RANGE) depth++;
+  }
+  r_.clear();
+  set_var_indices(out.bufs);
+  return out;
+}
+
+std::string CStyleLanguage::render(const std::vector<UOp>& uops) {
+  Rendered rd = render_uops(uops);
+  return render_kernel(rd.name, rd.kernel, rd.bufs, uops);
+}
+
+// *** ClangRenderer ***
+
+ClangRenderer::ClangRenderer() {
+  device = "CPU";
+  float4 = "(float4)";
+  float4_style = {"{", "}"};
+  gep_arr_threshold = 0;
+  has_local = false;
+  global_max = std::nullopt;
+  infinity = "__builtin_inff()";
+  nan = "__builtin_nanf(\"\")";
+  // TODO: AMX tensor cores
+  buffer_suffix = " restrict";
+  type_map = {{dtypes::bool_, "_Bool"}, {dtypes::half, "__fp16"}};
+  // exp2, log2 and sin are decomposed (transcendental); -ffreestanding has no libm
+  code_for_op = code_for_op - OpSet{Ops::EXP2, Ops::SIN, Ops::LOG2};
+  extra_matcher = &clang_extra_matcher();
+  // NOTE: tinygrad uses "__attribute__((ms_abi)) void" as kernel_typedef on win32
+}
+
+Str ClangRenderer::render_op(Ops op, const std::vector<std::string>& a, DType dtype) const {
+  if (op == Ops::SQRT) return cat(dtype == dtypes::float64 ? "__builtin_sqrt(" : "__builtin_sqrtf(", a[0], ")");
+  return CStyleLanguage::render_op(op, a, dtype);
+}
+
+const PatternMatcher<UOp>& clang_extra_matcher() {
+  static const PatternMatcher<UOp> pm = PatternMatcher<UOp>{
+      // LLVM legalizes double => half cast on systems that don't support it natively (like x86 cpus without
+      // AVX512-FP16) into a compiler-rt libcall.
+      {var("x", {dtypes::float64}).cast(dtypes::float16),
+       [](M m) { return m["x"].cast(dtypes::float32).cast(dtypes::float16); }},  // (half)double -> (half)(float)double
+      {op(Ops::SQRT).named("alu"), no_vectorized_alu},                          // sqrt(float4) -> 4 sqrts
+  } + extra_pm();
+  return pm;
+}
+
+std::string ClangRenderer::render_vector_prefix(DType dt) const {
+  // round (down) to power of two (this is actually the default clang behavior)
+  int64_t alignment = getenv("ALIGNED", 1) ? int64_t(1) << static_cast<int>(std::log2(dt.itemsize())) : 1;
+  return cat("typedef ", render_dtype(dt.scalar()), " ", render_dtype(dt), " __attribute__((aligned(", alignment,
+             "),vector_size(", dt.itemsize(), ")));");
+}
+
+std::vector<std::string> ClangRenderer::render_defines(const std::vector<UOp>& uops) const {
+  std::vector<DType> seen;  // uops_to_dtypes: the value dtypes, deduplicated in order
+  std::vector<std::string> prefix;
+  for (const UOp& u : uops) {
+    DType dt = u.dtype();
+    if (dt.is_ptr() || dt.is_image() || contains(seen, dt)) continue;
+    seen.push_back(dt);
+    if (dt.count() > 1) prefix.push_back(render_vector_prefix(dt));
+  }
+  // TODO: the AMX defines for WMMA
+  return prefix;
+}
+
+std::string ClangRenderer::render_kernel(const std::string& function_name, const std::vector<std::string>& kernel,
+                                         const std::vector<KernelParam>& bufs, const std::vector<UOp>& uops,
+                                         const std::optional<std::vector<std::string>>& prefix) const {
+  // tinygrad's _render_entry is empty for the CPU: the entry shim is added by the runtime, see entry_shim
+  return join(render_defines(uops), "\n") + "\n" +
+         CStyleLanguage::render_kernel(function_name, kernel, bufs, uops, prefix) + "\n";
+}
+
+std::string ClangRenderer::entry_shim(const std::string& function_name, const std::vector<KernelParam>& params) const {
+  std::vector<std::string> args;
+  size_t nbuf = 0;
+  for (const KernelParam& p : params) {
+    if (p.is_buffer) args.push_back(cat("(", render_dtype(p.dtype, p.is_mutable), ")bufs[", nbuf++, "]"));
+    else args.push_back(cat("(", render_dtype(p.dtype), ")vars[", p.index, "]"));
+  }
+  return cat("void tg_entry_", function_name, "(void** bufs, const long long* vars) { ", function_name, "(",
+             join(args, ", "), "); }\n");
+}
+
+}  // namespace tg

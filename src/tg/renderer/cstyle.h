@@ -1,0 +1,87 @@
+#pragma once
+// CStyleLanguage and ClangRenderer (tinygrad's renderer/cstyle.py). Rendering is a walk over the linearized uops in
+// order: each uop is named (val0, alu0, acc0, ridx0, ...), then rendered by the first rule of string_rewrite() that
+// matches, and either inlined into its users or written out as a line of the kernel body.
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "tg/renderer/renderer.h"
+
+namespace tg {
+
+using Str = std::optional<std::string>;
+class CStyleLanguage;
+using StringRewrite = PatternMatcher<Str, CStyleLanguage>;
+
+const StringRewrite& base_rewrite();     // uop -> C text, shared by every C-like language
+const PatternMatcher<UOp>& extra_pm();   // uop -> uop rewrites every C-like language needs before rendering
+const PatternMatcher<UOp>& clang_extra_matcher();  // ClangRenderer's: double->half via float, scalar SQRT, extra_pm
+std::string strip_parens(const std::string& s);  // "(a+b)" -> "a+b", but "(a)+(b)" stays (helpers.strip_parens)
+
+class CStyleLanguage : public Renderer {
+ public:
+  CStyleLanguage();
+
+  // *** language options (tinygrad's class attributes) ***
+  std::string kernel_typedef = "void";  // "{launch_bounds}" in it is replaced by the product of the local sizes
+  std::string buffer_prefix, buffer_suffix, smem_align, smem_prefix;
+  bool smem_prefix_for_cast = true;
+  std::string arg_int_prefix = "const int";
+  std::string barrier;
+  std::vector<std::string> extra_args;
+  std::optional<std::string> float4;  // the vector constructor, "(float4)"; "float4" in it becomes the vector type
+  std::pair<std::string, std::string> float4_style = {"(", ")"};
+  int gep_arr_threshold = 4;  // vectors wider than this are indexed as v[i], narrower ones as v.x
+  std::vector<std::pair<DType, std::string>> type_map;  // C names that differ from DType::name()
+  std::string infinity = "INFINITY", nan = "NAN";
+
+  // code_for_op[op](*operands, dtype): nullopt when op is not in code_for_op
+  virtual Str render_op(Ops op, const std::vector<std::string>& operands, DType dtype) const;
+  // code_for_workitem[kind](dim), kind is 'g', 'l' or 'i': nullopt when the language has no such index
+  virtual Str code_for_workitem(char kind, const std::string& dim) const;
+  virtual const StringRewrite& string_rewrite() const { return base_rewrite(); }
+
+  virtual std::string render_cast(DType dt, const std::string& val) const;  // (float)(val)
+  virtual std::string render_dtype(DType dt, bool is_mutable = true) const;  // float, float4, float*
+  virtual std::string render_kernel(const std::string& function_name, const std::vector<std::string>& kernel,
+                                    const std::vector<KernelParam>& bufs, const std::vector<UOp>& uops,
+                                    const std::optional<std::vector<std::string>>& prefix = std::nullopt) const;
+
+  // tinygrad's _render: (name, body lines, parameters)
+  struct Rendered {
+    std::string name;
+    std::vector<std::string> kernel;
+    std::vector<KernelParam> bufs;
+  };
+  Rendered render_uops(const std::vector<UOp>& uops);
+  std::string render(const std::vector<UOp>& uops) override;
+
+  // r[u]: the variable name or inline text of a uop rendered earlier in this render() (for rules)
+  const std::string& operator[](const UOp& u) const;
+
+ private:
+  std::unordered_map<const UOpNode*, std::string> r_;
+};
+
+class ClangRenderer : public CStyleLanguage {
+ public:
+  ClangRenderer();
+  Str render_op(Ops op, const std::vector<std::string>& operands, DType dtype) const override;
+  // typedef float float4 __attribute__((aligned(16),vector_size(16)));
+  std::string render_vector_prefix(DType dt) const;
+  std::vector<std::string> render_defines(const std::vector<UOp>& uops) const;
+  std::string render_kernel(const std::string& function_name, const std::vector<std::string>& kernel,
+                            const std::vector<KernelParam>& bufs, const std::vector<UOp>& uops,
+                            const std::optional<std::vector<std::string>>& prefix = std::nullopt) const override;
+
+  // The C text appended to the source before compiling it, never printed: one entry point of one fixed signature,
+  //   void tg_entry_NAME(void** bufs, const long long* vars) { NAME((float*)bufs[0], (int)vars[0]); }
+  // Buffers come in signature order (bufs[k] is the k-th buffer parameter, as tinygrad passes them positionally);
+  // variables come in ProgramSpec::vars order (sorted), as tinygrad passes var values.
+  std::string entry_shim(const std::string& function_name, const std::vector<KernelParam>& params) const;
+};
+
+}  // namespace tg

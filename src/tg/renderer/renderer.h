@@ -1,0 +1,82 @@
+#pragma once
+// Renderer and ProgramSpec (tinygrad's renderer/__init__.py): a Renderer turns a linearized uop list into source text;
+// a ProgramSpec is that text plus what the runtime needs to launch it (buffers, vars, launch sizes, the parameter list).
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tg/uop/ops.h"
+#include "tg/uop/upat.h"
+#include "tg/uop/uop.h"
+
+namespace tg {
+
+using LaunchSize = std::array<int64_t, 3>;  // (x, y, z)
+
+// flops and bytes of a kernel. NOTE: tinygrad keeps these symbolic (sint); a symbolic range counts with its vmax here
+struct Estimates {
+  int64_t ops = 0;  // FLOPs
+  int64_t lds = 0;  // bytes accessed by loads and stores
+  int64_t mem = 0;  // bytes accessed, each counted once (lds is a high estimate of it)
+  Estimates operator+(const Estimates& o) const { return {ops + o.ops, lds + o.lds, mem + o.mem}; }
+  static Estimates from_uops(const std::vector<UOp>& uops, bool ignore_indexing = false);
+};
+
+// one parameter of the rendered kernel, in signature order: a buffer (DEFINE_GLOBAL) or a variable (DEFINE_VAR)
+struct KernelParam {
+  std::string name;      // data0, or the variable's name
+  DType dtype;           // the pointer dtype of a buffer, the dtype of a variable
+  bool is_buffer = true;
+  bool is_mutable = false;  // the kernel stores to this buffer
+  int64_t index = 0;        // buffer: the DEFINE_GLOBAL arg; variable: its position in ProgramSpec::vars
+};
+
+struct ProgramSpec {
+  std::string name;    // the kernel's function name (a C identifier, KernelInfo.name)
+  std::string src;     // the rendered source, exactly as the renderer printed it
+  std::string device;
+  UOp ast;             // the base ast (the method cache key)
+  std::vector<UOp> uops;
+  int64_t mem_estimate = 0;
+
+  // filled in from uops by from_uops (tinygrad's __post_init__)
+  std::optional<LaunchSize> global_size, local_size;
+  std::vector<UOp> vars;          // DEFINE_VARs, sorted by arg: the order of the runtime's var values
+  std::vector<int64_t> globals;   // DEFINE_GLOBAL args, in uop order
+  std::vector<int64_t> outs, ins;  // buffers stored to / loaded from, sorted and deduplicated
+  std::vector<KernelParam> params;  // the kernel's signature, in order (for the CPU entry shim)
+  Estimates estimates;            // from the uops, ignoring indexing; mem = mem_estimate
+
+  static ProgramSpec from_uops(std::string name, std::string src, std::string device, UOp ast, std::vector<UOp> uops,
+                               std::optional<LaunchSize> global_size = LaunchSize{1, 1, 1},
+                               std::optional<LaunchSize> local_size = LaunchSize{1, 1, 1}, int64_t mem_estimate = 0);
+};
+
+// the parameters of a kernel, in signature order (DEFINE_GLOBAL and DEFINE_VAR as they come in the uops)
+std::vector<KernelParam> kernel_params(const std::vector<UOp>& uops);
+void set_var_indices(std::vector<KernelParam>& params);  // a variable's index: its rank by name (ProgramSpec::vars)
+
+// NOTE: the fields are codegen/render_opts.h's RenderOpts (same names and defaults), so the pipeline can read either
+class Renderer {
+ public:
+  virtual ~Renderer() = default;
+  std::string device;
+  std::string suffix;
+  bool supports_float4 = true;
+  bool has_local = true;
+  bool has_shared = true;
+  // (x, y, z) order, as the max_sizes argument of get_grouped_dims; nullopt: no limit (no such dims)
+  std::optional<std::vector<int64_t>> global_max = std::vector<int64_t>(3, 0x8FFFFFFF);
+  std::optional<std::vector<int64_t>> local_max = std::vector<int64_t>(3, 0x8FFFFFFF);
+  int64_t shared_max = 32768;
+  OpSet code_for_op;  // ALU ops rendered natively (the keys of tinygrad's code_for_op); the rest get decomposed
+  const PatternMatcher<UOp>* pre_matcher = nullptr;    // run by the codegen before the final rewrite
+  const PatternMatcher<UOp>* extra_matcher = nullptr;  // appended to the codegen's final rewrite
+  // TODO: tensor_cores
+
+  virtual std::string render(const std::vector<UOp>& uops) = 0;
+};
+
+}  // namespace tg
