@@ -1,0 +1,33 @@
+#pragma once
+// the devectorizer: REDUCE -> DEFINE_ACC+ASSIGN, load/store grouping and splitting, scalarizing vector ALUs, valid
+// simplification and the late rules for the renderer (tinygrad's codegen/devectorizer.py), plus the symbolic.py
+// helpers it needs (gep_pushing, simplify_valid, uop_given_valid) and the codegen rules of `sym`
+#include <optional>
+#include <vector>
+
+#include "tg/codegen/render_opts.h"
+
+namespace tg {
+
+// *** symbolic helpers (uop/symbolic.py) ***
+std::vector<UOp> split_uop_list(const UOp& x, Ops sep);  // x split on an associative op, in src order
+UOp uop_given_valid(const UOp& valid, const UOp& uop);  // uop simplified given valid is true; null if valid is never true
+UOp simplify_valid(const UOp& valid);                   // null when nothing changed
+const PatternMatcher<UOp>& gep_pushing();
+const PatternMatcher<UOp>& sym_codegen();  // sym() + gep_pushing + the codegen-time rules of tinygrad's sym
+
+// *** devectorizer ***
+struct ReduceContext {
+  int64_t acc_num = 0;
+};
+UOp no_vectorized_alu(const UOp& alu);  // a vector ALU as a VECTORIZE of scalar ALUs, or null
+const PatternMatcher<UOp>& load_store_indexing();
+const PatternMatcher<UOp>& load_store_folding();
+const PatternMatcher<UOp, const RenderOpts>& correct_load_store();
+const PatternMatcher<UOp>& devectorize();
+const PatternMatcher<UOp>& pm_render();
+const PatternMatcher<UOp, ReduceContext>& pm_reduce();  // includes sym
+// rules for the ops the renderer lacks: MOD -> AND, MUL -> SHL, IDIV -> SHR / magic multiply, NEG, SUB, MULACC
+PatternMatcher<UOp, const RenderOpts> get_late_rewrite_patterns(OpSet ops);
+
+}  // namespace tg

@@ -1,0 +1,167 @@
+#include "tg/codegen/pipeline.h"
+
+#include <algorithm>
+#include <mutex>
+
+#include "tg/codegen/devectorizer.h"
+#include "tg/codegen/expander.h"
+#include "tg/codegen/linearize.h"
+#include "tg/codegen/lowerer.h"
+#include "tg/helpers/helpers.h"
+#include "tg/uop/symbolic.h"
+
+namespace tg {
+
+// *** renderer capabilities ***
+
+const PatternMatcher<UOp>& cstyle_extra_matcher() {
+  static const PatternMatcher<UOp> pm = {
+      {op(Ops::BITCAST).named("x"), [](M m) -> UOp {  // BITCAST(x) -> BITCAST(NOOP(x)): force it to be rendered
+         UOp x = m["x"];
+         Ops s = x.src(0).op();
+         if (s == Ops::NOOP || s == Ops::LOAD || s == Ops::CUSTOM) return {};
+         return UOp::make(Ops::BITCAST, x.dtype(), {UOp::make(Ops::NOOP, x.src(0).dtype(), x.src())});
+       }},
+      {op(Ops::MAX).named("m"), [](M m) {  // max(a, b) -> (a<b)?b:a
+         UOp u = m["m"];
+         return (u.src(0) < u.src(1)).where(u.src(1), u.src(0));
+       }},
+      {op(GroupOp::ALU | OpSet{Ops::CAST, Ops::BITCAST, Ops::ASSIGN, Ops::INDEX}).dtype(dtypes::bool_).named("alu"),  // devectorize any bools
+       [](M m) { return no_vectorized_alu(m["alu"]); }},
+      {op(Ops::CAST, {var().dtype(dtypes::bool_)}).named("alu"), [](M m) { return no_vectorized_alu(m["alu"]); }},  // CAST from bool
+      {op(Ops::WHERE).named("alu"), [](M m) { return no_vectorized_alu(m["alu"]); }},  // WHERE can't be vectorized
+  };
+  return pm;
+}
+
+static const PatternMatcher<UOp>& clang_extra_matcher() {
+  using namespace pat;
+  static const PatternMatcher<UOp> pm = PatternMatcher<UOp>{
+      {x.dtype(dtypes::float64).cast(dtypes::float16), [](M m) { return m[x].cast(dtypes::float32).cast(dtypes::float16); }},  // double->half via float
+      {op(Ops::SQRT).named("alu"), [](M m) { return no_vectorized_alu(m["alu"]); }},  // SQRT is scalar
+  } + cstyle_extra_matcher();
+  return pm;
+}
+
+const RenderOpts& RenderOpts::generic() {
+  static const RenderOpts r;
+  return r;
+}
+
+const RenderOpts& RenderOpts::cpu() {
+  static const RenderOpts r = [] {
+    RenderOpts o;
+    o.device = "CPU";
+    o.has_local = false;
+    o.global_max = std::nullopt;
+    o.code_for_op = OpSet{Ops::SQRT, Ops::RECIP, Ops::NEG, Ops::AND, Ops::XOR, Ops::OR,  Ops::ADD,   Ops::SUB, Ops::MUL,
+                          Ops::MOD,  Ops::IDIV,  Ops::CMPNE, Ops::SHR, Ops::SHL, Ops::CMPLT, Ops::WHERE};
+    o.extra_matcher = &clang_extra_matcher();
+    return o;
+  }();
+  return r;
+}
+
+// *** the steps ***
+
+namespace {
+
+UOp step_lowerer(const UOp& sink, const RenderOpts& opts) {
+  IndexContext ctx = get_index(sink, opts);
+  return graph_rewrite(sink, pm_lowerer(), ctx);
+}
+UOp step_initial_symbolic(const UOp& sink, const RenderOpts&) {
+  static const PatternMatcher<UOp> pm = sym_codegen() + migrate_indexing();
+  return graph_rewrite(sink, pm);
+}
+UOp step_store_ignore(const UOp& sink, const RenderOpts&) { return graph_rewrite(sink, pm_store_ignore()); }
+UOp step_move_ignore(const UOp& sink, const RenderOpts&) { return graph_rewrite(sink, pm_move_ignore()); }
+UOp step_expander(const UOp& sink, const RenderOpts&) {
+  static const PatternMatcher<UOp> pm = pm_delete_ignore() + sym_codegen() + expander();
+  return graph_rewrite(sink, pm);
+}
+UOp step_remove_reduce(const UOp& sink, const RenderOpts&) {
+  static const PatternMatcher<UOp, ReduceContext> pm = pm_reduce() + with_ctx<ReduceContext>(gep_pushing());
+  ReduceContext ctx;
+  return graph_rewrite(sink, pm, ctx);
+}
+UOp step_devectorize(const UOp& sink, const RenderOpts& opts) {
+  // DEVECTORIZE=1, the default: sym + devectorize + load_store_folding + correct_load_store + load_store_indexing
+  static const PatternMatcher<UOp, const RenderOpts> pm = with_ctx<const RenderOpts>(sym_codegen() + devectorize() + load_store_folding()) +
+                                                          correct_load_store() + with_ctx<const RenderOpts>(load_store_indexing());
+  return graph_rewrite(sink, pm, opts);
+}
+UOp step_pre_matcher(const UOp& sink, const RenderOpts& opts) { return graph_rewrite(sink, *opts.pre_matcher); }
+UOp step_final_rewrite(const UOp& sink, const RenderOpts& opts) {
+  // final rules for the renderer (without sym); cached per set of supported ops and extra matcher
+  struct Cached {
+    OpSet ops;
+    const PatternMatcher<UOp>* extra;
+    PatternMatcher<UOp, const RenderOpts> pm;
+  };
+  static std::vector<Cached> cache;
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = std::find_if(cache.begin(), cache.end(), [&](const Cached& c) { return c.ops == opts.code_for_op && c.extra == opts.extra_matcher; });
+  if (it == cache.end()) {
+    PatternMatcher<UOp, const RenderOpts> pm = with_ctx<const RenderOpts>(symbolic_simple()) +
+                                               get_late_rewrite_patterns(opts.code_for_op) + with_ctx<const RenderOpts>(pm_render());
+    if (opts.extra_matcher) pm = pm + with_ctx<const RenderOpts>(*opts.extra_matcher);
+    it = cache.insert(cache.end(), Cached{opts.code_for_op, opts.extra_matcher, std::move(pm)});
+  }
+  return graph_rewrite(sink, it->pm, opts);
+}
+UOp step_block_create(const UOp& sink, const RenderOpts&) {
+  BlockContext ctx = BlockContext::from_sink(sink);
+  return graph_rewrite(sink, block_create(), ctx, {.bottom_up = true});
+}
+UOp step_blockend_merge(const UOp& sink, const RenderOpts&) { return graph_rewrite(sink, pm_blockend_merge()); }
+UOp step_block_merge(const UOp& sink, const RenderOpts&) { return graph_rewrite(sink, block_merge()); }
+UOp step_finalize(const UOp& sink, const RenderOpts&) { return graph_rewrite(sink, pm_finalize()); }
+
+}  // namespace
+
+std::vector<RewriteStep> get_rewrites_for_renderer(const RenderOpts& opts, bool linearizer) {
+  // ** lowerer (rewrite_shapetracker_with_index) **
+  std::vector<RewriteStep> ret = {{"lowerer", step_lowerer}};
+  // ** expander (expand_rewrite) **
+  ret.push_back({"initial symbolic", step_initial_symbolic});
+  // ignore (for masked stores)
+  ret.push_back({"store_ignore", step_store_ignore});
+  ret.push_back({"move_ignore", step_move_ignore});
+  // expand + remove surviving ignores
+  ret.push_back({"expander", step_expander});
+  // ** devectorizer (full_graph_rewrite) **
+  ret.push_back({"remove_reduce", step_remove_reduce});
+  ret.push_back({"devectorize", step_devectorize});
+  // optional pre matcher
+  if (opts.pre_matcher) ret.push_back({"pre_matcher", step_pre_matcher});
+  // final rules for the renderer (without sym)
+  ret.push_back({"final rewrite", step_final_rewrite});
+  if (linearizer) {
+    ret.push_back({"Linearizer: Create Blocks", step_block_create});
+    ret.push_back({"Linearizer: Merge Blockends", step_blockend_merge});
+    ret.push_back({"Linearizer: Merge Blocks", step_block_merge});
+    ret.push_back({"Linearizer: Finalize", step_finalize});
+  }
+  return ret;
+}
+
+UOp apply_rewrites(const UOp& sink, const std::vector<RewriteStep>& rewrites, const RenderOpts& opts) {
+  UOp x = sink;
+  for (const RewriteStep& s : rewrites) x = s(x, opts);
+  return x;
+}
+
+UOp full_rewrite_to_sink(const UOp& sink, const RendererLike* opts, bool linearizer) {
+  const RenderOpts& o = opts ? *opts : RenderOpts::generic();
+  return apply_rewrites(sink, get_rewrites_for_renderer(o, linearizer), o);
+}
+
+std::vector<UOp> full_rewrite(const UOp& sink, const RendererLike* opts) {
+  UOp r = full_rewrite_to_sink(sink, opts, true);
+  TG_ASSERT(r.op() == Ops::BLOCKFINAL, "linearize failure: got ", r.op());
+  return basic_block(r).lst;
+}
+
+}  // namespace tg

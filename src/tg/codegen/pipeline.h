@@ -1,0 +1,27 @@
+#pragma once
+// the codegen pipeline: a kernel AST through the RewriteSteps of tinygrad's codegen/__init__.py, to a rewritten
+// SINK (full_rewrite_to_sink) or to the linearized list of UOps (full_rewrite)
+#include <vector>
+
+#include "tg/codegen/render_opts.h"
+
+namespace tg {
+
+// one stage: a graph_rewrite with its matcher and context, as tinygrad's RewriteStep
+struct RewriteStep {
+  const char* name;
+  UOp (*apply)(const UOp& sink, const RenderOpts& opts);
+  UOp operator()(const UOp& sink, const RenderOpts& opts) const { return apply(sink, opts); }
+};
+
+std::vector<RewriteStep> get_rewrites_for_renderer(const RenderOpts& opts, bool linearizer = true);
+UOp apply_rewrites(const UOp& sink, const std::vector<RewriteStep>& rewrites, const RenderOpts& opts);
+
+// opts null: the generic Renderer() (has_local, SPECIAL indices, no native ops)
+UOp full_rewrite_to_sink(const UOp& sink, const RendererLike* opts = nullptr, bool linearizer = false);
+std::vector<UOp> full_rewrite(const UOp& sink, const RendererLike* opts = nullptr);
+
+// the C-style renderers' extra_matcher (cstyle.py extra_pm): MAX -> CMPLT+WHERE, scalar bools and WHEREs
+const PatternMatcher<UOp>& cstyle_extra_matcher();
+
+}  // namespace tg

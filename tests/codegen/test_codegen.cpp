@@ -1,0 +1,195 @@
+// the codegen pipeline against the reference's printed graphs and linearized uop lists
+// (tests/data/codegen/: graphs.out C7-C12, mm_relu_sum.DEBUG6.out, t347.DEBUG6.out)
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "tg/codegen/pipeline.h"
+#include "tg/shape/shapetracker.h"
+#include "tg/uop/kernel_info.h"
+
+using namespace tg;
+
+namespace {
+
+std::string read_file(const std::string& name) {
+  std::ifstream f(std::string(TG_TEST_DATA) + "/codegen/" + name);
+  EXPECT_TRUE(f.good()) << "missing " << name;
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// graphs.out: "#### C8 ..." label -> the text up to the next label, without the trailing newline
+std::string graph_case(const std::string& label) {
+  static const std::map<std::string, std::string> cases = [] {
+    std::map<std::string, std::string> out;
+    std::istringstream f(read_file("graphs.out"));
+    std::string cur;
+    for (std::string line; std::getline(f, line);) {
+      if (line.rfind("#### ", 0) == 0) {
+        cur = line.substr(5, line.find(' ', 5) - 5);
+        out[cur];
+      } else if (!cur.empty()) {
+        out[cur] += (out[cur].empty() ? "" : "\n") + line;
+      }
+    }
+    return out;
+  }();
+  auto it = cases.find(label);
+  EXPECT_NE(it, cases.end()) << "no case " << label;
+  return it == cases.end() ? "" : it->second;
+}
+
+// every maximal run of print_uops lines ("   0 Ops.DEFINE_GLOBAL ...") in a DEBUG6 log, one string per kernel
+std::vector<std::string> uop_lists(const std::string& file) {
+  static const std::regex row(R"(^ {0,3}\d+ Ops\.)");
+  std::vector<std::string> out;
+  std::istringstream f(read_file(file));
+  bool in = false;
+  for (std::string line; std::getline(f, line);) {
+    bool r = std::regex_search(line, row);
+    if (r && !in) out.emplace_back();
+    if (r) out.back() += line + "\n";
+    in = r;
+  }
+  return out;
+}
+
+// reference_uops.out (generated with the reference tinygrad, see its header): "#### name", the optimized AST,
+// "----", then print_uops of full_rewrite(ast, ClangRenderer())
+std::pair<std::string, std::string> reference_case(const std::string& name) {
+  static const std::map<std::string, std::pair<std::string, std::string>> cases = [] {
+    std::map<std::string, std::pair<std::string, std::string>> out;
+    std::istringstream f(read_file("reference_uops.out"));
+    std::string cur;
+    bool uops = false;
+    for (std::string line; std::getline(f, line);) {
+      if (line.rfind("#### ", 0) == 0) {
+        cur = line.substr(5), uops = false;
+      } else if (line == "----") {
+        uops = true;
+      } else if (!cur.empty()) {
+        auto& [a, u] = out[cur];
+        if (uops) u += line + "\n";
+        else a += (a.empty() ? "" : "\n") + line;
+      }
+    }
+    return out;
+  }();
+  auto it = cases.find(name);
+  EXPECT_NE(it, cases.end()) << "no case " << name;
+  return it == cases.end() ? std::pair<std::string, std::string>{} : it->second;
+}
+
+std::string print(const std::vector<UOp>& uops) {
+  std::ostringstream os;
+  print_uops(uops, os);
+  return os.str();
+}
+
+// *** AST builders ***
+
+UOp global(DType ptr, int64_t i) { return UOp::make(Ops::DEFINE_GLOBAL, ptr, {}, ConstValue(i)); }
+UOp view(const UOp& buf, const Shape& shape, std::optional<Shape> strides = {}) {
+  return UOp::make(Ops::VIEW, buf.dtype(), {buf}, st_arg(ShapeTracker::from_shape(shape, std::move(strides))));
+}
+UOp load(const UOp& v) { return UOp::make(Ops::LOAD, v.dtype().base(), {v}); }
+UOp store(const UOp& v, const UOp& val) { return UOp::make(Ops::STORE, dtypes::void_, {v, val}); }
+UOp const_view(DType dt, ConstValue c, const Shape& shape) {
+  Shape zeros(shape.size(), 0);
+  return UOp::make(Ops::CONST, dt, {ShapeTracker::from_shape(shape, zeros).to_uop()}, c);
+}
+UOp reduce_axis(const UOp& x, Ops op, std::vector<int64_t> axes) {
+  return UOp::make(Ops::REDUCE_AXIS, x.dtype(), {x}, ReduceArg{op, std::move(axes)});
+}
+
+// C7 (and C10 with a KernelInfo): out[i] = in[i] + 3 + 4 over (4,) ints
+UOp ast_add34(Arg sink_arg = {}) {
+  DType p = dtypes::int32.ptr(4);
+  UOp in = load(view(global(p, 1), {4}));
+  UOp sum = UOp::make(Ops::ADD, dtypes::int32, {UOp::make(Ops::ADD, dtypes::int32, {in, const_view(dtypes::int32, int64_t(3), {4})}),
+                                                const_view(dtypes::int32, int64_t(4), {4})});
+  return UOp::sink({store(view(global(p, 0), {4}), sum)}, std::move(sink_arg));
+}
+
+// the 4x4 matmul of mm_relu_sum: out(4,4,1) = sum over axis 2 of a(4,4,4)*b(4,4,4)
+UOp ast_matmul4(Arg sink_arg = {}) {
+  DType p = dtypes::float32.ptr(16);
+  UOp a = load(view(global(p, 1), {4, 4, 4}, Shape{4, 0, 1}));
+  UOp b = load(view(global(p, 2), {4, 4, 4}, Shape{0, 1, 4}));
+  UOp r = reduce_axis(UOp::make(Ops::MUL, dtypes::float32, {a, b}), Ops::ADD, {2});
+  return UOp::sink({store(view(global(p, 0), {4, 4, 1}), r)}, std::move(sink_arg));
+}
+
+// relu + sum of 16 floats (mm_relu_sum's second kernel, after its opts): sum((0<x)?x:0)
+UOp ast_relu_sum16(Arg sink_arg = {}) {
+  UOp x = load(view(global(dtypes::float32.ptr(16), 1), {16}));
+  UOp zero = const_view(dtypes::float32, 0.0, {16});
+  UOp w = UOp::make(Ops::WHERE, dtypes::float32, {UOp::make(Ops::CMPLT, dtypes::bool_, {zero, x}), x, zero});
+  return UOp::sink({store(view(global(dtypes::float32.ptr(1), 0), {1}, Shape{0}), reduce_axis(w, Ops::ADD, {0}))}, std::move(sink_arg));
+}
+
+// sum of 256 floats, NOOPT (r_256)
+UOp ast_sum256(Arg sink_arg = {}) {
+  UOp x = load(view(global(dtypes::float32.ptr(256), 1), {256}));
+  return UOp::sink({store(view(global(dtypes::float32.ptr(1), 0), {1}, Shape{0}), reduce_axis(x, Ops::ADD, {0}))}, std::move(sink_arg));
+}
+
+}  // namespace
+
+// *** the golden graphs ***
+
+TEST(Codegen, AstMatchesC7) { EXPECT_EQ(ast_add34().repr(), graph_case("C7")); }
+
+TEST(Codegen, FullRewriteGenericRendererC8) {
+  EXPECT_EQ(full_rewrite_to_sink(ast_add34()).repr(), graph_case("C8"));
+}
+
+TEST(Codegen, FullRewriteCpuRendererC9) {
+  EXPECT_EQ(full_rewrite_to_sink(ast_add34(), &RenderOpts::cpu()).repr(), graph_case("C9"));
+}
+
+TEST(Codegen, OptimizedAstC10) {
+  std::string c10 = graph_case("C10");
+  EXPECT_EQ(ast_add34(kernel_info("E_4", 0, 1)).repr(), c10.substr(c10.find('\n') + 1));  // after the opts line
+}
+
+TEST(Codegen, UpcastedRewriteC11) {
+  EXPECT_EQ(full_rewrite_to_sink(ast_add34(kernel_info("E_4", 0, 1)), &RenderOpts::cpu()).repr(), graph_case("C11"));
+}
+
+TEST(Codegen, LinearizedC12) {
+  EXPECT_EQ(print(full_rewrite(ast_add34(kernel_info("E_4", 0, 1)), &RenderOpts::cpu())), graph_case("C12") + "\n");
+}
+
+// *** DEBUG=6 uop lists ***
+
+TEST(Codegen, T347Debug6) {
+  auto lists = uop_lists("t347.DEBUG6.out");
+  ASSERT_EQ(lists.size(), 1u);
+  EXPECT_EQ(print(full_rewrite(ast_add34(kernel_info("E_4", 0, 1)), &RenderOpts::cpu())), lists[0]);
+}
+
+TEST(Codegen, MatmulUnrolledDebug6) {
+  auto lists = uop_lists("mm_relu_sum.DEBUG6.out");
+  ASSERT_EQ(lists.size(), 2u);
+  EXPECT_EQ(print(full_rewrite(ast_matmul4(kernel_info("r_4_4_4", 0, 1)), &RenderOpts::cpu())), lists[0]);
+}
+
+TEST(Codegen, ReluSumUnrolledDebug6) {
+  auto lists = uop_lists("mm_relu_sum.DEBUG6.out");
+  ASSERT_EQ(lists.size(), 2u);
+  EXPECT_EQ(print(full_rewrite(ast_relu_sum16(kernel_info("r_16", 0, 1)), &RenderOpts::cpu())), lists[1]);
+}
+
+// *** NOOPT reduce kernels ***
+
+TEST(Codegen, Sum256Noopt) {
+  auto [ast, uops] = reference_case("r_256");
+  EXPECT_EQ(ast_sum256(kernel_info("r_256")).repr(), ast);
+  EXPECT_EQ(print(full_rewrite(ast_sum256(kernel_info("r_256")), &RenderOpts::cpu())), uops);
+}
