@@ -182,10 +182,10 @@ std::pair<ConstValue, ConstValue> compute_min_max(Ops op, DType dtype, const std
             if (x1 <= 0) return {sat(-(y1 - 1)), int64_t(0)};
             return {sat(-(y1 - 1)), sat(y1 - 1)};
           }
-          if (y1 < 0) {
-            if (x0 >= 0) return {int64_t(0), sat(-y1 - 1)};
-            if (x1 <= 0) return {sat(-(-y1 - 1)), int64_t(0)};
-            return {sat(-(-y1 - 1)), sat(-y1 - 1)};
+          if (y1 < 0) {  // NOTE: tinygrad bounds by -y1-1; the largest |y| is -y0
+            if (x0 >= 0) return {int64_t(0), sat(-y0 - 1)};
+            if (x1 <= 0) return {sat(-(-y0 - 1)), int64_t(0)};
+            return {sat(-(-y0 - 1)), sat(-y0 - 1)};
           }
           break;
         case Ops::IDIV: {
@@ -248,7 +248,11 @@ std::pair<ConstValue, ConstValue> compute_min_max(Ops op, DType dtype, const std
       }
       break;
     case Ops::CAST: {
-      // NOTE: as tinygrad, not exact for bool and unsigned targets (CAST is not monotone there)
+      if (dtype == dtypes::bool_) {  // nonzero: False only if the source can be 0, True only if it can be nonzero
+        ConstValue lo = src[0].vmin(), hi = src[0].vmax(), zero = int64_t(0);
+        return {num_lt(zero, lo) || num_lt(hi, zero), num_lt(lo, zero) || num_lt(zero, hi)};
+      }
+      // NOTE: as tinygrad, not exact for unsigned targets (CAST is not monotone there)
       ConstValue dmin = dtypes::min(dtype), dmax = dtypes::max(dtype);
       return {num_max(dmin, src[0].vmin()), num_min(src[0].vmax(), dmax)};
     }
