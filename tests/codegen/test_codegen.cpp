@@ -139,6 +139,30 @@ UOp ast_sum256(Arg sink_arg = {}) {
   return UOp::sink({store(view(global(dtypes::float32.ptr(1), 0), {1}, Shape{0}), reduce_axis(x, Ops::ADD, {0}))}, std::move(sink_arg));
 }
 
+// a VIEW over buf with one View(shape, strides, offset, mask)
+UOp view_masked(const UOp& buf, const Shape& shape, const Shape& strides, sint offset, std::optional<Mask> mask) {
+  return UOp::make(Ops::VIEW, buf.dtype(), {buf}, st_arg(ShapeTracker{{View::create(shape, strides, offset, std::move(mask))}}));
+}
+
+// the 16x16 reduce of row or column: out(16,1) = reduce over axis 1 of in(16,16) with the given strides
+UOp ast_reduce16x16(Ops op, const Shape& strides, Arg sink_arg) {
+  UOp x = load(view(global(dtypes::float32.ptr(256), 1), {16, 16}, strides));
+  return UOp::sink({store(view(global(dtypes::float32.ptr(16), 0), {16, 1}), reduce_axis(x, op, {1}))}, std::move(sink_arg));
+}
+
+// out = x + 1.0 for float buffers: out over out_view, x over in_view
+UOp ast_add1(const UOp& out_view, const UOp& in_view, const Shape& shape, Arg sink_arg) {
+  UOp sum = UOp::make(Ops::ADD, dtypes::float32, {load(in_view), const_view(dtypes::float32, 1.0, shape)});
+  return UOp::sink({store(out_view, sum)}, std::move(sink_arg));
+}
+
+// checks the hand-built AST against the reference's, then the linearized uops
+void check_reference(const std::string& name, const UOp& ast) {
+  auto [want_ast, want_uops] = reference_case(name);
+  EXPECT_EQ(ast.repr(), want_ast) << name;
+  EXPECT_EQ(print(full_rewrite(ast, &RenderOpts::cpu())), want_uops) << name;
+}
+
 }  // namespace
 
 // *** the golden graphs ***
@@ -188,8 +212,27 @@ TEST(Codegen, ReluSumUnrolledDebug6) {
 
 // *** NOOPT reduce kernels ***
 
-TEST(Codegen, Sum256Noopt) {
-  auto [ast, uops] = reference_case("r_256");
-  EXPECT_EQ(ast_sum256(kernel_info("r_256")).repr(), ast);
-  EXPECT_EQ(print(full_rewrite(ast_sum256(kernel_info("r_256")), &RenderOpts::cpu())), uops);
+TEST(Codegen, Sum256Noopt) { check_reference("r_256", ast_sum256(kernel_info("r_256"))); }
+TEST(Codegen, Matmul4Noopt) { check_reference("r_4_4_4", ast_matmul4(kernel_info("r_4_4_4"))); }
+TEST(Codegen, SumAxis0Noopt) { check_reference("r_16_16_axis0", ast_reduce16x16(Ops::ADD, {1, 16}, kernel_info("r_16_16"))); }
+TEST(Codegen, MaxAxis1Noopt) { check_reference("max_axis1", ast_reduce16x16(Ops::MAX, {16, 1}, kernel_info("r_16_16n1"))); }
+
+// *** masked loads and upcasts ***
+
+TEST(Codegen, PadMaskedLoadNoopt) {
+  UOp out = view(global(dtypes::float32.ptr(24), 0), {6, 4});
+  UOp in = view_masked(global(dtypes::float32.ptr(16), 1), {6, 4}, {4, 1}, -4, Mask{{1, 5}, {0, 4}});
+  check_reference("pad", ast_add1(out, in, {6, 4}, kernel_info("E_6_4")));
+}
+
+TEST(Codegen, Float4UpcastOpt) {
+  UOp out = view(global(dtypes::float32.ptr(256), 0), {64, 4});
+  UOp in = view(global(dtypes::float32.ptr(256), 1), {64, 4});
+  check_reference("ew16x16_opt", ast_add1(out, in, {64, 4}, kernel_info("E_64_4", 0, 1)));
+}
+
+TEST(Codegen, PadUpcastMaskedOpt) {
+  UOp out = view(global(dtypes::float32.ptr(24), 0), {4, 6}, Shape{1, 4});
+  UOp in = view_masked(global(dtypes::float32.ptr(16), 1), {4, 6}, {1, 4}, -4, Mask{{0, 4}, {1, 5}});
+  check_reference("pad_opt", ast_add1(out, in, {4, 6}, kernel_info("E_4_6", 0, 1)));
 }
