@@ -1,13 +1,12 @@
-// ClangRenderer against the reference: linearized uop lists (uop_lists.h) must render to the reference's C text byte for
-// byte (tests/data/renderer/*.c), and that text must compile as C.
+// ClangRenderer against the reference: linearized uop lists (uop_lists.h) must render to the reference's C text byte
+// for byte (tests/data/renderer/*.c), and that text must compile as C.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <unistd.h>
 
 #include "tg/renderer/cstyle.h"
 #include "uop_lists.h"
@@ -44,8 +43,10 @@ std::string compile_c(const std::string& src, const std::string& tag) {
   fs::path c = dir / (tag + ".c"), o = dir / (tag + ".o"), log = dir / (tag + ".log");
   std::ofstream(c, std::ios::binary) << src;
   // the flags of tinygrad's ClangJITCompiler, minus the target triple
-  std::string cmd = c_compiler() + " -c -x c -O2 -fPIC -ffreestanding -fno-math-errno -nostdlib -Werror=implicit-function-declaration " +
-                    c.string() + " -o " + o.string() + " >" + log.string() + " 2>&1";
+  std::string cmd =
+      c_compiler() +
+      " -c -x c -O2 -fPIC -ffreestanding -fno-math-errno -nostdlib -Werror=implicit-function-declaration " +
+      c.string() + " -o " + o.string() + " >" + log.string() + " 2>&1";
   int rc = std::system(cmd.c_str());
   std::stringstream ss;
   ss << std::ifstream(log).rdbuf();
@@ -69,11 +70,11 @@ void check_render(const std::vector<Row>& rows, const std::string& expected_file
 
 // *** the reference's kernels (reference/golden), byte for byte ***
 
-TEST(ClangRenderer, E4Upcast) { check_render(E_4_upcast, "E_4.upcast.c"); }            // t+3+4: 4 unrolled loads/stores
-TEST(ClangRenderer, E4Noopt) { check_render(E_4_noopt, "E_4.noopt.c"); }               // NOOPT: one RANGE loop
-TEST(ClangRenderer, R256NooptAcc) { check_render(r_256_noopt, "r_256.noopt.c"); }      // sum: DEFINE_ACC/ASSIGN
-TEST(ClangRenderer, R444Float4) { check_render(r_4_4_4, "r_4_4_4.c"); }                // matmul: float4 load, GEP, nested loops
-TEST(ClangRenderer, R16ReluFloat4) { check_render(r_16, "r_16.c"); }                  // relu+sum: WHERE, long ADD chain
+TEST(ClangRenderer, E4Upcast) { check_render(E_4_upcast, "E_4.upcast.c"); }        // t+3+4: 4 unrolled loads/stores
+TEST(ClangRenderer, E4Noopt) { check_render(E_4_noopt, "E_4.noopt.c"); }           // NOOPT: one RANGE loop
+TEST(ClangRenderer, R256NooptAcc) { check_render(r_256_noopt, "r_256.noopt.c"); }  // sum: DEFINE_ACC/ASSIGN
+TEST(ClangRenderer, R444Float4) { check_render(r_4_4_4, "r_4_4_4.c"); }  // matmul: float4 load, GEP, nested loops
+TEST(ClangRenderer, R16ReluFloat4) { check_render(r_16, "r_16.c"); }     // relu+sum: WHERE, long ADD chain
 TEST(ClangRenderer, R444NooptAcc) { check_render(r_4_4_4_noopt, "r_4_4_4.noopt.c"); }  // acc inside two loops
 TEST(ClangRenderer, R16ReluNoopt) { check_render(r_16_noopt, "r_16.noopt.c"); }
 TEST(ClangRenderer, E644Vectorize) { check_render(E_64_4, "E_64_4.c"); }  // float4 store of a VECTORIZE
@@ -85,8 +86,10 @@ TEST(ClangRenderer, EScalar) { check_render(E_scalar, "E_.c"); }
 
 // inf, nan, suffixes, casts. NOTE: not compiled: clang 14 has no __bf16 on x86 (nor does the reference there)
 TEST(ClangRenderer, ConstsOfEveryDtype) { check_render(ref_consts, "ref.E_consts.c", false); }
-TEST(ClangRenderer, AluOps) { check_render(ref_alu, "ref.r_alu.c"); }                     // every code_for_op, bitcast, var
-TEST(ClangRenderer, GatedLoadIfVars) { check_render(ref_gated_if_vars, "ref.gated_if_vars.c"); }  // no KernelInfo: "test"
+TEST(ClangRenderer, AluOps) { check_render(ref_alu, "ref.r_alu.c"); }  // every code_for_op, bitcast, var
+TEST(ClangRenderer, GatedLoadIfVars) {
+  check_render(ref_gated_if_vars, "ref.gated_if_vars.c");
+}  // no KernelInfo: "test"
 // half vectors are storage-only in C: compiled only by the reference, not here
 TEST(ClangRenderer, Vectors) { check_render(ref_vectors, "ref.E_vec.c", false); }
 

@@ -14,7 +14,10 @@ std::string strip_parens(const std::string& s) {
   if (s.size() < 2 || s.front() != '(' || s.back() != ')') return s;
   std::string in = s.substr(1, s.size() - 2);
   // python's find gives -1 for "absent": a '(' only, with no ')' after, keeps the parens
-  auto pos = [&](char c) { size_t p = in.find(c); return p == std::string::npos ? int64_t(-1) : int64_t(p); };
+  auto pos = [&](char c) {
+    size_t p = in.find(c);
+    return p == std::string::npos ? int64_t(-1) : int64_t(p);
+  };
   return pos('(') <= pos(')') ? in : s;
 }
 
@@ -54,23 +57,28 @@ static bool const_is_nan(const UOp& x) {
 
 // *** base_rewrite: uop -> C text ***
 
+using R = CStyleLanguage;  // the rules' ctx: tinygrad's `ctx`, the renderer
+
 const StringRewrite& base_rewrite() {
   static const double inf = std::numeric_limits<double>::infinity();
   static const StringRewrite pm = {
-      {op(Ops::DEFINE_ACC).named("x"), [](M m, CStyleLanguage& ctx) -> Str { return ctx[m["x"].src(0)]; }},  // acc0 = its init
-      {op(Ops::ASSIGN).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // acc0 = (acc0+val0);
+      {op(Ops::DEFINE_ACC).named("x"), [](M m, R& ctx) -> Str { return ctx[m["x"].src(0)]; }},  // acc0 = its init
+      {op(Ops::ASSIGN).named("x"),
+       [](M m, R& ctx) -> Str {  // acc0 = (acc0+val0);
          return cat(ctx[m["x"].src(0)], " = ", ctx[m["x"].src(1)], ";");
        }},
-      {op(Ops::IF).named("x"), [](M m, CStyleLanguage& ctx) -> Str { return cat("if (", ctx[m["x"].src(0)], ") {"); }},  // if (g) {
-      {op({Ops::ENDIF, Ops::ENDRANGE}), [](M, CStyleLanguage&) -> Str { return "}"; }},  // }
+      {op(Ops::IF).named("x"), [](M m, R& ctx) -> Str { return cat("if (", ctx[m["x"].src(0)], ") {"); }},  // if (g) {
+      {op({Ops::ENDIF, Ops::ENDRANGE}), [](M, R&) -> Str { return "}"; }},                                  // }
       // TODO: WMMA (__name(a, b, c)) once its arg is representable
       // r method accesses
-      {op(Ops::RANGE).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // for (int ridx0 = 0; ridx0 < 4; ridx0++) {
+      {op(Ops::RANGE).named("x"),
+       [](M m, R& ctx) -> Str {  // for (int ridx0 = 0; ridx0 < 4; ridx0++) {
          UOp x = m["x"];
          const std::string& i = ctx[x];
          return cat("for (", ctx.render_dtype(x.dtype()), " ", i, " = 0; ", i, " < ", ctx[x.src(0)], "; ", i, "++) {");
        }},
-      {op(Ops::VECTORIZE).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // (float4){a,b,c,d}
+      {op(Ops::VECTORIZE).named("x"),
+       [](M m, R& ctx) -> Str {  // (float4){a,b,c,d}
          UOp x = m["x"];
          if (!ctx.float4) return std::nullopt;
          std::vector<std::string> parts;
@@ -78,75 +86,95 @@ const StringRewrite& base_rewrite() {
          return cat(str_replace_all(*ctx.float4, "float4", ctx.render_dtype(x.dtype())), ctx.float4_style.first,
                     join(parts, ","), ctx.float4_style.second);
        }},
-      {op(Ops::CAST).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // __builtin_convertvector(v, float4)
+      {op(Ops::CAST).named("x"),
+       [](M m, R& ctx) -> Str {  // __builtin_convertvector(v, float4)
          UOp x = m["x"];
          if (x.dtype().count() <= 1 || x.dtype().is_ptr()) return std::nullopt;
          return cat("__builtin_convertvector(", ctx[x.src(0)], ", ", ctx.render_dtype(x.dtype()), ")");
        }},
-      {op(Ops::CAST).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // ((float)(v))
+      {op(Ops::CAST).named("x"),
+       [](M m, R& ctx) -> Str {  // ((float)(v))
          return cat("(", ctx.render_cast(m["x"].dtype(), ctx[m["x"].src(0)]), ")");
        }},
-      {op(Ops::BITCAST).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // (*((float*)&v))
+      {op(Ops::BITCAST).named("x"),
+       [](M m, R& ctx) -> Str {  // (*((float*)&v))
          return cat("(*((", ctx.buffer_prefix, ctx.render_dtype(m["x"].dtype()), "*)&", ctx[m["x"].src(0)], "))");
        }},
-      {op(Ops::DEFINE_LOCAL).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // float temp0[16];
+      {op(Ops::DEFINE_LOCAL).named("x"),
+       [](M m, R& ctx) -> Str {  // float temp0[16];
          UOp x = m["x"];
          return cat(ctx.smem_align, ctx.smem_prefix, ctx.render_dtype(x.dtype().base()), " ", ctx[x], "[",
                     x.dtype().size(), "];");
        }},
-      {op(Ops::BARRIER), [](M, CStyleLanguage& ctx) -> Str { return ctx.barrier; }},  // the language's barrier
-      {op(Ops::NOOP).named("x"), [](M m, CStyleLanguage& ctx) -> Str { return ctx[m["x"].src(0)]; }},  // its source
-      {op(Ops::SPECIAL).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // get_group_id(0); /* 4 */
+      {op(Ops::BARRIER), [](M, R& ctx) -> Str { return ctx.barrier; }},                   // the language's barrier
+      {op(Ops::NOOP).named("x"), [](M m, R& ctx) -> Str { return ctx[m["x"].src(0)]; }},  // its source
+      {op(Ops::SPECIAL).named("x"),
+       [](M m, R& ctx) -> Str {  // get_group_id(0); /* 4 */
          const SpecialArg& s = m["x"].arg<SpecialArg>();
          Str idx = ctx.code_for_workitem(s.name[0], s.name.substr(s.name.size() - 1));
          if (!idx) return std::nullopt;
          return cat(*idx, "; /* ", s.size, " */");
        }},
       // const
-      {op(Ops::CONST).arg(ConstValue(inf)).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // ((float)(INFINITY))
+      {op(Ops::CONST).arg(ConstValue(inf)).named("x"),
+       [](M m, R& ctx) -> Str {  // ((float)(INFINITY))
          return cat("(", ctx.render_cast(m["x"].dtype(), ctx.infinity), ")");
        }},
-      {op(Ops::CONST).arg(ConstValue(-inf)).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // ((float)(-INFINITY))
+      {op(Ops::CONST).arg(ConstValue(-inf)).named("x"),
+       [](M m, R& ctx) -> Str {  // ((float)(-INFINITY))
          return cat("(", ctx.render_cast(m["x"].dtype(), "-" + ctx.infinity), ")");
        }},
-      {op(Ops::CONST).dtype(dtypes::floats).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // ((float)(NAN))
+      {op(Ops::CONST).dtype(dtypes::floats).named("x"),
+       [](M m, R& ctx) -> Str {  // ((float)(NAN))
          if (!const_is_nan(m["x"])) return std::nullopt;
          return cat("(", ctx.render_cast(m["x"].dtype(), ctx.nan), ")");
        }},
-      {op(Ops::CONST).dtype(dtypes::float32).named("x"), [](M m) -> Str { return const_repr(m["x"].const_arg()) + "f"; }},  // 1.0f
-      {op(Ops::CONST).dtype(dtypes::int64).named("x"), [](M m) -> Str { return const_repr(m["x"].const_arg()) + "ll"; }},  // 1ll
-      {op(Ops::CONST).dtype(dtypes::uint64).named("x"), [](M m) -> Str { return const_repr(m["x"].const_arg()) + "ull"; }},  // 1ull
-      {op(Ops::CONST).dtype(dtypes::uint32).named("x"), [](M m) -> Str { return const_repr(m["x"].const_arg()) + "u"; }},  // 1u
-      {op(Ops::CONST).dtype(dtypes::bool_).named("x"), [](M m) -> Str { return as_bool(m["x"].const_arg()) ? "1" : "0"; }},  // 1
+      {op(Ops::CONST).dtype(dtypes::float32).named("x"),
+       [](M m) -> Str { return const_repr(m["x"].const_arg()) + "f"; }},  // 1.0f
+      {op(Ops::CONST).dtype(dtypes::int64).named("x"),
+       [](M m) -> Str { return const_repr(m["x"].const_arg()) + "ll"; }},  // 1ll
+      {op(Ops::CONST).dtype(dtypes::uint64).named("x"),
+       [](M m) -> Str { return const_repr(m["x"].const_arg()) + "ull"; }},  // 1ull
+      {op(Ops::CONST).dtype(dtypes::uint32).named("x"),
+       [](M m) -> Str { return const_repr(m["x"].const_arg()) + "u"; }},  // 1u
+      {op(Ops::CONST).dtype(dtypes::bool_).named("x"),
+       [](M m) -> Str { return as_bool(m["x"].const_arg()) ? "1" : "0"; }},  // 1
       // consts are rendered to larger type and casted
-      {op(Ops::CONST).dtype({dtypes::bfloat16, dtypes::half}).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // ((half)(1.0f))
+      {op(Ops::CONST).dtype({dtypes::bfloat16, dtypes::half}).named("x"),
+       [](M m, R& ctx) -> Str {  // ((half)(1.0f))
          return cat("(", ctx.render_cast(m["x"].dtype(), const_repr(m["x"].const_arg()) + "f"), ")");
        }},
-      {op(Ops::CONST).dtype({dtypes::uint8, dtypes::uint16}).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // ((unsigned char)(1u))
+      {op(Ops::CONST).dtype({dtypes::uint8, dtypes::uint16}).named("x"),
+       [](M m, R& ctx) -> Str {  // ((unsigned char)(1u))
          return cat("(", ctx.render_cast(m["x"].dtype(), const_repr(m["x"].const_arg()) + "u"), ")");
        }},
-      {op(Ops::CONST).dtype({dtypes::int8, dtypes::int16}).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // ((signed char)(1))
+      {op(Ops::CONST).dtype({dtypes::int8, dtypes::int16}).named("x"),
+       [](M m, R& ctx) -> Str {  // ((signed char)(1))
          return cat("(", ctx.render_cast(m["x"].dtype(), const_repr(m["x"].const_arg())), ")");
        }},
       // default const render
       {op(Ops::CONST).named("x"), [](M m) -> Str { return const_repr(m["x"].const_arg()); }},  // 1
       // new load/store
-      {op(Ops::INDEX, {var("buf"), var("idx")}).any_len(), [](M m, CStyleLanguage& ctx) -> Str {  // (data0+idx)
+      {op(Ops::INDEX, {var("buf"), var("idx")}).any_len(),
+       [](M m, R& ctx) -> Str {  // (data0+idx)
          UOp idx = m["idx"];
          const Ops* a = std::get_if<Ops>(&idx.arg());  // NOTE: tinygrad tests idx.arg, not idx.op: almost never true
          return cat("(", ctx[m["buf"]], "+", a != nullptr && *a == Ops::ADD ? strip_parens(ctx[idx]) : ctx[idx], ")");
        }},
       {op(Ops::LOAD, {op(Ops::INDEX, {var(), var(), var("gate")}).or_casted("bidx"), var("var")}).any_len(),
-       [](M m, CStyleLanguage& ctx) -> Str {  // (gate?*(data0+idx):alt)
+       [](M m, R& ctx) -> Str {  // (gate?*(data0+idx):alt)
          return cat("(", ctx[m["gate"]], "?*", ctx[m["bidx"]], ":", ctx[m["var"]], ")");
        }},
-      {op(Ops::LOAD, {var("bidx")}).any_len(), [](M m, CStyleLanguage& ctx) -> Str { return "*" + ctx[m["bidx"]]; }},  // *(data0+idx)
-      {op(Ops::STORE, {var("bidx"), var("var")}).any_len(), [](M m, CStyleLanguage& ctx) -> Str {  // *(data0+idx) = v;
+      {op(Ops::LOAD, {var("bidx")}).any_len(),
+       [](M m, R& ctx) -> Str { return "*" + ctx[m["bidx"]]; }},  // *(data0+idx)
+      {op(Ops::STORE, {var("bidx"), var("var")}).any_len(),
+       [](M m, R& ctx) -> Str {  // *(data0+idx) = v;
          return cat("*", ctx[m["bidx"]], " = ", ctx[m["var"]], ";");
        }},
       // alu/gep
       // TODO: look for left-associative
-      {op(GroupOp::ALU).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // (a+b), chains of one op unparenthesized
+      {op(GroupOp::ALU).named("x"),
+       [](M m, R& ctx) -> Str {  // (a+b), chains of one op unparenthesized
          UOp x = m["x"];
          static constexpr OpSet flat{Ops::ADD, Ops::MUL, Ops::XOR, Ops::OR, Ops::AND};
          std::vector<std::string> operands;
@@ -154,14 +182,16 @@ const StringRewrite& base_rewrite() {
            operands.push_back(v.op() == x.op() && flat.has(x.op()) ? strip_parens(ctx[v]) : ctx[v]);
          return ctx.render_op(x.op(), operands, x.dtype());
        }},
-      {op(Ops::GEP).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // v[0] or v.x
+      {op(Ops::GEP).named("x"),
+       [](M m, R& ctx) -> Str {  // v[0] or v.x
          UOp x = m["x"];
          int64_t i = as_int(x.arg<Tuple>().at(0));
          if (x.src(0).dtype().count() > ctx.gep_arr_threshold) return cat(ctx[x.src(0)], "[", i, "]");
          return cat(ctx[x.src(0)], ".", "xyzwabcd"[i]);
        }},
       // custom passes through with format
-      {op({Ops::CUSTOM, Ops::CUSTOMI}).named("x"), [](M m, CStyleLanguage& ctx) -> Str {  // arg.format(*srcs)
+      {op({Ops::CUSTOM, Ops::CUSTOMI}).named("x"),
+       [](M m, R& ctx) -> Str {  // arg.format(*srcs)
          std::vector<std::string> args;
          for (const UOp& y : m["x"].src()) args.push_back(ctx[y]);
          return py_format(m["x"].arg<std::string>(), args);
@@ -189,18 +219,23 @@ static UOp no_vectorized_alu(M m) {
 const PatternMatcher<UOp>& extra_pm() {
   static const PatternMatcher<UOp> pm = {
       // insert a NOOP before BITCAST to force it to be rendered. not needed on all backends?
-      {op(Ops::BITCAST).named("x"), [](M m) -> UOp {  // bitcast(x) -> bitcast(noop(x))
+      {op(Ops::BITCAST).named("x"),
+       [](M m) -> UOp {  // bitcast(x) -> bitcast(noop(x))
          UOp x = m["x"];
          if (OpSet{Ops::NOOP, Ops::LOAD, Ops::CUSTOM}.has(x.src(0).op())) return {};
          return UOp::make(Ops::BITCAST, x.dtype(), {UOp::make(Ops::NOOP, x.src(0).dtype(), x.src())});
        }},
       // rewrite MAX to CMPLT + WHERE (max function is annoying on many cstyle backends)
-      {op(Ops::MAX).named("m"), [](M m) { return (m["m"].src(0) < m["m"].src(1)).where(m["m"].src(1), m["m"].src(0)); }},  // max(a,b) -> (a<b)?b:a
+      {op(Ops::MAX).named("m"),
+       [](M m) {
+         return (m["m"].src(0) < m["m"].src(1)).where(m["m"].src(1), m["m"].src(0));
+       }},  // max(a,b) -> (a<b)?b:a
       // devectorize any bools
       {op(GroupOp::ALU | OpSet{Ops::CAST, Ops::BITCAST, Ops::ASSIGN, Ops::INDEX}).dtype(dtypes::bool_).named("alu"),
        no_vectorized_alu},  // bool4 alu -> 4 bool alus
-      {op(Ops::CAST, {var("", {dtypes::bool_})}).named("alu"), no_vectorized_alu},  // CAST (from bool) can't be vectorized
-      {op(Ops::WHERE).named("alu"), no_vectorized_alu},                             // WHERE can't be vectorized
+      {op(Ops::CAST, {var("", {dtypes::bool_})}).named("alu"),
+       no_vectorized_alu},                               // CAST (from bool) can't be vectorized
+      {op(Ops::WHERE).named("alu"), no_vectorized_alu},  // WHERE can't be vectorized
   };
   return pm;
 }
@@ -209,8 +244,9 @@ const PatternMatcher<UOp>& extra_pm() {
 
 CStyleLanguage::CStyleLanguage() {
   extra_matcher = &extra_pm();
-  code_for_op = {Ops::SQRT, Ops::RECIP, Ops::NEG, Ops::EXP2, Ops::LOG2, Ops::SIN, Ops::AND, Ops::XOR, Ops::OR, Ops::ADD,
-                 Ops::SUB, Ops::MUL, Ops::MOD, Ops::IDIV, Ops::CMPNE, Ops::SHR, Ops::SHL, Ops::CMPLT, Ops::WHERE};
+  code_for_op = {Ops::SQRT,  Ops::RECIP, Ops::NEG, Ops::EXP2,  Ops::LOG2, Ops::SIN, Ops::AND,
+                 Ops::XOR,   Ops::OR,    Ops::ADD, Ops::SUB,   Ops::MUL,  Ops::MOD, Ops::IDIV,
+                 Ops::CMPNE, Ops::SHR,   Ops::SHL, Ops::CMPLT, Ops::WHERE};
 }
 
 Str CStyleLanguage::render_op(Ops op, const std::vector<std::string>& a, DType) const {
@@ -266,8 +302,8 @@ std::string CStyleLanguage::render_kernel(const std::string& function_name, cons
   for (const KernelParam& b : bufs) {
     has_image |= b.dtype.is_image();
     std::string t = b.dtype.is_image() || b.dtype.is_ptr() ? render_dtype(b.dtype, b.is_mutable) + buffer_suffix
-                    : b.dtype == dtypes::int32                ? arg_int_prefix
-                                                              : render_dtype(b.dtype);  // NOTE: tinygrad prints None
+                    : b.dtype == dtypes::int32             ? arg_int_prefix
+                                                           : render_dtype(b.dtype);  // NOTE: tinygrad prints None
     params.push_back(t + " " + b.name);
   }
   params.insert(params.end(), extra_args.begin(), extra_args.end());
@@ -292,7 +328,9 @@ static std::string_view name_prefix(Ops op) {  // the variable name of a uop: pr
     case Ops::WMMA: return "wmma";
     case Ops::DEFINE_LOCAL: return "temp";
     case Ops::CONST: return "const";
-    case Ops::CAST: case Ops::BITCAST: case Ops::VECTORIZE: return "cast";
+    case Ops::CAST:
+    case Ops::BITCAST:
+    case Ops::VECTORIZE: return "cast";
     case Ops::GEP: return "gep";
     case Ops::NOOP: return "precast";
     case Ops::INDEX: return "bidx";
@@ -333,15 +371,18 @@ CStyleLanguage::Rendered CStyleLanguage::render_uops(const std::vector<UOp>& uop
     }
     // naming
     std::string_view prefix;
-    if (op == Ops::SPECIAL) r_[u.get()] = u.arg<SpecialArg>().name;
-    else if (op == Ops::RANGE) r_[u.get()] = cat("ridx", const_repr(u.arg<ConstValue>()));
+    if (op == Ops::SPECIAL)
+      r_[u.get()] = u.arg<SpecialArg>().name;
+    else if (op == Ops::RANGE)
+      r_[u.get()] = cat("ridx", const_repr(u.arg<ConstValue>()));
     else {
       prefix = name_prefix(op);
       r_[u.get()] = cat(prefix, c[prefix]);
     }
 
     Str l = string_rewrite().rewrite(u, this);
-    TG_ASSERT(l.has_value(), "failed to render ", op, " ", u.dtype(), " ", u.src().size(), " sources ", arg_repr(u.arg()));
+    TG_ASSERT(l.has_value(), "failed to render ", op, " ", u.dtype(), " ", u.src().size(), " sources ",
+              arg_repr(u.arg()));
 
     if (op == Ops::ENDIF || op == Ops::ENDRANGE) depth--;
     static constexpr OpSet always_inline{Ops::CONST, Ops::GEP, Ops::INDEX, Ops::CUSTOMI};
@@ -397,13 +438,17 @@ Str ClangRenderer::render_op(Ops op, const std::vector<std::string>& a, DType dt
 }
 
 const PatternMatcher<UOp>& clang_extra_matcher() {
-  static const PatternMatcher<UOp> pm = PatternMatcher<UOp>{
-      // LLVM legalizes double => half cast on systems that don't support it natively (like x86 cpus without
-      // AVX512-FP16) into a compiler-rt libcall.
-      {var("x", {dtypes::float64}).cast(dtypes::float16),
-       [](M m) { return m["x"].cast(dtypes::float32).cast(dtypes::float16); }},  // (half)double -> (half)(float)double
-      {op(Ops::SQRT).named("alu"), no_vectorized_alu},                          // sqrt(float4) -> 4 sqrts
-  } + extra_pm();
+  static const PatternMatcher<UOp> pm =
+      PatternMatcher<UOp>{
+          // LLVM legalizes double => half cast on systems that don't support it natively (like x86 cpus without
+          // AVX512-FP16) into a compiler-rt libcall.
+          {var("x", {dtypes::float64}).cast(dtypes::float16),
+           [](M m) {
+             return m["x"].cast(dtypes::float32).cast(dtypes::float16);
+           }},                                              // (half)double -> (half)(float)double
+          {op(Ops::SQRT).named("alu"), no_vectorized_alu},  // sqrt(float4) -> 4 sqrts
+      } +
+      extra_pm();
   return pm;
 }
 
@@ -439,8 +484,10 @@ std::string ClangRenderer::entry_shim(const std::string& function_name, const st
   std::vector<std::string> args;
   size_t nbuf = 0;
   for (const KernelParam& p : params) {
-    if (p.is_buffer) args.push_back(cat("(", render_dtype(p.dtype, p.is_mutable), ")bufs[", nbuf++, "]"));
-    else args.push_back(cat("(", render_dtype(p.dtype), ")vars[", p.index, "]"));
+    if (p.is_buffer)
+      args.push_back(cat("(", render_dtype(p.dtype, p.is_mutable), ")bufs[", nbuf++, "]"));
+    else
+      args.push_back(cat("(", render_dtype(p.dtype), ")vars[", p.index, "]"));
   }
   return cat("void tg_entry_", function_name, "(void** bufs, const long long* vars) { ", function_name, "(",
              join(args, ", "), "); }\n");

@@ -16,10 +16,10 @@ using Str = std::optional<std::string>;
 class CStyleLanguage;
 using StringRewrite = PatternMatcher<Str, CStyleLanguage>;
 
-const StringRewrite& base_rewrite();     // uop -> C text, shared by every C-like language
-const PatternMatcher<UOp>& extra_pm();   // uop -> uop rewrites every C-like language needs before rendering
+const StringRewrite& base_rewrite();               // uop -> C text, shared by every C-like language
+const PatternMatcher<UOp>& extra_pm();             // uop -> uop rewrites every C-like language needs before rendering
 const PatternMatcher<UOp>& clang_extra_matcher();  // ClangRenderer's: double->half via float, scalar SQRT, extra_pm
-std::string strip_parens(const std::string& s);  // "(a+b)" -> "a+b", but "(a)+(b)" stays (helpers.strip_parens)
+std::string strip_parens(const std::string& s);    // "(a+b)" -> "a+b", but "(a)+(b)" stays (helpers.strip_parens)
 
 class CStyleLanguage : public Renderer {
  public:
@@ -44,7 +44,7 @@ class CStyleLanguage : public Renderer {
   virtual Str code_for_workitem(char kind, const std::string& dim) const;
   virtual const StringRewrite& string_rewrite() const { return base_rewrite(); }
 
-  virtual std::string render_cast(DType dt, const std::string& val) const;  // (float)(val)
+  virtual std::string render_cast(DType dt, const std::string& val) const;   // (float)(val)
   virtual std::string render_dtype(DType dt, bool is_mutable = true) const;  // float, float4, float*
   virtual std::string render_kernel(const std::string& function_name, const std::vector<std::string>& kernel,
                                     const std::vector<KernelParam>& bufs, const std::vector<UOp>& uops,

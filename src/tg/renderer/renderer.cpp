@@ -65,8 +65,8 @@ void set_var_indices(std::vector<KernelParam>& params) {
 std::vector<KernelParam> kernel_params(const std::vector<UOp>& uops) {
   std::vector<KernelParam> params;
   for (const UOp& u : uops) {
-    if (u.op() == Ops::DEFINE_GLOBAL) params.push_back({cat("data", as_int(u.arg<ConstValue>())), u.dtype(), true, false,
-                                                        as_int(u.arg<ConstValue>())});
+    if (u.op() == Ops::DEFINE_GLOBAL)
+      params.push_back({cat("data", as_int(u.arg<ConstValue>())), u.dtype(), true, false, as_int(u.arg<ConstValue>())});
     if (u.op() == Ops::DEFINE_VAR) params.push_back({u.arg<VarArg>().name, u.dtype(), false, false, 0});
     if (u.op() == Ops::STORE) {  // mark buffers that we store to writable
       for (const UOp& up : u.src(0).toposort()) {
@@ -92,9 +92,9 @@ static void sorted_dedup(std::vector<int64_t>& v) {
   v.erase(std::unique(v.begin(), v.end()), v.end());
 }
 
-ProgramSpec ProgramSpec::from_uops(std::string name, std::string src, std::string device, UOp ast, std::vector<UOp> uops,
-                                   std::optional<LaunchSize> global_size, std::optional<LaunchSize> local_size,
-                                   int64_t mem_estimate) {
+ProgramSpec ProgramSpec::from_uops(std::string name, std::string src, std::string device, UOp ast,
+                                   std::vector<UOp> uops, std::optional<LaunchSize> global_size,
+                                   std::optional<LaunchSize> local_size, int64_t mem_estimate) {
   ProgramSpec p;
   p.name = std::move(name), p.src = std::move(src), p.device = std::move(device), p.ast = std::move(ast);
   p.uops = std::move(uops), p.mem_estimate = mem_estimate, p.global_size = global_size, p.local_size = local_size;

@@ -1,6 +1,7 @@
 #pragma once
 // Renderer and ProgramSpec (tinygrad's renderer/__init__.py): a Renderer turns a linearized uop list into source text;
-// a ProgramSpec is that text plus what the runtime needs to launch it (buffers, vars, launch sizes, the parameter list).
+// a ProgramSpec is that text plus what the runtime needs to launch it (buffers, vars, launch sizes, the parameter
+// list).
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -8,8 +9,8 @@
 #include <vector>
 
 #include "tg/uop/ops.h"
-#include "tg/uop/upat.h"
 #include "tg/uop/uop.h"
+#include "tg/uop/upat.h"
 
 namespace tg {
 
@@ -26,28 +27,28 @@ struct Estimates {
 
 // one parameter of the rendered kernel, in signature order: a buffer (DEFINE_GLOBAL) or a variable (DEFINE_VAR)
 struct KernelParam {
-  std::string name;      // data0, or the variable's name
-  DType dtype;           // the pointer dtype of a buffer, the dtype of a variable
+  std::string name;  // data0, or the variable's name
+  DType dtype;       // the pointer dtype of a buffer, the dtype of a variable
   bool is_buffer = true;
   bool is_mutable = false;  // the kernel stores to this buffer
   int64_t index = 0;        // buffer: the DEFINE_GLOBAL arg; variable: its position in ProgramSpec::vars
 };
 
 struct ProgramSpec {
-  std::string name;    // the kernel's function name (a C identifier, KernelInfo.name)
-  std::string src;     // the rendered source, exactly as the renderer printed it
+  std::string name;  // the kernel's function name (a C identifier, KernelInfo.name)
+  std::string src;   // the rendered source, exactly as the renderer printed it
   std::string device;
-  UOp ast;             // the base ast (the method cache key)
+  UOp ast;  // the base ast (the method cache key)
   std::vector<UOp> uops;
   int64_t mem_estimate = 0;
 
   // filled in from uops by from_uops (tinygrad's __post_init__)
   std::optional<LaunchSize> global_size, local_size;
-  std::vector<UOp> vars;          // DEFINE_VARs, sorted by arg: the order of the runtime's var values
-  std::vector<int64_t> globals;   // DEFINE_GLOBAL args, in uop order
-  std::vector<int64_t> outs, ins;  // buffers stored to / loaded from, sorted and deduplicated
+  std::vector<UOp> vars;            // DEFINE_VARs, sorted by arg: the order of the runtime's var values
+  std::vector<int64_t> globals;     // DEFINE_GLOBAL args, in uop order
+  std::vector<int64_t> outs, ins;   // buffers stored to / loaded from, sorted and deduplicated
   std::vector<KernelParam> params;  // the kernel's signature, in order (for the CPU entry shim)
-  Estimates estimates;            // from the uops, ignoring indexing; mem = mem_estimate
+  Estimates estimates;              // from the uops, ignoring indexing; mem = mem_estimate
 
   static ProgramSpec from_uops(std::string name, std::string src, std::string device, UOp ast, std::vector<UOp> uops,
                                std::optional<LaunchSize> global_size = LaunchSize{1, 1, 1},
