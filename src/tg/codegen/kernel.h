@@ -1,0 +1,141 @@
+#pragma once
+// Kernel: one scheduled kernel AST plus the opts applied to it (tinygrad's codegen/kernel.py). It keeps one
+// ShapeTracker per buffer (and two per reduce, and one for the full shape), reshapes and permutes them all together
+// as opts are applied, names the kernel, and hands the lowerer get_optimized_ast().
+//
+// Axis layout of every ShapeTracker in sts (all have shape_len dims):
+//   [global dims | local dims] first_reduce [group-reduce dims | reduce dims] first_upcast [upcast/unroll dims]
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tg/codegen/opt.h"
+#include "tg/shape/shapetracker.h"
+#include "tg/uop/uop.h"
+
+namespace tg {
+
+// *** ANSI text helpers (tinygrad's helpers.colored / ansistrip / to_function_name) ***
+// NOTE: they live here until helpers/ grows them; DEBUG=2 printing needs them too.
+
+// "\x1b[{30+idx+60*ALLCAPS+10*background}m{s}\x1b[0m"; a null color returns s unchanged
+std::string colored(const std::string& s, const char* color, bool background = false);
+std::string ansistrip(const std::string& s);  // drops "\x1b[...m" and "\x1b[K"
+size_t ansilen(const std::string& s);
+// ANSI stripped; characters outside [A-Za-z0-9_] become two uppercase hex digits
+std::string to_function_name(const std::string& s);
+
+// *** ShapeTracker queries the opts need (tinygrad's ShapeTracker.real_strides & co) ***
+
+// per dim: the stride, 0 if the dim is unused, nullopt if it is not one stride (or is masked, unless ignore_valid)
+std::vector<std::optional<sint>> real_strides(const ShapeTracker& st, bool ignore_valid = false);
+std::vector<int> unit_stride_axes(const ShapeTracker& st, bool ignore_valid = false);
+bool axis_is_masked(const ShapeTracker& st, int axis);
+std::string strides_str(const std::vector<std::optional<sint>>& strides);  // (16, 1, 0), (None, 1)
+
+// *** what the opts need to know about the target ***
+// NOTE: the fields are Renderer's (renderer/__init__.py) with the same names and defaults; this struct stands in until
+// the Renderer interface exists, then Kernel takes the Renderer instead.
+struct RendererCaps {
+  std::string device;
+  bool supports_float4 = true;
+  bool has_local = true;
+  bool has_shared = true;
+  std::optional<std::vector<int64_t>> global_max = std::vector<int64_t>(3, 0x8FFFFFFF);
+  std::optional<std::vector<int64_t>> local_max = std::vector<int64_t>(3, 0x8FFFFFFF);
+  int64_t shared_max = 32768;
+  int tensor_cores = 0;  // how many tensor cores the target has (none are implemented yet)
+};
+RendererCaps cpu_caps();  // ClangRenderer: device CPU, no locals, no global_max
+
+// An opt that does not apply to this kernel (tinygrad's KernelOptError). BEAM and the heuristic catch it.
+struct KernelOptError : Error {
+  using Error::Error;
+};
+
+// *** the process-wide name counter: E_4, E_4n1, E_4n2 for distinct kernels that would share a name ***
+
+// counts base_name (keyed by its to_function_name) and returns base_name + colored("nN" or "", "BLACK")
+std::string register_kernel_name(const std::string& base_name);
+void reset_kernel_cnt();  // for tests: forget every name counted so far
+
+class Kernel {
+ public:
+  explicit Kernel(UOp ast, RendererCaps opts = cpu_caps());
+  Kernel(const Kernel&) = default;  // NOTE: a copy has no name yet (tinygrad's Kernel.copy)
+  Kernel& operator=(const Kernel&) = default;
+  Kernel copy() const { return *this; }
+
+  UOp ast;  // the SINK as scheduled
+  RendererCaps opts;
+  std::vector<UOp> reduceops;  // REDUCE_AXIS nodes in toposort order
+  std::vector<UOp> vars;       // DEFINE_VAR nodes
+  std::vector<UOp> bufs;       // LOAD/STORE/CONST/VALID/DEFINE_VAR nodes, reversed toposort order (as tinygrad)
+  // bufs' ShapeTrackers, then (reduce output, reduce input) per reduceop, then the full shape with 0 strides
+  std::vector<ShapeTracker> sts;
+  std::vector<Opt> applied_opts;
+  int group_for_reduces = 0, upcasted = 0, local_dims = 0;
+  bool dont_use_locals = false;
+
+  // *** shape views ***
+  const Shape& output_shape() const { return sts[0].shape(); }
+  const Shape& full_shape() const { return sts.back().shape(); }
+  Shape full_unupcasted_shape() const;
+  int shape_len() const { return static_cast<int>(sts[0].shape().size()); }
+  int first_upcast() const { return shape_len() - upcasted; }
+  int first_reduce() const;  // the first dim where the output is reduced (or first_upcast)
+  int global_dims() const { return first_reduce() - local_dims; }
+  UOp reduceop() const { return reduceops.empty() ? UOp() : reduceops[0]; }
+  std::vector<UOp> membufs() const;  // the distinct buffers (DEFINE_GLOBAL/DEFINE_LOCAL) loaded or stored
+  int buf_index(const UOp& buf) const;  // bufs.index(buf); -1 when absent
+  struct UpcastedAxis {
+    sint size;
+    std::optional<sint> stride;
+    bool reduced;  // the output does not have this dim (an unroll)
+  };
+  std::vector<UpcastedAxis> upcasted_axis(int i) const;  // the upcast dims of sts[i]
+  std::vector<std::string> colors() const;  // one per dim: blue/BLUE, cyan, green, red, magenta, yellow
+  std::string colored_shape(int pad = 0, bool dense = false) const;
+
+  // *** the opts ***
+  // applies opt or throws KernelOptError (leaving the kernel unchanged)
+  void apply_opt(const Opt& opt, bool append_opt = true);
+  Kernel& apply_opts(const std::vector<Opt>& opts);
+  int real_axis(const Opt& opt) const;
+
+  // *** outputs ***
+  // E_/r_ + coloured dims + the nN suffix. Computed (and counted) once per Kernel, after the opts are applied.
+  const std::string& name() const;
+  std::string base_name() const;  // the name without the counter suffix; counts nothing
+  // the AST with each buffer's ShapeTracker replaced by its reshaped/permuted one and the SINK arg set to
+  // KernelInfo(name, local_dims, upcasted, dont_use_locals); name_override skips naming (and counting)
+  UOp get_optimized_ast(const std::optional<std::string>& name_override = {}) const;
+  // the DEBUG>=3 buffer table: "{i:2d}: {shape:25s} {dtype:20s} {real_strides:30s} " + (DEBUG>=4: the ShapeTracker)
+  std::string buffer_table(bool with_st) const;
+
+  // *** the shape machinery the opts use (public: the heuristic and tests call them) ***
+  using ShapeFxn = std::function<Shape(const Shape&)>;
+  void reshape_and_permute(const ShapeFxn& new_shape_fxn, const std::optional<std::vector<int64_t>>& axis);
+  void upcast();  // the last dim becomes an upcast dim
+  // split `amount` off dim `axis` (from the top or the bottom) and move it to insert_before (default: the end)
+  void shift_to(int axis, sint amount, bool top = false, std::optional<int> insert_before = {});
+  bool simplify_ones();  // drops dims that are 1 in the full shape; true if any
+  void simplify_merge_adjacent();  // merges neighbouring dims that every ShapeTracker can merge
+
+ private:
+  void apply_opt_unchecked(const Opt& opt, bool append_opt);
+  // the name is a cached property: a copy starts without one, so copying does not count it twice
+  struct NameCache {
+    std::optional<std::string> v;
+    NameCache() = default;
+    NameCache(const NameCache&) {}
+    NameCache& operator=(const NameCache&) {
+      v.reset();
+      return *this;
+    }
+  };
+  mutable NameCache name_;
+};
+
+}  // namespace tg
