@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "tg/codegen/pipeline.h"
+#include "tg/renderer/cstyle.h"
 #include "tg/shape/shapetracker.h"
 #include "tg/uop/kernel_info.h"
 
@@ -235,4 +236,13 @@ TEST(Codegen, PadUpcastMaskedOpt) {
   UOp out = view(global(dtypes::float32.ptr(24), 0), {4, 6}, Shape{1, 4});
   UOp in = view_masked(global(dtypes::float32.ptr(16), 1), {4, 6}, {1, 4}, -4, Mask{{0, 4}, {1, 5}});
   check_reference("pad_opt", ast_add1(out, in, {4, 6}, kernel_info("E_4_6", 0, 1)));
+}
+
+// *** a Renderer instance gives the same pipeline as its RenderOpts ***
+
+TEST(Codegen, ClangRendererInstance) {
+  ClangRenderer r;
+  UOp ast = ast_matmul4(kernel_info("r_4_4_4", 0, 1));
+  EXPECT_EQ(print(full_rewrite(ast, r)), print(full_rewrite(ast, &RenderOpts::cpu())));
+  EXPECT_EQ(full_rewrite_to_sink(ast_add34(), r).repr(), graph_case("C9"));
 }

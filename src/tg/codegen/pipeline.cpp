@@ -8,40 +8,12 @@
 #include "tg/codegen/linearize.h"
 #include "tg/codegen/lowerer.h"
 #include "tg/helpers/helpers.h"
+#include "tg/renderer/cstyle.h"
 #include "tg/uop/symbolic.h"
 
 namespace tg {
 
 // *** renderer capabilities ***
-
-const PatternMatcher<UOp>& cstyle_extra_matcher() {
-  static const PatternMatcher<UOp> pm = {
-      {op(Ops::BITCAST).named("x"), [](M m) -> UOp {  // BITCAST(x) -> BITCAST(NOOP(x)): force it to be rendered
-         UOp x = m["x"];
-         Ops s = x.src(0).op();
-         if (s == Ops::NOOP || s == Ops::LOAD || s == Ops::CUSTOM) return {};
-         return UOp::make(Ops::BITCAST, x.dtype(), {UOp::make(Ops::NOOP, x.src(0).dtype(), x.src())});
-       }},
-      {op(Ops::MAX).named("m"), [](M m) {  // max(a, b) -> (a<b)?b:a
-         UOp u = m["m"];
-         return (u.src(0) < u.src(1)).where(u.src(1), u.src(0));
-       }},
-      {op(GroupOp::ALU | OpSet{Ops::CAST, Ops::BITCAST, Ops::ASSIGN, Ops::INDEX}).dtype(dtypes::bool_).named("alu"),  // devectorize any bools
-       [](M m) { return no_vectorized_alu(m["alu"]); }},
-      {op(Ops::CAST, {var().dtype(dtypes::bool_)}).named("alu"), [](M m) { return no_vectorized_alu(m["alu"]); }},  // CAST from bool
-      {op(Ops::WHERE).named("alu"), [](M m) { return no_vectorized_alu(m["alu"]); }},  // WHERE can't be vectorized
-  };
-  return pm;
-}
-
-static const PatternMatcher<UOp>& clang_extra_matcher() {
-  using namespace pat;
-  static const PatternMatcher<UOp> pm = PatternMatcher<UOp>{
-      {x.dtype(dtypes::float64).cast(dtypes::float16), [](M m) { return m[x].cast(dtypes::float32).cast(dtypes::float16); }},  // double->half via float
-      {op(Ops::SQRT).named("alu"), [](M m) { return no_vectorized_alu(m["alu"]); }},  // SQRT is scalar
-  } + cstyle_extra_matcher();
-  return pm;
-}
 
 const RenderOpts& RenderOpts::generic() {
   static const RenderOpts r;
@@ -56,7 +28,7 @@ const RenderOpts& RenderOpts::cpu() {
     o.global_max = std::nullopt;
     o.code_for_op = OpSet{Ops::SQRT, Ops::RECIP, Ops::NEG, Ops::AND, Ops::XOR, Ops::OR,  Ops::ADD,   Ops::SUB, Ops::MUL,
                           Ops::MOD,  Ops::IDIV,  Ops::CMPNE, Ops::SHR, Ops::SHL, Ops::CMPLT, Ops::WHERE};
-    o.extra_matcher = &clang_extra_matcher();
+    o.extra_matcher = &clang_extra_matcher();  // the ClangRenderer's (renderer/cstyle.cpp)
     return o;
   }();
   return r;
@@ -156,6 +128,22 @@ UOp apply_rewrites(const UOp& sink, const std::vector<RewriteStep>& rewrites, co
 UOp full_rewrite_to_sink(const UOp& sink, const RendererLike* opts, bool linearizer) {
   const RenderOpts& o = opts ? *opts : RenderOpts::generic();
   return apply_rewrites(sink, get_rewrites_for_renderer(o, linearizer), o);
+}
+
+RenderOpts render_opts_of(const Renderer& r) {
+  RenderOpts o;
+  o.device = r.device, o.supports_float4 = r.supports_float4, o.has_local = r.has_local, o.has_shared = r.has_shared;
+  o.global_max = r.global_max, o.local_max = r.local_max, o.code_for_op = r.code_for_op;
+  o.pre_matcher = r.pre_matcher, o.extra_matcher = r.extra_matcher;
+  return o;
+}
+UOp full_rewrite_to_sink(const UOp& sink, const Renderer& renderer, bool linearizer) {
+  RenderOpts o = render_opts_of(renderer);
+  return full_rewrite_to_sink(sink, &o, linearizer);
+}
+std::vector<UOp> full_rewrite(const UOp& sink, const Renderer& renderer) {
+  RenderOpts o = render_opts_of(renderer);
+  return full_rewrite(sink, &o);
 }
 
 std::vector<UOp> full_rewrite(const UOp& sink, const RendererLike* opts) {

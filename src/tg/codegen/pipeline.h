@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "tg/codegen/render_opts.h"
+#include "tg/renderer/renderer.h"
 
 namespace tg {
 
@@ -21,7 +22,9 @@ UOp apply_rewrites(const UOp& sink, const std::vector<RewriteStep>& rewrites, co
 UOp full_rewrite_to_sink(const UOp& sink, const RendererLike* opts = nullptr, bool linearizer = false);
 std::vector<UOp> full_rewrite(const UOp& sink, const RendererLike* opts = nullptr);
 
-// the C-style renderers' extra_matcher (cstyle.py extra_pm): MAX -> CMPLT+WHERE, scalar bools and WHEREs
-const PatternMatcher<UOp>& cstyle_extra_matcher();
+// the same with a Renderer's capabilities (its fields are RenderOpts')
+RenderOpts render_opts_of(const Renderer& renderer);
+UOp full_rewrite_to_sink(const UOp& sink, const Renderer& renderer, bool linearizer = false);
+std::vector<UOp> full_rewrite(const UOp& sink, const Renderer& renderer);
 
 }  // namespace tg
