@@ -337,4 +337,8 @@ TEST_F(Runtime, DiskCacheRoundTrip) {
   EXPECT_FALSE(diskcache_get("test_table", "key2").has_value());
   diskcache_put("test_table", "key", "");
   EXPECT_EQ(diskcache_get("test_table", "key"), "");
+  ScopedEnv off("CACHELEVEL", "0");  // tinygrad's switch for every disk cache
+  EXPECT_FALSE(diskcache_get("test_table", "key").has_value());
+  diskcache_put("test_table", "key3", "v");
+  EXPECT_FALSE(fs::exists(diskcache_path("test_table", "key3")));
 }

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -96,7 +98,7 @@ std::string Compiler::compile_cached(const std::string& src) {
 namespace {
 
 struct Registry {
-  std::recursive_mutex mu;  // recursive: listing available devices for an error opens devices from inside get()
+  std::recursive_mutex mu;  // recursive: a device's factory may open another device
   std::map<std::string, DeviceFactory> factories;
   std::map<std::string, std::unique_ptr<Compiled>> opened;
   std::vector<std::string> open_order;
@@ -119,6 +121,7 @@ Registry& registry() {
 }
 
 std::string device_prefix(std::string_view device) { return std::string(device.substr(0, device.find(':'))); }
+Compiled* open_device(const std::string& name, std::string& why);
 
 // device names set to 1 in the env; lenient: a non-integer value (GPU=nvidia) is not 1 rather than an error
 std::vector<std::string> devices_from_env() {
@@ -141,12 +144,9 @@ std::string choose_default() {
   }
   if (from_env.size() == 1) return from_env[0];
   // NOTE: tinygrad also sets <NAME>=1 in os.environ here for spawned children; we spawn none that need it
-  for (const auto& d : Device::all_devices()) {
-    try {
-      return Device::get(d).device;
-    } catch (const Error&) {
-    }
-  }
+  std::string why;
+  for (const auto& d : Device::all_devices())
+    if (Compiled* dev = open_device(d, why)) return dev->device;
   throw Error("no usable devices");
 }
 
@@ -191,42 +191,47 @@ std::string Device::canonicalize(std::string_view device) {
 std::vector<std::string> Device::get_available_devices() {
   std::vector<std::string> order = all_devices(), ret;
   order.push_back("PYTHON");
-  for (const auto& d : order) {
-    if (!registry().factories.contains(d)) continue;
-    try {
-      ret.push_back(get(d).device);
-    } catch (const Error&) {
-    }
-  }
+  std::string why;
+  for (const auto& d : order)
+    if (Compiled* dev = open_device(d, why)) ret.push_back(dev->device);
   return ret;
 }
 
-Compiled& Device::get(std::string_view device) {
-  std::string name = canonicalize(device);
+namespace {
+// the opened device, or nullptr with why set; never builds the "available" list (that opens devices)
+Compiled* open_device(const std::string& name, std::string& why) {
   Registry& reg = registry();
   std::lock_guard lock(reg.mu);
-  if (auto it = reg.opened.find(name); it != reg.opened.end()) return *it->second;
+  if (auto it = reg.opened.find(name); it != reg.opened.end()) return it->second.get();
   std::string prefix = device_prefix(name);
   auto fit = reg.factories.find(prefix);
   if (fit == reg.factories.end()) {
-    bool known = std::find(known_devices().begin(), known_devices().end(), prefix) != known_devices().end();
-    std::string why = known ? cat("device ", py_str_repr(name), " is not available in this build")
-                            : cat("unknown device ", py_str_repr(name));
-    throw Error(cat(why, "; available: ", join(get_available_devices(), ", ")));
+    const auto& known = Device::known_devices();
+    why = std::find(known.begin(), known.end(), prefix) != known.end()
+              ? cat("device ", py_str_repr(name), " is not available in this build")
+              : cat("unknown device ", py_str_repr(name));
+    return nullptr;
   }
   std::unique_ptr<Compiled> dev;
   try {
     dev = fit->second(name);
   } catch (const Error& e) {
-    throw Error(cat("device ", py_str_repr(name), " is unavailable: ", e.what(),
-                    "; available: ", join(get_available_devices(), ", ")));
+    why = cat("device ", py_str_repr(name), " is unavailable: ", e.what());
+    return nullptr;
   }
   TG_ASSERT(dev != nullptr, "factory for ", name, " returned null");
   if (getenv("DEBUG") >= 1) std::cout << "opened device " << name << " from pid:" << ::getpid() << std::endl;
-  Compiled& ret = *dev;
+  Compiled* ret = dev.get();
   reg.opened.emplace(name, std::move(dev));
   reg.open_order.push_back(name);
   return ret;
+}
+}  // namespace
+
+Compiled& Device::get(std::string_view device) {
+  std::string name = canonicalize(device), why;
+  if (Compiled* ret = open_device(name, why)) return *ret;
+  throw Error(cat(why, "; available: ", join(get_available_devices(), ", ")));
 }
 
 void Device::register_device(const std::string& name, DeviceFactory factory) {

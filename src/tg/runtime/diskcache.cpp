@@ -59,6 +59,7 @@ std::string diskcache_path(const std::string& table, const std::string& key) {
 }
 
 std::optional<std::string> diskcache_get(const std::string& table, const std::string& key) {
+  if (getenv("CACHELEVEL", 2) < 1) return std::nullopt;
   std::ifstream f(diskcache_path(table, key), std::ios::binary);
   if (!f) return std::nullopt;
   std::string blob((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -79,6 +80,7 @@ std::optional<std::string> diskcache_get(const std::string& table, const std::st
 }
 
 void diskcache_put(const std::string& table, const std::string& key, const std::string& value) {
+  if (getenv("CACHELEVEL", 2) < 1) return;
   static std::atomic<uint64_t> counter{0};
   fs::path path = diskcache_path(table, key);
   std::error_code ec;

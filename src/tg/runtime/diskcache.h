@@ -13,7 +13,7 @@ namespace tg {
 std::string cache_dir();
 // the path an entry lives at (whether or not it exists)
 std::string diskcache_path(const std::string& table, const std::string& key);
-// the value stored under key, or nullopt when absent, unreadable or corrupt
+// the value stored under key, or nullopt when absent, unreadable or corrupt. CACHELEVEL=0 turns get and put off.
 std::optional<std::string> diskcache_get(const std::string& table, const std::string& key);
 // store value under key; best effort: a cache that cannot be written is skipped silently (DEBUG>=1 says why)
 void diskcache_put(const std::string& table, const std::string& key, const std::string& value);
