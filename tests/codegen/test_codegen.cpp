@@ -246,3 +246,14 @@ TEST(Codegen, ClangRendererInstance) {
   EXPECT_EQ(print(full_rewrite(ast, r)), print(full_rewrite(ast, &RenderOpts::cpu())));
   EXPECT_EQ(full_rewrite_to_sink(ast_add34(), r).repr(), graph_case("C9"));
 }
+
+// *** reduce_collapse: an arange is a REDUCE without loads, folded to closed form ***
+
+TEST(Codegen, ArangeCollapsed) {
+  ShapeTracker st{{View::create({17, 31}, Shape{0, 0}, 0, Mask{{0, 17}, {15, 31}}), View::create({16, 16}, Shape{1, 32})}};
+  UOp valid = UOp::make(Ops::VALID, dtypes::bool_, {st.to_uop()});
+  UOp ones = UOp::make(Ops::WHERE, dtypes::int32, {valid, const_view(dtypes::int32, int64_t(1), {16, 16}), const_view(dtypes::int32, int64_t(0), {16, 16})});
+  UOp sum = UOp::make(Ops::ADD, dtypes::int32, {reduce_axis(ones, Ops::ADD, {1}), const_view(dtypes::int32, int64_t(-1), {16, 1})});
+  UOp ast = UOp::sink({store(view(global(dtypes::int32.ptr(16), 0), {16, 1}), sum)}, kernel_info("r_16_16n2"));
+  check_reference("arange", ast);
+}

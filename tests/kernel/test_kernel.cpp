@@ -10,6 +10,7 @@
 
 #include "tg/codegen/heuristic.h"
 #include "tg/codegen/kernel.h"
+#include "tg/renderer/cstyle.h"
 #include "tg/uop/kernel_info.h"
 
 using namespace tg;
@@ -29,7 +30,9 @@ std::string read(const std::string& name) {
 // *** AST builders: the scheduled kernel ASTs, as DEBUG=5 prints them ***
 
 ShapeTracker st(const Shape& shape, std::optional<Shape> strides = {}) { return {{View::create(shape, strides)}}; }
-UOp global(int i, DType dt, int64_t size) { return UOp::make(Ops::DEFINE_GLOBAL, dt.ptr(size), {}, ConstValue(int64_t(i))); }
+UOp global(int i, DType dt, int64_t size) {
+  return UOp::make(Ops::DEFINE_GLOBAL, dt.ptr(size), {}, ConstValue(int64_t(i)));
+}
 UOp view_of(const UOp& g, const ShapeTracker& s) { return UOp::make(Ops::VIEW, g.dtype(), {g}, st_arg(s)); }
 UOp load(const UOp& g, const ShapeTracker& s) { return UOp::make(Ops::LOAD, g.dtype().base(), {view_of(g, s)}); }
 UOp store(const UOp& g, const ShapeTracker& s, const UOp& v) {
@@ -249,7 +252,8 @@ TEST(KernelAst, NoOptKeepsShapes) {
   reset_kernel_cnt();
   Kernel k(matmul(4));
   UOp opt = k.get_optimized_ast();
-  EXPECT_EQ(as_kernel_info(opt.arg())->repr(), "KernelInfo(name='r_4_4_4', local_dims=0, upcasted=0, dont_use_locals=False)");
+  EXPECT_EQ(as_kernel_info(opt.arg())->repr(),
+            "KernelInfo(name='r_4_4_4', local_dims=0, upcasted=0, dont_use_locals=False)");
   // no opts: same graph as the input but for the SINK arg
   EXPECT_EQ(opt.replace(std::nullopt, std::nullopt, std::nullopt, Arg{}), k.ast);
 }
@@ -263,6 +267,18 @@ TEST(KernelAst, DefaultOptsHonourNoopt) {
   EXPECT_TRUE(k.applied_opts.empty());
   apply_default_opts(k);
   EXPECT_EQ(opts_repr(k.applied_opts), "[Opt(op=OptOps.UPCAST, axis=0, arg=4)]");
+}
+
+TEST(Kernel, CapsOfClangRenderer) {
+  RendererCaps c = caps_of(ClangRenderer());
+  RendererCaps want = cpu_caps();
+  EXPECT_EQ(c.device, want.device);
+  EXPECT_EQ(c.has_local, want.has_local);
+  EXPECT_EQ(c.has_shared, want.has_shared);
+  EXPECT_EQ(c.supports_float4, want.supports_float4);
+  EXPECT_EQ(c.global_max, want.global_max);
+  EXPECT_EQ(c.local_max, want.local_max);
+  EXPECT_EQ(c.shared_max, want.shared_max);
 }
 
 // *** Kernel.__init__: reduce dims last, ones dropped, adjacent dims merged ***
@@ -331,7 +347,8 @@ TEST(KernelOpts, Rejected) {
       {{OptOps::UNROLL, 1, 4}, "invalid axis"},
       {{OptOps::LOCAL, 0, 4}, "target does not support local"},
       {{OptOps::GROUP, 0, 4}, "target does not support local or shared mem"},
-      {{OptOps::NOLOCALS, std::nullopt, {}}, "NOLOCALS is meaningless if target does not support local or already not using locals"},
+      {{OptOps::NOLOCALS, std::nullopt, {}},
+       "NOLOCALS is meaningless if target does not support local or already not using locals"},
       {{OptOps::SWAP, 1, 0}, "swap is only for globals with axis < amt, getting amt=0, axis=1, self.global_dims=2"},
       {{OptOps::TC, 0, std::tuple{-1, 0, 1}}, "must have tensor cores"},
       {{OptOps::PADTO, 0, 16}, "nothing was padded"},

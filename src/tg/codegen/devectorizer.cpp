@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "tg/uop/symbolic.h"
@@ -731,12 +732,124 @@ UOp reduce_unparented(M m) {
   return ret;
 }
 
+bool no_range(const UOp& u) {
+  for (const UOp& x : u.toposort())
+    if (x.op() == Ops::RANGE) return false;
+  return true;
+}
+
+UOp reduce_rangeless(M m) {
+  // TODO: share code with reduce_unparented
+  UOp red = m["red"];
+  Ops rop = red.arg<Ops>();
+  if (rop != Ops::ADD && rop != Ops::MAX) return {};
+  if (red.src(0).dtype() != red.dtype()) return {};
+  if (!no_range(red.src(0))) return {};
+  UOp ret = red.src(0);
+  if (rop == Ops::ADD)
+    for (size_t i = 1; i < red.src().size(); i++)
+      ret = ret * red.src(i).src(0).cast(ret.dtype().scalar()).broadcast(ret.dtype().count());
+  return ret;
+}
+
+UOp reduce_add(const UOp& x, const UOp& r) {  // x.reduce(*r.src[1:], arg=ADD)
+  std::vector<UOp> src{x};
+  src.insert(src.end(), r.src().begin() + 1, r.src().end());
+  return UOp::make(Ops::REDUCE, x.dtype(), src, Ops::ADD);
+}
+
+// the rules that fold a REDUCE over a range into closed-form math (arange, one-hot indexing)
+const PatternMatcher<UOp>& pm_reduce_collapse() {
+  using namespace pat;
+  auto reduce_of = [](UPat src) { return op(Ops::REDUCE, {std::move(src)}).any_len().arg(Arg(Ops::ADD)); };
+  static const PatternMatcher<UOp> pm = PatternMatcher<UOp>{
+      {(x + y) < z, [](M m) -> UOp {                                                 // x+y<c -> x<c-y (y, c outside)
+         return no_range(m[y]) && no_range(m[z]) ? m[x] < (m[z] - m[y]) : UOp{};
+       }},
+      {(x * y) < z, [](M m) -> UOp {                                                 // x*y<c -> x<(c+y-1)//y (y > 0)
+         if (!no_range(m[y]) || !no_range(m[z]) || !(as_double(m[y].vmin()) > 0)) return {};
+         return m[x] < idiv(m[z] + m[y] - 1, m[y]);
+       }},
+      {ne(x + y, z), [](M m) -> UOp {                                                // x+y!=c -> x!=c-y (y, c outside)
+         return no_range(m[y]) && no_range(m[z]) ? m[x].ne(m[z] - m[y]) : UOp{};
+       }},
+      // fold the range
+      {reduce_of(where(op(Ops::RANGE).named("r") < var("cut"), const_pat(std::nullopt, int64_t(0)), cvar("val"))), [](M m) {
+         UOp r = m["r"], cut = m["cut"], val = m["val"];                             // sum(r<cut ? 0 : val) -> clamp(n-cut)*val
+         return (r.src(0) - cut).maximum(r.src(0).const_like(0)).minimum(r.src(0)).cast(val.dtype()) * val;
+       }},
+      {reduce_of(where(op(Ops::RANGE).named("r") < var("cut"), cvar("val"), const_pat(std::nullopt, int64_t(0)))), [](M m) {
+         UOp r = m["r"], cut = m["cut"], val = m["val"];                             // sum(r<cut ? val : 0) -> clamp(cut)*val
+         return cut.maximum(cut.const_like(0)).minimum(r.src(0)).cast(val.dtype()) * val;
+       }},
+      {reduce_of(x + y).named("r"), [](M m) {                                        // sum(x+y) -> sum(x)+sum(y)
+         return reduce_add(m[x], m["r"]) + reduce_add(m[y], m["r"]);
+       }},
+      {x * var("gate").dtype(dtypes::bool_).cast(), [](M m) { return m["gate"].where(m[x], m[x].const_like(0)); }},  // x*cast(g) -> g?x:0
+      // WHERE on LOAD (works on max too)
+      {reduce_of(where(var("gate"), op(Ops::INDEX, {var("buf"), var("idx")}).load(), const_pat(std::nullopt, int64_t(0)))),
+       [](M m) { return m["buf"].index(m["idx"], m["gate"]).load(); }},            // sum(g?LOAD(i):0) -> LOAD(i, g)
+      {reduce_of(where(var("gate"), const_pat(std::nullopt, int64_t(0)), op(Ops::INDEX, {var("buf"), var("idx")}).load())),
+       [](M m) { return m["buf"].index(m["idx"], m["gate"].logical_not()).load(); }},  // sum(g?0:LOAD(i)) -> LOAD(i, !g)
+      {op(Ops::REDUCE).named("red"), reduce_rangeless},                              // REDUCE without RANGE in src -> x*n
+      {op({Ops::INDEX, Ops::LOAD, Ops::WHERE}).named("alu"), [](M m) { return no_vectorized_alu(m["alu"]); }},  // TODO: too aggressive
+  } + sym_codegen();
+  return pm;
+}
+
+// the ordered parents of every node under root (tinygrad's u.parents: srcs first, then each src's parents)
+std::unordered_map<const UOpNode*, std::vector<UOp>> all_parents(const UOp& root) {
+  std::unordered_map<const UOpNode*, std::vector<UOp>> ps;
+  for (const UOp& u : root.toposort()) {
+    std::vector<UOp> ret;
+    std::unordered_set<const UOpNode*> seen;
+    for (const UOp& s : u.src())
+      if (seen.insert(s.get()).second) ret.push_back(s);
+    for (const UOp& s : u.src())
+      for (const UOp& p : ps.at(s.get()))
+        if (seen.insert(p.get()).second) ret.push_back(p);
+    ps[u.get()] = std::move(ret);
+  }
+  return ps;
+}
+
+UOp reduce_collapse(M m) {
+  UOp red = m["red"];
+  auto ps = all_parents(red);
+  const UOp& rng = red.src(1);
+  std::vector<UOp> included, not_included;
+  for (const UOp& x : ps.at(red.get())) {
+    const auto& xp = ps.at(x.get());
+    bool inc = x == rng || std::find(xp.begin(), xp.end(), rng) != xp.end();
+    (inc ? included : not_included).push_back(x);
+  }
+  for (const UOp& x : included)
+    if (x.op() == Ops::STORE || x.op() == Ops::REDUCE) return {};
+  std::vector<std::pair<UOp, UOp>> replaces, back;
+  static constexpr OpSet keep{Ops::CONST, Ops::VCONST, Ops::DEFINE_GLOBAL, Ops::DEFINE_LOCAL, Ops::DEFINE_VAR};
+  for (const UOp& u : included)
+    for (const UOp& s : u.src()) {
+      if (std::find(not_included.begin(), not_included.end(), s) == not_included.end() || keep.has(s.op())) continue;
+      if (std::any_of(replaces.begin(), replaces.end(), [&](auto& p) { return p.first == s; })) continue;
+      UOp v = UOp::make(Ops::DEFINE_VAR, s.dtype(), {}, VarArg{cat("in", replaces.size()), s.vmin(), s.vmax()});
+      replaces.push_back({s, v});
+      back.push_back({v, s});
+    }
+  UOp collapse_fxn = replaces.empty() ? red : red.substitute(replaces);
+  UOp sink = graph_rewrite(collapse_fxn, pm_reduce_collapse());
+  // TODO: why is REDUCE needed here and just RANGE isn't enough?
+  for (const UOp& x : sink.toposort())
+    if (x.op() == Ops::REDUCE || x.op() == Ops::RANGE) return {};
+  return back.empty() ? sink : sink.substitute(back);
+}
+
 }  // namespace
 
 const PatternMatcher<UOp, ReduceContext>& pm_reduce() {
-  // NOTE: tinygrad's reduce_collapse (folding arange-like REDUCEs without loads) is not ported yet
+  // NOTE: pm_reduce_collapse lacks tinygrad's INDEX-on-RANGE, AND-on-WHERE and devectorize-REDUCE rules so far
   static const PatternMatcher<UOp, ReduceContext> pm = PatternMatcher<UOp, ReduceContext>{
       {op(Ops::REDUCE).named("red"), reduce_unparented},                             // drop ranges the source doesn't use
+      {op(Ops::REDUCE, {var(), var()}).named("red"), reduce_collapse},               // REDUCE without loads -> closed form
       {op(Ops::REDUCE).named("red"), reduce_to_acc},                                 // REDUCE -> DEFINE_ACC+ASSIGN
   } + with_ctx<ReduceContext>(sym_codegen());
   return pm;

@@ -11,7 +11,8 @@ namespace {
 
 sint prod_range(const Shape& s, int start, int stop) {
   sint p = 1;
-  for (int i = std::max(start, 0); i < std::min<int>(stop, static_cast<int>(s.size())); i++) p *= s[static_cast<size_t>(i)];
+  for (int i = std::max(start, 0); i < std::min<int>(stop, static_cast<int>(s.size())); i++)
+    p *= s[static_cast<size_t>(i)];
   return p;
 }
 
@@ -26,8 +27,8 @@ bool matvec(Kernel& k) {
   int64_t blocksize = getenv("MV_BLOCKSIZE", 4), threads_per_row = getenv("MV_THREADS_PER_ROW", 8),
           rows_per_thread = getenv("MV_ROWS_PER_THREAD", 4);
   UOp r = k.reduceop();
-  if (!(k.opts.has_local && getenv("MV", 1) != 0 && (blocksize > 1 || threads_per_row > 1 || rows_per_thread > 1) && r &&
-        r.arg<ReduceArg>().op == Ops::ADD && k.full_shape().size() >= 2 && k.opts.has_shared))
+  if (!(k.opts.has_local && getenv("MV", 1) != 0 && (blocksize > 1 || threads_per_row > 1 || rows_per_thread > 1) &&
+        r && r.arg<ReduceArg>().op == Ops::ADD && k.full_shape().size() >= 2 && k.opts.has_shared))
     return false;
   const UOp& mulop = r.src(0);
   if (mulop.op() != Ops::MUL || mulop.src(0).op() != Ops::LOAD || mulop.src(1).op() != Ops::LOAD) return false;
@@ -92,8 +93,10 @@ std::vector<Opt> hand_coded_optimizations(const Kernel& k_in) {
     for (int i : unit_stride_axes(k.sts[bi], true))
       if (k.sts[bi].shape()[static_cast<size_t>(i)] % 4 == 0) ax4.push_back(i);
     if (!ax4.empty() && std::all_of(ax4.begin(), ax4.end(), [&](int x) { return x < k.first_upcast(); })) {
-      if (ax4[0] < k.first_reduce()) k.apply_opt({OptOps::UPCAST, ax4[0], 4});
-      else k.apply_opt({OptOps::UNROLL, ax4[0] - k.first_reduce(), 4});
+      if (ax4[0] < k.first_reduce())
+        k.apply_opt({OptOps::UPCAST, ax4[0], 4});
+      else
+        k.apply_opt({OptOps::UNROLL, ax4[0] - k.first_reduce(), 4});
     }
   }
 
@@ -108,7 +111,8 @@ std::vector<Opt> hand_coded_optimizations(const Kernel& k_in) {
   for (int axis = 0; axis < k.first_reduce(); axis++) {
     sint s = k.full_shape()[static_cast<size_t>(axis)];
     if (s > 7) continue;
-    bool masked = std::any_of(k.sts.begin(), k.sts.end(), [&](const ShapeTracker& st) { return axis_is_masked(st, axis); });
+    bool masked =
+        std::any_of(k.sts.begin(), k.sts.end(), [&](const ShapeTracker& st) { return axis_is_masked(st, axis); });
     sint up = prod_range(k.full_shape(), k.first_upcast(), k.shape_len());
     for (int j : to_upcast) up *= k.full_shape()[static_cast<size_t>(j)];
     if (masked && up * s <= 7 * 7) {
@@ -123,8 +127,8 @@ std::vector<Opt> hand_coded_optimizations(const Kernel& k_in) {
   std::set<int> upcasted_axis;
   while (prod_range(k.sts[0].shape(), 0, k.first_reduce()) >= 1024) {
     std::vector<std::tuple<sint, sint, int, int>> xb_choices;
-    std::vector<int> amounts = is_dsp ? (upcasted_axis.empty() ? std::vector<int>{128} : std::vector<int>{})
-                                      : std::vector<int>{3, 4};
+    std::vector<int> amounts =
+        is_dsp ? (upcasted_axis.empty() ? std::vector<int>{128} : std::vector<int>{}) : std::vector<int>{3, 4};
     for (int axis = 0; axis < k.first_reduce(); axis++) {
       for (int amount : amounts) {
         if (upcasted_axis.count(axis) || k.full_shape()[static_cast<size_t>(axis)] % amount != 0) continue;

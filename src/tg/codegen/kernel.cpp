@@ -52,8 +52,10 @@ std::string to_function_name(const std::string& s) {
   static const char* hex = "0123456789ABCDEF";
   std::string out;
   for (unsigned char c : ansistrip(s)) {
-    if (std::isalnum(c) || c == '_') out += static_cast<char>(c);
-    else out += {hex[c >> 4], hex[c & 15]};
+    if (std::isalnum(c) || c == '_')
+      out += static_cast<char>(c);
+    else
+      out += {hex[c >> 4], hex[c & 15]};
   }
   return out;
 }
@@ -130,6 +132,15 @@ RendererCaps cpu_caps() {
   return c;
 }
 
+RendererCaps caps_of(const Renderer& r) {
+  RendererCaps c;
+  c.device = r.device;
+  c.supports_float4 = r.supports_float4, c.has_local = r.has_local, c.has_shared = r.has_shared;
+  c.global_max = r.global_max, c.local_max = r.local_max;
+  c.shared_max = r.shared_max;
+  return c;
+}
+
 // *** the name counter ***
 
 static std::mutex kernel_cnt_mu;
@@ -189,9 +200,11 @@ std::unordered_map<const UOpNode*, std::optional<ShapeTracker>> ast_sts(const st
       const std::optional<ShapeTracker>* first = nullptr;
       for (const UOp& s : u.src())
         if (auto& ss = sts.at(s.get()); ss) {
-          if (first == nullptr) first = &ss;
-          else TG_CHECK(ss->shape() == (*first)->shape(), "UOp sources must have the same shape ", u.op(), " ",
-                        shape_str((*first)->shape()), " vs ", shape_str(ss->shape()));
+          if (first == nullptr)
+            first = &ss;
+          else
+            TG_CHECK(ss->shape() == (*first)->shape(), "UOp sources must have the same shape ", u.op(), " ",
+                     shape_str((*first)->shape()), " vs ", shape_str(ss->shape()));
         }
       if (first != nullptr) {
         Shape shape = (*first)->shape();
@@ -219,7 +232,8 @@ Kernel::Kernel(UOp ast_, RendererCaps opts_) : ast(std::move(ast_)), opts(std::m
     if (x.op() == Ops::DEFINE_VAR) vars.push_back(x);
     if (GroupOp::Buffer.has(x.op())) bufs.push_back(x);
   }
-  // NOTE: tinygrad reverses the toposort here ("this requires a specific order with the [::-1]"), so bufs[0] is the STORE
+  // NOTE: tinygrad reverses the toposort here ("this requires a specific order with the [::-1]"), so bufs[0] is the
+  // STORE
   std::reverse(bufs.begin(), bufs.end());
   for (const UOp& b : bufs) {
     auto& st = st_of.at(b.get());
@@ -237,8 +251,9 @@ Kernel::Kernel(UOp ast_, RendererCaps opts_) : ast(std::move(ast_)), opts(std::m
   // one more ShapeTracker for the full shape, with 0 strides so that it merges with anything
   Shape full = sts[0].shape();
   for (const ShapeTracker& st : sts) {
-    TG_CHECK(st.shape().size() == full.size(), "kernel ShapeTrackers must have the same number of dims: ",
-             shape_str(st.shape()), " vs ", shape_str(full));
+    TG_CHECK(st.shape().size() == full.size(),
+             "kernel ShapeTrackers must have the same number of dims: ", shape_str(st.shape()), " vs ",
+             shape_str(full));
     for (size_t i = 0; i < full.size(); i++) full[i] = std::max(full[i], st.shape()[i]);
   }
   sts.push_back(ShapeTracker::from_shape(full, Shape(full.size(), 0)));
@@ -285,8 +300,7 @@ std::vector<Kernel::UpcastedAxis> Kernel::upcasted_axis(int i) const {
   const Shape& shape = sts[static_cast<size_t>(i)].shape();
   auto strides = real_strides(sts[static_cast<size_t>(i)]);
   std::vector<UpcastedAxis> ret;
-  for (int d = fu; d < shape_len(); d++)
-    ret.push_back({shape[d], strides[d], sts[0].shape()[d] != full_shape()[d]});
+  for (int d = fu; d < shape_len(); d++) ret.push_back({shape[d], strides[d], sts[0].shape()[d] != full_shape()[d]});
   return ret;
 }
 
@@ -310,7 +324,8 @@ std::string Kernel::colored_shape(int pad, bool dense) const {
     if (!dense && s.size() < 4) s = std::string(4 - s.size(), ' ') + s;
     ret += (i ? " " : "") + colored(s, cs[i].c_str());
   }
-  if (pad > 0 && ansilen(ret) < static_cast<size_t>(pad)) ret += std::string(static_cast<size_t>(pad) - ansilen(ret), ' ');
+  if (pad > 0 && ansilen(ret) < static_cast<size_t>(pad))
+    ret += std::string(static_cast<size_t>(pad) - ansilen(ret), ' ');
   return ret;
 }
 
@@ -343,8 +358,10 @@ void Kernel::shift_to(int axis, sint amount, bool top, std::optional<int> insert
       [&](const Shape& x) {
         Shape s(x.begin(), x.begin() + static_cast<int64_t>(a));
         if (x[a] > 1) {
-          if (top) s.insert(s.end(), {amount, floordiv(x[a], amount)});
-          else s.insert(s.end(), {floordiv(x[a], amount), amount});
+          if (top)
+            s.insert(s.end(), {amount, floordiv(x[a], amount)});
+          else
+            s.insert(s.end(), {floordiv(x[a], amount), amount});
         } else {
           s.insert(s.end(), {1, 1});
         }
@@ -392,8 +409,10 @@ void Kernel::simplify_merge_adjacent() {
       mergeable = sti.has_value() && ((*sti != 0 && last_st == si * *sti) || (*sti == 0 && last_st == sint(0)));
     }
     for (size_t j = 0; j < shapes.size(); j++) {
-      if (mergeable) rets[j].back() = {rets[j].back().first * shapes[j][i], strides[j][i]};
-      else rets[j].push_back({shapes[j][i], strides[j][i]});
+      if (mergeable)
+        rets[j].back() = {rets[j].back().first * shapes[j][i], strides[j][i]};
+      else
+        rets[j].push_back({shapes[j][i], strides[j][i]});
     }
   }
   for (size_t i = 0; i < sts.size(); i++) {
@@ -451,8 +470,9 @@ void Kernel::apply_opt_unchecked(const Opt& opt, bool append_opt) {
     check(amt != 1, cat("shift/padto of amt=", amt, ", 1 or symbolic amount is meaningless"));
     check(amt > 0, cat("shift/padto of amt=", amt, ", the amount must be positive"));
     if (opt.op != OptOps::PADTO)
-      check(full_shape()[static_cast<size_t>(axis)] % amt == 0,
-            cat("no longer valid shift self.full_shape[axis]=", full_shape()[static_cast<size_t>(axis)], ", amt=", amt));
+      check(
+          full_shape()[static_cast<size_t>(axis)] % amt == 0,
+          cat("no longer valid shift self.full_shape[axis]=", full_shape()[static_cast<size_t>(axis)], ", amt=", amt));
   }
 
   UOp r = reduceop();
@@ -560,7 +580,8 @@ Kernel& Kernel::apply_opts(const std::vector<Opt>& opts_) {
 
 std::string Kernel::base_name() const {
   bool only_buffers = true;
-  for (const UOp& x : ast.toposort()) only_buffers = only_buffers && (x.op() == Ops::SINK || GroupOp::Buffer.has(x.op()));
+  for (const UOp& x : ast.toposort())
+    only_buffers = only_buffers && (x.op() == Ops::SINK || GroupOp::Buffer.has(x.op()));
   // NOTE: "C" never happens in practice: VIEW and DEFINE_GLOBAL are not buffer ops
   std::string kernel_type = reduceop() ? "r" : (only_buffers ? "C" : "E");
   auto cs = colors();
@@ -612,7 +633,8 @@ UOp Kernel::get_optimized_ast(const std::optional<std::string>& name_override) c
           if (rs_out[static_cast<size_t>(i)] != rs_in[static_cast<size_t>(i)]) ax.push_back(i);
         return ax;
       };
-      std::vector<int64_t> axes = reduced_axes(fr + group_for_reduces, n), grouped_axes = reduced_axes(fr, fr + group_for_reduces);
+      std::vector<int64_t> axes = reduced_axes(fr + group_for_reduces, n),
+                           grouped_axes = reduced_axes(fr, fr + group_for_reduces);
       Ops rop = op.arg<ReduceArg>().op;
       ret = ret.replace(std::nullopt, std::nullopt, std::nullopt, ReduceArg{rop, axes});
       if (group_for_reduces && !grouped_axes.empty()) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tg/codegen/opt.h"
+#include "tg/renderer/renderer.h"
 #include "tg/shape/shapetracker.h"
 #include "tg/uop/uop.h"
 
@@ -35,8 +36,8 @@ bool axis_is_masked(const ShapeTracker& st, int axis);
 std::string strides_str(const std::vector<std::optional<sint>>& strides);  // (16, 1, 0), (None, 1)
 
 // *** what the opts need to know about the target ***
-// NOTE: the fields are Renderer's (renderer/__init__.py) with the same names and defaults; this struct stands in until
-// the Renderer interface exists, then Kernel takes the Renderer instead.
+// NOTE: the fields are Renderer's (renderer/renderer.h) with the same names and defaults: a plain value, so that a
+// Kernel (and its copies in the heuristic and BEAM) does not hold on to the renderer
 struct RendererCaps {
   std::string device;
   bool supports_float4 = true;
@@ -48,6 +49,7 @@ struct RendererCaps {
   int tensor_cores = 0;  // how many tensor cores the target has (none are implemented yet)
 };
 RendererCaps cpu_caps();  // ClangRenderer: device CPU, no locals, no global_max
+RendererCaps caps_of(const Renderer& r);
 
 // An opt that does not apply to this kernel (tinygrad's KernelOptError). BEAM and the heuristic catch it.
 struct KernelOptError : Error {
@@ -87,7 +89,7 @@ class Kernel {
   int first_reduce() const;  // the first dim where the output is reduced (or first_upcast)
   int global_dims() const { return first_reduce() - local_dims; }
   UOp reduceop() const { return reduceops.empty() ? UOp() : reduceops[0]; }
-  std::vector<UOp> membufs() const;  // the distinct buffers (DEFINE_GLOBAL/DEFINE_LOCAL) loaded or stored
+  std::vector<UOp> membufs() const;     // the distinct buffers (DEFINE_GLOBAL/DEFINE_LOCAL) loaded or stored
   int buf_index(const UOp& buf) const;  // bufs.index(buf); -1 when absent
   struct UpcastedAxis {
     sint size;
@@ -95,7 +97,7 @@ class Kernel {
     bool reduced;  // the output does not have this dim (an unroll)
   };
   std::vector<UpcastedAxis> upcasted_axis(int i) const;  // the upcast dims of sts[i]
-  std::vector<std::string> colors() const;  // one per dim: blue/BLUE, cyan, green, red, magenta, yellow
+  std::vector<std::string> colors() const;               // one per dim: blue/BLUE, cyan, green, red, magenta, yellow
   std::string colored_shape(int pad = 0, bool dense = false) const;
 
   // *** the opts ***
@@ -120,7 +122,7 @@ class Kernel {
   void upcast();  // the last dim becomes an upcast dim
   // split `amount` off dim `axis` (from the top or the bottom) and move it to insert_before (default: the end)
   void shift_to(int axis, sint amount, bool top = false, std::optional<int> insert_before = {});
-  bool simplify_ones();  // drops dims that are 1 in the full shape; true if any
+  bool simplify_ones();            // drops dims that are 1 in the full shape; true if any
   void simplify_merge_adjacent();  // merges neighbouring dims that every ShapeTracker can merge
 
  private:

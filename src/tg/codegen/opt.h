@@ -1,5 +1,6 @@
 #pragma once
-// Opt and OptOps: one kernel optimization, as the heuristic, BEAM and users apply them (tinygrad's renderer/__init__.py)
+// Opt and OptOps: one kernel optimization, as the heuristic, BEAM and users apply them (tinygrad's
+// renderer/__init__.py)
 #include <compare>
 #include <optional>
 #include <string>
@@ -18,8 +19,8 @@ using OptArg = std::variant<std::monostate, int, std::tuple<int, int, int>>;
 
 struct Opt {
   OptOps op;
-  std::optional<int> axis;  // None only for NOLOCALS
-  OptArg arg;               // amount (0: the whole axis), the other axis for SWAP, a tuple for TC
+  std::optional<int> axis;   // None only for NOLOCALS
+  OptArg arg;                // amount (0: the whole axis), the other axis for SWAP, a tuple for TC
   std::string repr() const;  // Opt(op=OptOps.UPCAST, axis=0, arg=4)
   auto operator<=>(const Opt&) const = default;
   bool operator==(const Opt&) const = default;
