@@ -63,6 +63,15 @@ uint64_t node_hash(Ops op, DType dtype, std::span<const UOp> src, const Arg& arg
   return h;
 }
 
+std::atomic<ConstLikeHook> const_like_hook{nullptr};
+std::atomic<NodeFreeHook> buffer_free_hook{nullptr};
+
+struct NoneCache final : ArgObject {
+  std::string repr() const override { return "None"; }
+  uint64_t hash() const override { return 0; }
+  bool equals(const ArgObject& o) const override { return &o == this; }
+};
+
 // releases one reference; a node whose count reaches zero leaves the table, and its sources are released with a
 // worklist, never by recursion (a 200,000-deep chain is freed in a loop)
 void release(UOpNode* n);
@@ -90,6 +99,9 @@ void release(UOpNode* first) {
       // a lookup may have replaced this dying node with a fresh one of the same key: erase only if it is still us
       if (auto it = sh.set.find(n); it != sh.set.end() && *it == n) sh.set.erase(it);
     }
+    if (n->op == Ops::BUFFER)
+      if (auto hook = buffer_free_hook.load(std::memory_order_acquire)) hook(n);
+    if (const ArgObject* st = n->st_cache.load(std::memory_order_acquire); st != nullptr && st != uop_cache_none()) delete st;
     for (UOp& s : n->src) {
       UOpNode* c = UOpInternals::take(s);
       if (c->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) todo.push_back(c);
@@ -127,6 +139,23 @@ UOp& UOp::operator=(UOp&& o) noexcept {
 UOp::~UOp() {
   if (n_) release(n_);
 }
+
+const ArgObject* uop_cache_none() {
+  static const NoneCache none;
+  return &none;
+}
+const std::string* uop_device_none() {
+  static const std::string none;
+  return &none;
+}
+const std::string* intern_device(const std::string& name) {
+  static std::mutex mu;
+  static auto* names = new std::unordered_set<std::string>();  // never freed: handles outlive statics
+  std::lock_guard lock(mu);
+  return &*names->insert(name).first;
+}
+void set_const_like_hook(ConstLikeHook hook) { const_like_hook.store(hook, std::memory_order_release); }
+void set_buffer_free_hook(NodeFreeHook hook) { buffer_free_hook.store(hook, std::memory_order_release); }
 
 UOp UOp::borrow(const UOpNode* n) {
   n->refs.fetch_add(1, std::memory_order_relaxed);
@@ -336,8 +365,10 @@ UOp UOp::unique() {
   return make(Ops::UNIQUE, dtypes::void_, {}, ConstValue(counter.fetch_add(1)));
 }
 UOp UOp::sink(std::vector<UOp> srcs, Arg arg) { return make(Ops::SINK, dtypes::void_, std::move(srcs), std::move(arg)); }
-// TODO: tensor-level consts carry a VIEW(DEVICE) source (shape/ layer); this is the codegen-level const
-UOp UOp::const_like(ConstValue v) const { return const_(dtype(), v); }
+UOp UOp::const_like(ConstValue v) const {
+  if (auto hook = const_like_hook.load(std::memory_order_acquire)) return hook(*this, v);
+  return const_(dtype(), v);
+}
 
 UOp UOp::alu(Ops op_, std::vector<UOp> more) const {
   DType out = more.empty() ? dtype() : more.back().dtype();

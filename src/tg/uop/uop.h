@@ -143,7 +143,21 @@ struct UOpNode {  // never mutated after interning, except the refcount
   OpSet src_ops;   // ops of the direct sources (the matcher's early reject)
   ConstValue vmin, vmax;  // value bounds, computed once when the node is made (tinygrad's _min_max)
   mutable std::atomic<uint32_t> refs{1};
+  // lazily computed properties of tensor-level graphs, owned by the node (tinygrad's cached_property st, _device):
+  // null until computed; uop_cache_none() when computed as None
+  mutable std::atomic<const ArgObject*> st_cache{nullptr};
+  mutable std::atomic<const std::string*> device_cache{nullptr};
 };
+const ArgObject* uop_cache_none();         // the "computed, and it is None" marker for st_cache
+const std::string* uop_device_none();      // the same for device_cache
+const std::string* intern_device(const std::string& name);  // device names live for the whole process
+
+// hooks the shape layer installs: tensor-level consts carry a VIEW(DEVICE) source (tinygrad's UOp.const_like with
+// device and shape), and the runtime frees a BUFFER's memory when its node dies (tinygrad's buffers weak dict)
+using ConstLikeHook = UOp (*)(const UOp& self, const ConstValue& v);
+using NodeFreeHook = void (*)(const UOpNode* n);
+void set_const_like_hook(ConstLikeHook hook);
+void set_buffer_free_hook(NodeFreeHook hook);
 
 inline Ops UOp::op() const { return n_->op; }
 inline DType UOp::dtype() const { return n_->dtype; }
@@ -160,7 +174,9 @@ inline ConstValue UOp::vmax() const { return n_->vmax; }
   template <Scalar T>                                                                                  \
   UOp operator OPER(const UOp& a, T b) { return a.alu(Ops::OPNAME, {a.ufix(to_const(b))}); }           \
   template <Scalar T>                                                                                  \
-  UOp operator OPER(T a, const UOp& b) { return b.ufix(to_const(a)).alu(Ops::OPNAME, {b}); }
+  UOp operator OPER(T a, const UOp& b) { return b.ufix(to_const(a)).alu(Ops::OPNAME, {b}); }           \
+  inline UOp operator OPER(const UOp& a, const ConstValue& b) { return a.alu(Ops::OPNAME, {a.ufix(b)}); } \
+  inline UOp operator OPER(const ConstValue& a, const UOp& b) { return b.ufix(a).alu(Ops::OPNAME, {b}); }
 TG_UOP_BINOP(+, ADD)
 TG_UOP_BINOP(*, MUL)
 TG_UOP_BINOP(%, MOD)
