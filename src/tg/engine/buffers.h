@@ -1,0 +1,16 @@
+#pragma once
+// the device Buffer behind each BUFFER UOp (tinygrad's `buffers` weak dict in ops.py): made on first use, dropped
+// with the node
+#include <optional>
+
+#include "tg/runtime/device.h"
+#include "tg/uop/uop.h"
+
+namespace tg {
+
+Buffer uop_buffer(const UOp& buf);                  // BUFFER (or a contiguous view of one): its Buffer, made lazily
+std::optional<Buffer> uop_realized(const UOp& u);   // the allocated Buffer of a BUFFER, else nullopt (tinygrad's realized)
+bool uop_is_realized(const UOp& u);                 // base is an allocated BUFFER
+size_t live_uop_buffers();                          // for tests: how many BUFFER nodes hold a Buffer
+
+}  // namespace tg

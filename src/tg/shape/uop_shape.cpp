@@ -1,0 +1,196 @@
+#include "tg/shape/uop_shape.h"
+
+#include <algorithm>
+
+#include "tg/uop/kernel_info.h"
+
+namespace tg {
+
+// *** the cached properties, computed bottom-up with an explicit stack (never recursion on depth) ***
+
+template <class Compute, class Done>
+static void fill_caches(const UOp& root, Done done, Compute compute) {
+  if (done(root.get())) return;
+  std::vector<std::pair<const UOpNode*, bool>> stack{{root.get(), false}};
+  while (!stack.empty()) {
+    auto [n, expanded] = stack.back();
+    stack.pop_back();
+    if (done(n)) continue;
+    if (!expanded) {
+      stack.push_back({n, true});
+      for (const UOp& s : n->src)
+        if (!done(s.get())) stack.push_back({s.get(), false});
+    } else {
+      compute(n);
+    }
+  }
+}
+
+static const ShapeTracker* st_of(const UOpNode* n) {
+  const ArgObject* c = n->st_cache.load(std::memory_order_acquire);
+  return c == uop_cache_none() ? nullptr : &static_cast<const ShapeTrackerArg*>(c)->st;
+}
+
+static std::optional<ShapeTracker> compute_st(const UOpNode* n) {
+  const Ops op = n->op;
+  if (op == Ops::VIEW) {
+    const ShapeTracker* st = get_st(n->arg);
+    TG_ASSERT(st != nullptr, "VIEW without a ShapeTracker arg");
+    return *st;
+  }
+  if (GroupOp::Movement.has(op)) {
+    const ShapeTracker* src = st_of(n->src[0].get());
+    TG_CHECK(src != nullptr, op, " on a UOp without a shape");
+    return src->mop(op, n->arg);
+  }
+  if (GroupOp::Buffer.has(op)) {
+    for (const UOp& s : n->src)
+      if (s.op() == Ops::VIEW) return *st_of(s.get());
+    return std::nullopt;
+  }
+  if (op == Ops::ASSIGN) {
+    const ShapeTracker* s = st_of(n->src[0].get());
+    return s ? std::optional<ShapeTracker>(*s) : std::nullopt;
+  }
+  if (op == Ops::BUFFER) return ShapeTracker::from_shape({as_int(std::get<ConstValue>(n->arg))});
+  if (op == Ops::KERNEL) return std::nullopt;  // TODO: from the kernel's ast size, with the grouper
+  const ShapeTracker* first = nullptr;
+  for (const UOp& s : n->src) {
+    const ShapeTracker* st = st_of(s.get());
+    if (st == nullptr) continue;
+    if (first == nullptr) first = st;
+    else
+      TG_CHECK(st->shape() == first->shape(), "UOp sources must have the same shape: ", op, " got ",
+               shape_str(first->shape()), " and ", shape_str(st->shape()));
+  }
+  if (first == nullptr) return std::nullopt;
+  Shape shape = first->shape();
+  if (op == Ops::REDUCE_AXIS) shape = first->reduce(std::get<ReduceArg>(n->arg).axes);
+  if (op == Ops::BITCAST) {
+    int in_sz = n->src[0].dtype().itemsize(), out_sz = n->dtype.itemsize();
+    if (in_sz != out_sz && !shape.empty()) shape.back() = shape.back() * in_sz / out_sz;
+  }
+  return ShapeTracker::from_shape(shape);
+}
+
+const ShapeTracker* uop_st(const UOp& u) {
+  fill_caches(
+      u, [](const UOpNode* n) { return n->st_cache.load(std::memory_order_acquire) != nullptr; },
+      [](const UOpNode* n) {
+        auto st = compute_st(n);
+        const ArgObject* v = st ? new ShapeTrackerArg(std::move(*st)) : uop_cache_none();
+        const ArgObject* expected = nullptr;
+        if (!n->st_cache.compare_exchange_strong(expected, v, std::memory_order_acq_rel) && v != uop_cache_none())
+          delete v;  // another thread computed it first
+      });
+  return st_of(u.get());
+}
+
+Shape uop_shape(const UOp& u) {
+  const ShapeTracker* st = uop_st(u);
+  TG_CHECK(st != nullptr, "UOp ", u.op(), " has no shape");
+  return st->shape();
+}
+sint uop_size(const UOp& u) {
+  if (u.op() == Ops::BUFFER) return as_int(u.arg<ConstValue>());
+  return prod(uop_shape(u));
+}
+
+std::optional<std::string> uop_device(const UOp& u) {
+  fill_caches(
+      u, [](const UOpNode* n) { return n->device_cache.load(std::memory_order_acquire) != nullptr; },
+      [](const UOpNode* n) {
+        const std::string* d = uop_device_none();
+        if (n->op == Ops::DEVICE) d = intern_device(std::get<std::string>(n->arg));
+        else if ((n->op == Ops::COPY || n->op == Ops::BUFFER || n->op == Ops::ALLREDUCE) && n->src.size() > 1)
+          d = n->src[1].get()->device_cache.load(std::memory_order_acquire);
+        else
+          for (const UOp& s : n->src)
+            if (const std::string* sd = s.get()->device_cache.load(std::memory_order_acquire); sd != uop_device_none()) {
+              d = sd;
+              break;
+            }
+        n->device_cache.store(d, std::memory_order_release);
+      });
+  const std::string* d = u.get()->device_cache.load(std::memory_order_acquire);
+  if (d == uop_device_none()) return std::nullopt;
+  return *d;
+}
+std::string uop_device_str(const UOp& u) {
+  auto d = uop_device(u);
+  TG_CHECK(d.has_value(), "UOp ", u.op(), " has no device");
+  return *d;
+}
+
+UOp uop_base(const UOp& u) {
+  UOp b = u;
+  while ((b.op() == Ops::VIEW && !b.src().empty()) || GroupOp::Movement.has(b.op()) || b.op() == Ops::MULTI) b = b.src(0);
+  return b;
+}
+
+// *** movement ops ***
+
+Tuple ints_tuple(const Shape& s) {
+  Tuple t;
+  for (sint x : s) t.push_back(ConstValue(x));
+  return t;
+}
+static UOp mop(const UOp& u, Ops op, Arg arg) {
+  UOp ret = UOp::make(op, u.dtype(), {u}, std::move(arg));
+  const ShapeTracker *a = uop_st(u), *b = uop_st(ret);
+  if (a != nullptr && b != nullptr && *a == *b) return u;  // a no-op movement
+  return ret;
+}
+UOp uop_reshape(const UOp& u, const Shape& s) { return mop(u, Ops::RESHAPE, ints_tuple(s)); }
+UOp uop_expand(const UOp& u, const Shape& s) { return mop(u, Ops::EXPAND, ints_tuple(s)); }
+UOp uop_permute(const UOp& u, const std::vector<int64_t>& order) { return mop(u, Ops::PERMUTE, ints_tuple(order)); }
+UOp uop_pad(const UOp& u, const Mask& arg) { return mop(u, Ops::PAD, arg); }
+UOp uop_shrink(const UOp& u, const Mask& arg) { return mop(u, Ops::SHRINK, arg); }
+UOp uop_flip(const UOp& u, const std::vector<bool>& axes) {
+  Tuple t;
+  for (bool b : axes) t.push_back(ConstValue(b));
+  return mop(u, Ops::FLIP, std::move(t));
+}
+UOp uop_view(const UOp& u, const ShapeTracker& st) { return UOp::make(Ops::VIEW, u.dtype(), {u}, st_arg(st)); }
+
+// *** consts, buffers, copies, reduces ***
+
+UOp uop_const(DType dtype, const ConstValue& v, const std::optional<std::string>& device, const std::optional<Shape>& shape) {
+  UOp ret = UOp::const_(dtype, v);
+  std::optional<ShapeTracker> st;
+  if (shape) st = ShapeTracker::from_shape({}).reshape(Shape(shape->size(), 1)).expand(*shape);
+  if (device) {
+    UOp dev = UOp::make(Ops::DEVICE, dtypes::void_, {}, *device);
+    return ret.replace(std::nullopt, std::nullopt, std::vector<UOp>{uop_view(dev, st ? *st : ShapeTracker::from_shape({}))});
+  }
+  if (st) return ret.replace(std::nullopt, std::nullopt, std::vector<UOp>{st->to_uop()});
+  return ret;
+}
+
+UOp uop_new_buffer(const std::string& device, sint size, DType dtype) {
+  return UOp::make(Ops::BUFFER, dtype, {UOp::unique(), UOp::make(Ops::DEVICE, dtypes::void_, {}, device)}, ConstValue(size));
+}
+UOp uop_copy_to_device(const UOp& u, const std::string& device) {
+  return UOp::make(Ops::COPY, u.dtype(), {u, UOp::make(Ops::DEVICE, dtypes::void_, {}, device)});
+}
+UOp uop_r(const UOp& u, Ops op, std::vector<int64_t> axes) {
+  Shape s = uop_shape(u);
+  std::vector<int64_t> keep;
+  for (int64_t a : axes)
+    if (s.at(static_cast<size_t>(a)) != 1) keep.push_back(a);
+  std::sort(keep.begin(), keep.end());
+  if (keep.empty()) return u;
+  return UOp::make(Ops::REDUCE_AXIS, u.dtype(), {u}, ReduceArg{op, keep});
+}
+
+// tensor-level const_like: the const keeps the device and the shape of what it replaces
+static UOp tensor_const_like(const UOp& self, const ConstValue& v) {
+  const ShapeTracker* st = uop_st(self);
+  std::optional<Shape> shape;
+  if (st != nullptr) shape = st->shape();
+  return uop_const(self.dtype(), v, uop_device(self), shape);
+}
+static const bool registered = (set_const_like_hook(tensor_const_like), true);
+bool uop_shape_registered() { return registered; }
+
+}  // namespace tg

@@ -1,0 +1,624 @@
+#include "tg/tensor/tensor.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+#include <numbers>
+#include <ostream>
+
+#include "tg/engine/buffers.h"
+
+namespace tg {
+
+struct TensorData {
+  UOp uop;
+  std::optional<bool> requires_grad;
+  std::shared_ptr<TensorData> grad;
+};
+
+// *** the registry of live tensors, so a kernelize/realize can point every tensor at its new graph ***
+
+namespace {
+struct Registry {
+  std::mutex mu;
+  std::vector<std::weak_ptr<TensorData>> all;
+  size_t next_sweep = 1024;
+};
+Registry& registry() {
+  static auto* r = new Registry();
+  return *r;
+}
+std::shared_ptr<TensorData> track(UOp uop, std::optional<bool> requires_grad) {
+  auto d = std::make_shared<TensorData>(TensorData{std::move(uop), requires_grad, nullptr});
+  auto& r = registry();
+  std::lock_guard lock(r.mu);
+  if (r.all.size() >= r.next_sweep) {  // drop dead entries now and then: amortized O(1)
+    std::erase_if(r.all, [](auto& w) { return w.expired(); });
+    r.next_sweep = std::max<size_t>(1024, r.all.size() * 2);
+  }
+  r.all.push_back(d);
+  return d;
+}
+
+// the canonical name of an available device; an unknown one is an Error that lists the available devices
+std::string resolve_device(const std::optional<std::string>& device) {
+  std::string d = Device::canonicalize(device ? std::string_view(*device) : std::string_view(Device::DEFAULT.str()));
+  Device::get(d);
+  return d;
+}
+
+// writes one value of dtype d at dst, from a python-like const (already truncated into d)
+void write_value(uint8_t* dst, DType d, const ConstValue& v) {
+  DType s = d.scalar();
+  auto put = [&](auto x) { std::memcpy(dst, &x, sizeof(x)); };
+  if (s == dtypes::bool_) put(static_cast<uint8_t>(as_bool(v)));
+  else if (s == dtypes::int8) put(static_cast<int8_t>(as_int(v)));
+  else if (s == dtypes::uint8) put(static_cast<uint8_t>(as_int(v)));
+  else if (s == dtypes::int16) put(static_cast<int16_t>(as_int(v)));
+  else if (s == dtypes::uint16) put(static_cast<uint16_t>(as_int(v)));
+  else if (s == dtypes::int32) put(static_cast<int32_t>(as_int(v)));
+  else if (s == dtypes::uint32) put(static_cast<uint32_t>(as_int(v)));
+  else if (s == dtypes::int64 || s == dtypes::uint64) put(static_cast<int64_t>(as_int(v)));
+  else if (s == dtypes::float32) put(static_cast<float>(as_double(v)));
+  else if (s == dtypes::float64) put(as_double(v));
+  else if (s == dtypes::float16) {
+    // the value is already rounded to a half: take its bits exactly from the float
+    uint32_t f = std::bit_cast<uint32_t>(static_cast<float>(as_double(v)));
+    uint32_t sign = (f >> 16) & 0x8000, exp = (f >> 23) & 0xFF, man = f & 0x7FFFFF;
+    uint16_t h;
+    if (exp == 0xFF) h = static_cast<uint16_t>(sign | 0x7C00 | (man ? 0x200 : 0));
+    else if (exp > 142) h = static_cast<uint16_t>(sign | 0x7C00);
+    else if (exp >= 113) h = static_cast<uint16_t>(sign | ((exp - 112) << 10) | (man >> 13));
+    else if (exp >= 103) h = static_cast<uint16_t>(sign | ((man | 0x800000) >> (126 - exp)));
+    else h = static_cast<uint16_t>(sign);
+    put(h);
+  } else {
+    throw Error(cat("can't write host data of dtype ", d));
+  }
+}
+ConstValue read_host(const void* data, size_t i, DType host) {
+  auto get = [&](auto tag) {
+    decltype(tag) x;
+    std::memcpy(&x, static_cast<const uint8_t*>(data) + i * sizeof(x), sizeof(x));
+    return x;
+  };
+  if (host == dtypes::bool_) return static_cast<bool>(get(uint8_t{}));
+  if (host == dtypes::float32) return static_cast<double>(get(float{}));
+  if (host == dtypes::float64) return get(double{});
+  if (host == dtypes::int8) return int64_t(get(int8_t{}));
+  if (host == dtypes::uint8) return int64_t(get(uint8_t{}));
+  if (host == dtypes::int16) return int64_t(get(int16_t{}));
+  if (host == dtypes::uint16) return int64_t(get(uint16_t{}));
+  if (host == dtypes::int32) return int64_t(get(int32_t{}));
+  if (host == dtypes::uint32) return int64_t(get(uint32_t{}));
+  if (host == dtypes::int64 || host == dtypes::uint64) return get(int64_t{});
+  throw Error(cat("unsupported host dtype ", host));
+}
+}  // namespace
+
+// *** creation ***
+
+Tensor::Tensor(const UOp& uop, TensorOptions opts) {
+  TG_CHECK(!opts.dtype || *opts.dtype == uop.dtype(), "dtype doesn't match, and casting isn't supported");
+  std::string device = resolve_device(opts.device);  // as tinygrad: no device means Device::DEFAULT
+  UOp u = uop_device(uop) == device ? uop : uop_copy_to_device(uop, device);
+  d_ = track(std::move(u), opts.requires_grad);
+}
+
+Tensor tensor_from_uop(const UOp& u, std::optional<bool> requires_grad) {
+  return Tensor(track(u, requires_grad));
+}
+
+Tensor Tensor::from_host(const void* data, size_t count, DType host, const Shape& shape, TensorOptions opts) {
+  for (sint s : shape) TG_CHECK(s >= 0, "negative dimension in shape ", shape_str(shape));
+  TG_CHECK(static_cast<sint>(count) == tg::prod(shape), "data has ", count, " elements but shape ", shape_str(shape),
+           " needs ", tg::prod(shape));
+  DType dtype = opts.dtype ? *opts.dtype : host;
+  if (dtype == dtypes::bfloat16 || dtype == dtypes::fp8e4m3 || dtype == dtypes::fp8e5m2) {  // as tinygrad: via float
+    TensorOptions o = opts;
+    o.dtype = dtypes::float32;
+    return from_host(data, count, host, shape, o).cast(dtype);
+  }
+  TG_CHECK(dtype.fmt() != 0, "can't create a tensor of ", dtype, " from host data");
+  UOp buf = uop_new_buffer("PYTHON", static_cast<sint>(count), dtype);
+  std::vector<uint8_t> bytes(count * static_cast<size_t>(dtype.itemsize()));
+  for (size_t i = 0; i < count; i++)
+    write_value(bytes.data() + i * static_cast<size_t>(dtype.itemsize()), dtype,
+                truncate(dtypes::as_const(read_host(data, i, host), dtype), dtype));
+  Buffer b = uop_buffer(buf);  // "fake realize": the host data is the PYTHON buffer's contents
+  b.allocate().copyin(bytes.data(), bytes.size());
+  return Tensor(uop_reshape(buf, shape), opts);
+}
+
+template <class T>
+static Tensor from_list(std::initializer_list<T> data, TensorOptions opts, DType host) {
+  std::vector<T> v(data);
+  if constexpr (std::is_same_v<T, bool>) {
+    std::vector<uint8_t> b(v.begin(), v.end());
+    return Tensor(b.data(), Shape{static_cast<sint>(b.size())}, TensorOptions{opts.device, opts.dtype ? opts.dtype : host, opts.requires_grad});
+  } else {
+    return Tensor(v, Shape{static_cast<sint>(v.size())}, TensorOptions{opts.device, opts.dtype ? opts.dtype : host, opts.requires_grad});
+  }
+}
+Tensor::Tensor(std::initializer_list<int> data, TensorOptions opts) : Tensor(from_list(data, opts, dtypes::int32)) {}
+Tensor::Tensor(std::initializer_list<float> data, TensorOptions opts) : Tensor(from_list(data, opts, dtypes::float32)) {}
+Tensor::Tensor(std::initializer_list<double> data, TensorOptions opts)
+    : Tensor(from_list(data, opts, dtypes::default_float)) {}  // python floats are the default float
+Tensor::Tensor(std::initializer_list<bool> data, TensorOptions opts) : Tensor(from_list(data, opts, dtypes::bool_)) {}
+
+static Tensor const_tensor(ConstValue v, DType default_dtype, TensorOptions opts) {
+  DType dt = opts.dtype ? *opts.dtype : default_dtype;
+  std::string device = resolve_device(opts.device);
+  return tensor_from_uop(uop_const(dt, v, device, Shape{}), opts.requires_grad);
+}
+Tensor::Tensor(int v, TensorOptions opts) : Tensor(const_tensor(int64_t(v), dtypes::default_int, opts)) {}
+Tensor::Tensor(int64_t v, TensorOptions opts) : Tensor(const_tensor(v, dtypes::default_int, opts)) {}
+Tensor::Tensor(float v, TensorOptions opts) : Tensor(const_tensor(double(v), dtypes::default_float, opts)) {}
+Tensor::Tensor(double v, TensorOptions opts) : Tensor(const_tensor(v, dtypes::default_float, opts)) {}
+Tensor::Tensor(bool v, TensorOptions opts) : Tensor(const_tensor(v, dtypes::bool_, opts)) {}
+
+static DType from_py(const ConstValue& v) {
+  if (std::holds_alternative<bool>(v)) return dtypes::bool_;
+  if (std::holds_alternative<int64_t>(v)) return dtypes::default_int;
+  return dtypes::default_float;
+}
+
+Tensor Tensor::full(const Shape& shape, ConstValue fill, TensorOptions opts) {
+  Tensor t = const_tensor(fill, from_py(fill), opts);
+  return t.reshape(Shape(shape.size(), 1)).expand(shape);
+}
+Tensor Tensor::zeros(const Shape& shape, TensorOptions opts) { return full(shape, 0.0, opts); }
+Tensor Tensor::ones(const Shape& shape, TensorOptions opts) { return full(shape, 1.0, opts); }
+Tensor Tensor::empty(const Shape& shape, TensorOptions opts) {
+  DType dt = opts.dtype ? *opts.dtype : dtypes::default_float;
+  std::string device = resolve_device(opts.device);
+  return Tensor(uop_new_buffer(device, tg::prod(shape), dt), TensorOptions{device, dt, opts.requires_grad}).reshape(shape);
+}
+Tensor Tensor::full_like(ConstValue fill, TensorOptions opts) const {
+  return full(shape(), fill, TensorOptions{opts.device ? opts.device : device(), opts.dtype ? opts.dtype : dtype(), opts.requires_grad});
+}
+Tensor Tensor::arange(int64_t stop, TensorOptions opts) {
+  if (!opts.dtype) opts.dtype = dtypes::default_int;
+  return arange(0.0, static_cast<double>(stop), 1.0, opts);
+}
+Tensor Tensor::arange(double start, double stop, double step, TensorOptions opts) {
+  TG_CHECK(step != 0, "arange with step 0");
+  DType dt = opts.dtype ? *opts.dtype : dtypes::default_float;
+  int64_t n = static_cast<int64_t>(std::ceil((stop - start) / step));
+  if (n <= 0) return Tensor(std::vector<float>{}, Shape{0}, TensorOptions{opts.device, dt, opts.requires_grad});
+  // tinygrad's graph: a cumulative sum of `step` (sliding windows over a zero-padded copy, summed) + (start - step)
+  Tensor steps = full({n}, dtypes::is_float(dt) ? ConstValue(step) : ConstValue(static_cast<int64_t>(step)),
+                      TensorOptions{opts.device, dt, false});
+  // row i of the (n, n) windows reads padded[i:i+n], i.e. n-1-i zeros and then steps[0..i]
+  Tensor windows = steps.pad({{n - 1, 1}})
+                       .reshape({1, 2 * n})
+                       .expand({n + 1, 2 * n})
+                       .reshape({(n + 1) * 2 * n})
+                       .shrink({{0, n * (2 * n + 1)}})
+                       .reshape({n, 2 * n + 1})
+                       .shrink({{0, n}, {0, n}});
+  Tensor cum = windows.sum(std::vector<int64_t>{1});
+  Tensor start_minus_step = cum.scalar_like(dtypes::is_float(dt) ? ConstValue(start - step) : ConstValue(static_cast<int64_t>(start - step)));
+  return (cum + start_minus_step).cast(dt);
+}
+Tensor Tensor::eye(int64_t n, std::optional<int64_t> m, TensorOptions opts) {
+  TG_CHECK(n >= 0 && (!m || *m >= 0), "cannot have negative n=", n, ", m=", m ? *m : 0);
+  Tensor x = ones({n, 1}, opts).pad({{0, 0}, {0, n}}).flatten().shrink({{0, n * n}}).reshape({n, n});
+  if (!m) return x;
+  return *m > n ? x.pad({{0, 0}, {0, *m - n}}) : x.shrink({{0, n}, {0, *m}});
+}
+
+// *** properties ***
+
+const UOp& Tensor::uop() const { return d_->uop; }
+Shape Tensor::shape() const { return uop_shape(d_->uop); }
+DType Tensor::dtype() const { return d_->uop.dtype(); }
+std::string Tensor::device() const { return uop_device_str(d_->uop); }
+std::optional<bool> Tensor::requires_grad() const { return d_->requires_grad; }
+Tensor& Tensor::requires_grad_(bool v) {
+  d_->requires_grad = v;
+  return *this;
+}
+std::optional<Tensor> Tensor::grad() const {
+  if (!d_->grad) return std::nullopt;
+  return Tensor(d_->grad);
+}
+void Tensor::set_grad(std::optional<Tensor> g) { d_->grad = g ? g->d_ : nullptr; }
+
+std::string Tensor::repr() const {
+  const UOp& u = d_->uop;
+  UOp base = uop_base(u);
+  std::string what;
+  if (base != u) {
+    what = uop_st(u)->repr();
+  } else {
+    auto real = uop_realized(u);
+    what = cat("(", op_repr(u.op()), ", ", real ? real->repr() : "None", ")");
+  }
+  std::string dev = uop_device_str(u);
+  return cat("<Tensor <UOp ", dev, " ", shape_str(uop_shape(u)), " ", u.dtype().repr().substr(7), " ", what, "> on ", dev,
+             " with grad ", d_->grad ? d_->grad->uop.repr() : "None", ">");
+}
+std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.repr(); }
+
+int64_t Tensor::resolve_dim(int64_t dim, bool extra) const {
+  int64_t total = ndim() + (extra ? 1 : 0), hi = std::max<int64_t>(1, total);
+  TG_CHECK(-hi <= dim && dim <= hi - 1, "dim=", dim, " out of range [", -hi, ", ", hi - 1, "] for shape ", shape_str(shape()));
+  return dim < 0 ? dim + total : dim;
+}
+
+// *** applying uops ***
+
+Tensor Tensor::apply_uop(UOp u, std::initializer_list<const Tensor*> inputs) const {
+  bool any_true = false, any_none = false;
+  for (const Tensor* t : inputs) {
+    auto rg = t->d_->requires_grad;
+    any_true |= rg.value_or(false);
+    any_none |= !rg.has_value();
+  }
+  std::optional<bool> rg = any_true ? std::optional<bool>(true) : any_none ? std::nullopt : std::optional<bool>(false);
+  return tensor_from_uop(u, rg);
+}
+
+Tensor Tensor::scalar_like(ConstValue v) const {
+  DType x = dtype(), y = (dtypes::is_float(x) || x.is_image() || (dtypes::is_int(x) && std::holds_alternative<int64_t>(v)))
+                            ? x : from_py(v);
+  return Tensor(track(uop_const(y, dtypes::as_const(v, y), device(), Shape{}), false));
+}
+
+static Shape broadcast_shape(const Shape& a, const Shape& b) {
+  size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; i++) {
+    sint x = i + a.size() >= n ? a[i + a.size() - n] : 1, y = i + b.size() >= n ? b[i + b.size() - n] : 1;
+    out[i] = (x == 0 || y == 0) ? 0 : std::max(x, y);
+  }
+  return out;
+}
+
+Tensor Tensor::broadcast_to(const Shape& new_shape) const {
+  Shape s = shape();
+  if (s == new_shape) return *this;
+  TG_CHECK(s.size() <= new_shape.size(), "cannot broadcast tensor to fewer dimensions. shape=", shape_str(s), " to new_shape=",
+           shape_str(new_shape));
+  Shape aligned(new_shape.size() - s.size(), 1);
+  aligned.insert(aligned.end(), s.begin(), s.end());
+  for (size_t i = 0; i < aligned.size(); i++)
+    TG_CHECK(aligned[i] == new_shape[i] || aligned[i] == 1, "cannot broadcast ", shape_str(s), " to new_shape=", shape_str(new_shape));
+  Tensor r = reshape(aligned);
+  return r.apply_uop(uop_expand(r.uop(), new_shape), {&r});
+}
+
+std::pair<Tensor, Tensor> Tensor::broadcasted(const Tensor& y_in, bool reverse, bool match_dtype) const {
+  Tensor x = *this, y = y_in;
+  if (match_dtype && x.dtype() != y.dtype()) {
+    DType out = least_upper_dtype({x.dtype(), y.dtype()});
+    x = x.cast(out), y = y.cast(out);
+  }
+  if (reverse) std::swap(x, y);
+  Shape out = broadcast_shape(x.shape(), y.shape());
+  return {x.broadcast_to(out), y.broadcast_to(out)};
+}
+
+Tensor Tensor::binop(Ops op, const Tensor& x, bool reverse) const {
+  auto [a, b] = broadcasted(x, reverse);
+  return a.apply_uop(a.uop().alu(op, {b.uop()}), {&a, &b});
+}
+
+// *** elementwise ***
+
+Tensor Tensor::cast(DType dt) const {
+  if ((dt == dtypes::uint8 || dt == dtypes::uint16) && dtypes::is_float(dtype())) {  // as tinygrad: through int32
+    Tensor i = apply_uop(uop().cast(dtypes::int32), {this});
+    return i.apply_uop(i.uop().cast(dt), {&i});
+  }
+  return dtype() == dt ? *this : apply_uop(uop().cast(dt), {this});
+}
+Tensor Tensor::contiguous() const { return apply_uop(UOp::make(Ops::CONTIGUOUS, dtype(), {uop()}), {this}); }
+Tensor Tensor::detach() const { return Tensor(track(UOp::make(Ops::DETACH, dtype(), {uop()}), false)); }
+Tensor Tensor::neg() const { return dtype() == dtypes::bool_ ? logical_not() : *this * -1; }
+Tensor Tensor::logical_not() const {
+  Tensor b = cast(dtypes::bool_);
+  return b.binop(Ops::CMPNE, b.scalar_like(true), false);
+}
+static Tensor float_unary(const Tensor& t, Ops op) {
+  Tensor f = t.cast(least_upper_float(t.dtype()));
+  return tensor_from_uop(f.uop().alu(op), f.requires_grad());
+}
+Tensor Tensor::reciprocal() const { return float_unary(*this, Ops::RECIP); }
+Tensor Tensor::sqrt() const { return float_unary(*this, Ops::SQRT); }
+Tensor Tensor::exp2() const { return float_unary(*this, Ops::EXP2); }
+Tensor Tensor::log2() const { return float_unary(*this, Ops::LOG2); }
+Tensor Tensor::sin() const { return float_unary(*this, Ops::SIN); }
+Tensor Tensor::exp() const { return (*this * (1 / std::numbers::ln2)).exp2(); }
+Tensor Tensor::log() const { return log2() * std::numbers::ln2; }
+Tensor Tensor::cos() const { return (std::numbers::pi / 2 - *this).sin(); }
+Tensor Tensor::relu() const { return (*this > 0).where(*this, scalar_like(int64_t(0))); }
+Tensor Tensor::sigmoid() const { return (1 + (*this * (-1 / std::numbers::ln2)).exp2()).reciprocal(); }
+Tensor Tensor::sign() const {
+  Tensor z = full_like(int64_t(0)), p = full_like(int64_t(1)), n = full_like(int64_t(-1));
+  return ne(scalar_like(int64_t(0))).where((*this < 0).where(n, p), z) + *this * 0;
+}
+Tensor Tensor::abs() const { return *this * sign(); }
+
+Tensor Tensor::add(const Tensor& x, bool reverse) const { return binop(Ops::ADD, x, reverse); }
+Tensor Tensor::mul(const Tensor& x, bool reverse) const { return binop(Ops::MUL, x, reverse); }
+Tensor Tensor::sub(const Tensor& x, bool reverse) const {
+  auto [a, b] = broadcasted(x, reverse);
+  return a + -b;
+}
+Tensor Tensor::div(const Tensor& x, bool reverse) const {
+  auto [n, d] = broadcasted(x, reverse);
+  return n.cast(least_upper_float(n.dtype())) * d.cast(least_upper_float(d.dtype())).reciprocal();
+}
+void Tensor::check_dtype_for(DType, const char* what) const {
+  TG_CHECK(dtype() == dtypes::bool_ || dtypes::is_int(dtype()), what, " is not supported for ", dtype());
+}
+Tensor Tensor::idiv(const Tensor& x, bool reverse) const { return binop(Ops::IDIV, x, reverse); }
+Tensor Tensor::mod(const Tensor& x, bool reverse) const {  // python's floor modulo, as tinygrad's Tensor.mod
+  auto [a, b] = broadcasted(x, reverse);
+  if (dtypes::is_int(a.dtype())) {
+    Tensor q = a.idiv(b), r = a.binop(Ops::MOD, b, false);
+    Tensor opposite = ((a > 0) & (b < 0)) | ((a < 0) & (b > 0));
+    Tensor fq = (opposite & r.ne(r.scalar_like(int64_t(0)))).where(q - 1, q);
+    return a - fq * b;
+  }
+  Tensor d = a.div(b);
+  Tensor fl = d.cast(dtypes::int64).cast(d.dtype());
+  fl = (d < fl).where(fl - 1, fl);  // floor of the quotient
+  return a - fl * b;
+}
+Tensor Tensor::pow(const Tensor& x, bool reverse) const {
+  auto [base, e] = broadcasted(x, reverse);
+  TG_CHECK(base.is_floating_point(), "base needs to be float, not ", base.dtype());
+  Tensor ret = base.apply_uop(base.uop().alu(Ops::POW, {e.uop()}), {&base, &e});
+  return ret;
+}
+Tensor Tensor::maximum(const Tensor& x) const { return binop(Ops::MAX, x, false); }
+Tensor Tensor::inverse() const {
+  if (is_floating_point()) return -*this;
+  if (dtypes::is_int(dtype())) return bitwise_not();
+  return logical_not();
+}
+Tensor Tensor::minimum(const Tensor& x) const {
+  auto [t, y] = broadcasted(x);
+  return t.inverse().maximum(y.inverse()).inverse();
+}
+Tensor Tensor::where(const Tensor& x, const Tensor& y) const {
+  auto [xx, yy] = x.broadcasted(y);
+  auto [cond, xb] = broadcasted(xx, false, false);
+  auto [cond2, yb] = cond.broadcasted(yy, false, false);
+  Tensor c = cond2.cast(dtypes::bool_);
+  auto [a, b] = xb.broadcasted(yb);
+  return c.apply_uop(c.uop().alu(Ops::WHERE, {a.uop(), b.uop()}), {&c, &a, &b});
+}
+Tensor Tensor::lt(const Tensor& x) const { return binop(Ops::CMPLT, x, false); }
+Tensor Tensor::gt(const Tensor& x) const { return binop(Ops::CMPLT, x, true); }
+Tensor Tensor::ne(const Tensor& x) const { return binop(Ops::CMPNE, x, false); }
+Tensor Tensor::eq(const Tensor& x) const { return ne(x).logical_not(); }
+Tensor Tensor::bitwise_and(const Tensor& x, bool reverse) const {
+  check_dtype_for(dtype(), "bitwise_and");
+  return binop(Ops::AND, x, reverse);
+}
+Tensor Tensor::bitwise_or(const Tensor& x, bool reverse) const {
+  check_dtype_for(dtype(), "bitwise_or");
+  return binop(Ops::OR, x, reverse);
+}
+Tensor Tensor::bitwise_xor(const Tensor& x, bool reverse) const {
+  check_dtype_for(dtype(), "bitwise_xor");
+  return binop(Ops::XOR, x, reverse);
+}
+Tensor Tensor::bitwise_not() const {
+  check_dtype_for(dtype(), "bitwise_not");
+  return dtype() == dtypes::bool_ ? logical_not() : *this ^ -1;
+}
+Tensor Tensor::lshift(int64_t bits) const {
+  TG_CHECK(dtypes::is_unsigned(dtype()) && bits >= 0, "lshift needs an unsigned dtype and bits >= 0, got ", dtype(), " and ", bits);
+  return *this * (int64_t(1) << bits);
+}
+Tensor Tensor::rshift(int64_t bits) const {
+  TG_CHECK(dtypes::is_unsigned(dtype()) && bits >= 0, "rshift needs an unsigned dtype and bits >= 0, got ", dtype(), " and ", bits);
+  return idiv(scalar_like(int64_t(1) << bits));
+}
+Tensor Tensor::clip(std::optional<double> lo, std::optional<double> hi) const {
+  TG_CHECK(lo || hi, "at least one of 'min_' or 'max_' must not be None");
+  Tensor r = lo ? maximum(scalar_like(*lo)) : *this;
+  return hi ? r.minimum(r.scalar_like(*hi)) : r;
+}
+
+// *** movement ***
+
+Tensor Tensor::reshape(Shape new_shape) const {
+  Shape s = shape();
+  int64_t inferred = std::count(new_shape.begin(), new_shape.end(), -1);
+  TG_CHECK(inferred <= 1, "only one dimension can be inferred using -1, getting ", shape_str(new_shape));
+  if (inferred) {
+    sint known = 1;
+    for (sint x : new_shape)
+      if (x != -1) known *= x;
+    TG_CHECK(known != 0 && tg::prod(s) % known == 0, "shape ", shape_str(new_shape), " is invalid for input of size ", tg::prod(s));
+    for (sint& x : new_shape)
+      if (x == -1) x = tg::prod(s) / known;
+  }
+  for (sint x : new_shape) TG_CHECK(x >= 0, "shape can't contain negative numbers ", shape_str(new_shape));
+  TG_CHECK(tg::prod(s) == tg::prod(new_shape), "size mismatched, can't reshape self.shape=", shape_str(s), " -> new_shape=",
+           shape_str(new_shape));
+  if (new_shape == s) return *this;
+  return apply_uop(uop_reshape(uop(), new_shape), {this});
+}
+Tensor Tensor::expand(Shape new_shape) const {
+  Shape s = shape();
+  TG_CHECK(new_shape.size() >= s.size(), "cannot broadcast tensor to fewer dimensions. shape=", shape_str(s), " to new_shape=",
+           shape_str(new_shape));
+  size_t off = new_shape.size() - s.size();
+  for (size_t i = 0; i < new_shape.size(); i++)
+    if (new_shape[i] == -1) {
+      TG_CHECK(i >= off, "-1 in expand for a new dimension: ", shape_str(new_shape));
+      new_shape[i] = s[i - off];
+    }
+  return broadcast_to(new_shape);
+}
+Tensor Tensor::permute(std::vector<int64_t> order) const {
+  for (auto& o : order) o = resolve_dim(o);
+  std::vector<int64_t> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  bool ok = static_cast<int64_t>(sorted.size()) == ndim();
+  for (size_t i = 0; ok && i < sorted.size(); i++) ok = sorted[i] == static_cast<int64_t>(i);
+  TG_CHECK(ok, "order is not a valid permutation, getting ", py_tuple(order), " for shape ", shape_str(shape()));
+  return apply_uop(uop_permute(uop(), order), {this});
+}
+Tensor Tensor::flip(std::vector<int64_t> axes) const {
+  std::vector<bool> f(static_cast<size_t>(ndim()), false);
+  for (int64_t a : axes) {
+    int64_t d = resolve_dim(a);
+    TG_CHECK(!f[static_cast<size_t>(d)], "dim can appear at most once, getting ", py_tuple(axes));
+    f[static_cast<size_t>(d)] = true;
+  }
+  return apply_uop(uop_flip(uop(), f), {this});
+}
+Tensor Tensor::shrink(const Mask& arg) const {
+  Shape s = shape();
+  TG_CHECK(arg.size() == s.size(), "invalid shrink of ", arg.size(), " dims for shape ", shape_str(s));
+  bool noop = true;
+  for (size_t i = 0; i < s.size(); i++) {
+    TG_CHECK(0 <= arg[i].first && arg[i].first <= arg[i].second && arg[i].second <= s[i], "invalid shrink (", arg[i].first,
+             ", ", arg[i].second, ") on dim ", i, " of shape ", shape_str(s));
+    noop &= arg[i] == std::pair<sint, sint>{0, s[i]};
+  }
+  return noop ? *this : apply_uop(uop_shrink(uop(), arg), {this});
+}
+Tensor Tensor::pad(const Mask& padding, double value) const {
+  Shape s = shape();
+  TG_CHECK(padding.size() == s.size(), "padding length ", padding.size(), " must match ndim ", s.size(), " of shape ",
+           shape_str(s));
+  bool negative = false, any = false;
+  for (auto& [b, e] : padding) negative |= b < 0 || e < 0, any |= b != 0 || e != 0;
+  if (!any) return *this;
+  Tensor x = *this;
+  Mask p = padding;
+  if (negative) {  // negative padding shrinks first
+    Mask sh;
+    for (size_t i = 0; i < s.size(); i++) {
+      sh.push_back({-std::min<sint>(p[i].first, 0), std::min<sint>(p[i].second + s[i], s[i])});
+      p[i] = {std::max<sint>(p[i].first, 0), std::max<sint>(p[i].second, 0)};
+    }
+    x = x.shrink(sh);
+  }
+  Tensor padded = x.apply_uop(uop_pad(x.uop(), p), {&x});
+  if (value == 0) return padded;
+  Tensor ones = x.ones_like();
+  Tensor mask = ones.apply_uop(uop_pad(ones.uop(), p), {&ones});
+  return padded + mask.where(padded.scalar_like(int64_t(0)), padded.scalar_like(value));
+}
+Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
+  std::vector<int64_t> order(static_cast<size_t>(ndim()));
+  for (size_t i = 0; i < order.size(); i++) order[i] = static_cast<int64_t>(i);
+  std::swap(order[static_cast<size_t>(resolve_dim(dim0))], order[static_cast<size_t>(resolve_dim(dim1))]);
+  return permute(order);
+}
+Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
+  Shape s = shape();
+  size_t a = static_cast<size_t>(resolve_dim(start_dim)), b = static_cast<size_t>(resolve_dim(end_dim));
+  Shape ns(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(a));
+  sint p = 1;
+  for (size_t i = a; i <= b && i < s.size(); i++) p *= s[i];
+  ns.push_back(p);
+  ns.insert(ns.end(), s.begin() + static_cast<std::ptrdiff_t>(std::min(b + 1, s.size())), s.end());
+  return reshape(ns);
+}
+Tensor Tensor::squeeze(std::optional<int64_t> dim) const {
+  Shape s = shape(), ns;
+  if (!dim) {
+    for (sint x : s)
+      if (x != 1) ns.push_back(x);
+    return reshape(ns);
+  }
+  int64_t d = resolve_dim(*dim);
+  if (s.empty() || s[static_cast<size_t>(d)] != 1) return *this;
+  s.erase(s.begin() + d);
+  return reshape(s);
+}
+Tensor Tensor::unsqueeze(int64_t dim) const {
+  int64_t d = resolve_dim(dim, true);
+  Shape s = shape();
+  s.insert(s.begin() + d, 1);
+  return reshape(s);
+}
+
+// *** reduce ***
+
+Tensor Tensor::reduce(Ops op, std::vector<int64_t> axis, bool keepdim) const {
+  if (axis.empty())
+    for (int64_t i = 0; i < ndim(); i++) axis.push_back(i);
+  for (auto& a : axis) a = resolve_dim(a);
+  if (ndim() == 0) axis.clear();
+  Tensor ret = apply_uop(uop_r(uop(), op, axis), {this});
+  if (keepdim) return ret;
+  Shape s = shape(), ns;
+  for (size_t i = 0; i < s.size(); i++)
+    if (std::find(axis.begin(), axis.end(), static_cast<int64_t>(i)) == axis.end()) ns.push_back(s[i]);
+  return ret.reshape(ns);
+}
+Tensor Tensor::sum(std::vector<int64_t> axis, bool keepdim) const {
+  Tensor ret = cast(sum_acc_dtype(dtype())).reduce(Ops::ADD, std::move(axis), keepdim);
+  return (dtype() == dtypes::float16 || dtype() == dtypes::bfloat16) ? ret.cast(dtype()) : ret;
+}
+Tensor Tensor::prod(std::vector<int64_t> axis, bool keepdim) const { return reduce(Ops::MUL, std::move(axis), keepdim); }
+Tensor Tensor::max(std::vector<int64_t> axis, bool keepdim) const { return reduce(Ops::MAX, std::move(axis), keepdim); }
+Tensor Tensor::min(std::vector<int64_t> axis, bool keepdim) const { return inverse().max(std::move(axis), keepdim).inverse(); }
+Tensor Tensor::mean(std::vector<int64_t> axis, bool keepdim) const {
+  DType out = dtypes::is_float(dtype()) ? dtype() : dtypes::float32;
+  Tensor num = cast(sum_acc_dtype(dtype())).sum(axis, keepdim);
+  Shape s = shape(), r = sum(axis, true).shape();
+  sint n = 1;
+  for (size_t i = 0; i < s.size(); i++)
+    if (s[i] != r[i]) n *= s[i];
+  return num.div(num.scalar_like(n)).cast(out);
+}
+Tensor Tensor::dot(const Tensor& w) const {
+  int64_t dx = ndim(), dw = w.ndim();
+  TG_CHECK(dx > 0 && dw > 0, "both tensors need to be at least 1D, got ", dx, "D and ", dw, "D");
+  Shape xs = shape(), ws = w.shape();
+  int64_t axis_w = -std::min<int64_t>(dw, 2);
+  TG_CHECK(xs.back() == ws[static_cast<size_t>(dw + axis_w)], "cannot dot ", shape_str(xs), " and ", shape_str(ws));
+  int64_t ones = std::min<int64_t>({dx - 1, dw - 1, 1});
+  Shape nx(xs.begin(), xs.end() - 1);
+  for (int64_t i = 0; i < ones; i++) nx.push_back(1);
+  nx.push_back(xs.back());
+  Shape nw(ws.begin(), ws.end() - std::min<int64_t>(dw, 2));
+  for (int64_t i = 0; i < ones; i++) nw.push_back(1);
+  nw.insert(nw.end(), ws.end() + axis_w, ws.end());
+  Tensor x = reshape(nx), ww = w.reshape(nw).transpose(-1, axis_w);
+  return (x * ww).sum(std::vector<int64_t>{-1}).cast(least_upper_dtype({x.dtype(), ww.dtype()}));
+}
+
+// *** graph replacement after kernelize/realize: every live tensor follows ***
+
+void apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& map) {
+  std::vector<std::shared_ptr<TensorData>> live;
+  {
+    auto& r = registry();
+    std::lock_guard lock(r.mu);
+    for (auto& w : r.all)
+      if (auto d = w.lock()) live.push_back(std::move(d));
+  }
+  std::unordered_map<const UOpNode*, UOp> direct;
+  for (auto& [k, v] : map) direct.emplace(k.get(), v);
+  for (auto& d : live) {
+    if (auto it = direct.find(d->uop.get()); it != direct.end()) {
+      d->uop = it->second;
+      continue;
+    }
+    bool touches = false;  // only graphs that contain a replaced node are rewritten
+    for (const UOp& u : d->uop.toposort())
+      if (direct.count(u.get())) {
+        touches = true;
+        break;
+      }
+    if (touches) d->uop = d->uop.substitute(map);
+  }
+}
+
+}  // namespace tg

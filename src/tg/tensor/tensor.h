@@ -1,0 +1,216 @@
+#pragma once
+// Tensor: a lazy tensor whose every operation builds UOps (tinygrad's tensor.py). Nothing runs until realize().
+#include <initializer_list>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tg/shape/uop_shape.h"
+
+namespace tg {
+
+struct TensorOptions {
+  std::optional<std::string> device = std::nullopt;  // default: Device::DEFAULT
+  std::optional<DType> dtype = std::nullopt;  // default: from the data (int -> int32, float -> float32, bool -> bool)
+  std::optional<bool> requires_grad = std::nullopt;  // None (default), true or false, as tinygrad's three states
+};
+
+struct TensorData;
+
+class Tensor {
+ public:
+  // *** creation ***
+  Tensor(std::initializer_list<int> data, TensorOptions opts = {});
+  Tensor(std::initializer_list<float> data, TensorOptions opts = {});
+  Tensor(std::initializer_list<double> data, TensorOptions opts = {});
+  Tensor(std::initializer_list<bool> data, TensorOptions opts = {});
+  template <class T>
+  Tensor(const std::vector<T>& data, const Shape& shape, TensorOptions opts = {})
+      : Tensor(from_host(data.data(), data.size(), host_dtype<T>(), shape, opts)) {}
+  template <class T>
+  Tensor(const T* data, const Shape& shape, TensorOptions opts = {})
+      : Tensor(from_host(data, static_cast<size_t>(tg::prod(shape)), host_dtype<T>(), shape, opts)) {}
+  explicit Tensor(int v, TensorOptions opts = {});
+  explicit Tensor(int64_t v, TensorOptions opts = {});
+  explicit Tensor(float v, TensorOptions opts = {});
+  explicit Tensor(double v, TensorOptions opts = {});
+  explicit Tensor(bool v, TensorOptions opts = {});
+  explicit Tensor(const UOp& uop, TensorOptions opts = {});  // wraps a tensor-level UOp (tinygrad's Tensor(UOp))
+
+  static Tensor full(const Shape& shape, ConstValue fill, TensorOptions opts = {});
+  static Tensor zeros(const Shape& shape, TensorOptions opts = {});
+  static Tensor ones(const Shape& shape, TensorOptions opts = {});
+  static Tensor empty(const Shape& shape, TensorOptions opts = {});
+  static Tensor arange(int64_t stop, TensorOptions opts = {});
+  static Tensor arange(double start, double stop, double step = 1, TensorOptions opts = {});
+  static Tensor eye(int64_t n, std::optional<int64_t> m = {}, TensorOptions opts = {});
+  Tensor full_like(ConstValue fill, TensorOptions opts = {}) const;
+  Tensor zeros_like(TensorOptions opts = {}) const { return full_like(ConstValue(int64_t(0)), opts); }
+  Tensor ones_like(TensorOptions opts = {}) const { return full_like(ConstValue(int64_t(1)), opts); }
+
+  // *** properties ***
+  const UOp& uop() const;
+  Shape shape() const;
+  DType dtype() const;
+  std::string device() const;
+  int64_t ndim() const { return static_cast<int64_t>(shape().size()); }
+  int64_t numel() const { return tg::prod(shape()); }
+  int64_t element_size() const { return dtype().itemsize(); }
+  int64_t nbytes() const { return numel() * element_size(); }
+  bool is_floating_point() const { return dtypes::is_float(dtype()); }
+  std::optional<bool> requires_grad() const;
+  Tensor& requires_grad_(bool v = true);
+  std::optional<Tensor> grad() const;
+  void set_grad(std::optional<Tensor> g);
+  std::string repr() const;  // <Tensor <UOp CPU (4,) int (<Ops.COPY: 7>, None)> on CPU with grad None>
+
+  // *** elementwise ***
+  Tensor cast(DType dt) const;
+  Tensor contiguous() const;
+  Tensor detach() const;
+  Tensor neg() const;
+  Tensor logical_not() const;
+  Tensor reciprocal() const;
+  Tensor sqrt() const;
+  Tensor rsqrt() const { return sqrt().reciprocal(); }
+  Tensor exp() const;
+  Tensor exp2() const;
+  Tensor log() const;
+  Tensor log2() const;
+  Tensor sin() const;
+  Tensor cos() const;
+  Tensor relu() const;
+  Tensor sigmoid() const;
+  Tensor square() const { return mul(*this); }
+  Tensor abs() const;
+  Tensor sign() const;
+  Tensor add(const Tensor& x, bool reverse = false) const;
+  Tensor sub(const Tensor& x, bool reverse = false) const;
+  Tensor mul(const Tensor& x, bool reverse = false) const;
+  Tensor div(const Tensor& x, bool reverse = false) const;  // true division: ints divide as floats
+  Tensor idiv(const Tensor& x, bool reverse = false) const;  // truncating integer division (tinygrad's //)
+  Tensor mod(const Tensor& x, bool reverse = false) const;
+  Tensor pow(const Tensor& x, bool reverse = false) const;
+  Tensor maximum(const Tensor& x) const;
+  Tensor minimum(const Tensor& x) const;
+  Tensor where(const Tensor& x, const Tensor& y) const;  // this is the condition
+  Tensor lt(const Tensor& x) const;
+  Tensor gt(const Tensor& x) const;
+  Tensor ne(const Tensor& x) const;
+  Tensor eq(const Tensor& x) const;
+  Tensor le(const Tensor& x) const { return gt(x).logical_not(); }
+  Tensor ge(const Tensor& x) const { return lt(x).logical_not(); }
+  Tensor bitwise_and(const Tensor& x, bool reverse = false) const;
+  Tensor bitwise_or(const Tensor& x, bool reverse = false) const;
+  Tensor bitwise_xor(const Tensor& x, bool reverse = false) const;
+  Tensor bitwise_not() const;
+  Tensor lshift(int64_t bits) const;
+  Tensor rshift(int64_t bits) const;
+  Tensor clip(std::optional<double> min_, std::optional<double> max_) const;
+
+  // a scalar operand becomes a const of this tensor's dtype when that keeps its kind (tinygrad's _broadcasted)
+  Tensor scalar_like(ConstValue v) const;
+
+  // *** movement ***
+  Tensor reshape(Shape shape) const;  // one -1 is inferred
+  Tensor expand(Shape shape) const;   // -1 keeps a dim
+  Tensor permute(std::vector<int64_t> order) const;
+  Tensor flip(std::vector<int64_t> axes) const;
+  Tensor pad(const Mask& padding, double value = 0.0) const;  // (before, after) per dim
+  Tensor shrink(const Mask& arg) const;
+  Tensor transpose(int64_t dim0 = 1, int64_t dim1 = 0) const;
+  Tensor T() const { return transpose(); }
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor squeeze(std::optional<int64_t> dim = {}) const;
+  Tensor unsqueeze(int64_t dim) const;
+
+  // *** reduce ***
+  Tensor sum(std::vector<int64_t> axis = {}, bool keepdim = false) const;  // no axis: all
+  Tensor sum(int64_t axis, bool keepdim = false) const { return sum(std::vector<int64_t>{axis}, keepdim); }
+  Tensor prod(std::vector<int64_t> axis = {}, bool keepdim = false) const;
+  Tensor max(std::vector<int64_t> axis = {}, bool keepdim = false) const;
+  Tensor max(int64_t axis, bool keepdim = false) const { return max(std::vector<int64_t>{axis}, keepdim); }
+  Tensor min(std::vector<int64_t> axis = {}, bool keepdim = false) const;
+  Tensor mean(std::vector<int64_t> axis = {}, bool keepdim = false) const;
+  Tensor mean(int64_t axis, bool keepdim = false) const { return mean(std::vector<int64_t>{axis}, keepdim); }
+  Tensor dot(const Tensor& w) const;
+  Tensor matmul(const Tensor& w) const { return dot(w); }
+
+  // *** scheduling and data ***
+  Tensor& kernelize();
+  Tensor& realize();
+  template <class T>
+  std::vector<T> tolist() const;  // flat, row-major; T must match the dtype (int for dtypes.int, ...)
+  template <class T>
+  T item() const;
+  std::vector<uint8_t> data_bytes() const;  // realized contents, row-major
+
+  int64_t resolve_dim(int64_t dim, bool extra = false) const;  // a negative dim counts from the end; IndexError-like
+
+ private:
+  explicit Tensor(std::shared_ptr<TensorData> d) : d_(std::move(d)) {}
+  static Tensor from_host(const void* data, size_t count, DType host, const Shape& shape, TensorOptions opts);
+  template <class T>
+  static DType host_dtype();
+  Tensor apply_uop(UOp u, std::initializer_list<const Tensor*> inputs) const;
+  std::pair<Tensor, Tensor> broadcasted(const Tensor& y, bool reverse = false, bool match_dtype = true) const;
+  Tensor binop(Ops op, const Tensor& x, bool reverse) const;
+  Tensor broadcast_to(const Shape& shape) const;
+  Tensor reduce(Ops op, std::vector<int64_t> axis, bool keepdim) const;
+  Tensor inverse() const;
+  void check_dtype_for(DType want, const char* what) const;
+  friend Tensor tensor_from_uop(const UOp& u, std::optional<bool> requires_grad);
+  friend void apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& map);
+
+  std::shared_ptr<TensorData> d_;
+};
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+// scalar operands on either side, as tinygrad's reflected operators
+#define TG_TENSOR_OP(OPER, METHOD)                                                                    \
+  inline Tensor operator OPER(const Tensor& a, const Tensor& b) { return a.METHOD(b); }               \
+  template <Scalar T>                                                                                 \
+  Tensor operator OPER(const Tensor& a, T b) { return a.METHOD(a.scalar_like(to_const(b))); }         \
+  template <Scalar T>                                                                                 \
+  Tensor operator OPER(T a, const Tensor& b) { return b.METHOD(b.scalar_like(to_const(a)), true); }
+TG_TENSOR_OP(+, add)
+TG_TENSOR_OP(-, sub)
+TG_TENSOR_OP(*, mul)
+TG_TENSOR_OP(/, div)
+TG_TENSOR_OP(%, mod)
+TG_TENSOR_OP(&, bitwise_and)
+TG_TENSOR_OP(|, bitwise_or)
+TG_TENSOR_OP(^, bitwise_xor)
+#undef TG_TENSOR_OP
+#define TG_TENSOR_CMP(OPER, METHOD)                                                           \
+  inline Tensor operator OPER(const Tensor& a, const Tensor& b) { return a.METHOD(b); }       \
+  template <Scalar T>                                                                         \
+  Tensor operator OPER(const Tensor& a, T b) { return a.METHOD(a.scalar_like(to_const(b))); }
+TG_TENSOR_CMP(<, lt)
+TG_TENSOR_CMP(>, gt)
+TG_TENSOR_CMP(<=, le)
+TG_TENSOR_CMP(>=, ge)
+#undef TG_TENSOR_CMP
+inline Tensor operator-(const Tensor& a) { return a.neg(); }
+inline Tensor operator~(const Tensor& a) { return a.bitwise_not(); }
+
+template <class T>
+DType Tensor::host_dtype() {
+  if constexpr (std::is_same_v<T, bool>) return dtypes::bool_;
+  else if constexpr (std::is_same_v<T, float>) return dtypes::float32;
+  else if constexpr (std::is_same_v<T, double>) return dtypes::float64;
+  else if constexpr (std::is_same_v<T, int8_t>) return dtypes::int8;
+  else if constexpr (std::is_same_v<T, uint8_t>) return dtypes::uint8;
+  else if constexpr (std::is_same_v<T, int16_t>) return dtypes::int16;
+  else if constexpr (std::is_same_v<T, uint16_t>) return dtypes::uint16;
+  else if constexpr (std::is_same_v<T, int32_t>) return dtypes::int32;
+  else if constexpr (std::is_same_v<T, uint32_t>) return dtypes::uint32;
+  else if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, long long>) return dtypes::int64;
+  else if constexpr (std::is_same_v<T, uint64_t> || std::is_same_v<T, unsigned long long>) return dtypes::uint64;
+  else static_assert(sizeof(T) == 0, "no dtype for this host type");
+}
+
+}  // namespace tg
