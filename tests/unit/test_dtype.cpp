@@ -1,12 +1,12 @@
 // dtypes against the reference's printed tables (tests/data/enums/dtypes_list.out, uop_repr/repr_cases.out R10)
 #include <gtest/gtest.h>
+#include <tinygrad/tinygrad.h>
 
 #include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
-#include <tinygrad/tinygrad.h>
 
 using namespace tg;
 
@@ -78,8 +78,10 @@ TEST(DType, TableFromReference) {
     EXPECT_EQ(d.fmt() == 0 ? "None" : std::string(1, d.fmt()), fmt);
     EXPECT_EQ(const_repr(dtypes::min(d)), trim(cols[5]));
     // NOTE: ulong's max (2**64-1) does not fit the int64 ConstValue; it saturates to INT64_MAX
-    if (d == dtypes::uint64) EXPECT_EQ(dtypes::max(d), ConstValue(INT64_MAX));
-    else EXPECT_EQ(const_repr(dtypes::max(d)), trim(cols[6]));
+    if (d == dtypes::uint64)
+      EXPECT_EQ(dtypes::max(d), ConstValue(INT64_MAX));
+    else
+      EXPECT_EQ(const_repr(dtypes::max(d)), trim(cols[6]));
   }
 }
 
@@ -148,12 +150,18 @@ TEST(DType, CommonPairsAndUnaryTables) {
 // *** vec, ptr and image dtypes print as repr_cases.out R10: repr | str | name ***
 
 TEST(DType, DerivedReprs) {
-  std::vector<DType> cases = {dtypes::float32.vec(4),        dtypes::float32.ptr(),
-                              dtypes::float32.ptr(16),       dtypes::float32.ptr(16, true),
-                              dtypes::float32.ptr(16).vec(4), dtypes::imagef({2, 4, 4}),
-                              dtypes::half.vec(2),           dtypes::bool_,
-                              dtypes::void_,                 dtypes::uint8,
-                              dtypes::int64,                 dtypes::bfloat16,
+  std::vector<DType> cases = {dtypes::float32.vec(4),
+                              dtypes::float32.ptr(),
+                              dtypes::float32.ptr(16),
+                              dtypes::float32.ptr(16, true),
+                              dtypes::float32.ptr(16).vec(4),
+                              dtypes::imagef({2, 4, 4}),
+                              dtypes::half.vec(2),
+                              dtypes::bool_,
+                              dtypes::void_,
+                              dtypes::uint8,
+                              dtypes::int64,
+                              dtypes::bfloat16,
                               dtypes::fp8e4m3};
   auto want = section(read_lines("uop_repr/repr_cases.out"), "R10");
   ASSERT_EQ(want.size(), cases.size());
@@ -256,12 +264,15 @@ TEST(DType, Truncate) {
 
 TEST(DType, AsConst) {
   std::vector<TruncateCase> cases = {
-      {dtypes::int32, 2.7, "2"},      {dtypes::int32, -2.7, "-2"},  // int() truncates toward zero
-      {dtypes::int32, true, "1"},     {dtypes::float32, true, "1.0"},
+      {dtypes::int32, 2.7, "2"},
+      {dtypes::int32, -2.7, "-2"},  // int() truncates toward zero
+      {dtypes::int32, true, "1"},
+      {dtypes::float32, true, "1.0"},
       {dtypes::float32, int64_t(3), "3.0"},
-      {dtypes::half, 0.1, "0.1"},     // no truncation, as the reference
+      {dtypes::half, 0.1, "0.1"},  // no truncation, as the reference
       {dtypes::uint8, int64_t(300), "300"},
-      {dtypes::bool_, int64_t(3), "True"}, {dtypes::bool_, 0.0, "False"},
+      {dtypes::bool_, int64_t(3), "True"},
+      {dtypes::bool_, 0.0, "False"},
       {dtypes::float32.vec(4), int64_t(3), "3.0"},  // a vector dtype uses its scalar
   };
   for (auto& c : cases)

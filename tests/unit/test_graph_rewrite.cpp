@@ -1,7 +1,6 @@
 // graph_rewrite (top down and bottom up, to a fixed point), substitute, and the tutorial's constant folding
 // (ports TestSubstitute from tinygrad's test/unit/test_graph_rewrite.py)
 #include <gtest/gtest.h>
-
 #include <tinygrad/tinygrad.h>
 
 using namespace tg;
@@ -18,16 +17,19 @@ UOp var(const char* name) { return UOp::variable(name, int64_t(0), int64_t(10));
 TEST(GraphRewrite, TutorialConstantFolding) {
   UOp a_plus_b = UOp::make(Ops::CONST, dtypes::int32, {}, ConstValue(int64_t(2))) +
                  UOp::make(Ops::CONST, dtypes::int32, {}, ConstValue(int64_t(2)));
-  // UPat(Ops.ADD, src=(UPat(Ops.CONST, name="c1"), UPat(Ops.CONST, name="c2"))) -> UOp(Ops.CONST, c1.dtype, c1.arg+c2.arg)
+  // UPat(Ops.ADD, src=(UPat(Ops.CONST, name="c1"), UPat(Ops.CONST, name="c2"))) -> UOp(Ops.CONST, c1.dtype,
+  // c1.arg+c2.arg)
   PatternMatcher<UOp> simple_pm{
-      {op(Ops::ADD, {op(Ops::CONST).named("c1"), op(Ops::CONST).named("c2")}), [](M m) {
+      {op(Ops::ADD, {op(Ops::CONST).named("c1"), op(Ops::CONST).named("c2")}),
+       [](M m) {
          UOp c1 = m["c1"], c2 = m["c2"];
          return UOp::make(Ops::CONST, c1.dtype(), {}, exec_alu(Ops::ADD, c1.dtype(), {c1.const_arg(), c2.const_arg()}));
        }},
   };
   // UPat.cvar("c1")+UPat.cvar("c2") -> c1.const_like(c1.arg+c2.arg)
   PatternMatcher<UOp> simpler_pm{
-      {pat::c0 + pat::c1, [](M m) {
+      {pat::c0 + pat::c1,
+       [](M m) {
          using namespace pat;
          return m[c0].const_like(exec_alu(Ops::ADD, m[c0].dtype(), {m[c0].const_arg(), m[c1].const_arg()}));
        }},
@@ -43,9 +45,10 @@ TEST(GraphRewrite, TutorialConstantFolding) {
 TEST(GraphRewrite, FoldsToFixedPoint) {
   // ((2+3)+4)+5 folds from the leaves up in one call
   using namespace pat;
-  PatternMatcher<UOp> fold{{c0 + c1, [](M m) {
-                              return m[c0].const_like(exec_alu(Ops::ADD, m[c0].dtype(), {m[c0].const_arg(), m[c1].const_arg()}));
-                            }}};
+  PatternMatcher<UOp> fold{
+      {c0 + c1, [](M m) {
+         return m[c0].const_like(exec_alu(Ops::ADD, m[c0].dtype(), {m[c0].const_arg(), m[c1].const_arg()}));
+       }}};
   EXPECT_EQ(graph_rewrite(((ci(2) + 3) + 4) + 5, fold), ci(14));
   EXPECT_EQ(graph_rewrite(((ci(2) + 3) + 4) + 5, fold, {.bottom_up = true}), ci(14));
 }
@@ -147,7 +150,8 @@ TEST(Substitute, DoubleSinToSqrt) {
 TEST(Substitute, TaggedReplace) {
   UOp a = var("a"), b = var("b");
   UOp ret = (a + 4).with_tag(ConstValue(int64_t(1)));
-  EXPECT_EQ(ret.substitute({{a, b}}), (b + 4).with_tag(ConstValue(int64_t(1))));  // the srcs are rewritten, the tag kept
+  EXPECT_EQ(ret.substitute({{a, b}}),
+            (b + 4).with_tag(ConstValue(int64_t(1))));  // the srcs are rewritten, the tag kept
 }
 
 TEST(Substitute, IdentityAndEmpty) {

@@ -1,9 +1,9 @@
 // the Ops enum and GroupOp sets against the reference's printout (tests/data/enums/ops_enum.out)
 #include <gtest/gtest.h>
+#include <tinygrad/tinygrad.h>
 
 #include <fstream>
 #include <sstream>
-#include <tinygrad/tinygrad.h>
 
 using namespace tg;
 
@@ -60,12 +60,18 @@ TEST(OpsEnum, StrAndRepr) {
 
 TEST(OpsEnum, GroupOps) {
   const std::pair<const char*, OpSet> groups[] = {
-      {"Unary", GroupOp::Unary},           {"Binary", GroupOp::Binary},
-      {"Ternary", GroupOp::Ternary},       {"ALU", GroupOp::ALU},
-      {"Irreducible", GroupOp::Irreducible}, {"Movement", GroupOp::Movement},
-      {"Buffer", GroupOp::Buffer},         {"Block", GroupOp::Block},
-      {"Commutative", GroupOp::Commutative}, {"Associative", GroupOp::Associative},
-      {"Idempotent", GroupOp::Idempotent}, {"UnsafePad", GroupOp::UnsafePad},
+      {"Unary", GroupOp::Unary},
+      {"Binary", GroupOp::Binary},
+      {"Ternary", GroupOp::Ternary},
+      {"ALU", GroupOp::ALU},
+      {"Irreducible", GroupOp::Irreducible},
+      {"Movement", GroupOp::Movement},
+      {"Buffer", GroupOp::Buffer},
+      {"Block", GroupOp::Block},
+      {"Commutative", GroupOp::Commutative},
+      {"Associative", GroupOp::Associative},
+      {"Idempotent", GroupOp::Idempotent},
+      {"UnsafePad", GroupOp::UnsafePad},
       {"Meta", GroupOp::Meta},
   };
   auto lines = read_lines("enums/ops_enum.out");

@@ -1,8 +1,8 @@
 // the codegen spec (tinygrad's spec.py): valid kernels pass type_verify, malformed UOps throw tg::Error naming them
 #include <gtest/gtest.h>
+#include <tinygrad/tinygrad.h>
 
 #include <cstdlib>
-#include <tinygrad/tinygrad.h>
 
 #include "tg/uop/kernel_info.h"
 
@@ -17,7 +17,9 @@ UOp global(int64_t n, int64_t size = 16, DType d = dtypes::float32) {
   return UOp::make(Ops::DEFINE_GLOBAL, d.ptr(size), {}, ConstValue(n));
 }
 UOp range(int64_t end, int64_t n) { return UOp::range(i32, end, n); }
-UOp make(Ops op, DType d, std::vector<UOp> src = {}, Arg arg = {}) { return UOp::make(op, d, std::move(src), std::move(arg)); }
+UOp make(Ops op, DType d, std::vector<UOp> src = {}, Arg arg = {}) {
+  return UOp::make(op, d, std::move(src), std::move(arg));
+}
 
 // the error message type_verify gives for uops, or "" when they pass
 std::string verify_error(const std::vector<UOp>& uops) {
@@ -57,8 +59,8 @@ TEST(Spec, GatedAndVectorKernel) {
   UOp n = UOp::variable("n", int64_t(1), int64_t(4));
   UOp gate = gidx < n;  // CMPLT gives bool
   UOp buf = global(0, 16), in = global(1, 16, dtypes::int32);
-  UOp x = in.index(gidx, gate).load({ci(0)});                // gated load with an alt value
-  UOp y = x.where(idiv(x, ci(2)) % 3, (x << ci(1)) ^ ci(7));  // WHERE, IDIV/MOD/SHL/XOR on ints
+  UOp x = in.index(gidx, gate).load({ci(0)});                              // gated load with an alt value
+  UOp y = x.where(idiv(x, ci(2)) % 3, (x << ci(1)) ^ ci(7));               // WHERE, IDIV/MOD/SHL/XOR on ints
   UOp sh = UOp::make(Ops::SHR, i32, {y, UOp::const_(dtypes::uint32, 1)});  // a uint shift distance
   UOp f = sh.cast(f32);
   UOp v = UOp::make(Ops::VECTORIZE, f32.vec(4), {f, f, f, f});
@@ -100,7 +102,8 @@ struct BadCase {
 TEST(Spec, MalformedUOps) {
   UOp r = range(16, 0), idx = global(0).index(r), fv = cf(1.0), iv = ci(1);
   const BadCase cases[] = {
-      {"ADD of int and float", make(Ops::ADD, f32, {iv, fv}),
+      {"ADD of int and float",
+       make(Ops::ADD, f32, {iv, fv}),
        {"Ops.ADD dtypes.float 2 [Ops.CONST, Ops.CONST]", "[dtypes.int, dtypes.float]", "output's dtype"}},
       {"CMPLT that is not bool", make(Ops::CMPLT, i32, {iv, iv}), {"Ops.CMPLT dtypes.int", "give bool"}},
       {"CMPNE of two dtypes", make(Ops::CMPNE, dtypes::bool_, {iv, fv}), {"Ops.CMPNE dtypes.bool", "rejected by"}},
@@ -109,32 +112,45 @@ TEST(Spec, MalformedUOps) {
       {"IDIV on floats", make(Ops::IDIV, f32, {fv, fv}), {"Ops.IDIV dtypes.float", "ints only"}},
       {"MOD on floats", make(Ops::MOD, f32, {fv, fv}), {"Ops.MOD dtypes.float"}},
       {"SHL by a float", make(Ops::SHL, i32, {iv, fv}), {"Ops.SHL dtypes.int", "distance"}},
-      {"CONST float with an int arg", make(Ops::CONST, f32, {}, ConstValue(int64_t(1))),
+      {"CONST float with an int arg",
+       make(Ops::CONST, f32, {}, ConstValue(int64_t(1))),
        {"Ops.CONST dtypes.float 0 [] 1", "float for floats"}},
       {"CONST int with a float arg", make(Ops::CONST, i32, {}, ConstValue(1.0)), {"Ops.CONST dtypes.int 0 [] 1.0"}},
-      {"CONST bool with an int arg", make(Ops::CONST, dtypes::bool_, {}, ConstValue(int64_t(1))),
+      {"CONST bool with an int arg",
+       make(Ops::CONST, dtypes::bool_, {}, ConstValue(int64_t(1))),
        {"Ops.CONST dtypes.bool"}},
       {"VCONST with too few values", make(Ops::VCONST, f32.vec(4), {}, Tuple{1.0, 2.0}), {"Ops.VCONST", "per lane"}},
       {"BITCAST to another size", make(Ops::BITCAST, dtypes::half, {fv}), {"Ops.BITCAST dtypes.half", "byte size"}},
       {"CAST with an arg", make(Ops::CAST, i32, {fv}, ConstValue(int64_t(1))), {"Ops.CAST dtypes.int", "no arg"}},
-      {"GEP of the wrong dtype", make(Ops::GEP, i32, {make(Ops::VECTORIZE, f32.vec(2), {fv, fv})}, Tuple{int64_t(0)}),
+      {"GEP of the wrong dtype",
+       make(Ops::GEP, i32, {make(Ops::VECTORIZE, f32.vec(2), {fv, fv})}, Tuple{int64_t(0)}),
        {"Ops.GEP dtypes.int", "scalar"}},
       {"VECTORIZE with a wrong count", make(Ops::VECTORIZE, f32.vec(4), {fv, fv, fv}), {"Ops.VECTORIZE", ".vec(n)"}},
       {"VECTORIZE of one", make(Ops::VECTORIZE, f32, {fv}), {"Ops.VECTORIZE dtypes.float 1"}},
-      {"DEFINE_GLOBAL of a value", make(Ops::DEFINE_GLOBAL, f32, {}, ConstValue(int64_t(0))),
+      {"DEFINE_GLOBAL of a value",
+       make(Ops::DEFINE_GLOBAL, f32, {}, ConstValue(int64_t(0))),
        {"Ops.DEFINE_GLOBAL dtypes.float", "global pointer"}},
-      {"DEFINE_GLOBAL that is local", make(Ops::DEFINE_GLOBAL, f32.ptr(4, true), {}, ConstValue(int64_t(0))),
+      {"DEFINE_GLOBAL that is local",
+       make(Ops::DEFINE_GLOBAL, f32.ptr(4, true), {}, ConstValue(int64_t(0))),
        {"Ops.DEFINE_GLOBAL dtypes.float.ptr(4, local=True)"}},
-      {"DEFINE_LOCAL that is global", make(Ops::DEFINE_LOCAL, f32.ptr(4), {}, std::string("temp0")),
+      {"DEFINE_LOCAL that is global",
+       make(Ops::DEFINE_LOCAL, f32.ptr(4), {}, std::string("temp0")),
        {"Ops.DEFINE_LOCAL dtypes.float.ptr(4)", "local pointer"}},
       {"DEFINE_ACC over a non-RANGE", make(Ops::DEFINE_ACC, f32, {fv, iv}, Tuple{int64_t(0)}), {"Ops.DEFINE_ACC"}},
       {"DEFINE_ACC of another dtype", make(Ops::DEFINE_ACC, f32, {iv, r}, Tuple{int64_t(0)}), {"Ops.DEFINE_ACC"}},
-      {"DEFINE_VAR with float bounds", make(Ops::DEFINE_VAR, i32, {}, VarArg{"a", 0.5, 2.0}),
+      {"DEFINE_VAR with float bounds",
+       make(Ops::DEFINE_VAR, i32, {}, VarArg{"a", 0.5, 2.0}),
        {"Ops.DEFINE_VAR dtypes.int 0 [] ('a', 0.5, 2.0)", "int bounds"}},
-      {"RANGE of another dtype", make(Ops::RANGE, dtypes::int64, {iv}, ConstValue(int64_t(0))), {"Ops.RANGE dtypes.long"}},
-      {"RANGE with a float arg", make(Ops::RANGE, i32, {iv}, ConstValue(0.5)), {"Ops.RANGE dtypes.int 1 [Ops.CONST] 0.5"}},
+      {"RANGE of another dtype",
+       make(Ops::RANGE, dtypes::int64, {iv}, ConstValue(int64_t(0))),
+       {"Ops.RANGE dtypes.long"}},
+      {"RANGE with a float arg",
+       make(Ops::RANGE, i32, {iv}, ConstValue(0.5)),
+       {"Ops.RANGE dtypes.int 1 [Ops.CONST] 0.5"}},
       {"STORE that is not void", make(Ops::STORE, f32, {idx, fv}), {"Ops.STORE dtypes.float", "STORE is void"}},
-      {"STORE to a value", make(Ops::STORE, dtypes::void_, {fv, fv}), {"Ops.STORE dtypes.void 2 [Ops.CONST, Ops.CONST]"}},
+      {"STORE to a value",
+       make(Ops::STORE, dtypes::void_, {fv, fv}),
+       {"Ops.STORE dtypes.void 2 [Ops.CONST, Ops.CONST]"}},
       {"LOAD with an alt of another dtype", make(Ops::LOAD, f32, {idx, iv}), {"Ops.LOAD dtypes.float", "rejected by"}},
       {"INDEX into a value", make(Ops::INDEX, f32, {fv, r}), {"Ops.INDEX dtypes.float"}},
       {"INDEX with an int gate", make(Ops::INDEX, f32.ptr(16), {global(0), r, iv}), {"Ops.INDEX"}},
@@ -179,5 +195,6 @@ TEST(Spec, RulesCoverTheCodegenOps) {
   // every rule root is indexed; spot-check the number of rules and that the matcher answers without throwing
   EXPECT_GE(spec().rules().size(), 40u);
   for (Ops o : {Ops::ADD, Ops::SINK, Ops::NOOP, Ops::BARRIER})
-    EXPECT_NO_THROW(spec().rewrite(make(o, o == Ops::ADD ? f32 : dtypes::void_, o == Ops::ADD ? std::vector<UOp>{cf(1), cf(2)} : std::vector<UOp>{})));
+    EXPECT_NO_THROW(spec().rewrite(make(o, o == Ops::ADD ? f32 : dtypes::void_,
+                                        o == Ops::ADD ? std::vector<UOp>{cf(1), cf(2)} : std::vector<UOp>{})));
 }

@@ -2,13 +2,13 @@
 // recurses on depth (deep chains are built, walked, rewritten and freed on a small stack)
 #include <gtest/gtest.h>
 #include <pthread.h>
+#include <tinygrad/tinygrad.h>
 
 #include <chrono>
 #include <exception>
 #include <functional>
 #include <latch>
 #include <thread>
-#include <tinygrad/tinygrad.h>
 
 using namespace tg;
 
@@ -143,9 +143,8 @@ TEST(UOpLifetime, DeepChainNoRecursion) {
     EXPECT_EQ(as_int(g.vmax()), 10 + kDepth);
     // every x+1 becomes x+2, top down and bottom up
     using namespace pat;
-    PatternMatcher<UOp> pm{{x + c0, [](M m) -> UOp {
-                              return as_int(m[c0].const_arg()) == 1 ? m[x] + m[c0].const_like(2) : UOp{};
-                            }}};
+    PatternMatcher<UOp> pm{
+        {x + c0, [](M m) -> UOp { return as_int(m[c0].const_arg()) == 1 ? m[x] + m[c0].const_like(2) : UOp{}; }}};
     UOp want = chain(kDepth, 2);
     EXPECT_NE(g.key(), want.key());
     EXPECT_EQ(graph_rewrite(g, pm), want);

@@ -1,10 +1,10 @@
 // UOp.__repr__ byte for byte as the reference prints it (tests/data/uop_repr/repr_cases.out, cases R1-R10, R13)
 #include <gtest/gtest.h>
+#include <tinygrad/tinygrad.h>
 
 #include <cmath>
 #include <fstream>
 #include <map>
-#include <tinygrad/tinygrad.h>
 
 #include "tg/uop/kernel_info.h"
 
@@ -101,9 +101,9 @@ TEST(UOpRepr, R7Tags) {
 
 TEST(UOpRepr, R8ConstValues) {
   const std::pair<ConstValue, DType> cases[] = {
-      {2.0, dtypes::float32},      {-1.5, dtypes::float32}, {1e-10, dtypes::float32},  {INFINITY, dtypes::float32},
-      {-INFINITY, dtypes::float32}, {NAN, dtypes::float32},  {true, dtypes::bool_},     {false, dtypes::bool_},
-      {int64_t(-7), int_},         {0.1, dtypes::half},     {int64_t(3), dtypes::uint8}};
+      {2.0, dtypes::float32},       {-1.5, dtypes::float32}, {1e-10, dtypes::float32},   {INFINITY, dtypes::float32},
+      {-INFINITY, dtypes::float32}, {NAN, dtypes::float32},  {true, dtypes::bool_},      {false, dtypes::bool_},
+      {int64_t(-7), int_},          {0.1, dtypes::half},     {int64_t(3), dtypes::uint8}};
   std::vector<std::string> out;
   for (auto& [v, d] : cases) out.push_back(UOp::const_(d, v).repr());
   EXPECT_EQ(lines(out), expected("R8"));
@@ -122,10 +122,18 @@ TEST(UOpRepr, R9Args) {
 }
 
 TEST(UOpRepr, R10DTypes) {
-  const DType cases[] = {dtypes::float32.vec(4),        dtypes::float32.ptr(),    dtypes::float32.ptr(16),
-                         dtypes::float32.ptr(16, true), dtypes::float32.ptr(16).vec(4), dtypes::imagef({2, 4, 4}),
-                         dtypes::half.vec(2),           dtypes::bool_,            dtypes::void_,
-                         dtypes::uint8,                 dtypes::int64,            dtypes::bfloat16,
+  const DType cases[] = {dtypes::float32.vec(4),
+                         dtypes::float32.ptr(),
+                         dtypes::float32.ptr(16),
+                         dtypes::float32.ptr(16, true),
+                         dtypes::float32.ptr(16).vec(4),
+                         dtypes::imagef({2, 4, 4}),
+                         dtypes::half.vec(2),
+                         dtypes::bool_,
+                         dtypes::void_,
+                         dtypes::uint8,
+                         dtypes::int64,
+                         dtypes::bfloat16,
                          dtypes::fp8e4m3};
   std::vector<std::string> out;
   for (DType d : cases) out.push_back(cat(d.repr(), " | ", d, " | ", d.name()));
@@ -148,9 +156,14 @@ TEST(UOpRepr, R13KernelInfo) {
 
 TEST(UOpRepr, Strings) {
   const std::pair<std::string, std::string> cases[] = {
-      {"it's", "\"it's\""},        {"say \"hi\"", "'say \"hi\"'"}, {"a'b\"c", "'a\\'b\"c'"},
-      {"100%", "'100%'"},          {"a%sb", "'a%sb'"},  // the reference's %-formatting bug (R14) is not copied
-      {"line\nbreak", "'line\\nbreak'"}, {"back\\slash", "'back\\\\slash'"}, {"", "''"},
+      {"it's", "\"it's\""},
+      {"say \"hi\"", "'say \"hi\"'"},
+      {"a'b\"c", "'a\\'b\"c'"},
+      {"100%", "'100%'"},
+      {"a%sb", "'a%sb'"},  // the reference's %-formatting bug (R14) is not copied
+      {"line\nbreak", "'line\\nbreak'"},
+      {"back\\slash", "'back\\\\slash'"},
+      {"", "''"},
   };
   for (auto& [s, want] : cases)
     EXPECT_EQ(UOp::make(Ops::CUSTOM, int_, {}, s).repr(), "UOp(Ops.CUSTOM, dtypes.int, arg=" + want + ", src=())");

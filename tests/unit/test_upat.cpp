@@ -1,11 +1,11 @@
 // UPat and PatternMatcher, feature by feature (ports tinygrad's test/unit/test_pattern_matcher.py, then more)
 #include <gtest/gtest.h>
+#include <tinygrad/tinygrad.h>
 
 #include <atomic>
 #include <cmath>
 #include <optional>
 #include <string>
-#include <tinygrad/tinygrad.h>
 
 using namespace tg;
 
@@ -101,8 +101,8 @@ TEST(PatternMatcher, ArgNumericTable) {
     bool match;
   };
   const Case cases[] = {
-      {int64_t(0), 0.0, true},   {int64_t(0), false, true},  {0.0, false, true},         {false, int64_t(0), true},
-      {int64_t(1), true, true},  {int64_t(1), 1.0, true},    {1.5, int64_t(1), false},   {true, int64_t(2), false},
+      {int64_t(0), 0.0, true},  {int64_t(0), false, true}, {0.0, false, true},       {false, int64_t(0), true},
+      {int64_t(1), true, true}, {int64_t(1), 1.0, true},   {1.5, int64_t(1), false}, {true, int64_t(2), false},
       {NAN, NAN, false},  // nan != nan, as in python (interning still makes them one node)
   };
   for (auto& c : cases) {
@@ -111,20 +111,22 @@ TEST(PatternMatcher, ArgNumericTable) {
     EXPECT_EQ(static_cast<bool>(identity(p).rewrite(u)), c.match) << const_repr(c.pat) << " vs " << const_repr(c.node);
   }
   // tuples compare element-wise the same way; other args exactly
-  EXPECT_TRUE(identity(op(Ops::GEP).arg(Tuple{0.0})).rewrite(UOp::make(Ops::GEP, dtypes::float32, {cf(1)}, Tuple{int64_t(0)})));
-  EXPECT_FALSE(identity(op(Ops::DEVICE).arg(std::string("CPU"))).rewrite(UOp::make(Ops::DEVICE, {}, {}, std::string("GPU"))));
-  EXPECT_TRUE(identity(op(Ops::DEVICE).arg(std::string("CPU"))).rewrite(UOp::make(Ops::DEVICE, {}, {}, std::string("CPU"))));
+  EXPECT_TRUE(
+      identity(op(Ops::GEP).arg(Tuple{0.0})).rewrite(UOp::make(Ops::GEP, dtypes::float32, {cf(1)}, Tuple{int64_t(0)})));
+  EXPECT_FALSE(
+      identity(op(Ops::DEVICE).arg(std::string("CPU"))).rewrite(UOp::make(Ops::DEVICE, {}, {}, std::string("GPU"))));
+  EXPECT_TRUE(
+      identity(op(Ops::DEVICE).arg(std::string("CPU"))).rewrite(UOp::make(Ops::DEVICE, {}, {}, std::string("CPU"))));
 }
 
 TEST(PatternMatcher, FilterArg) {
   // a source list is permuted; the body may decline (null) and the matcher moves on
-  PatternMatcher<UOp> pm{{op(Ops::MUL, {op(Ops::CONST).named("c"), op(Ops::CONST).arg(ConstValue(int64_t(2)))})
-                              .permuted()
-                              .named("x"),
-                          [](M m) -> UOp {
-                            int64_t c = as_int(m["c"].const_arg());
-                            return c == 1 || c == -1 ? m["x"] : UOp{};
-                          }}};
+  PatternMatcher<UOp> pm{
+      {op(Ops::MUL, {op(Ops::CONST).named("c"), op(Ops::CONST).arg(ConstValue(int64_t(2)))}).permuted().named("x"),
+       [](M m) -> UOp {
+         int64_t c = as_int(m["c"].const_arg());
+         return c == 1 || c == -1 ? m["x"] : UOp{};
+       }}};
   UOp y1 = ci(1), y2 = ci(2), y3 = ci(-1);
   EXPECT_EQ(pm.rewrite(alu(Ops::MUL, {y1, y2})), alu(Ops::MUL, {y1, y2}));
   EXPECT_FALSE(pm.rewrite(alu(Ops::MUL, {y2, y2})));
@@ -223,9 +225,8 @@ TEST(PatternMatcher, AllowLen) {
 TEST(PatternMatcher, DeepSrcPermutations) {
   UOp c1 = cf(1.0), c2 = cf(2.0);
   UOp u1 = (c1 + c2) + c1, u2 = (c2 + c1) + c1;
-  PatternMatcher<UOp> pm{
-      {op(GroupOp::ALU, {op(GroupOp::ALU, {var("a"), var("b")}).permuted(), var("b")}).permuted(),
-       [](M m) { return m["b"]; }}};
+  PatternMatcher<UOp> pm{{op(GroupOp::ALU, {op(GroupOp::ALU, {var("a"), var("b")}).permuted(), var("b")}).permuted(),
+                          [](M m) { return m["b"]; }}};
   EXPECT_EQ(pm.rewrite(u1), c1);
   EXPECT_EQ(pm.rewrite(u2), c1);
 }
@@ -235,18 +236,18 @@ TEST(PatternMatcher, DeepSrcPermutations) {
 TEST(PatternMatcher, OperatorPatterns) {
   using namespace pat;
   PatternMatcher<UOp> pm{
-      {x + 0, x},                                                  // x+0 -> x
-      {x * 1, x},                                                  // x*1 -> x
-      {idiv(x, x), [](M m) { return m[x].const_like(1); }},        // x//x -> 1
+      {x + 0, x},                                                       // x+0 -> x
+      {x * 1, x},                                                       // x*1 -> x
+      {idiv(x, x), [](M m) { return m[x].const_like(1); }},             // x//x -> 1
       {ne(x, x), [](M) { return UOp::const_(dtypes::bool_, false); }},  // x!=x -> False
   };
   UOp a = UOp::variable("a", int64_t(0), int64_t(9));
   EXPECT_EQ(pm.rewrite(a + 0), a);
-  EXPECT_EQ(pm.rewrite(ci(0) + a), a);                  // ADD is commutative: sources in either order
+  EXPECT_EQ(pm.rewrite(ci(0) + a), a);  // ADD is commutative: sources in either order
   EXPECT_EQ(pm.rewrite(alu(Ops::ADD, {a.cast(dtypes::float32), cf(0.0)})), a.cast(dtypes::float32));  // 0 matches 0.0
   EXPECT_EQ(pm.rewrite(a * 1), a);
   EXPECT_EQ(pm.rewrite(idiv(a, a)), ci(1));
-  EXPECT_FALSE(pm.rewrite(idiv(a, ci(1))));               // IDIV is not commutative and x//x needs the same node
+  EXPECT_FALSE(pm.rewrite(idiv(a, ci(1))));  // IDIV is not commutative and x//x needs the same node
   EXPECT_EQ(pm.rewrite(a.ne(a)), UOp::const_(dtypes::bool_, false));
   EXPECT_FALSE(pm.rewrite(a + 1));
 }
@@ -373,7 +374,8 @@ TEST(PatternMatcher, StringResults) {
   // a renderer-style matcher: the result is the text, nullopt is no match
   using Str = std::optional<std::string>;
   PatternMatcher<Str> render{
-      {op(Ops::CONST).dtype(dtypes::bool_).named("c"), [](M m) -> Str { return as_bool(m["c"].const_arg()) ? "1" : "0"; }},
+      {op(Ops::CONST).dtype(dtypes::bool_).named("c"),
+       [](M m) -> Str { return as_bool(m["c"].const_arg()) ? "1" : "0"; }},
       {op(Ops::CONST).named("c"), [](M m) -> Str { return const_repr(m["c"].const_arg()); }},
       {op(Ops::DEFINE_VAR).named("v"), [](M m) -> Str { return m["v"].arg<VarArg>().name; }},
   };
@@ -390,7 +392,7 @@ TEST(PatternMatcher, BoolResults) {
       {op({Ops::IDIV, Ops::MOD}).named("x"), [](M m) -> B { return dtypes::is_int(m["x"].dtype()) ? B{} : B{false}; }},
       {op(GroupOp::ALU), [](M) -> B { return true; }},
   };
-  EXPECT_EQ(pm.rewrite(idiv(ci(4), ci(2))), true);                      // no opinion, then the ALU rule
+  EXPECT_EQ(pm.rewrite(idiv(ci(4), ci(2))), true);               // no opinion, then the ALU rule
   EXPECT_EQ(pm.rewrite(alu(Ops::IDIV, {cf(4), cf(2)})), false);  // rejected
   EXPECT_EQ(pm.rewrite(ci(1)), std::nullopt);
 }
@@ -408,7 +410,8 @@ TEST(PatternMatcher, FixedPointRewrite) {
 // *** bad input ***
 
 TEST(PatternMatcher, WrongArgTypeIsInternalError) {
-  PatternMatcher<UOp> pm{{op(Ops::CONST).named("x"), [](M m) { return ci(static_cast<int64_t>(m["x"].arg<std::string>().size())); }}};
+  PatternMatcher<UOp> pm{
+      {op(Ops::CONST).named("x"), [](M m) { return ci(static_cast<int64_t>(m["x"].arg<std::string>().size())); }}};
   try {
     pm.rewrite(ci(1));
     FAIL() << "expected InternalError";

@@ -48,17 +48,20 @@ const SpecMatcher& spec() {
       {op(Ops::DEFINE_GLOBAL).named("x"), [](M m) -> B { return m["x"].dtype().is_ptr() && !m["x"].dtype().local(); }},
       {op(Ops::DEFINE_LOCAL).named("x"),
        [](M m) -> B { return m["x"].dtype().is_ptr() && !m["x"].dtype().is_image() && m["x"].dtype().local(); }},
-      {op(Ops::DEFINE_ACC, {var("c")}).any_len().named("x"), [](M m) -> B {  // <init, RANGE...>
+      {op(Ops::DEFINE_ACC, {var("c")}).any_len().named("x"),
+       [](M m) -> B {  // <init, RANGE...>
          const auto& src = m["x"].src();
          for (size_t i = 1; i < src.size(); i++)
            if (src[i].op() != Ops::RANGE) return false;
          return m["c"].dtype() == m["x"].dtype();
        }},
-      {op(Ops::DEFINE_VAR, {}).named("x"), [](M m) -> B {
+      {op(Ops::DEFINE_VAR, {}).named("x"),
+       [](M m) -> B {
          auto* v = std::get_if<VarArg>(&m["x"].arg());
          return v != nullptr && is_int_const(v->min) && is_int_const(v->max);
        }},
-      {op(Ops::RANGE, {x}).named("rng"), [](M m) -> B {
+      {op(Ops::RANGE, {x}).named("rng"),
+       [](M m) -> B {
          auto* c = std::get_if<ConstValue>(&m["rng"].arg());
          return m["rng"].dtype() == m[x].dtype() && c != nullptr && is_int_const(*c);
        }},
@@ -71,11 +74,13 @@ const SpecMatcher& spec() {
       {op(Ops::VALID, {op(Ops::VIEW)}).dtype(dtypes::bool_), ok},
 
       // *** consts: the arg's python type follows the dtype (int for ints, float for floats, bool for bool) ***
-      {op(Ops::CONST).named("x"), [](M m) -> B {
+      {op(Ops::CONST).named("x"),
+       [](M m) -> B {
          auto* c = std::get_if<ConstValue>(&m["x"].arg());
          return c != nullptr && const_fits(*c, m["x"].dtype());
        }},
-      {op(Ops::VCONST).named("x"), [](M m) -> B {  // one value per lane
+      {op(Ops::VCONST).named("x"),
+       [](M m) -> B {  // one value per lane
          auto* t = std::get_if<Tuple>(&m["x"].arg());
          if (t == nullptr || static_cast<int>(t->size()) != m["x"].dtype().count()) return false;
          for (auto& v : *t)
@@ -88,12 +93,13 @@ const SpecMatcher& spec() {
       {op(Ops::LOAD, {op(Ops::VIEW, {op(bufs)}), op(Ops::STORE)}), ok},
       {op(Ops::STORE, {op(Ops::VIEW, {op(bufs)}), var()}), ok},
 
-      // *** new style load/store: INDEX <buf, alu, gate?>, LOAD <bufidx, alt?, barrier?>, STORE <bufidx, val, gate?> ***
+      // *** new style: INDEX <buf, alu, gate?>, LOAD <bufidx, alt?, barrier?>, STORE <bufidx, val, gate?> ***
       {op(Ops::INDEX, {op(bufs), var()}).named("idx"), validate_index},
       {op(Ops::INDEX, {op(bufs), var(), var("mask", {dtypes::bool_})}).named("idx"), validate_index},
       {op(Ops::LOAD, {op(bufidx)}), ok},
       {op(Ops::LOAD, {op(bufidx), op({Ops::IF, Ops::BARRIER})}), ok},
-      {op(Ops::LOAD, {op(bufidx), var("alt")}).named("ld"), [](M m) -> B { return m["ld"].dtype() == m["alt"].dtype(); }},
+      {op(Ops::LOAD, {op(bufidx), var("alt")}).named("ld"),
+       [](M m) -> B { return m["ld"].dtype() == m["alt"].dtype(); }},
       {op(Ops::STORE, {op(bufidx), var()}).dtype(dtypes::void_), ok},
       {op(Ops::STORE, {op(bufidx), var(), var("", {dtypes::bool_})}).dtype(dtypes::void_), ok},
       {op(Ops::STORE, {op(bufidx), var(), op(Ops::IF)}).dtype(dtypes::void_), ok},
@@ -103,12 +109,15 @@ const SpecMatcher& spec() {
        [](M m) -> B { return m["w"].dtype() == m[x].dtype() && m[x].dtype() == m[y].dtype(); }},
       {op({Ops::CMPLT, Ops::CMPNE}, {x, y}).dtype(dtypes::bool_),
        [](M m) -> B { return m[x].dtype().base() == m[y].dtype().base(); }},
-      {op({Ops::CMPLT, Ops::CMPNE}), [](M) -> B { return false; }},  // a comparison gives bool (spec.py lets ALU accept it)
-      {op({Ops::SHL, Ops::SHR}, {x, y}).named("a"), [](M m) -> B {  // the distance may be a uint
+      // a comparison gives bool (an extra: spec.py lets the ALU rule accept an int CMPLT of ints)
+      {op({Ops::CMPLT, Ops::CMPNE}), [](M) -> B { return false; }},
+      {op({Ops::SHL, Ops::SHR}, {x, y}).named("a"),
+       [](M m) -> B {  // the distance may be a uint
          return m["a"].dtype() == m[x].dtype() && (m[y].dtype() == m[x].dtype() || m[y].dtype() == dtypes::uint32);
        }},
       {op({Ops::IDIV, Ops::MOD}).named("x"), [](M m) -> B { return dtypes::is_int(m["x"].dtype()) ? B{} : B{false}; }},
-      {op(GroupOp::ALU).named("x"), [](M m) -> B {
+      {op(GroupOp::ALU).named("x"),
+       [](M m) -> B {
          for (const UOp& s : m["x"].src())
            if (s.dtype().base() != m["x"].dtype().base()) return false;
          return true;
@@ -118,7 +127,8 @@ const SpecMatcher& spec() {
       {op(Ops::ENDRANGE, {op(Ops::RANGE)}).dtype(dtypes::void_), ok},
 
       // *** WMMA <a, b, acc>, CONTRACT and UNROLL ***
-      {op(Ops::WMMA, {var(), var(), var()}).named("x"), [](M m) -> B {
+      {op(Ops::WMMA, {var(), var(), var()}).named("x"),
+       [](M m) -> B {
          const Arg& a = m["x"].arg();
          auto* t = std::get_if<Tuple>(&a);
          return (t != nullptr && t->size() == 8) || std::holds_alternative<ObjectArg>(a);
@@ -132,12 +142,14 @@ const SpecMatcher& spec() {
       {op(Ops::IF, {var(), op(Ops::BARRIER)}).dtype(dtypes::void_), ok},
       {op(Ops::ENDIF, {op(Ops::IF)}).dtype(dtypes::void_), ok},
 
-      {op(Ops::REDUCE_AXIS).named("x"), [](M m) -> B {
+      {op(Ops::REDUCE_AXIS).named("x"),
+       [](M m) -> B {
          auto* r = std::get_if<ReduceArg>(&m["x"].arg());
          return r != nullptr && OpSet{Ops::ADD, Ops::MUL, Ops::MAX}.has(r->op);
        }},
       {op(Ops::GEP, {var("src")}).named("gep"), [](M m) -> B { return m["gep"].dtype() == m["src"].dtype().scalar(); }},
-      {op(Ops::VECTORIZE).named("x"), [](M m) -> B {
+      {op(Ops::VECTORIZE).named("x"),
+       [](M m) -> B {
          UOp v = m["x"];
          const int n = static_cast<int>(v.src().size());
          if (n <= 1 || n != v.dtype().count()) return false;
@@ -146,13 +158,14 @@ const SpecMatcher& spec() {
          return true;
        }},
       // BITCAST reinterprets the bytes, so they must be as many (an extra to spec.py, which leaves it to the renderer)
-      {op(Ops::BITCAST, {x}).named("b"), [](M m) -> B {
+      {op(Ops::BITCAST, {x}).named("b"),
+       [](M m) -> B {
          bool ptrs = m["b"].dtype().is_ptr() || m[x].dtype().is_ptr();
          return ptrs || m["b"].dtype().itemsize() == m[x].dtype().itemsize() ? B{} : B{false};
        }},
       {op({Ops::BITCAST, Ops::CAST}, {var()}).named("x"), [](M m) -> B { return is_none(m["x"].arg()); }},
       {op(Ops::BARRIER).dtype(dtypes::void_).each(op(Ops::STORE)), ok},  // NOTE: all pointers must be local
-      {op(Ops::BARRIER).dtype(dtypes::void_), ok},  // BARRIERs can also happen at the end of loops
+      {op(Ops::BARRIER).dtype(dtypes::void_), ok},                       // BARRIERs can also happen at the end of loops
 
       // NOTE: for testing, sinks may hold anything
       {op(Ops::SINK).dtype(dtypes::void_), ok},

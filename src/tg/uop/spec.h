@@ -13,7 +13,8 @@ using SpecMatcher = PatternMatcher<std::optional<bool>>;
 const SpecMatcher& spec();  // rules for codegen-level UOps (the linearized kernel)
 
 // checks every node; throws tg::Error on the first bad one, naming its position, op, dtype, sources and what is wrong:
-//   UOp verification failed at 3 on Ops.ADD dtypes.float 2 [Ops.CONST, Ops.CONST] None: src dtypes [dtypes.int, ...]: ...
+//   UOp verification failed at 3 on Ops.ADD dtypes.float 2 [Ops.CONST, Ops.CONST] None: src dtypes [dtypes.int, ...]:
+//   ...
 // extra_spec rules are asked first (tinygrad's extra_spec)
 void type_verify(const std::vector<UOp>& uops, const SpecMatcher* extra_spec = nullptr);
 void type_verify(const UOp& sink, const SpecMatcher* extra_spec = nullptr);  // verifies sink.toposort()
