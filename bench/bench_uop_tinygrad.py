@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 # The workloads of bench/bench_uop.cpp, timed in tinygrad's Python: same names, same units (time per iteration).
-#   TINYGRAD_PATH=/path/to/tinygrad python3 bench/bench_uop_tinygrad.py
-# Needs only tinygrad itself (no numpy). Each figure is the best of several repeats.
-import os, sys, time
+#   TINYGRAD_PATH=/path/to/tinygrad python3 bench/bench_uop_tinygrad.py [bench_uop.json]
+# With the JSON of a C++ run (bench_uop --benchmark_out=bench_uop.json), it prints the C++ figures and the ratios too.
+# Needs only tinygrad itself (no numpy). Each figure is CPU time (time.process_time, like the CPU column of
+# Google Benchmark), the best of several repeats.
+import json, os, sys, time
 
 sys.path.insert(0, os.environ.get("TINYGRAD_PATH", "."))
 from tinygrad import dtypes  # noqa: E402
@@ -31,20 +33,30 @@ def timeit(fn, number:int, repeat:int=5, setup=None) -> float:
   best = float("inf")
   for _ in range(repeat):
     arg = setup() if setup is not None else None
-    st = time.perf_counter()
+    st = time.process_time()
     for _ in range(number): fn(arg)
-    best = min(best, (time.perf_counter() - st) / number)
+    best = min(best, (time.process_time() - st) / number)
   return best
 
-def report(name:str, secs:float):
+CPP: dict[str, float] = {}  # name -> C++ CPU seconds per iteration, from Google Benchmark's JSON
+if len(sys.argv) > 1:
+  with open(sys.argv[1]) as f:
+    for bm in json.load(f)["benchmarks"]:
+      CPP[bm["name"]] = bm["cpu_time"] / {"ns": 1e9, "us": 1e6, "ms": 1e3, "s": 1.0}[bm["time_unit"]]
+
+def fmt(secs:float) -> str:
   unit, scale = ("ms", 1e3) if secs >= 1e-3 else ("us", 1e6) if secs >= 1e-6 else ("ns", 1e9)
-  print(f"{name:<28s} {secs*scale:10.2f} {unit}")
+  return f"{secs*scale:10.2f} {unit}"
+
+def report(name:str, secs:float):
+  if name in CPP: print(f"{name:<28s} python {fmt(secs)}   c++ {fmt(CPP[name])}   c++ faster by {secs/CPP[name]:6.1f}x")
+  else: print(f"{name:<28s} python {fmt(secs)}")
 
 if __name__ == "__main__":
   exprs = [index_expr(i) for i in range(NUM_EXPRS)]
-  st = time.perf_counter()
+  st = time.process_time()
   out = [e.simplify() for e in exprs]
-  first_simplify = time.perf_counter() - st
+  first_simplify = time.process_time() - st
   print(f"nodes before simplify: {count_nodes(exprs)}, after: {count_nodes(out)}")
   for i in (0, 1, 4321): print(f"expr {i}: {out[i].render()}")
   del exprs, out
