@@ -98,6 +98,18 @@ ConstValue read_host(const void* data, size_t i, DType host) {
 }
 }  // namespace
 
+// *** metadata ***
+
+static thread_local const Metadata* current_metadata = nullptr;
+MetadataScope::MetadataScope(const char* name) {
+  if (current_metadata == nullptr) current_metadata = intern_metadata(name), owner_ = true;
+}
+MetadataScope::~MetadataScope() {
+  if (owner_) current_metadata = nullptr;
+}
+const Metadata* MetadataScope::current() { return current_metadata; }
+#define TG_META(name) MetadataScope tg_meta_scope_(name)
+
 // *** creation ***
 
 Tensor::Tensor(const UOp& uop, TensorOptions opts) {
@@ -166,24 +178,35 @@ static DType from_py(const ConstValue& v) {
 }
 
 Tensor Tensor::full(const Shape& shape, ConstValue fill, TensorOptions opts) {
+  TG_META("full");
   Tensor t = const_tensor(fill, from_py(fill), opts);
   return t.reshape(Shape(shape.size(), 1)).expand(shape);
 }
-Tensor Tensor::zeros(const Shape& shape, TensorOptions opts) { return full(shape, 0.0, opts); }
-Tensor Tensor::ones(const Shape& shape, TensorOptions opts) { return full(shape, 1.0, opts); }
+Tensor Tensor::zeros(const Shape& shape, TensorOptions opts) {
+  TG_META("zeros");
+  return full(shape, 0.0, opts);
+}
+Tensor Tensor::ones(const Shape& shape, TensorOptions opts) {
+  TG_META("ones");
+  return full(shape, 1.0, opts);
+}
 Tensor Tensor::empty(const Shape& shape, TensorOptions opts) {
+  TG_META("empty");
   DType dt = opts.dtype ? *opts.dtype : dtypes::default_float;
   std::string device = resolve_device(opts.device);
   return Tensor(uop_new_buffer(device, tg::prod(shape), dt), TensorOptions{device, dt, opts.requires_grad}).reshape(shape);
 }
 Tensor Tensor::full_like(ConstValue fill, TensorOptions opts) const {
+  TG_META("full_like");
   return full(shape(), fill, TensorOptions{opts.device ? opts.device : device(), opts.dtype ? opts.dtype : dtype(), opts.requires_grad});
 }
 Tensor Tensor::arange(int64_t stop, TensorOptions opts) {
+  TG_META("arange");
   if (!opts.dtype) opts.dtype = dtypes::default_int;
   return arange(0.0, static_cast<double>(stop), 1.0, opts);
 }
 Tensor Tensor::arange(double start, double stop, double step, TensorOptions opts) {
+  TG_META("arange");
   TG_CHECK(step != 0, "arange with step 0");
   DType dt = opts.dtype ? *opts.dtype : dtypes::default_float;
   int64_t n = static_cast<int64_t>(std::ceil((stop - start) / step));
@@ -204,6 +227,7 @@ Tensor Tensor::arange(double start, double stop, double step, TensorOptions opts
   return (cum + start_minus_step).cast(dt);
 }
 Tensor Tensor::eye(int64_t n, std::optional<int64_t> m, TensorOptions opts) {
+  TG_META("eye");
   TG_CHECK(n >= 0 && (!m || *m >= 0), "cannot have negative n=", n, ", m=", m ? *m : 0);
   Tensor x = ones({n, 1}, opts).pad({{0, 0}, {0, n}}).flatten().shrink({{0, n * n}}).reshape({n, n});
   if (!m) return x;
@@ -259,6 +283,7 @@ Tensor Tensor::apply_uop(UOp u, std::initializer_list<const Tensor*> inputs) con
     any_none |= !rg.has_value();
   }
   std::optional<bool> rg = any_true ? std::optional<bool>(true) : any_none ? std::nullopt : std::optional<bool>(false);
+  if (const Metadata* m = MetadataScope::current()) u.set_metadata(m);
   return tensor_from_uop(u, rg);
 }
 
@@ -310,16 +335,27 @@ Tensor Tensor::binop(Ops op, const Tensor& x, bool reverse) const {
 // *** elementwise ***
 
 Tensor Tensor::cast(DType dt) const {
+  TG_META("cast");
   if ((dt == dtypes::uint8 || dt == dtypes::uint16) && dtypes::is_float(dtype())) {  // as tinygrad: through int32
     Tensor i = apply_uop(uop().cast(dtypes::int32), {this});
     return i.apply_uop(i.uop().cast(dt), {&i});
   }
   return dtype() == dt ? *this : apply_uop(uop().cast(dt), {this});
 }
-Tensor Tensor::contiguous() const { return apply_uop(UOp::make(Ops::CONTIGUOUS, dtype(), {uop()}), {this}); }
-Tensor Tensor::detach() const { return Tensor(track(UOp::make(Ops::DETACH, dtype(), {uop()}), false)); }
-Tensor Tensor::neg() const { return dtype() == dtypes::bool_ ? logical_not() : *this * -1; }
+Tensor Tensor::contiguous() const {
+  TG_META("contiguous");
+  return apply_uop(UOp::make(Ops::CONTIGUOUS, dtype(), {uop()}), {this});
+}
+Tensor Tensor::detach() const {
+  TG_META("detach");
+  return Tensor(track(UOp::make(Ops::DETACH, dtype(), {uop()}), false));
+}
+Tensor Tensor::neg() const {
+  TG_META("neg");
+  return dtype() == dtypes::bool_ ? logical_not() : *this * -1;
+}
 Tensor Tensor::logical_not() const {
+  TG_META("logical_not");
   Tensor b = cast(dtypes::bool_);
   return b.binop(Ops::CMPNE, b.scalar_like(true), false);
 }
@@ -327,37 +363,83 @@ static Tensor float_unary(const Tensor& t, Ops op) {
   Tensor f = t.cast(least_upper_float(t.dtype()));
   return tensor_from_uop(f.uop().alu(op), f.requires_grad());
 }
-Tensor Tensor::reciprocal() const { return float_unary(*this, Ops::RECIP); }
-Tensor Tensor::sqrt() const { return float_unary(*this, Ops::SQRT); }
-Tensor Tensor::exp2() const { return float_unary(*this, Ops::EXP2); }
-Tensor Tensor::log2() const { return float_unary(*this, Ops::LOG2); }
-Tensor Tensor::sin() const { return float_unary(*this, Ops::SIN); }
-Tensor Tensor::exp() const { return (*this * (1 / std::numbers::ln2)).exp2(); }
-Tensor Tensor::log() const { return log2() * std::numbers::ln2; }
-Tensor Tensor::cos() const { return (std::numbers::pi / 2 - *this).sin(); }
-Tensor Tensor::relu() const { return (*this > 0).where(*this, scalar_like(int64_t(0))); }
-Tensor Tensor::sigmoid() const { return (1 + (*this * (-1 / std::numbers::ln2)).exp2()).reciprocal(); }
+Tensor Tensor::reciprocal() const {
+  TG_META("reciprocal");
+  return float_unary(*this, Ops::RECIP);
+}
+Tensor Tensor::sqrt() const {
+  TG_META("sqrt");
+  return float_unary(*this, Ops::SQRT);
+}
+Tensor Tensor::exp2() const {
+  TG_META("exp2");
+  return float_unary(*this, Ops::EXP2);
+}
+Tensor Tensor::log2() const {
+  TG_META("log2");
+  return float_unary(*this, Ops::LOG2);
+}
+Tensor Tensor::sin() const {
+  TG_META("sin");
+  return float_unary(*this, Ops::SIN);
+}
+Tensor Tensor::exp() const {
+  TG_META("exp");
+  return (*this * (1 / std::numbers::ln2)).exp2();
+}
+Tensor Tensor::log() const {
+  TG_META("log");
+  return log2() * std::numbers::ln2;
+}
+Tensor Tensor::cos() const {
+  TG_META("cos");
+  return (std::numbers::pi / 2 - *this).sin();
+}
+Tensor Tensor::relu() const {
+  TG_META("relu");
+  return (*this > 0).where(*this, scalar_like(int64_t(0)));
+}
+Tensor Tensor::sigmoid() const {
+  TG_META("sigmoid");
+  return (1 + (*this * (-1 / std::numbers::ln2)).exp2()).reciprocal();
+}
 Tensor Tensor::sign() const {
+  TG_META("sign");
   Tensor z = full_like(int64_t(0)), p = full_like(int64_t(1)), n = full_like(int64_t(-1));
   return ne(scalar_like(int64_t(0))).where((*this < 0).where(n, p), z) + *this * 0;
 }
-Tensor Tensor::abs() const { return *this * sign(); }
+Tensor Tensor::abs() const {
+  TG_META("abs");
+  return *this * sign();
+}
 
-Tensor Tensor::add(const Tensor& x, bool reverse) const { return binop(Ops::ADD, x, reverse); }
-Tensor Tensor::mul(const Tensor& x, bool reverse) const { return binop(Ops::MUL, x, reverse); }
+Tensor Tensor::add(const Tensor& x, bool reverse) const {
+  TG_META("add");
+  return binop(Ops::ADD, x, reverse);
+}
+Tensor Tensor::mul(const Tensor& x, bool reverse) const {
+  TG_META("mul");
+  return binop(Ops::MUL, x, reverse);
+}
 Tensor Tensor::sub(const Tensor& x, bool reverse) const {
+  TG_META("sub");
   auto [a, b] = broadcasted(x, reverse);
   return a + -b;
 }
 Tensor Tensor::div(const Tensor& x, bool reverse) const {
+  TG_META("div");
   auto [n, d] = broadcasted(x, reverse);
   return n.cast(least_upper_float(n.dtype())) * d.cast(least_upper_float(d.dtype())).reciprocal();
 }
 void Tensor::check_dtype_for(DType, const char* what) const {
   TG_CHECK(dtype() == dtypes::bool_ || dtypes::is_int(dtype()), what, " is not supported for ", dtype());
 }
-Tensor Tensor::idiv(const Tensor& x, bool reverse) const { return binop(Ops::IDIV, x, reverse); }
+Tensor Tensor::idiv(const Tensor& x, bool reverse) const {
+  TG_META("idiv");
+  return binop(Ops::IDIV, x, reverse);
+}
 Tensor Tensor::mod(const Tensor& x, bool reverse) const {  // python's floor modulo, as tinygrad's Tensor.mod
+  TG_META("mod");
   auto [a, b] = broadcasted(x, reverse);
   if (dtypes::is_int(a.dtype())) {
     Tensor q = a.idiv(b), r = a.binop(Ops::MOD, b, false);
@@ -371,22 +453,28 @@ Tensor Tensor::mod(const Tensor& x, bool reverse) const {  // python's floor mod
   return a - fl * b;
 }
 Tensor Tensor::pow(const Tensor& x, bool reverse) const {
+  TG_META("pow");
   auto [base, e] = broadcasted(x, reverse);
   TG_CHECK(base.is_floating_point(), "base needs to be float, not ", base.dtype());
   Tensor ret = base.apply_uop(base.uop().alu(Ops::POW, {e.uop()}), {&base, &e});
   return ret;
 }
-Tensor Tensor::maximum(const Tensor& x) const { return binop(Ops::MAX, x, false); }
+Tensor Tensor::maximum(const Tensor& x) const {
+  TG_META("maximum");
+  return binop(Ops::MAX, x, false);
+}
 Tensor Tensor::inverse() const {
   if (is_floating_point()) return -*this;
   if (dtypes::is_int(dtype())) return bitwise_not();
   return logical_not();
 }
 Tensor Tensor::minimum(const Tensor& x) const {
+  TG_META("minimum");
   auto [t, y] = broadcasted(x);
   return t.inverse().maximum(y.inverse()).inverse();
 }
 Tensor Tensor::where(const Tensor& x, const Tensor& y) const {
+  TG_META("where");
   auto [xx, yy] = x.broadcasted(y);
   auto [cond, xb] = broadcasted(xx, false, false);
   auto [cond2, yb] = cond.broadcasted(yy, false, false);
@@ -394,35 +482,54 @@ Tensor Tensor::where(const Tensor& x, const Tensor& y) const {
   auto [a, b] = xb.broadcasted(yb);
   return c.apply_uop(c.uop().alu(Ops::WHERE, {a.uop(), b.uop()}), {&c, &a, &b});
 }
-Tensor Tensor::lt(const Tensor& x) const { return binop(Ops::CMPLT, x, false); }
-Tensor Tensor::gt(const Tensor& x) const { return binop(Ops::CMPLT, x, true); }
-Tensor Tensor::ne(const Tensor& x) const { return binop(Ops::CMPNE, x, false); }
-Tensor Tensor::eq(const Tensor& x) const { return ne(x).logical_not(); }
+Tensor Tensor::lt(const Tensor& x) const {
+  TG_META("lt");
+  return binop(Ops::CMPLT, x, false);
+}
+Tensor Tensor::gt(const Tensor& x) const {
+  TG_META("gt");
+  return binop(Ops::CMPLT, x, true);
+}
+Tensor Tensor::ne(const Tensor& x) const {
+  TG_META("ne");
+  return binop(Ops::CMPNE, x, false);
+}
+Tensor Tensor::eq(const Tensor& x) const {
+  TG_META("eq");
+  return ne(x).logical_not();
+}
 Tensor Tensor::bitwise_and(const Tensor& x, bool reverse) const {
+  TG_META("bitwise_and");
   check_dtype_for(dtype(), "bitwise_and");
   return binop(Ops::AND, x, reverse);
 }
 Tensor Tensor::bitwise_or(const Tensor& x, bool reverse) const {
+  TG_META("bitwise_or");
   check_dtype_for(dtype(), "bitwise_or");
   return binop(Ops::OR, x, reverse);
 }
 Tensor Tensor::bitwise_xor(const Tensor& x, bool reverse) const {
+  TG_META("bitwise_xor");
   check_dtype_for(dtype(), "bitwise_xor");
   return binop(Ops::XOR, x, reverse);
 }
 Tensor Tensor::bitwise_not() const {
+  TG_META("bitwise_not");
   check_dtype_for(dtype(), "bitwise_not");
   return dtype() == dtypes::bool_ ? logical_not() : *this ^ -1;
 }
 Tensor Tensor::lshift(int64_t bits) const {
+  TG_META("lshift");
   TG_CHECK(dtypes::is_unsigned(dtype()) && bits >= 0, "lshift needs an unsigned dtype and bits >= 0, got ", dtype(), " and ", bits);
   return *this * (int64_t(1) << bits);
 }
 Tensor Tensor::rshift(int64_t bits) const {
+  TG_META("rshift");
   TG_CHECK(dtypes::is_unsigned(dtype()) && bits >= 0, "rshift needs an unsigned dtype and bits >= 0, got ", dtype(), " and ", bits);
   return idiv(scalar_like(int64_t(1) << bits));
 }
 Tensor Tensor::clip(std::optional<double> lo, std::optional<double> hi) const {
+  TG_META("clip");
   TG_CHECK(lo || hi, "at least one of 'min_' or 'max_' must not be None");
   Tensor r = lo ? maximum(scalar_like(*lo)) : *this;
   return hi ? r.minimum(r.scalar_like(*hi)) : r;
@@ -431,6 +538,7 @@ Tensor Tensor::clip(std::optional<double> lo, std::optional<double> hi) const {
 // *** movement ***
 
 Tensor Tensor::reshape(Shape new_shape) const {
+  TG_META("reshape");
   Shape s = shape();
   int64_t inferred = std::count(new_shape.begin(), new_shape.end(), -1);
   TG_CHECK(inferred <= 1, "only one dimension can be inferred using -1, getting ", shape_str(new_shape));
@@ -449,6 +557,7 @@ Tensor Tensor::reshape(Shape new_shape) const {
   return apply_uop(uop_reshape(uop(), new_shape), {this});
 }
 Tensor Tensor::expand(Shape new_shape) const {
+  TG_META("expand");
   Shape s = shape();
   TG_CHECK(new_shape.size() >= s.size(), "cannot broadcast tensor to fewer dimensions. shape=", shape_str(s), " to new_shape=",
            shape_str(new_shape));
@@ -461,6 +570,7 @@ Tensor Tensor::expand(Shape new_shape) const {
   return broadcast_to(new_shape);
 }
 Tensor Tensor::permute(std::vector<int64_t> order) const {
+  TG_META("permute");
   for (auto& o : order) o = resolve_dim(o);
   std::vector<int64_t> sorted = order;
   std::sort(sorted.begin(), sorted.end());
@@ -470,6 +580,7 @@ Tensor Tensor::permute(std::vector<int64_t> order) const {
   return apply_uop(uop_permute(uop(), order), {this});
 }
 Tensor Tensor::flip(std::vector<int64_t> axes) const {
+  TG_META("flip");
   std::vector<bool> f(static_cast<size_t>(ndim()), false);
   for (int64_t a : axes) {
     int64_t d = resolve_dim(a);
@@ -479,6 +590,7 @@ Tensor Tensor::flip(std::vector<int64_t> axes) const {
   return apply_uop(uop_flip(uop(), f), {this});
 }
 Tensor Tensor::shrink(const Mask& arg) const {
+  TG_META("shrink");
   Shape s = shape();
   TG_CHECK(arg.size() == s.size(), "invalid shrink of ", arg.size(), " dims for shape ", shape_str(s));
   bool noop = true;
@@ -490,6 +602,7 @@ Tensor Tensor::shrink(const Mask& arg) const {
   return noop ? *this : apply_uop(uop_shrink(uop(), arg), {this});
 }
 Tensor Tensor::pad(const Mask& padding, double value) const {
+  TG_META("pad");
   Shape s = shape();
   TG_CHECK(padding.size() == s.size(), "padding length ", padding.size(), " must match ndim ", s.size(), " of shape ",
            shape_str(s));
@@ -513,12 +626,14 @@ Tensor Tensor::pad(const Mask& padding, double value) const {
   return padded + mask.where(padded.scalar_like(int64_t(0)), padded.scalar_like(value));
 }
 Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
+  TG_META("transpose");
   std::vector<int64_t> order(static_cast<size_t>(ndim()));
   for (size_t i = 0; i < order.size(); i++) order[i] = static_cast<int64_t>(i);
   std::swap(order[static_cast<size_t>(resolve_dim(dim0))], order[static_cast<size_t>(resolve_dim(dim1))]);
   return permute(order);
 }
 Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
+  TG_META("flatten");
   Shape s = shape();
   size_t a = static_cast<size_t>(resolve_dim(start_dim)), b = static_cast<size_t>(resolve_dim(end_dim));
   Shape ns(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(a));
@@ -529,6 +644,7 @@ Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
   return reshape(ns);
 }
 Tensor Tensor::squeeze(std::optional<int64_t> dim) const {
+  TG_META("squeeze");
   Shape s = shape(), ns;
   if (!dim) {
     for (sint x : s)
@@ -541,6 +657,7 @@ Tensor Tensor::squeeze(std::optional<int64_t> dim) const {
   return reshape(s);
 }
 Tensor Tensor::unsqueeze(int64_t dim) const {
+  TG_META("unsqueeze");
   int64_t d = resolve_dim(dim, true);
   Shape s = shape();
   s.insert(s.begin() + d, 1);
@@ -562,13 +679,24 @@ Tensor Tensor::reduce(Ops op, std::vector<int64_t> axis, bool keepdim) const {
   return ret.reshape(ns);
 }
 Tensor Tensor::sum(std::vector<int64_t> axis, bool keepdim) const {
+  TG_META("sum");
   Tensor ret = cast(sum_acc_dtype(dtype())).reduce(Ops::ADD, std::move(axis), keepdim);
   return (dtype() == dtypes::float16 || dtype() == dtypes::bfloat16) ? ret.cast(dtype()) : ret;
 }
-Tensor Tensor::prod(std::vector<int64_t> axis, bool keepdim) const { return reduce(Ops::MUL, std::move(axis), keepdim); }
-Tensor Tensor::max(std::vector<int64_t> axis, bool keepdim) const { return reduce(Ops::MAX, std::move(axis), keepdim); }
-Tensor Tensor::min(std::vector<int64_t> axis, bool keepdim) const { return inverse().max(std::move(axis), keepdim).inverse(); }
+Tensor Tensor::prod(std::vector<int64_t> axis, bool keepdim) const {
+  TG_META("prod");
+  return reduce(Ops::MUL, std::move(axis), keepdim);
+}
+Tensor Tensor::max(std::vector<int64_t> axis, bool keepdim) const {
+  TG_META("max");
+  return reduce(Ops::MAX, std::move(axis), keepdim);
+}
+Tensor Tensor::min(std::vector<int64_t> axis, bool keepdim) const {
+  TG_META("min");
+  return inverse().max(std::move(axis), keepdim).inverse();
+}
 Tensor Tensor::mean(std::vector<int64_t> axis, bool keepdim) const {
+  TG_META("mean");
   DType out = dtypes::is_float(dtype()) ? dtype() : dtypes::float32;
   Tensor num = cast(sum_acc_dtype(dtype())).sum(axis, keepdim);
   Shape s = shape(), r = sum(axis, true).shape();
@@ -578,6 +706,7 @@ Tensor Tensor::mean(std::vector<int64_t> axis, bool keepdim) const {
   return num.div(num.scalar_like(n)).cast(out);
 }
 Tensor Tensor::dot(const Tensor& w) const {
+  TG_META("dot");
   int64_t dx = ndim(), dw = w.ndim();
   TG_CHECK(dx > 0 && dw > 0, "both tensors need to be at least 1D, got ", dx, "D and ", dw, "D");
   Shape xs = shape(), ws = w.shape();

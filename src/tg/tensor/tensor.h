@@ -19,6 +19,20 @@ struct TensorOptions {
 
 struct TensorData;
 
+// The outermost Tensor method of a call names the nodes it makes (tinygrad's _metadata_wrapper); the names are
+// the reference's Python names, so kernels list the same metadata (['__add__'], ['sum', 'relu', '__matmul__']).
+class MetadataScope {
+ public:
+  explicit MetadataScope(const char* name);
+  ~MetadataScope();
+  MetadataScope(const MetadataScope&) = delete;
+  MetadataScope& operator=(const MetadataScope&) = delete;
+  static const Metadata* current();
+
+ private:
+  bool owner_ = false;
+};
+
 class Tensor {
  public:
   // *** creation ***
@@ -136,7 +150,10 @@ class Tensor {
   Tensor mean(std::vector<int64_t> axis = {}, bool keepdim = false) const;
   Tensor mean(int64_t axis, bool keepdim = false) const { return mean(std::vector<int64_t>{axis}, keepdim); }
   Tensor dot(const Tensor& w) const;
-  Tensor matmul(const Tensor& w) const { return dot(w); }
+  Tensor matmul(const Tensor& w) const {
+    MetadataScope m("matmul");
+    return dot(w);
+  }
 
   // *** scheduling and data ***
   Tensor& kernelize();
@@ -170,32 +187,53 @@ class Tensor {
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
 
 // scalar operands on either side, as tinygrad's reflected operators
-#define TG_TENSOR_OP(OPER, METHOD)                                                                    \
-  inline Tensor operator OPER(const Tensor& a, const Tensor& b) { return a.METHOD(b); }               \
-  template <Scalar T>                                                                                 \
-  Tensor operator OPER(const Tensor& a, T b) { return a.METHOD(a.scalar_like(to_const(b))); }         \
-  template <Scalar T>                                                                                 \
-  Tensor operator OPER(T a, const Tensor& b) { return b.METHOD(b.scalar_like(to_const(a)), true); }
-TG_TENSOR_OP(+, add)
-TG_TENSOR_OP(-, sub)
-TG_TENSOR_OP(*, mul)
-TG_TENSOR_OP(/, div)
-TG_TENSOR_OP(%, mod)
-TG_TENSOR_OP(&, bitwise_and)
-TG_TENSOR_OP(|, bitwise_or)
-TG_TENSOR_OP(^, bitwise_xor)
+#define TG_TENSOR_OP(OPER, METHOD, NAME, RNAME)                                   \
+  inline Tensor operator OPER(const Tensor& a, const Tensor& b) {                 \
+    MetadataScope m(NAME);                                                        \
+    return a.METHOD(b);                                                           \
+  }                                                                               \
+  template <Scalar T>                                                             \
+  Tensor operator OPER(const Tensor& a, T b) {                                    \
+    MetadataScope m(NAME);                                                        \
+    return a.METHOD(a.scalar_like(to_const(b)));                                  \
+  }                                                                               \
+  template <Scalar T>                                                             \
+  Tensor operator OPER(T a, const Tensor& b) {                                    \
+    MetadataScope m(RNAME);                                                       \
+    return b.METHOD(b.scalar_like(to_const(a)), true);                            \
+  }
+TG_TENSOR_OP(+, add, "__add__", "__radd__")
+TG_TENSOR_OP(-, sub, "__sub__", "__rsub__")
+TG_TENSOR_OP(*, mul, "__mul__", "__rmul__")
+TG_TENSOR_OP(/, div, "__truediv__", "__rtruediv__")
+TG_TENSOR_OP(%, mod, "__mod__", "__rmod__")
+TG_TENSOR_OP(&, bitwise_and, "__and__", "__rand__")
+TG_TENSOR_OP(|, bitwise_or, "__or__", "__ror__")
+TG_TENSOR_OP(^, bitwise_xor, "__xor__", "__rxor__")
 #undef TG_TENSOR_OP
-#define TG_TENSOR_CMP(OPER, METHOD)                                                           \
-  inline Tensor operator OPER(const Tensor& a, const Tensor& b) { return a.METHOD(b); }       \
-  template <Scalar T>                                                                         \
-  Tensor operator OPER(const Tensor& a, T b) { return a.METHOD(a.scalar_like(to_const(b))); }
-TG_TENSOR_CMP(<, lt)
-TG_TENSOR_CMP(>, gt)
-TG_TENSOR_CMP(<=, le)
-TG_TENSOR_CMP(>=, ge)
+#define TG_TENSOR_CMP(OPER, METHOD, NAME)                   \
+  inline Tensor operator OPER(const Tensor& a, const Tensor& b) { \
+    MetadataScope m(NAME);                                  \
+    return a.METHOD(b);                                     \
+  }                                                         \
+  template <Scalar T>                                       \
+  Tensor operator OPER(const Tensor& a, T b) {              \
+    MetadataScope m(NAME);                                  \
+    return a.METHOD(a.scalar_like(to_const(b)));            \
+  }
+TG_TENSOR_CMP(<, lt, "__lt__")
+TG_TENSOR_CMP(>, gt, "__gt__")
+TG_TENSOR_CMP(<=, le, "__le__")
+TG_TENSOR_CMP(>=, ge, "__ge__")
 #undef TG_TENSOR_CMP
-inline Tensor operator-(const Tensor& a) { return a.neg(); }
-inline Tensor operator~(const Tensor& a) { return a.bitwise_not(); }
+inline Tensor operator-(const Tensor& a) {
+  MetadataScope m("__neg__");
+  return a.neg();
+}
+inline Tensor operator~(const Tensor& a) {
+  MetadataScope m("__invert__");
+  return a.bitwise_not();
+}
 
 template <class T>
 DType Tensor::host_dtype() {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
+#include <memory>
 #include <mutex>
 #include <numeric>
 #include <ostream>
@@ -154,6 +155,18 @@ const std::string* intern_device(const std::string& name) {
   std::lock_guard lock(mu);
   return &*names->insert(name).first;
 }
+const Metadata* intern_metadata(const std::string& name, const std::string& caller, bool backward) {
+  static std::mutex mu;
+  static auto* all = new std::vector<std::unique_ptr<Metadata>>();  // few distinct names; never freed
+  std::lock_guard lock(mu);
+  for (auto& m : *all)
+    if (m->name == name && m->caller == caller && m->backward == backward) return m.get();
+  all->push_back(std::make_unique<Metadata>(Metadata{name, caller, backward}));
+  return all->back().get();
+}
+const Metadata* UOp::metadata() const { return n_->metadata.load(std::memory_order_acquire); }
+void UOp::set_metadata(const Metadata* m) const { n_->metadata.store(m, std::memory_order_release); }
+
 void set_const_like_hook(ConstLikeHook hook) { const_like_hook.store(hook, std::memory_order_release); }
 void set_buffer_free_hook(NodeFreeHook hook) { buffer_free_hook.store(hook, std::memory_order_release); }
 

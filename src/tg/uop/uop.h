@@ -22,6 +22,15 @@ namespace tg {
 
 struct UOpNode;
 
+// what Tensor method made a node (tinygrad's helpers.Metadata): kept beside the node, not part of its identity
+struct Metadata {
+  std::string name, caller;
+  bool backward = false;
+  std::string str() const { return name + (backward ? " bw" : ""); }
+  std::string repr() const { return str() + (caller.empty() ? "" : " - " + caller); }
+};
+const Metadata* intern_metadata(const std::string& name, const std::string& caller = "", bool backward = false);
+
 // scalars usable where a UOp is expected: they become a const of the other operand's dtype (MathTrait.ufix)
 template <class T>
 concept Scalar = std::is_arithmetic_v<T>;
@@ -66,6 +75,8 @@ class UOp {
   UOp replace(std::optional<Ops> op, std::optional<DType> dtype = {}, std::optional<std::vector<UOp>> src = {},
               std::optional<Arg> arg = {}) const;
   UOp with_tag(Arg tag) const;
+  const Metadata* metadata() const;           // null when none was recorded
+  void set_metadata(const Metadata* m) const;  // metadata is not part of identity: deduped nodes share it
 
   // *** constructors of common nodes ***
   static UOp const_(DType dtype, ConstValue v);
@@ -147,6 +158,7 @@ struct UOpNode {  // never mutated after interning, except the refcount
   // null until computed; uop_cache_none() when computed as None
   mutable std::atomic<const ArgObject*> st_cache{nullptr};
   mutable std::atomic<const std::string*> device_cache{nullptr};
+  mutable std::atomic<const Metadata*> metadata{nullptr};  // interned, set by the Tensor method that made it
 };
 const ArgObject* uop_cache_none();         // the "computed, and it is None" marker for st_cache
 const std::string* uop_device_none();      // the same for device_cache
