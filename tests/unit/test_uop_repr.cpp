@@ -145,7 +145,8 @@ TEST(UOpRepr, R13KernelInfo) {
   // content equality: two KernelInfos with the same fields intern to one node
   EXPECT_EQ(UOp::sink({}, kernel_info("E_4", 0, 1)), UOp::sink({}, kernel_info("E_4", 0, 1)));
   EXPECT_NE(UOp::sink({}, kernel_info("E_4", 0, 1)), UOp::sink({}, kernel_info("E_4", 0, 2)));
-  const KernelInfo* ki = as_kernel_info(UOp::sink({}, kernel_info("r_4")).arg());
+  UOp named = UOp::sink({}, kernel_info("r_4"));  // keeps the arg alive
+  const KernelInfo* ki = as_kernel_info(named.arg());
   ASSERT_NE(ki, nullptr);
   EXPECT_EQ(ki->name, "r_4");
   EXPECT_EQ(as_kernel_info(c(int64_t(1)).arg()), nullptr);
