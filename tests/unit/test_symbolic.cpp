@@ -1,12 +1,11 @@
 // tinygrad's test/unit/test_uop_symbolic.py (and parts of test_uop_vmin_vmax.py), with the same expected strings
 #include <gtest/gtest.h>
+#include <tinygrad/tinygrad.h>
 
 #include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
-
-#include <tinygrad/tinygrad.h>
 
 #include "tg/uop/symbolic.h"
 
@@ -42,9 +41,9 @@ void helper_test_variable(const UOp& v, ConstValue n, ConstValue m, const std::v
   bool ok_r = const_eq_numeric(r.vmin(), n) && const_eq_numeric(r.vmax(), m);
   if (ok_s && ok_r) return;
   std::string want = s.size() == 1 ? s[0] : "one of {" + join(s, ", ") + "}";
-  ADD_FAILURE_AT(file, line) << "\n   Input: " << v.render(false) << "\nOutput: " << out << "  [" << const_repr(r.vmin())
-                             << ", " << const_repr(r.vmax()) << "]\nExpected: " << want << "  [" << const_repr(n)
-                             << ", " << const_repr(m) << "]";
+  ADD_FAILURE_AT(file, line) << "\n   Input: " << v.render(false) << "\nOutput: " << out << "  ["
+                             << const_repr(r.vmin()) << ", " << const_repr(r.vmax()) << "]\nExpected: " << want << "  ["
+                             << const_repr(n) << ", " << const_repr(m) << "]";
 }
 void helper_test_variable(const UOp& v, ConstValue n, ConstValue m, const char* s, const char* file = __builtin_FILE(),
                           int line = __builtin_LINE()) {
@@ -156,9 +155,7 @@ TEST(Symbolic, Mul2) { helper_test_variable(Variable("a", 0, 8) * 2, 0, 16, "(a*
 TEST(Symbolic, Div1) { helper_test_variable(idiv(Variable("a", 0, 8), 1), 0, 8, "a"); }
 TEST(Symbolic, Mod1) { helper_test_variable(Variable("a", 0, 8) % 1, 0, 0, "0"); }
 
-TEST(Symbolic, MaxFolds) {
-  helper_test_variable(maximum(maximum(Variable("a", 0, 20), 10), 11), 11, 20, "max(a, 11)");
-}
+TEST(Symbolic, MaxFolds) { helper_test_variable(maximum(maximum(Variable("a", 0, 20), 10), 11), 11, 20, "max(a, 11)"); }
 
 TEST(Symbolic, AddMinMax) { helper_test_variable(Variable("a", 0, 8) * 2 + 12, 12, 16 + 12, "((a*2)+12)"); }
 TEST(Symbolic, DivRemove) { helper_test_variable(idiv(Variable("a", 0, 7), 20), 0, 0, "0"); }
@@ -555,7 +552,7 @@ TEST(Symbolic, SimplexLt) {
   helper_test_variable(ne_true(a + b < 1), 0, 1, "(((a+b)<1)!=True)");
   helper_test_variable(ne_true(a * 3 + b * 4 < 1), 0, 1, "(((a+b)<1)!=True)");
   helper_test_variable(ne_true(a * (-3) + b * 4 < 1), 0, 1, "((((a*-3)+(b*4))<1)!=True)");  // negative coeff
-  helper_test_variable(ne_true(a * 3 + d * 4 < 1), 0, 1, "((((a*3)+(d*4))<1)!=True)");  // var can be negative
+  helper_test_variable(ne_true(a * 3 + d * 4 < 1), 0, 1, "((((a*3)+(d*4))<1)!=True)");      // var can be negative
   helper_test_variable(ne_true(a + b + c * 2 < 1), 0, 1,
                        {"((((a+b)+c)<1)!=True)", "(((c+(a+b))<1)!=True)", "(((b+(a+c))<1)!=True)"});
   helper_test_variable(ne_true(a + b * 2 + c * 4 < 1), 0, 1,
@@ -608,7 +605,7 @@ TEST(Symbolic, WhereCast) {
 }
 
 TEST(Symbolic, WhereMergeBranches) {
-  UOp cond1 = Variable("s", 0, 10) < 6, cond2 = Variable("s", 0, 10) > 2;
+  UOp cond1 = Variable("s", 0, 10)<6, cond2 = Variable("s", 0, 10)> 2;
   UOp a = Variable("a", 0, 3), b = Variable("b", 0, 3);
   helper_test_variable(cond1.where(cond2.where(a, b), b), 0, 3, "(a if ((s<6)&(2<s)) else b)");
 }
@@ -646,15 +643,33 @@ void helper_test_numeric(F f) {
 }
 }  // namespace
 
-TEST(SymbolicNumeric, Mod4) { helper_test_numeric([](auto x) { return x % 4; }); }
-TEST(SymbolicNumeric, Div4) { helper_test_numeric([](auto x) { return idiv(x, 4); }); }
-TEST(SymbolicNumeric, Plus1Div2) { helper_test_numeric([](auto x) { return idiv(x + 1, 2); }); }
-TEST(SymbolicNumeric, Plus1Mod2) { helper_test_numeric([](auto x) { return (x + 1) % 2; }); }
-TEST(SymbolicNumeric, Times2) { helper_test_numeric([](auto x) { return x * 2; }); }
-TEST(SymbolicNumeric, Times2Plus3) { helper_test_numeric([](auto x) { return x * 2 + 3; }); }
-TEST(SymbolicNumeric, Times2Plus3Mod4) { helper_test_numeric([](auto x) { return (x * 2 + 3) % 4; }); }
-TEST(SymbolicNumeric, Times2Plus3Div4) { helper_test_numeric([](auto x) { return idiv(x * 2 + 3, 4); }); }
-TEST(SymbolicNumeric, Times2Plus3Div4Mod4) { helper_test_numeric([](auto x) { return idiv(x * 2 + 3, 4) % 4; }); }
+TEST(SymbolicNumeric, Mod4) {
+  helper_test_numeric([](auto x) { return x % 4; });
+}
+TEST(SymbolicNumeric, Div4) {
+  helper_test_numeric([](auto x) { return idiv(x, 4); });
+}
+TEST(SymbolicNumeric, Plus1Div2) {
+  helper_test_numeric([](auto x) { return idiv(x + 1, 2); });
+}
+TEST(SymbolicNumeric, Plus1Mod2) {
+  helper_test_numeric([](auto x) { return (x + 1) % 2; });
+}
+TEST(SymbolicNumeric, Times2) {
+  helper_test_numeric([](auto x) { return x * 2; });
+}
+TEST(SymbolicNumeric, Times2Plus3) {
+  helper_test_numeric([](auto x) { return x * 2 + 3; });
+}
+TEST(SymbolicNumeric, Times2Plus3Mod4) {
+  helper_test_numeric([](auto x) { return (x * 2 + 3) % 4; });
+}
+TEST(SymbolicNumeric, Times2Plus3Div4) {
+  helper_test_numeric([](auto x) { return idiv(x * 2 + 3, 4); });
+}
+TEST(SymbolicNumeric, Times2Plus3Div4Mod4) {
+  helper_test_numeric([](auto x) { return idiv(x * 2 + 3, 4) % 4; });
+}
 
 // *** TestSymbolicRealWorld, TestBounds, TestFuzzFailure ***
 
@@ -750,9 +765,14 @@ TEST(SymbolicVminVmax, DivSymbolic) {
   struct Case {
     UOp u;
     int64_t lo, hi;
-  } cases[] = {{idiv(x, y), 0, 3},          {idiv(-x, y), -3, 0},        {idiv(x, -y), -3, 0},
-               {idiv(-x, -y), 0, 3},        {idiv(y.ufix(100), y), 20, 33}, {idiv(y.ufix(-100), y), -33, -20},
-               {idiv(y.ufix(100), -y), -33, -20}, {idiv(y.ufix(-100), -y), 20, 33}};
+  } cases[] = {{idiv(x, y), 0, 3},
+               {idiv(-x, y), -3, 0},
+               {idiv(x, -y), -3, 0},
+               {idiv(-x, -y), 0, 3},
+               {idiv(y.ufix(100), y), 20, 33},
+               {idiv(y.ufix(-100), y), -33, -20},
+               {idiv(y.ufix(100), -y), -33, -20},
+               {idiv(y.ufix(-100), -y), 20, 33}};
   for (auto& c : cases) {
     EXPECT_EQ(as_int(c.u.vmin()), c.lo) << c.u.render(false);
     EXPECT_EQ(as_int(c.u.vmax()), c.hi) << c.u.render(false);
@@ -763,8 +783,8 @@ TEST(SymbolicVminVmax, Mod) {
   struct Case {
     UOp u;
     int64_t lo, hi;
-  } cases[] = {{Variable("positive", 10, 20) % 3, 0, 2}, {Variable("negative", -20, -10) % 3, -2, 0},
-               {Variable("mixed", -20, 20) % 3, -2, 2},  {Variable("positive", 10, 20) % -3, 0, 2},
+  } cases[] = {{Variable("positive", 10, 20) % 3, 0, 2},     {Variable("negative", -20, -10) % 3, -2, 0},
+               {Variable("mixed", -20, 20) % 3, -2, 2},      {Variable("positive", 10, 20) % -3, 0, 2},
                {Variable("negative", -20, -10) % -3, -2, 0}, {Variable("mixed", -20, 20) % -3, -2, 2}};
   for (auto& c : cases) {
     EXPECT_EQ(as_int(c.u.vmin()), c.lo) << c.u.render(false);

@@ -48,7 +48,9 @@ UOp bool_const(const UOp& like, bool v) {
 // *** tuplize ordering: python's comparison of (op, arg, dtype, *src tuplize), iteratively ***
 
 template <class T>
-int cmp3(const T& a, const T& b) { return a < b ? -1 : b < a ? 1 : 0; }
+int cmp3(const T& a, const T& b) {
+  return a < b ? -1 : b < a ? 1 : 0;
+}
 int cmp_cv(const ConstValue& a, const ConstValue& b) { return cv_lt(a, b) ? -1 : cv_lt(b, a) ? 1 : 0; }
 int cmp_arg(const Arg& a, const Arg& b) {
   if (a.index() != b.index()) return cmp3(a.index(), b.index());  // python would raise; any fixed order will do
@@ -251,7 +253,7 @@ UOp fold_unrolled_divs(const UOp& divs, int64_t denominator, int64_t fac = 1) {
     if (u.op() != Ops::IDIV || u.src(1).op() != Ops::CONST) return {};
     if (!const_eq_numeric(u.src(1).const_arg(), denominator)) return {};
     UOp s0 = u.src(0);
-    if (!int_range(s0) || imin(s0) < 0) return {};  // trunc == floor only for non-negative numerators
+    if (!int_range(s0) || imin(s0) < 0) return {};              // trunc == floor only for non-negative numerators
     if (s0.op() == Ops::ADD && s0.src(1).op() == Ops::CONST) {  // the const is the last source of an ADD
       seen_const.push_back(ival(s0.src(1)));
       s0 = s0.src(0);
@@ -331,32 +333,39 @@ const PatternMatcher<UOp>& symbolic_simple() {
   static constexpr CVar cs{"c", false};
   static const PatternMatcher<UOp> pm = {
       // *** self folding ***
-      {x + 0, x},                                                                  // x+0 -> x
-      {x * 1, x},                                                                  // x*1 -> x
-      {idiv(x, x), [](M m) -> UOp {                                                // x//x -> 1 (x//0 is 0)
+      {x + 0, x},  // x+0 -> x
+      {x * 1, x},  // x*1 -> x
+      {idiv(x, x),
+       [](M m) -> UOp {  // x//x -> 1 (x//0 is 0)
          return cv_lt(int64_t(0), m[x].vmin()) || cv_lt(m[x].vmax(), int64_t(0)) ? m[x].const_like(1) : UOp{};
        }},
-      {idiv(x, 1), x},                                                             // x//1 -> x
-      {idiv(x, -1), [](M m) { return -m[x]; }},                                    // x//-1 -> -x
-      {fdiv(x, x), [](M m) { return m[x].const_like(1); }},                        // x/x -> 1
-      {fdiv(x * y, y), x},                                                         // (x*y)/y -> x
-      {(var() % y).named("base") % y, [](M m) { return m["base"]; }},             // (x%y)%y -> x%y
-      {x % c0 + idiv(x, c0) * c0, [](M m) -> UOp {                                 // (x%c)+(x//c)*c -> x
+      {idiv(x, 1), x},                                                 // x//1 -> x
+      {idiv(x, -1), [](M m) { return -m[x]; }},                        // x//-1 -> -x
+      {fdiv(x, x), [](M m) { return m[x].const_like(1); }},            // x/x -> 1
+      {fdiv(x * y, y), x},                                             // (x*y)/y -> x
+      {(var() % y).named("base") % y, [](M m) { return m["base"]; }},  // (x%y)%y -> x%y
+      {x % c0 + idiv(x, c0) * c0,
+       [](M m) -> UOp {  // (x%c)+(x//c)*c -> x
          return ival(m[c0]) != 0 ? m[x] : UOp{};
        }},
-      {idiv(x, c1) * c3 + (x % c1) * c2, [](M m) -> UOp {                          // (x//c1)*c3+(x%c1)*c2 -> x*c2 if c1*c2==c3
+      {idiv(x, c1) * c3 + (x % c1) * c2,
+       [](M m) -> UOp {  // (x//c1)*c3+(x%c1)*c2 -> x*c2 if c1*c2==c3
          return ival(m[c1]) != 0 && (i128)ival(m[c1]) * ival(m[c2]) == ival(m[c3]) ? m[x] * m[c2] : UOp{};
        }},
-      {x.dtype(dtypes::bool_) & cs, [](M m) { return as_bool(m[cs].const_arg()) ? m[x] : m[cs]; }},  // x&True -> x, x&False -> False
-      {x.dtype(dtypes::bool_) | cs, [](M m) { return as_bool(m[cs].const_arg()) ? m[cs] : m[x]; }},  // x|True -> True, x|False -> x
-      {op(GroupOp::Idempotent, {x, x}), x},                                        // x&x, x|x, max(x,x) -> x
-      {ne(ne(x.dtype(dtypes::bool_), true), true), x},                             // not not x -> x
-      {where(x.dtype(dtypes::bool_), const_pat(dtypes::bool_, true), const_pat(dtypes::bool_, false)), x},  // x?True:False -> x
+      {x.dtype(dtypes::bool_) & cs,
+       [](M m) { return as_bool(m[cs].const_arg()) ? m[x] : m[cs]; }},  // x&True -> x, x&False -> False
+      {x.dtype(dtypes::bool_) | cs,
+       [](M m) { return as_bool(m[cs].const_arg()) ? m[cs] : m[x]; }},  // x|True -> True, x|False -> x
+      {op(GroupOp::Idempotent, {x, x}), x},                             // x&x, x|x, max(x,x) -> x
+      {ne(ne(x.dtype(dtypes::bool_), true), true), x},                  // not not x -> x
+      {where(x.dtype(dtypes::bool_), const_pat(dtypes::bool_, true), const_pat(dtypes::bool_, false)),
+       x},  // x?True:False -> x
       // *** zero folding ***
-      {x < x, [](M m) { return bool_const(m[x], false); }},                        // x<x -> False
-      {x % x, [](M m) { return m[x].const_like(0); }},                             // x%x -> 0
-      {ne(x.dtype(dtypes::ints), x.dtype(dtypes::ints)), [](M m) { return bool_const(m[x], false); }},  // x!=x -> False (ints)
-      {x * 0, mul_zero},                                                           // x*0 -> 0
+      {x < x, [](M m) { return bool_const(m[x], false); }},  // x<x -> False
+      {x % x, [](M m) { return m[x].const_like(0); }},       // x%x -> 0
+      {ne(x.dtype(dtypes::ints), x.dtype(dtypes::ints)),
+       [](M m) { return bool_const(m[x], false); }},  // x!=x -> False (ints)
+      {x * 0, mul_zero},                              // x*0 -> 0
       // *** constant folding ***
       {op(GroupOp::Unary, {cvar("", {}, false)}).named("a"), fold_alu},
       {op(GroupOp::Binary - Ops::THREEFRY, {cvar("", {}, false), cvar("", {}, false)}).named("a"), fold_alu},
@@ -364,11 +373,13 @@ const PatternMatcher<UOp>& symbolic_simple() {
       // bool MUL is AND, ADD/MAX is OR: keeps the int rules below off bools
       {x.dtype(dtypes::bool_) * y.dtype(dtypes::bool_), [](M m) { return m[x] & m[y]; }},  // x*y -> x&y (bool)
       {x.dtype(dtypes::bool_) + y.dtype(dtypes::bool_), [](M m) { return m[x] | m[y]; }},  // x+y -> x|y (bool)
-      {maximum(x.dtype(dtypes::bool_), y.dtype(dtypes::bool_)), [](M m) { return m[x] | m[y]; }},  // max(x,y) -> x|y (bool)
+      {maximum(x.dtype(dtypes::bool_), y.dtype(dtypes::bool_)),
+       [](M m) { return m[x] | m[y]; }},  // max(x,y) -> x|y (bool)
       // *** cast ***
-      {op(Ops::CAST, {cvar("c", {}, false)}).named("root"),                        // cast(c) -> c'
+      {op(Ops::CAST, {cvar("c", {}, false)}).named("root"),  // cast(c) -> c'
        [](M m) { return m["root"].const_like(m["c"].const_arg()); }},
-      {op({Ops::CAST, Ops::BITCAST}).named("root"), [](M m) -> UOp {               // cast to the same dtype -> x
+      {op({Ops::CAST, Ops::BITCAST}).named("root"),
+       [](M m) -> UOp {  // cast to the same dtype -> x
          UOp r = m["root"];
          return r.dtype() == r.src(0).dtype() ? r.src(0) : UOp{};
        }},
@@ -380,7 +391,8 @@ const PatternMatcher<UOp>& symbolic_simple() {
 
 const PatternMatcher<UOp>& commutative() {
   static const PatternMatcher<UOp> pm = {
-      {op(GroupOp::Commutative).dtype(dtypes::int32).named("x"), [](M m) -> UOp {  // y+x -> x+y if x<y
+      {op(GroupOp::Commutative).dtype(dtypes::int32).named("x"),
+       [](M m) -> UOp {  // y+x -> x+y if x<y
          UOp u = m["x"];
          if (u.src().size() != 2 || tuplize_cmp(u.src(1), u.src(0)) >= 0) return {};
          return u.replace(std::nullopt, std::nullopt, std::vector<UOp>{u.src(1), u.src(0)});
@@ -396,7 +408,7 @@ static PatternMatcher<UOp> symbolic_rules() {
   static constexpr CVar cs{"c", false}, ds{"d", false}, c0s{"c0", false}, c1s{"c1", false};
   std::vector<Rule<UOp>> rules = {
       // *** boolean algebra ***
-      {x | (x & var()), x},                                                        // x|(x&y) -> x
+      {x | (x & var()), x},  // x|(x&y) -> x
       // *** combine terms ***
       {x * c0 + x * c1, [](M m) { return m[x] * (m[c0] + m[c1]); }},               // x*c0+x*c1 -> x*(c0+c1)
       {(y + x * c0) + x * c1, [](M m) { return m[y] + m[x] * (m[c0] + m[c1]); }},  // (y+x*c0)+x*c1 -> y+x*(c0+c1)
@@ -404,31 +416,37 @@ static PatternMatcher<UOp> symbolic_rules() {
       {(y + x) + x * c0, [](M m) { return m[y] + m[x] * (m[c0] + 1); }},           // (y+x)+x*c -> y+x*(c+1)
       {x + x, [](M m) { return m[x] * 2; }},                                       // x+x -> x*2
       {(y + x) + x, [](M m) { return m[y] + m[x] * 2; }},                          // (y+x)+x -> y+x*2
-      {fdiv(fdiv(x, y), z), [](M m) -> UOp {                                       // (x/y)/z -> x/(y*z)
+      {fdiv(fdiv(x, y), z),
+       [](M m) -> UOp {  // (x/y)/z -> x/(y*z)
          return m[y] != m[z] ? fdiv(m[x], m[y] * m[z]) : UOp{};
        }},
-      {(x + c0) * -1, [](M m) { return (-m[x]) + (-m[c0]); }},                     // -(x+c) -> -x+-c
+      {(x + c0) * -1, [](M m) { return (-m[x]) + (-m[c0]); }},  // -(x+c) -> -x+-c
       // *** where ***
-      {where(var(), y, y), y},                                                     // c?y:y -> y
-      {where(cvar("gate", {}, false), y, z), [](M m) {                             // True?y:z -> y, False?y:z -> z
+      {where(var(), y, y), y},  // c?y:y -> y
+      {where(cvar("gate", {}, false), y, z),
+       [](M m) {  // True?y:z -> y, False?y:z -> z
          return as_bool(m["gate"].const_arg()) ? m[y] : m[z];
        }},
       {where(ne(x.dtype(dtypes::bool_), true), y, z), [](M m) { return m[x].where(m[z], m[y]); }},  // (!x)?y:z -> x?z:y
       // alu of two wheres on the same condition combine, when both true or both false branches are consts
-      {op(GroupOp::Binary, {where(x, y, z), where(x, w, var("ff"))}).named("alu"), [](M m) -> UOp {
+      {op(GroupOp::Binary, {where(x, y, z), where(x, w, var("ff"))}).named("alu"),
+       [](M m) -> UOp {
          UOp t = m[y], f = m[z], tt = m[w], ff = m["ff"];
-         bool consts = (t.op() == Ops::CONST && tt.op() == Ops::CONST) || (f.op() == Ops::CONST && ff.op() == Ops::CONST);
+         bool consts =
+             (t.op() == Ops::CONST && tt.op() == Ops::CONST) || (f.op() == Ops::CONST && ff.op() == Ops::CONST);
          if (!consts) return {};
          Ops o = m["alu"].op();
          return m[x].where(t.alu(o, {tt}), f.alu(o, {ff}));
        }},
       // *** any ALU or variable whose range is one value is that value ***
-      {op(GroupOp::ALU | OpSet{Ops::DEFINE_VAR, Ops::SPECIAL, Ops::RANGE}).named("x"), [](M m) -> UOp {
+      {op(GroupOp::ALU | OpSet{Ops::DEFINE_VAR, Ops::SPECIAL, Ops::RANGE}).named("x"),
+       [](M m) -> UOp {
          UOp u = m[x];
          return const_eq_numeric(u.vmin(), u.vmax()) ? u.const_like(u.vmin()) : UOp{};
        }},
       // *** max folding by range ***
-      {maximum(x, y), [](M m) -> UOp {                                             // max(x,y) -> x if x>=y always
+      {maximum(x, y),
+       [](M m) -> UOp {  // max(x,y) -> x if x>=y always
          if (cv_le(m[y].vmax(), m[x].vmin())) return m[x];
          return cv_le(m[x].vmax(), m[y].vmin()) ? m[y] : UOp{};
        }},
@@ -440,55 +458,66 @@ static PatternMatcher<UOp> symbolic_rules() {
                        return m[x].alu(fo, {m[c1].alu(fo, {m[c2]})});
                      }});
   std::vector<Rule<UOp>> more = {
-      {(c0 + x) < c1, [](M m) { return m[x] < (m[c1] - m[c0]); }},                 // c0+x<c1 -> x<c1-c0
-      {idiv(idiv(x, c1), c2), [](M m) { return idiv(m[x], m[c1] * m[c2]); }},      // (x//c1)//c2 -> x//(c1*c2)
+      {(c0 + x) < c1, [](M m) { return m[x] < (m[c1] - m[c0]); }},             // c0+x<c1 -> x<c1-c0
+      {idiv(idiv(x, c1), c2), [](M m) { return idiv(m[x], m[c1] * m[c2]); }},  // (x//c1)//c2 -> x//(c1*c2)
       // *** lt ***
-      {(c0s * x.dtype(dtypes::ints)) < c1s, [](M m) -> UOp {                       // c0*x<c1 -> x<ceil(c1/c0), c0,c1>0
+      {(c0s * x.dtype(dtypes::ints)) < c1s,
+       [](M m) -> UOp {  // c0*x<c1 -> x<ceil(c1/c0), c0,c1>0
          int64_t a = ival(m[c0s]), b = ival(m[c1s]);
          return a > 0 && b > 0 ? m[x] < (b + a - 1) / a : UOp{};
        }},
-      {(c0s * x.dtype(dtypes::ints)) < c1s, [](M m) -> UOp {                       // c0*x<c1 -> -x<-floor(c1/c0), c0<-1, c1<=0
+      {(c0s * x.dtype(dtypes::ints)) < c1s,
+       [](M m) -> UOp {  // c0*x<c1 -> -x<-floor(c1/c0), c0<-1, c1<=0
          int64_t a = ival(m[c0s]), b = ival(m[c1s]);
          return a < 0 && a != -1 && b <= 0 ? (-m[x]) < -((-b) / (-a)) : UOp{};
        }},
-      {idiv(x.dtype(dtypes::ints), ds) < cs, [](M m) -> UOp {                      // x//d<c -> x<c*d (c>0) or x<c*d-(d-1)
+      {idiv(x.dtype(dtypes::ints), ds) < cs,
+       [](M m) -> UOp {  // x//d<c -> x<c*d (c>0) or x<c*d-(d-1)
          int64_t d = ival(m[ds]), c = ival(m[cs]);
          if (d <= 0) return {};
          i128 b = c > 0 ? (i128)c * d : (i128)c * d - (d - 1);
          return fits64(b) ? m[x] < static_cast<int64_t>(b) : UOp{};
        }},
       // *** move add/mul consts to the end ***
-      {(x + c1) + y, [](M m) { return (m[x] + m[y]) + m[c1]; }},                   // (x+c1)+y -> (x+y)+c1
-      {(x * c1) * y, [](M m) { return (m[x] * m[y]) * m[c1]; }},                   // (x*c1)*y -> (x*y)*c1
+      {(x + c1) + y, [](M m) { return (m[x] + m[y]) + m[c1]; }},  // (x+c1)+y -> (x+y)+c1
+      {(x * c1) * y, [](M m) { return (m[x] * m[y]) * m[c1]; }},  // (x*c1)*y -> (x*y)*c1
       // *** unrolled arange div folding ***
       {(var() + idiv(var(), ds)).named("divs"), [](M m) { return fold_unrolled_divs(m["divs"], ival(m[ds])); }},
       {(var() + idiv(var(), ds) * cs).named("divs"),
        [](M m) { return fold_unrolled_divs(m["divs"], ival(m[ds]), ival(m[cs])); }},
       // *** generic lt folding ***
-      {x.dtype(dtypes::sints) < cs, [](M m) -> UOp {                               // gcd-based x<c folding
+      {x.dtype(dtypes::sints) < cs,
+       [](M m) -> UOp {  // gcd-based x<c folding
          return ival(m[cs]) > 0 ? lt_folding(m[x], ival(m[cs])) : UOp{};
        }},
-      {op(Ops::MUL, {x.dtype(dtypes::sints), cpat(-1)}).permuted() < op(Ops::MUL, {y.dtype(dtypes::sints), cpat(-1)}).permuted(),
-       [](M m) { return m[y] < m[x]; }},                                           // -x<-y -> y<x
-      {ne(op(Ops::CMPLT, {x.dtype(dtypes::ints), cpat(1)}), true), [](M m) -> UOp {                       // !(sum ai*xi<1) -> !(sum xi<1)
+      {op(Ops::MUL, {x.dtype(dtypes::sints), cpat(-1)}).permuted() <
+           op(Ops::MUL, {y.dtype(dtypes::sints), cpat(-1)}).permuted(),
+       [](M m) { return m[y] < m[x]; }},  // -x<-y -> y<x
+      {ne(op(Ops::CMPLT, {x.dtype(dtypes::ints), cpat(1)}), true),
+       [](M m) -> UOp {  // !(sum ai*xi<1) -> !(sum xi<1)
          UOp nx = canonicalize_simplex(m[x]);
          return nx ? ne(nx < 1, true) : UOp{};
        }},
       // *** div ***
-      {idiv(idiv(x, c0) + c1, c2), [](M m) -> UOp {                                // (x//c+a)//d -> (x+a*c)//(c*d)
+      {idiv(idiv(x, c0) + c1, c2),
+       [](M m) -> UOp {  // (x//c+a)//d -> (x+a*c)//(c*d)
+         // NOTE: tinygrad lacks c>0; with c<0, x//c and a have opposite signs
          UOp u = m[x], a = m[c1];
-         if (!int_range(u) || !int_range(a) || ival(m[c0]) <= 0) return {};  // NOTE: c<0 mixes signs (tinygrad lacks it)
+         if (!int_range(u) || !int_range(a) || ival(m[c0]) <= 0) return {};
          bool same_sign = (imin(u) >= 0 && imin(a) >= 0) || (imax(u) <= 0 && imax(a) <= 0);
          return same_sign ? idiv(u + a * m[c0], m[c0] * m[c2]) : UOp{};
        }},
       {idiv(x.dtype(dtypes::sints), y), [](M m) { return div_and_mod_folding(m[x], m[y], Ops::IDIV); }},
-      {idiv(x, y), [](M m) -> UOp {                                                // x//d -> -(x//-d) if d<0
+      {idiv(x, y),
+       [](M m) -> UOp {  // x//d -> -(x//-d) if d<0
          return int_range(m[y]) && imax(m[y]) <= 0 && imin(m[y]) < 0 ? -idiv(m[x], -m[y]) : UOp{};
        }},
-      {idiv(x, y), [](M m) -> UOp {                                                // x//d -> -((-x)//d) if x<=0
+      {idiv(x, y),
+       [](M m) -> UOp {  // x//d -> -((-x)//d) if x<=0
          return int_range(m[x]) && imax(m[x]) <= 0 && imin(m[x]) < 0 ? -idiv(-m[x], m[y]) : UOp{};
        }},
-      {idiv((x.dtype(dtypes::sints) + cs).named("n"), ds), [](M m) -> UOp {        // (x+c)//d for x<=0<=x+c
+      {idiv((x.dtype(dtypes::sints) + cs).named("n"), ds),
+       [](M m) -> UOp {  // (x+c)//d for x<=0<=x+c
          int64_t c = ival(m[cs]), d = ival(m[ds]);
          UOp u = m[x], n = m["n"];
          if (d <= 0 || !int_range(u) || !int_range(n) || imax(u) > 0 || imin(n) < 0) return {};
@@ -496,11 +525,13 @@ static PatternMatcher<UOp> symbolic_rules() {
        }},
       // *** mod ***
       {x % y, [](M m) { return div_and_mod_folding(m[x], m[y], Ops::MOD); }},
-      {x % y, [](M m) -> UOp {                                                     // x%d -> x%(-d) if d<0
+      {x % y,
+       [](M m) -> UOp {  // x%d -> x%(-d) if d<0
          // NOTE: tinygrad has -(x%-d), which is floor mod; C's mod ignores the divisor's sign
          return int_range(m[y]) && imax(m[y]) < 0 ? m[x] % (-m[y]) : UOp{};
        }},
-      {x % y, [](M m) -> UOp {                                                     // x%d -> -((-x)%d) if x<=0
+      {x % y,
+       [](M m) -> UOp {  // x%d -> -((-x)%d) if x<=0
          return int_range(m[x]) && imax(m[x]) <= 0 && imin(m[x]) < 0 ? -((-m[x]) % m[y]) : UOp{};
        }},
   };
@@ -515,10 +546,12 @@ const PatternMatcher<UOp>& symbolic() {
 
 const PatternMatcher<UOp>& symbolic_flat() {
   using namespace pat;
-  static const PatternMatcher<UOp> pm = symbolic() + PatternMatcher<UOp>{
-      {(x + y) * -1, [](M m) { return (-m[x]) + (-m[y]); }},                       // -(x+y) -> -x+-y
-      {(x.dtype(dtypes::ints) + y) * c0, [](M m) { return m[x] * m[c0] + m[y] * m[c0]; }},  // (x+y)*c -> x*c+y*c (ints)
-  };
+  static const PatternMatcher<UOp> pm =
+      symbolic() + PatternMatcher<UOp>{
+                       {(x + y) * -1, [](M m) { return (-m[x]) + (-m[y]); }},  // -(x+y) -> -x+-y
+                       {(x.dtype(dtypes::ints) + y) * c0,
+                        [](M m) { return m[x] * m[c0] + m[y] * m[c0]; }},  // (x+y)*c -> x*c+y*c (ints)
+                   };
   return pm;
 }
 
@@ -526,18 +559,22 @@ const PatternMatcher<UOp>& symbolic_flat() {
 
 const PatternMatcher<UOp>& sym() {
   using namespace pat;
-  static const PatternMatcher<UOp> pm = symbolic_flat() + PatternMatcher<UOp>{
-      {op(Ops::VECTORIZE, {x}), x},                                                // VECTORIZE(x) -> x
-      {ne(x, 0), [](M m) {                                                         // x!=0 -> (bool)x
-         int n = m[x].dtype().count();
-         return m[x].cast(n > 1 ? dtypes::bool_.vec(n) : dtypes::bool_);
-       }},
-      {where(x, y, z).cast().named("cast"), [](M m) {                              // (s?a:b).cast -> s?a.cast:b.cast
-         DType d = m["cast"].dtype();
-         return m[x].where(m[y].cast(d), m[z].cast(d));
-       }},
-      {where(x, where(y, z, w), w), [](M m) { return (m[x] & m[y]).where(m[z], m[w]); }},  // a?(b?c:d):d -> (a&b)?c:d
-  };
+  static const PatternMatcher<UOp> pm =
+      symbolic_flat() + PatternMatcher<UOp>{
+                            {op(Ops::VECTORIZE, {x}), x},  // VECTORIZE(x) -> x
+                            {ne(x, 0),
+                             [](M m) {  // x!=0 -> (bool)x
+                               int n = m[x].dtype().count();
+                               return m[x].cast(n > 1 ? dtypes::bool_.vec(n) : dtypes::bool_);
+                             }},
+                            {where(x, y, z).cast().named("cast"),
+                             [](M m) {  // (s?a:b).cast -> s?a.cast:b.cast
+                               DType d = m["cast"].dtype();
+                               return m[x].where(m[y].cast(d), m[z].cast(d));
+                             }},
+                            {where(x, where(y, z, w), w),
+                             [](M m) { return (m[x] & m[y]).where(m[z], m[w]); }},  // a?(b?c:d):d -> (a&b)?c:d
+                        };
   return pm;
 }
 
@@ -569,8 +606,10 @@ const PatternMatcher<UOp>& pm_render_expr() {
       {op(Ops::SPECIAL).named("x"), [](M m) { return noop(m["x"].arg<SpecialArg>().name); }},
       {op(Ops::RANGE).named("x"), [](M m) { return noop(cat("ridx", arg_str(m["x"].arg()))); }},
       {op({Ops::CONST, Ops::VCONST}).named("x"), [](M m) { return noop(arg_str(m["x"].arg())); }},
-      {op(Ops::UNROLL).named("x"), [](M m) { return noop(cat("UNROLL(", arg_str(m["x"].src(0).arg()), ", ", arg_str(m["x"].arg()), ")")); }},
-      {op(Ops::CAST).named("x"), [](M m) {
+      {op(Ops::UNROLL).named("x"),
+       [](M m) { return noop(cat("UNROLL(", arg_str(m["x"].src(0).arg()), ", ", arg_str(m["x"].arg()), ")")); }},
+      {op(Ops::CAST).named("x"),
+       [](M m) {
          UOp u = m["x"];
          return noop(cat("(", u.dtype().repr().substr(7), ")(", arg_str(u.src(0).arg()), ")"));
        }},
@@ -579,15 +618,18 @@ const PatternMatcher<UOp>& pm_render_expr() {
       {op(Ops::NEG).each(op(Ops::NOOP)).named("x"), [](M m) { return noop(cat("(-", txt(m["x"].src(0)), ")")); }},
       {op(Ops::MAX).each(op(Ops::NOOP)).named("x"),
        [](M m) { return noop(cat("max(", txt(m["x"].src(0)), ", ", txt(m["x"].src(1)), ")")); }},
-      {op(Ops::MULACC).each(op(Ops::NOOP)).named("x"), [](M m) {
+      {op(Ops::MULACC).each(op(Ops::NOOP)).named("x"),
+       [](M m) {
          UOp u = m["x"];
          return noop(cat("(", txt(u.src(0)), "*", txt(u.src(1)), "+", txt(u.src(2)), ")"));
        }},
-      {op(Ops::WHERE).each(op(Ops::NOOP)).named("x"), [](M m) {
+      {op(Ops::WHERE).each(op(Ops::NOOP)).named("x"),
+       [](M m) {
          UOp u = m["x"];
          return noop(cat("(", txt(u.src(1)), " if ", txt(u.src(0)), " else ", txt(u.src(2)), ")"));
        }},
-      {op(GroupOp::ALU).each(op(Ops::NOOP)).named("x"), [](M m) -> UOp {
+      {op(GroupOp::ALU).each(op(Ops::NOOP)).named("x"),
+       [](M m) -> UOp {
          UOp u = m["x"];
          const char* s = sym_of(u.op());
          if (s == nullptr || u.src().size() != 2) return {};
