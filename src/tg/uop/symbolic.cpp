@@ -171,9 +171,11 @@ UOp div_and_mod_folding(const UOp& x, const UOp& y, Ops which, bool split_rem) {
   }
 
   // one non-constant term that takes only two values: a line through both results
-  if (svars.size() == 1 && int_range(svars[0]) && imax(svars[0]) - imin(svars[0]) == 1) {
+  if (svars.size() == 1 && int_range(svars[0]) && (i128)imax(svars[0]) - imin(svars[0]) == 1) {
     const UOp& v = svars[0];
-    int64_t a = factors[0] * imin(v) + cnst, b = factors[0] * imax(v) + cnst;
+    i128 a128 = (i128)factors[0] * imin(v) + cnst, b128 = (i128)factors[0] * imax(v) + cnst;
+    if (!fits64(a128) || !fits64(b128)) return {};
+    int64_t a = static_cast<int64_t>(a128), b = static_cast<int64_t>(b128);
     int64_t y1 = which == Ops::MOD ? cmod(a, c) : cdiv(a, c), y2 = which == Ops::MOD ? cmod(b, c) : cdiv(b, c);
     return (v - imin(v)) * (y2 - y1) + y1;
   }
