@@ -270,8 +270,8 @@ TEST(KernelAst, DefaultOptsHonourNoopt) {
 }
 
 TEST(Kernel, CapsOfClangRenderer) {
-  RendererCaps c = caps_of(ClangRenderer());
-  RendererCaps want = cpu_caps();
+  RenderOpts c = static_cast<const RenderOpts&>(ClangRenderer());
+  RenderOpts want = RenderOpts::cpu();
   EXPECT_EQ(c.device, want.device);
   EXPECT_EQ(c.has_local, want.has_local);
   EXPECT_EQ(c.has_shared, want.has_shared);
@@ -404,7 +404,7 @@ TEST(KernelOpts, PadToMasksConsts) {
 // *** a target with locals and shared memory: LOCAL, GROUP, NOLOCALS ***
 
 TEST(KernelOpts, LocalsAndGroups) {
-  RendererCaps gpu;
+  RenderOpts gpu;
   gpu.device = "GPU";
   Kernel k(naming_case("ew16x16")[0], gpu);
   k.apply_opt({OptOps::LOCAL, 0, 16});

@@ -124,23 +124,6 @@ std::string strides_str(const std::vector<std::optional<sint>>& strides) {
 
 // *** renderer capabilities ***
 
-RendererCaps cpu_caps() {
-  RendererCaps c;
-  c.device = "CPU";
-  c.has_local = false;
-  c.global_max = std::nullopt;
-  return c;
-}
-
-RendererCaps caps_of(const Renderer& r) {
-  RendererCaps c;
-  c.device = r.device;
-  c.supports_float4 = r.supports_float4, c.has_local = r.has_local, c.has_shared = r.has_shared;
-  c.global_max = r.global_max, c.local_max = r.local_max;
-  c.shared_max = r.shared_max;
-  return c;
-}
-
 // *** the name counter ***
 
 static std::mutex kernel_cnt_mu;
@@ -223,7 +206,7 @@ std::string ljust(const std::string& s, size_t w) { return s.size() >= w ? s : s
 
 // *** Kernel ***
 
-Kernel::Kernel(UOp ast_, RendererCaps opts_) : ast(std::move(ast_)), opts(std::move(opts_)) {
+Kernel::Kernel(UOp ast_, RenderOpts opts_) : ast(std::move(ast_)), opts(std::move(opts_)) {
   TG_CHECK(ast && ast.op() == Ops::SINK, "a Kernel is made from a SINK, got ", ast ? op_repr(ast.op()) : "null");
   std::vector<UOp> topo = ast.toposort();
   auto st_of = ast_sts(topo);

@@ -35,21 +35,6 @@ std::vector<int> unit_stride_axes(const ShapeTracker& st, bool ignore_valid = fa
 bool axis_is_masked(const ShapeTracker& st, int axis);
 std::string strides_str(const std::vector<std::optional<sint>>& strides);  // (16, 1, 0), (None, 1)
 
-// *** what the opts need to know about the target ***
-// NOTE: the fields are Renderer's (renderer/renderer.h) with the same names and defaults: a plain value, so that a
-// Kernel (and its copies in the heuristic and BEAM) does not hold on to the renderer
-struct RendererCaps {
-  std::string device;
-  bool supports_float4 = true;
-  bool has_local = true;
-  bool has_shared = true;
-  std::optional<std::vector<int64_t>> global_max = std::vector<int64_t>(3, 0x8FFFFFFF);
-  std::optional<std::vector<int64_t>> local_max = std::vector<int64_t>(3, 0x8FFFFFFF);
-  int64_t shared_max = 32768;
-  int tensor_cores = 0;  // how many tensor cores the target has (none are implemented yet)
-};
-RendererCaps cpu_caps();  // ClangRenderer: device CPU, no locals, no global_max
-RendererCaps caps_of(const Renderer& r);
 
 // An opt that does not apply to this kernel (tinygrad's KernelOptError). BEAM and the heuristic catch it.
 struct KernelOptError : Error {
@@ -64,13 +49,13 @@ void reset_kernel_cnt();  // for tests: forget every name counted so far
 
 class Kernel {
  public:
-  explicit Kernel(UOp ast, RendererCaps opts = cpu_caps());
+  explicit Kernel(UOp ast, RenderOpts opts = RenderOpts::cpu());
   Kernel(const Kernel&) = default;  // NOTE: a copy has no name yet (tinygrad's Kernel.copy)
   Kernel& operator=(const Kernel&) = default;
   Kernel copy() const { return *this; }
 
   UOp ast;  // the SINK as scheduled
-  RendererCaps opts;
+  RenderOpts opts;
   std::vector<UOp> reduceops;  // REDUCE_AXIS nodes in toposort order
   std::vector<UOp> vars;       // DEFINE_VAR nodes
   std::vector<UOp> bufs;       // LOAD/STORE/CONST/VALID/DEFINE_VAR nodes, reversed toposort order (as tinygrad)

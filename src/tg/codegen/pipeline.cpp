@@ -21,16 +21,7 @@ const RenderOpts& RenderOpts::generic() {
 }
 
 const RenderOpts& RenderOpts::cpu() {
-  static const RenderOpts r = [] {
-    RenderOpts o;
-    o.device = "CPU";
-    o.has_local = false;
-    o.global_max = std::nullopt;
-    o.code_for_op = OpSet{Ops::SQRT, Ops::RECIP, Ops::NEG, Ops::AND, Ops::XOR, Ops::OR,  Ops::ADD,   Ops::SUB, Ops::MUL,
-                          Ops::MOD,  Ops::IDIV,  Ops::CMPNE, Ops::SHR, Ops::SHL, Ops::CMPLT, Ops::WHERE};
-    o.extra_matcher = &clang_extra_matcher();  // the ClangRenderer's (renderer/cstyle.cpp)
-    return o;
-  }();
+  static const RenderOpts r = ClangRenderer();  // its capabilities, sliced off the renderer
   return r;
 }
 
@@ -125,28 +116,12 @@ UOp apply_rewrites(const UOp& sink, const std::vector<RewriteStep>& rewrites, co
   return x;
 }
 
-UOp full_rewrite_to_sink(const UOp& sink, const RendererLike* opts, bool linearizer) {
+UOp full_rewrite_to_sink(const UOp& sink, const RenderOpts* opts, bool linearizer) {
   const RenderOpts& o = opts ? *opts : RenderOpts::generic();
   return apply_rewrites(sink, get_rewrites_for_renderer(o, linearizer), o);
 }
 
-RenderOpts render_opts_of(const Renderer& r) {
-  RenderOpts o;
-  o.device = r.device, o.supports_float4 = r.supports_float4, o.has_local = r.has_local, o.has_shared = r.has_shared;
-  o.global_max = r.global_max, o.local_max = r.local_max, o.code_for_op = r.code_for_op;
-  o.pre_matcher = r.pre_matcher, o.extra_matcher = r.extra_matcher;
-  return o;
-}
-UOp full_rewrite_to_sink(const UOp& sink, const Renderer& renderer, bool linearizer) {
-  RenderOpts o = render_opts_of(renderer);
-  return full_rewrite_to_sink(sink, &o, linearizer);
-}
-std::vector<UOp> full_rewrite(const UOp& sink, const Renderer& renderer) {
-  RenderOpts o = render_opts_of(renderer);
-  return full_rewrite(sink, &o);
-}
-
-std::vector<UOp> full_rewrite(const UOp& sink, const RendererLike* opts) {
+std::vector<UOp> full_rewrite(const UOp& sink, const RenderOpts* opts) {
   UOp r = full_rewrite_to_sink(sink, opts, true);
   TG_ASSERT(r.op() == Ops::BLOCKFINAL, "linearize failure: got ", r.op());
   return basic_block(r).lst;

@@ -19,12 +19,12 @@ std::vector<RewriteStep> get_rewrites_for_renderer(const RenderOpts& opts, bool 
 UOp apply_rewrites(const UOp& sink, const std::vector<RewriteStep>& rewrites, const RenderOpts& opts);
 
 // opts null: the generic Renderer() (has_local, SPECIAL indices, no native ops)
-UOp full_rewrite_to_sink(const UOp& sink, const RendererLike* opts = nullptr, bool linearizer = false);
-std::vector<UOp> full_rewrite(const UOp& sink, const RendererLike* opts = nullptr);
-
-// the same with a Renderer's capabilities (its fields are RenderOpts')
-RenderOpts render_opts_of(const Renderer& renderer);
-UOp full_rewrite_to_sink(const UOp& sink, const Renderer& renderer, bool linearizer = false);
-std::vector<UOp> full_rewrite(const UOp& sink, const Renderer& renderer);
+UOp full_rewrite_to_sink(const UOp& sink, const RenderOpts* opts = nullptr, bool linearizer = false);
+std::vector<UOp> full_rewrite(const UOp& sink, const RenderOpts* opts = nullptr);
+// a Renderer is its RenderOpts
+inline UOp full_rewrite_to_sink(const UOp& sink, const RenderOpts& opts, bool linearizer = false) {
+  return full_rewrite_to_sink(sink, &opts, linearizer);
+}
+inline std::vector<UOp> full_rewrite(const UOp& sink, const RenderOpts& opts) { return full_rewrite(sink, &opts); }
 
 }  // namespace tg

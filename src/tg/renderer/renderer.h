@@ -59,14 +59,13 @@ struct ProgramSpec {
 std::vector<KernelParam> kernel_params(const std::vector<UOp>& uops);
 void set_var_indices(std::vector<KernelParam>& params);  // a variable's index: its rank by name (ProgramSpec::vars)
 
-// NOTE: the fields are codegen/render_opts.h's RenderOpts (same names and defaults), so the pipeline can read either
-class Renderer {
- public:
-  virtual ~Renderer() = default;
-  std::string device;
+// What the codegen and the Kernel opts read about a target (tinygrad's Renderer class attributes): a plain value,
+// so a Kernel (and its copies in the heuristic and BEAM) does not hold on to the renderer.
+struct RenderOpts {
+  std::string device;  // "" for the generic Renderer(), "CPU" for clang
   std::string suffix;
-  bool supports_float4 = true;
-  bool has_local = true;
+  bool supports_float4 = true;  // loads/stores may be grouped into float4/half4 ...
+  bool has_local = true;        // global/local dims become SPECIAL, else RANGE loops
   bool has_shared = true;
   // (x, y, z) order, as the max_sizes argument of get_grouped_dims; nullopt: no limit (no such dims)
   std::optional<std::vector<int64_t>> global_max = std::vector<int64_t>(3, 0x8FFFFFFF);
@@ -75,7 +74,15 @@ class Renderer {
   OpSet code_for_op;  // ALU ops rendered natively (the keys of tinygrad's code_for_op); the rest get decomposed
   const PatternMatcher<UOp>* pre_matcher = nullptr;    // run by the codegen before the final rewrite
   const PatternMatcher<UOp>* extra_matcher = nullptr;  // appended to the codegen's final rewrite
-  // TODO: tensor_cores
+  int tensor_cores = 0;  // how many tensor cores the target has (none are implemented yet)
+
+  static const RenderOpts& generic();  // Renderer(): has_local, no native ops, no matchers
+  static const RenderOpts& cpu();      // the ClangRenderer's
+};
+
+class Renderer : public RenderOpts {
+ public:
+  virtual ~Renderer() = default;
 
   virtual std::string render(const std::vector<UOp>& uops) = 0;
 };
