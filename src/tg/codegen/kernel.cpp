@@ -9,57 +9,6 @@
 
 namespace tg {
 
-// *** ANSI text helpers ***
-
-std::string colored(const std::string& s, const char* color, bool background) {
-  if (color == nullptr) return s;
-  static const char* names[] = {"black", "red", "green", "yellow", "blue", "magenta", "cyan", "white"};
-  std::string c(color), lower;
-  bool upper = true;  // python's color.upper() == color
-  for (char ch : c) {
-    lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    if (std::toupper(static_cast<unsigned char>(ch)) != ch) upper = false;
-  }
-  int idx = -1;
-  for (int i = 0; i < 8; i++)
-    if (lower == names[i]) idx = i;
-  TG_CHECK(idx >= 0, "unknown color ", py_str_repr(c));
-  return cat("\x1b[", 10 * background + 60 * upper + 30 + idx, "m", s, "\x1b[0m");
-}
-
-std::string ansistrip(const std::string& s) {
-  // python: re.sub('\x1b\\[(K|.*?m)', '', s)
-  std::string out;
-  for (size_t i = 0; i < s.size();) {
-    if (s[i] == '\x1b' && i + 1 < s.size() && s[i + 1] == '[') {
-      if (i + 2 < s.size() && s[i + 2] == 'K') {
-        i += 3;
-        continue;
-      }
-      size_t m = s.find('m', i + 2);
-      if (m != std::string::npos && s.find('\n', i + 2) > m) {  // '.' does not match a newline
-        i = m + 1;
-        continue;
-      }
-    }
-    out += s[i++];
-  }
-  return out;
-}
-size_t ansilen(const std::string& s) { return ansistrip(s).size(); }
-
-std::string to_function_name(const std::string& s) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : ansistrip(s)) {
-    if (std::isalnum(c) || c == '_')
-      out += static_cast<char>(c);
-    else
-      out += {hex[c >> 4], hex[c & 15]};
-  }
-  return out;
-}
-
 // *** ShapeTracker queries ***
 
 // the terms of an index as (x, k) with idx = sum of x*k: ADDs are split and constant factors distributed over them, as

@@ -17,15 +17,6 @@
 
 namespace tg {
 
-// *** ANSI text helpers (tinygrad's helpers.colored / ansistrip / to_function_name) ***
-// NOTE: they live here until helpers/ grows them; DEBUG=2 printing needs them too.
-
-// "\x1b[{30+idx+60*ALLCAPS+10*background}m{s}\x1b[0m"; a null color returns s unchanged
-std::string colored(const std::string& s, const char* color, bool background = false);
-std::string ansistrip(const std::string& s);  // drops "\x1b[...m" and "\x1b[K"
-size_t ansilen(const std::string& s);
-// ANSI stripped; characters outside [A-Za-z0-9_] become two uppercase hex digits
-std::string to_function_name(const std::string& s);
 
 // *** ShapeTracker queries the opts need (tinygrad's ShapeTracker.real_strides & co) ***
 

@@ -56,6 +56,15 @@ std::string py_tuple(const std::vector<T>& xs) {  // (4,), (), (1, 2)
   return os.str();
 }
 
+// *** ANSI text helpers (tinygrad's helpers.colored / ansistrip / to_function_name) ***
+
+// "\x1b[{30+idx+60*ALLCAPS+10*background}m{s}\x1b[0m"; a null color returns s unchanged
+std::string colored(const std::string& s, const char* color, bool background = false);
+std::string ansistrip(const std::string& s);  // drops "\x1b[...m" and "\x1b[K"
+size_t ansilen(const std::string& s);
+// ANSI stripped; characters outside [A-Za-z0-9_] become two uppercase hex digits
+std::string to_function_name(const std::string& s);
+
 // *** env vars (getenv with a default, as tinygrad's helpers.getenv) ***
 
 int64_t getenv(const char* name, int64_t default_value = 0);
