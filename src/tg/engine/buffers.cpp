@@ -23,6 +23,7 @@ void on_buffer_free(const UOpNode* n) {
     std::lock_guard lock(m.mu);
     if (auto it = m.map.find(n); it != m.map.end()) {
       dropped = std::move(it->second);
+      dropped.ref(-1);  // the lazy-buffer count the memory planner checks (tinygrad's lb_refcount)
       m.map.erase(it);
     }
   }
@@ -47,7 +48,9 @@ Buffer uop_buffer(const UOp& u) {
   }
   Buffer buf(uop_device_str(b), as_int(b.arg<ConstValue>()), b.dtype().base());
   std::lock_guard lock(m.mu);
-  return m.map.emplace(b.get(), buf).first->second;
+  auto [it, fresh] = m.map.emplace(b.get(), buf);
+  if (fresh) it->second.ref(1);  // held by a BUFFER node: the memory planner leaves it alone
+  return it->second;
 }
 
 std::optional<Buffer> uop_realized(const UOp& u) {
