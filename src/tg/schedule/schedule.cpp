@@ -1,0 +1,78 @@
+// the schedule linearizer (tinygrad's engine/schedule.py): KERNELs in BFS order of their ASSIGN dependencies
+#include "tg/schedule/schedule.h"
+
+#include <deque>
+#include <unordered_map>
+
+#include "tg/engine/buffers.h"
+#include "tg/schedule/grouper_util.h"
+
+namespace tg {
+
+namespace {
+
+// *** unbind Variables ***
+
+using VarVals = std::map<std::string, int64_t>;
+
+const PatternMatcher<UOp, VarVals>& pm_unbind() {
+  // NOTE: symbolic shapes (BINDs inside ShapeTrackers) are not here yet; a bound variable in the AST is
+  static const PatternMatcher<UOp, VarVals> pm{
+      {op(Ops::BIND, {op(Ops::DEFINE_VAR).named("var"), cvar("val")}), [](M m, VarVals& ctx) {
+         UOp var = m["var"];
+         ctx[var.arg<VarArg>().name] = as_int(m["val"].arg<ConstValue>());
+         return var.replace(std::nullopt, std::nullopt, std::vector<UOp>{});
+       }},  // BIND(var, val) -> var
+  };
+  return pm;
+}
+
+UOp buf_uop_of(const UOp& s) {
+  if (s.op() == Ops::BUFFER) return s;
+  TG_ASSERT(s.op() == Ops::ASSIGN, "buf_uop: must be ASSIGN, not ", s.op());
+  return uop_base(s.src(0));
+}
+
+}  // namespace
+
+std::pair<std::vector<ScheduleItem>, std::map<std::string, int64_t>> create_schedule_with_vars(const UOp& sched_sink) {
+  // construct the KERNEL children graph based on assigns
+  std::unordered_map<const UOpNode*, std::vector<UOp>> children;
+  std::vector<UOp> kernels;  // in_degree's insertion order
+  std::unordered_map<const UOpNode*, int> in_degree;
+  for (const UOp& u : sched_sink.toposort()) {
+    if (u.op() != Ops::ASSIGN) continue;  // anything that's not an ASSIGN doesn't write a kernel
+    const UOp& k = u.src(1);
+    if (in_degree.emplace(k.get(), 0).second) kernels.push_back(k);
+    for (const UOp& s : k.src()) {
+      if (s.op() == Ops::ASSIGN) {
+        children[s.src(1).get()].push_back(k);
+        in_degree[k.get()]++;
+      } else {
+        TG_CHECK(s.op() == Ops::BUFFER, "input to kernel must be ASSIGN or BUFFER, not ", s.op());
+      }
+    }
+  }
+
+  // linearize KERNEL UOps into ScheduleItems in BFS order
+  std::deque<UOp> queue;
+  for (const UOp& k : kernels)
+    if (in_degree[k.get()] == 0) queue.push_back(k);
+  std::vector<ScheduleItem> schedule;
+  VarVals var_vals;
+  while (!queue.empty()) {
+    UOp k = queue.front();
+    queue.pop_front();
+    const KernelArg& ka = get_kernel(k);
+    UOp ast = graph_rewrite(ka.ast, pm_unbind(), var_vals);
+    TG_CHECK(ast.op() != Ops::BUFFER_VIEW, "BUFFER_VIEW kernels are not supported yet");
+    ScheduleItem si{ast, {}, ka.metadata};
+    for (const UOp& s : k.src()) si.bufs.push_back(uop_buffer(buf_uop_of(s)));
+    schedule.push_back(std::move(si));
+    for (const UOp& x : children[k.get()])
+      if (--in_degree[x.get()] == 0) queue.push_back(x);
+  }
+  return {std::move(schedule), std::move(var_vals)};
+}
+
+}  // namespace tg
