@@ -1,80 +1,312 @@
+// kernelize, schedule and memory planner against the reference (tinygrad 2025-06-12): the t+3+4 graphs of
+// golden/uop_repr/graphs.out C3-C7, kernel counts and metadata of golden/naming and golden/debug
 #include <gtest/gtest.h>
 
+#include <regex>
+
+#include "tg/schedule/grouper_util.h"
 #include "tg/schedule/schedule.h"
 #include "tg/tensor/tensor.h"
 
 namespace tg {
 namespace {
 
-UOp kernelized(const Tensor& t) {
-  UOp sink = UOp::sink({t.uop()});
+// *** helpers ***
+
+// the map's image of big_sink = UOp::sink(roots): roots kernelized, in order
+std::vector<UOp> kernelize(const std::vector<Tensor>& ts) {
+  std::vector<UOp> roots;
+  for (const Tensor& t : ts) roots.push_back(t.uop());
+  UOp sink = UOp::sink(roots);
   for (auto& [k, v] : get_kernelize_map(sink))
-    if (k == t.uop()) return v;
+    if (k == sink) return v.src();
+  ADD_FAILURE() << "big_sink not in the kernelize map";
   return {};
 }
-std::vector<UOp> kernels(const Tensor& t) {
+UOp kernelized(const Tensor& t) { return kernelize({t}).at(0); }
+std::vector<UOp> kernels(const UOp& g) {
   std::vector<UOp> ks;
-  for (const UOp& u : kernelized(t).toposort())
+  for (const UOp& u : g.toposort())
     if (u.op() == Ops::KERNEL) ks.push_back(u);
   return ks;
 }
-std::string summary(const Tensor& t) {
-  auto ks = kernels(t);
-  size_t n_sink = 0;
-  std::string reprs;
-  for (const UOp& k : ks) {
-    n_sink += get_kernel(k).ast.op() == Ops::SINK;
-    reprs += (reprs.empty() ? "'" : ", '") + get_kernel(k).repr() + "'";
-  }
-  return cat(ks.size(), " ", n_sink, " [", reprs, "]");
+// compiled kernels only (COPY kernels left out)
+size_t count_sink_kernels(const Tensor& t) {
+  size_t n = 0;
+  for (const UOp& k : kernels(kernelized(t))) n += get_kernel(k).ast.op() == Ops::SINK;
+  return n;
 }
-Tensor mat(int64_t n, int64_t m, int64_t off = 0) {
+std::string kernel_reprs(const Tensor& t) {
+  std::string out;
+  for (const UOp& k : kernels(kernelized(t))) out += (out.empty() ? "" : " ") + get_kernel(k).repr();
+  return out;
+}
+// UNIQUE numbers depend on what the process made before: number them in order of appearance
+std::string normalize_unique(const std::string& s) {
+  static const std::regex re(R"(UOp\(Ops\.UNIQUE, dtypes\.void, arg=\d+)");
+  return std::regex_replace(s, re, "UOp(Ops.UNIQUE, dtypes.void, arg=N");
+}
+Tensor mat(int64_t n, int64_t m, int64_t off = 0) {  // naming_case.py's mat()
   std::vector<float> v;
   for (int64_t i = 0; i < n; i++)
     for (int64_t j = 0; j < m; j++) v.push_back(static_cast<float>((i * m + j + off) % 7 - 3));
   return Tensor(v, {n, m});
 }
-Tensor softmax(const Tensor& x, int64_t axis) {
+Tensor softmax(const Tensor& x, int64_t axis) {  // tinygrad's Tensor.softmax
   MetadataScope s("softmax");
   Tensor m = x - x.max(axis, true).detach();
   Tensor e = m.exp();
   return e.div(e.sum(axis, true));
 }
-Tensor mm(const Tensor& a, const Tensor& b) {
+Tensor matmul(const Tensor& a, const Tensor& b) {  // a @ b: the reference names it __matmul__
   MetadataScope s("__matmul__");
   return a.matmul(b);
 }
+std::vector<std::string> names(const std::vector<const Metadata*>& m) {
+  std::vector<std::string> out;
+  for (const Metadata* x : m) out.push_back(x->name);
+  return out;
+}
 
-TEST(Kernelize, T347) {
+// *** t+3+4: graphs.out C3, C5, C6, C7 ***
+
+const char* kC3 = R"(UOp(Ops.ASSIGN, dtypes.int, arg=None, src=(
+  x0:=UOp(Ops.BUFFER, dtypes.int, arg=4, src=(
+    UOp(Ops.UNIQUE, dtypes.void, arg=4, src=()),
+    x2:=UOp(Ops.DEVICE, dtypes.void, arg='CPU', src=()),)),
+  UOp(Ops.KERNEL, dtypes.void, arg=<Kernel 12 SINK(<Ops.STORE: 48>,) (__add__,)>, src=(
+     x0,
+    UOp(Ops.ASSIGN, dtypes.int, arg=None, src=(
+      x5:=UOp(Ops.BUFFER, dtypes.int, arg=4, src=(
+        UOp(Ops.UNIQUE, dtypes.void, arg=3, src=()),
+         x2,)),
+      UOp(Ops.KERNEL, dtypes.void, arg=<Kernel 5 <Ops.COPY: 7> ()>, src=(
+         x5,
+        UOp(Ops.BUFFER, dtypes.int, arg=4, src=(
+          UOp(Ops.UNIQUE, dtypes.void, arg=2, src=()),
+          UOp(Ops.DEVICE, dtypes.void, arg='PYTHON', src=()),)),)),)),)),)))";
+
+const char* kC7 = R"(UOp(Ops.SINK, dtypes.void, arg=None, src=(
+  UOp(Ops.STORE, dtypes.void, arg=None, src=(
+    UOp(Ops.VIEW, dtypes.int.ptr(4), arg=ShapeTracker(views=(View(shape=(4,), strides=(1,), offset=0, mask=None, contiguous=True),)), src=(
+      UOp(Ops.DEFINE_GLOBAL, dtypes.int.ptr(4), arg=0, src=()),)),
+    UOp(Ops.ADD, dtypes.int, arg=None, src=(
+      UOp(Ops.ADD, dtypes.int, arg=None, src=(
+        UOp(Ops.LOAD, dtypes.int, arg=None, src=(
+          UOp(Ops.VIEW, dtypes.int.ptr(4), arg=ShapeTracker(views=(View(shape=(4,), strides=(1,), offset=0, mask=None, contiguous=True),)), src=(
+            UOp(Ops.DEFINE_GLOBAL, dtypes.int.ptr(4), arg=1, src=()),)),)),
+        UOp(Ops.CONST, dtypes.int, arg=3, src=(
+          x9:=UOp(Ops.VIEW, dtypes.void, arg=ShapeTracker(views=(View(shape=(4,), strides=(0,), offset=0, mask=None, contiguous=False),)), src=()),)),)),
+      UOp(Ops.CONST, dtypes.int, arg=4, src=(
+         x9,)),)),)),)))";
+
+TEST(Kernelize, T347Graph) {
   Tensor u({1, 2, 3, 4});
   Tensor s = u + 3 + 4;
   UOp k = kernelized(s);
-  std::cout << k.repr() << "\n";
+  EXPECT_EQ(normalize_unique(k.repr()), normalize_unique(kC3));
+  ASSERT_EQ(k.op(), Ops::ASSIGN);
+  EXPECT_EQ(get_kernel(k.src(1)).repr(), "<Kernel 12 SINK(<Ops.STORE: 48>,) (__add__,)>");     // C5
+  EXPECT_EQ(get_kernel(k.src(1).src(1).src(1)).repr(), "<Kernel 5 <Ops.COPY: 7> ()>");          // C6
+  EXPECT_EQ(get_kernel(k.src(1)).ast.repr(), kC7);                                              // C7
 }
 
-TEST(Kernelize, Cases) {
+TEST(Kernelize, T347UniqueNumbers) {
+  // the new buffers take the next numbers of the process-wide counter: output kernel first, as the reference
+  Tensor u({1, 2, 3, 4});
+  UOp in = u.uop().src(0).src(0);
+  ASSERT_EQ(in.op(), Ops::UNIQUE);
+  int64_t n = as_int(in.arg<ConstValue>());
+  UOp k = kernelized(u + 3 + 4);
+  EXPECT_EQ(as_int(k.src(0).src(0).arg<ConstValue>()), n + 2);
+  EXPECT_EQ(as_int(k.src(1).src(1).src(0).src(0).arg<ConstValue>()), n + 1);
+}
+
+// *** kernel counts: the fusion contract ***
+
+TEST(Kernelize, ElementwiseChainIsOneKernel) {
   Tensor a = Tensor::empty({4, 4});
-  std::cout << "ew6 " << summary(((((a + 1) * 2 - 3).exp() + 1).sqrt() * 5)) << "\n";
-  std::cout << "reduce_epi " << summary((a * 2 + 1).sum(1) * 3 + 1) << "\n";
+  EXPECT_EQ(count_sink_kernels(((((a + 1) * 2 - 3).exp() + 1).sqrt() * 5)), 1u);
+}
+TEST(Kernelize, ReduceWithEpilogueIsOneKernel) {
+  Tensor a = Tensor::empty({4, 4});
+  EXPECT_EQ(kernel_reprs((a * 2 + 1).sum(1) * 3 + 1), "<Kernel 18 SINK(<Ops.STORE: 48>,) (__add__, __mul__, sum, empty)>");
+}
+TEST(Kernelize, Softmax) {
   Tensor x = Tensor::empty({4, 16});
-  std::cout << "softmax " << summary(softmax(x, -1)) << "\n";
-  Tensor A = mat(4, 4), B = mat(4, 4, 5);
-  std::cout << "mm_relu_sum " << summary(mm(A, B).relu().sum()) << "\n";
-  std::cout << "matmul " << summary(mm(A, B)) << "\n";
-  std::cout << "sum0 " << summary(A.sum(0)) << "\n";
-  std::cout << "sumall " << summary(A.sum()) << "\n";
-  std::cout << "permute " << summary(A.permute({1, 0}).contiguous()) << "\n";
-  std::cout << "reduce_expand " << summary(A.sum(1, true) + A) << "\n";
-  std::cout << "max_expand " << summary(A.max(1, true).exp() * A) << "\n";
-  std::cout << "var " << summary((A - A.mean(1, true)).square().mean(1)) << "\n";
-  std::cout << "const_sum " << summary(Tensor::ones({4, 4}).sum(1)) << "\n";
-  std::cout << "pad_sum " << summary(A.pad({{1, 1}, {1, 1}}).sum()) << "\n";
-  std::cout << "exp_pad " << summary(A.exp().pad({{1, 1}, {1, 1}})) << "\n";
-  std::cout << "shrink " << summary(A.reshape({16}).shrink({{2, 10}}) + 1) << "\n";
-  Tensor big = Tensor::empty({256, 256});
-  std::cout << "bigsum " << summary(big.sum()) << "\n";
-  std::cout << "contig_T " << summary(A.contiguous().T().contiguous()) << "\n";
-  std::cout << "mm_relu_sum_contig " << summary(mm(A, B).relu().sum().contiguous()) << "\n";
+  EXPECT_EQ(kernel_reprs(softmax(x, -1)),  // the reference: 3 kernels
+            "<Kernel 8 SINK(<Ops.STORE: 48>,) (softmax, empty)> <Kernel 19 SINK(<Ops.STORE: 48>,) (softmax, empty)> "
+            "<Kernel 21 SINK(<Ops.STORE: 48>,) (softmax, empty)>");
+}
+TEST(Kernelize, MatmulReluSum) {
+  Tensor a = mat(4, 4), b = mat(4, 4, 5);
+  EXPECT_EQ(kernel_reprs(matmul(a, b).relu().sum().contiguous()),
+            "<Kernel 5 <Ops.COPY: 7> ()> <Kernel 5 <Ops.COPY: 7> ()> <Kernel 12 SINK(<Ops.STORE: 48>,) (__matmul__,)> "
+            "<Kernel 12 SINK(<Ops.STORE: 48>,) (sum, relu, __matmul__)>");
+}
+
+// the reference's kernel repr for each case (ref: tinygrad on the same graph, see the helpers above)
+struct Case {
+  const char* name;
+  Tensor (*make)();
+  const char* reprs;
+};
+const Case kCases[] = {
+    {"sum0", [] { return mat(4, 4).sum(0); }, "<Kernel 5 <Ops.COPY: 7> ()> <Kernel 8 SINK(<Ops.STORE: 48>,) ()>"},
+    {"sumall", [] { return mat(4, 4).sum(); }, "<Kernel 5 <Ops.COPY: 7> ()> <Kernel 8 SINK(<Ops.STORE: 48>,) ()>"},
+    {"permute", [] { return mat(4, 4).permute({1, 0}).contiguous(); },
+     "<Kernel 5 <Ops.COPY: 7> ()> <Kernel 7 SINK(<Ops.STORE: 48>,) (permute,)>"},
+    {"reduce_expand", [] { Tensor a = mat(4, 4); return a.sum(1, true) + a; },
+     "<Kernel 5 <Ops.COPY: 7> ()> <Kernel 8 SINK(<Ops.STORE: 48>,) ()> <Kernel 11 SINK(<Ops.STORE: 48>,) (__add__,)>"},
+    {"max_expand", [] { Tensor a = mat(4, 4); return a.max(1, true).exp() * a; },
+     "<Kernel 5 <Ops.COPY: 7> ()> <Kernel 12 SINK(<Ops.STORE: 48>,) (exp, max)> "
+     "<Kernel 11 SINK(<Ops.STORE: 48>,) (__mul__,)>"},
+    {"const_sum", [] { return Tensor::ones({4, 4}).sum(1); }, ""},
+    {"pad_sum", [] { return mat(4, 4).pad({{1, 1}, {1, 1}}).sum(); },
+     "<Kernel 5 <Ops.COPY: 7> ()> <Kernel 8 SINK(<Ops.STORE: 48>,) (pad,)>"},
+    {"exp_pad", [] { return mat(4, 4).exp().pad({{1, 1}, {1, 1}}); },
+     "<Kernel 5 <Ops.COPY: 7> ()> <Kernel 11 SINK(<Ops.STORE: 48>,) (exp,)>"},
+    {"shrink", [] { return mat(4, 4).reshape({16}).shrink({{2, 10}}) + 1; },
+     "<Kernel 5 <Ops.COPY: 7> (reshape,)> <Kernel 10 SINK(<Ops.STORE: 48>,) (shrink, __add__)>"},
+    {"split_reduce", [] { return Tensor::empty({256, 256}).sum(); },
+     "<Kernel 8 SINK(<Ops.STORE: 48>,) ()> <Kernel 8 SINK(<Ops.STORE: 48>,) ()>"},
+    {"contig_T", [] { return mat(4, 4).contiguous().T().contiguous(); },
+     "<Kernel 5 <Ops.COPY: 7> ()> <Kernel 7 SINK(<Ops.STORE: 48>,) ()> <Kernel 7 SINK(<Ops.STORE: 48>,) (transpose,)>"},
+};
+TEST(Kernelize, ReferenceCases) {
+  for (const Case& c : kCases) EXPECT_EQ(kernel_reprs(c.make()), c.reprs) << c.name;
+}
+
+// golden/naming/summary.txt: the compiled kernels of each case (its inputs are realized first there)
+TEST(Kernelize, NamingCaseCounts) {
+  struct N {
+    const char* name;
+    Tensor (*make)();
+    size_t kernels;
+  };
+  const N cases[] = {
+      {"ew4", [] { return Tensor({1, 2, 3, 4}) + 3 + 4; }, 1},
+      {"ew16x16", [] { return mat(16, 16) * 2 + 1; }, 1},
+      {"sum_axis0_16x16", [] { return mat(16, 16).sum(0); }, 1},
+      {"sum_axis1_16x16", [] { return mat(16, 16).sum(1); }, 1},
+      {"sum_all_16x16", [] { return mat(16, 16).sum(); }, 1},
+      {"matmul16", [] { return matmul(mat(16, 16), mat(16, 16, 5)); }, 1},
+      {"matmul16_relu_sum", [] { return matmul(mat(16, 16), mat(16, 16, 5)).relu().sum(); }, 2},
+      {"permute_copy", [] { return mat(16, 16).permute({1, 0}).contiguous(); }, 1},
+      {"ew_3x5", [] { return mat(3, 5) + 1; }, 1},
+      {"ew_1024", [] { return Tensor::empty({1024}) * 2; }, 1},
+      {"scalar", [] { return Tensor({2.0f}) * 3 + 1; }, 1},
+  };
+  for (const N& c : cases) EXPECT_EQ(count_sink_kernels(c.make()), c.kernels) << c.name;
+}
+
+TEST(Kernelize, MapCoversTheGraph) {
+  // every node of the input graph is a key, so apply_map_to_tensors can repoint any live Tensor
+  Tensor a = mat(4, 4);
+  Tensor b = a.sum(1, true);
+  Tensor c = b + a;
+  UOp sink = UOp::sink({c.uop()});
+  auto m = get_kernelize_map(sink);
+  UOpMap map;
+  for (auto& [k, v] : m) map.set(k, v);
+  for (const UOp& u : sink.toposort()) EXPECT_NE(map.get(u), nullptr) << u.op();
+  // b is realized by its own kernel: its image is a buffer ASSIGN
+  EXPECT_EQ(uop_base(map.at(b.uop())).op(), Ops::ASSIGN);
+}
+
+// *** schedule ***
+
+TEST(Schedule, MatmulReluSum) {
+  Tensor a = mat(4, 4), b = mat(4, 4, 5);
+  UOp sched_sink = UOp::sink(kernelize({matmul(a, b).relu().sum().contiguous()}));
+  auto [sched, vars] = create_schedule_with_vars(sched_sink);
+  EXPECT_TRUE(vars.empty());
+  ASSERT_EQ(sched.size(), 4u);  // golden/debug/mm_relu_sum.DEBUG2: copy, copy, r_4_4_4, r_16
+  EXPECT_EQ(sched[0].ast.op(), Ops::COPY);
+  EXPECT_EQ(sched[1].ast.op(), Ops::COPY);
+  EXPECT_EQ(sched[2].ast.op(), Ops::SINK);
+  EXPECT_EQ(sched[3].ast.op(), Ops::SINK);
+  EXPECT_EQ(sched[0].bufs.size(), 2u);  // "arg  2"
+  EXPECT_EQ(sched[1].bufs.size(), 2u);
+  EXPECT_EQ(sched[2].bufs.size(), 3u);  // "arg  3"
+  EXPECT_EQ(sched[3].bufs.size(), 2u);
+  EXPECT_EQ(sched[0].bufs[1].device(), "PYTHON");
+  EXPECT_EQ(sched[0].bufs[0].device(), "CPU");
+  EXPECT_EQ(sched[2].bufs[0].size(), 16);
+  EXPECT_EQ(sched[3].bufs[0].size(), 1);
+  EXPECT_EQ(sched[3].bufs[1], sched[2].bufs[0]);  // the matmul's output feeds the sum
+  EXPECT_TRUE(names(sched[0].metadata).empty());
+  EXPECT_EQ(names(sched[2].metadata), (std::vector<std::string>{"__matmul__"}));
+  EXPECT_EQ(names(sched[3].metadata), (std::vector<std::string>{"sum", "relu", "__matmul__"}));
+}
+
+TEST(Schedule, T347) {
+  Tensor u({1, 2, 3, 4});
+  UOp sched_sink = UOp::sink(kernelize({u + 3 + 4}));
+  auto [sched, vars] = create_schedule_with_vars(sched_sink);
+  ASSERT_EQ(sched.size(), 2u);
+  EXPECT_EQ(sched[0].ast.op(), Ops::COPY);
+  EXPECT_EQ(sched[1].ast.repr(), kC7);
+  EXPECT_EQ(sched[1].bufs[1], sched[0].bufs[0]);
+  EXPECT_EQ(names(sched[1].metadata), (std::vector<std::string>{"__add__"}));
+}
+
+// *** memory planner ***
+
+std::vector<Tensor> chain4() {
+  Tensor a = Tensor::empty({64, 64});
+  Tensor b = (a + 1).contiguous();
+  Tensor c = (b * 2).contiguous();
+  Tensor d = (c + 3).contiguous();
+  return {(d * 4).contiguous()};
+}
+
+TEST(MemoryPlanner, LeavesBuffersOfLiveUOpsAlone) {
+  // as in the reference, a BUFFER node's Buffer holds an lb_refcount: the schedule of live tensors is unchanged
+  UOp sched_sink = UOp::sink(kernelize(chain4()));
+  auto [sched, vars] = create_schedule_with_vars(sched_sink);
+  ASSERT_EQ(sched.size(), 4u);
+  auto planned = memory_planner(sched);
+  for (size_t i = 0; i < sched.size(); i++) EXPECT_EQ(planned[i].bufs, sched[i].bufs);
+}
+
+TEST(MemoryPlanner, ChainReusesIntermediates) {
+  // the same chain on buffers nobody else holds: b1 [0,1], b2 [1,2], b3 [2,3]; b3 takes b1's place
+  UOp sched_sink = UOp::sink(kernelize(chain4()));
+  auto [sched, vars] = create_schedule_with_vars(sched_sink);
+  ASSERT_EQ(sched.size(), 4u);
+  std::vector<Buffer> b;
+  for (int i = 0; i < 5; i++) b.emplace_back("CPU", 64 * 64, dtypes::float32);
+  for (size_t i = 0; i < 4; i++) sched[i].bufs = {b[i + 1], b[i]};
+  auto planned = memory_planner(sched, {b[0], b[4]});
+  EXPECT_EQ(planned[0].bufs[1], b[0]);  // kept: the input and the output
+  EXPECT_EQ(planned[3].bufs[0], b[4]);
+  Buffer p1 = planned[0].bufs[0], p2 = planned[1].bufs[0], p3 = planned[2].bufs[0];
+  EXPECT_EQ(planned[1].bufs[1], p1);  // each use of a buffer gets the same replacement
+  EXPECT_EQ(planned[2].bufs[1], p2);
+  EXPECT_EQ(planned[3].bufs[1], p3);
+  ASSERT_TRUE(p1.is_view() && p2.is_view() && p3.is_view());
+  EXPECT_EQ(p1.base(), p2.base());  // one arena
+  EXPECT_EQ(p1.base(), p3.base());
+  EXPECT_EQ(p1.offset(), p3.offset());  // b1 is dead when b3 is born: same memory
+  EXPECT_NE(p1.offset(), p2.offset());  // b1 and b2 live together
+  EXPECT_GE(p1.base().nbytes(), 2 * 64 * 64 * 4);
+  EXPECT_LT(p1.base().nbytes(), 3 * 64 * 64 * 4);
+  EXPECT_EQ(p2.size(), 64 * 64);
+  EXPECT_EQ(p2.dtype(), dtypes::float32);
+}
+
+TEST(MemoryPlanner, NoMemoryPlannerForCopies) {
+  Tensor u({1, 2, 3, 4});
+  UOp sched_sink = UOp::sink(kernelize({u + 3 + 4}));
+  auto [sched, vars] = create_schedule_with_vars(sched_sink);
+  std::vector<Buffer> b;
+  for (int i = 0; i < 3; i++) b.emplace_back("CPU", 4, dtypes::int32);
+  sched[0].bufs = {b[1], b[0]};
+  sched[1].bufs = {b[2], b[1]};
+  auto planned = memory_planner(sched, {b[2]});
+  EXPECT_EQ(planned[0].bufs, sched[0].bufs);  // buffers of a COPY are left alone
+  EXPECT_EQ(planned[1].bufs, sched[1].bufs);
 }
 
 }  // namespace
