@@ -106,9 +106,9 @@ TEST(Kernelize, T347Graph) {
   UOp k = kernelized(s);
   EXPECT_EQ(normalize_unique(k.repr()), normalize_unique(kC3));
   ASSERT_EQ(k.op(), Ops::ASSIGN);
-  EXPECT_EQ(get_kernel(k.src(1)).repr(), "<Kernel 12 SINK(<Ops.STORE: 48>,) (__add__,)>");     // C5
-  EXPECT_EQ(get_kernel(k.src(1).src(1).src(1)).repr(), "<Kernel 5 <Ops.COPY: 7> ()>");          // C6
-  EXPECT_EQ(get_kernel(k.src(1)).ast.repr(), kC7);                                              // C7
+  EXPECT_EQ(get_kernel(k.src(1)).repr(), "<Kernel 12 SINK(<Ops.STORE: 48>,) (__add__,)>");  // C5
+  EXPECT_EQ(get_kernel(k.src(1).src(1).src(1)).repr(), "<Kernel 5 <Ops.COPY: 7> ()>");      // C6
+  EXPECT_EQ(get_kernel(k.src(1)).ast.repr(), kC7);                                          // C7
 }
 
 TEST(Kernelize, T347UniqueNumbers) {
@@ -130,7 +130,8 @@ TEST(Kernelize, ElementwiseChainIsOneKernel) {
 }
 TEST(Kernelize, ReduceWithEpilogueIsOneKernel) {
   Tensor a = Tensor::empty({4, 4});
-  EXPECT_EQ(kernel_reprs((a * 2 + 1).sum(1) * 3 + 1), "<Kernel 18 SINK(<Ops.STORE: 48>,) (__add__, __mul__, sum, empty)>");
+  EXPECT_EQ(kernel_reprs((a * 2 + 1).sum(1) * 3 + 1),
+            "<Kernel 18 SINK(<Ops.STORE: 48>,) (__add__, __mul__, sum, empty)>");
 }
 TEST(Kernelize, Softmax) {
   Tensor x = Tensor::empty({4, 16});
@@ -154,21 +155,48 @@ struct Case {
 const Case kCases[] = {
     {"sum0", [] { return mat(4, 4).sum(0); }, "<Kernel 5 <Ops.COPY: 7> ()> <Kernel 8 SINK(<Ops.STORE: 48>,) ()>"},
     {"sumall", [] { return mat(4, 4).sum(); }, "<Kernel 5 <Ops.COPY: 7> ()> <Kernel 8 SINK(<Ops.STORE: 48>,) ()>"},
-    {"permute", [] { return mat(4, 4).permute({1, 0}).contiguous(); },
+    {"permute",
+     [] {
+       return mat(4, 4).permute({1, 0}).contiguous();
+     },
      "<Kernel 5 <Ops.COPY: 7> ()> <Kernel 7 SINK(<Ops.STORE: 48>,) (permute,)>"},
-    {"reduce_expand", [] { Tensor a = mat(4, 4); return a.sum(1, true) + a; },
+    {"reduce_expand",
+     [] {
+       Tensor a = mat(4, 4);
+       return a.sum(1, true) + a;
+     },
      "<Kernel 5 <Ops.COPY: 7> ()> <Kernel 8 SINK(<Ops.STORE: 48>,) ()> <Kernel 11 SINK(<Ops.STORE: 48>,) (__add__,)>"},
-    {"max_expand", [] { Tensor a = mat(4, 4); return a.max(1, true).exp() * a; },
+    {"max_expand",
+     [] {
+       Tensor a = mat(4, 4);
+       return a.max(1, true).exp() * a;
+     },
      "<Kernel 5 <Ops.COPY: 7> ()> <Kernel 12 SINK(<Ops.STORE: 48>,) (exp, max)> "
      "<Kernel 11 SINK(<Ops.STORE: 48>,) (__mul__,)>"},
-    {"const_sum", [] { return Tensor::ones({4, 4}).sum(1); }, ""},
-    {"pad_sum", [] { return mat(4, 4).pad({{1, 1}, {1, 1}}).sum(); },
+    {"const_sum",
+     [] {
+       return Tensor::ones({4, 4}).sum(1);
+     },
+     ""},
+    {"pad_sum",
+     [] {
+       return mat(4, 4).pad({{1, 1}, {1, 1}}).sum();
+     },
      "<Kernel 5 <Ops.COPY: 7> ()> <Kernel 8 SINK(<Ops.STORE: 48>,) (pad,)>"},
-    {"exp_pad", [] { return mat(4, 4).exp().pad({{1, 1}, {1, 1}}); },
+    {"exp_pad",
+     [] {
+       return mat(4, 4).exp().pad({{1, 1}, {1, 1}});
+     },
      "<Kernel 5 <Ops.COPY: 7> ()> <Kernel 11 SINK(<Ops.STORE: 48>,) (exp,)>"},
-    {"shrink", [] { return mat(4, 4).reshape({16}).shrink({{2, 10}}) + 1; },
+    {"shrink",
+     [] {
+       return mat(4, 4).reshape({16}).shrink({{2, 10}}) + 1;
+     },
      "<Kernel 5 <Ops.COPY: 7> (reshape,)> <Kernel 10 SINK(<Ops.STORE: 48>,) (shrink, __add__)>"},
-    {"split_reduce", [] { return Tensor::empty({256, 256}).sum(); },
+    {"split_reduce",
+     [] {
+       return Tensor::empty({256, 256}).sum();
+     },
      "<Kernel 8 SINK(<Ops.STORE: 48>,) ()> <Kernel 8 SINK(<Ops.STORE: 48>,) ()>"},
     {"contig_T", [] { return mat(4, 4).contiguous().T().contiguous(); },
      "<Kernel 5 <Ops.COPY: 7> ()> <Kernel 7 SINK(<Ops.STORE: 48>,) ()> <Kernel 7 SINK(<Ops.STORE: 48>,) (transpose,)>"},
@@ -185,14 +213,22 @@ TEST(Kernelize, NamingCaseCounts) {
     size_t kernels;
   };
   const N cases[] = {
-      {"ew4", [] { return Tensor({1, 2, 3, 4}) + 3 + 4; }, 1},
+      {"ew4",
+       [] {
+         return Tensor({1, 2, 3, 4}) + 3 + 4;
+       },
+       1},
       {"ew16x16", [] { return mat(16, 16) * 2 + 1; }, 1},
       {"sum_axis0_16x16", [] { return mat(16, 16).sum(0); }, 1},
       {"sum_axis1_16x16", [] { return mat(16, 16).sum(1); }, 1},
       {"sum_all_16x16", [] { return mat(16, 16).sum(); }, 1},
       {"matmul16", [] { return matmul(mat(16, 16), mat(16, 16, 5)); }, 1},
       {"matmul16_relu_sum", [] { return matmul(mat(16, 16), mat(16, 16, 5)).relu().sum(); }, 2},
-      {"permute_copy", [] { return mat(16, 16).permute({1, 0}).contiguous(); }, 1},
+      {"permute_copy",
+       [] {
+         return mat(16, 16).permute({1, 0}).contiguous();
+       },
+       1},
       {"ew_3x5", [] { return mat(3, 5) + 1; }, 1},
       {"ew_1024", [] { return Tensor::empty({1024}) * 2; }, 1},
       {"scalar", [] { return Tensor({2.0f}) * 3 + 1; }, 1},

@@ -155,15 +155,17 @@ std::optional<std::vector<std::vector<int64_t>>> get_contraction(const Shape& ol
   }
   std::vector<std::vector<int64_t>> ret;
   for (size_t i = 0; i < split.size(); i++) {
-    int64_t st = i == 0 ? 0 : split[i - 1], ed = i + 1 < split.size() ? split[i] : static_cast<int64_t>(old_shape.size());
+    int64_t st = i == 0 ? 0 : split[i - 1],
+            ed = i + 1 < split.size() ? split[i] : static_cast<int64_t>(old_shape.size());
     std::vector<int64_t> r;
     for (int64_t j = st; j < ed; j++) r.push_back(j);
     ret.push_back(r);
   }
   return ret;
 }
-std::optional<std::vector<std::vector<int64_t>>> get_contraction_with_reduce(const Shape& old_shape, const Shape& new_shape,
-                                                                              const std::vector<int64_t>& reduce_axis) {
+std::optional<std::vector<std::vector<int64_t>>> get_contraction_with_reduce(const Shape& old_shape,
+                                                                             const Shape& new_shape,
+                                                                             const std::vector<int64_t>& reduce_axis) {
   auto contraction = get_contraction(old_shape, new_shape);
   if (!contraction) return std::nullopt;
   auto& c = *contraction;
@@ -188,9 +190,9 @@ std::optional<std::vector<std::vector<int64_t>>> get_contraction_with_reduce(con
 
 struct GrouperCtx {
   MetaTable* meta = nullptr;
-  UOpMap contig;             // replace_contiguous: base -> contiguous view of it
+  UOpMap contig;               // replace_contiguous: base -> contiguous view of it
   UOpSet* realizes = nullptr;  // do_realize / add_gbarrier
-  std::vector<UOp> bufs;     // add_buffer_ops: the kernel's buffers, output first
+  std::vector<UOp> bufs;       // add_buffer_ops: the kernel's buffers, output first
 };
 using GPM = PatternMatcher<UOp, GrouperCtx>;
 
@@ -206,7 +208,7 @@ GPM with_ctx(const PatternMatcher<UOp>& pm) {
   return GPM(std::move(rules));
 }
 
-constexpr OpSet ALWAYS_CONTIGUOUS{Ops::CONTIGUOUS, Ops::ASSIGN, Ops::COPY,   Ops::BUFFER, Ops::BUFFER_VIEW, Ops::CONST,
+constexpr OpSet ALWAYS_CONTIGUOUS{Ops::CONTIGUOUS, Ops::ASSIGN, Ops::COPY,    Ops::BUFFER, Ops::BUFFER_VIEW, Ops::CONST,
                                   Ops::BIND,       Ops::DEVICE, Ops::MSELECT, Ops::MSTACK, Ops::GBARRIER};
 
 // *** schedule simplifier ***
@@ -335,32 +337,36 @@ const GPM& grouper_sym() {
 
 const GPM& merge_views() {
   static const GPM pm{
-      {op(Ops::VIEW, {op(Ops::VIEW).named("v1")}).named("v2"), [](M m) {
+      {op(Ops::VIEW, {op(Ops::VIEW).named("v1")}).named("v2"),
+       [](M m) {
          UOp v1 = m["v1"];
          return v1.replace(std::nullopt, std::nullopt, std::nullopt, st_arg(st_of(v1) + st_of(m["v2"])));
-       }},                                                                              // VIEW(VIEW) -> VIEW
+       }},  // VIEW(VIEW) -> VIEW
       {op(GroupOp::Movement, {var("x")}).named("mop"),
-       [](M m) { return uop_view(uop_base(m["x"]), st_of(m["mop"])); }},                // movement op -> VIEW
-      {op(Ops::VIEW, {var("x")}).named("view"), [](M m) -> UOp {
+       [](M m) { return uop_view(uop_base(m["x"]), st_of(m["mop"])); }},  // movement op -> VIEW
+      {op(Ops::VIEW, {var("x")}).named("view"),
+       [](M m) -> UOp {
          UOp x = m["x"], view = m["view"];
          const ShapeTracker* xst = uop_st(x);
          return xst && st_of(view).contiguous() && st_of(view).shape() == xst->shape() ? x : UOp{};
-       }},                                                                              // noop VIEW(x) -> x
-      {op(Ops::VIEW, {op(GroupOp::All - Ops::DEFINE_GLOBAL)}).named("view"), [](M m) -> UOp {
+       }},  // noop VIEW(x) -> x
+      {op(Ops::VIEW, {op(GroupOp::All - Ops::DEFINE_GLOBAL)}).named("view"),
+       [](M m) -> UOp {
          UOp view = m["view"];
          const auto& mask = st_of(view).views.back().mask;
          if (!mask) return {};
          for (auto& [b, e] : *mask)
            if (e - b == 0) return view.const_like(0);
          return {};
-       }},                                                                              // VIEW with empty mask -> 0
-      {op(Ops::VIEW, {op({Ops::CONST, Ops::DEFINE_VAR}).named("x")}).named("view"), [](M m) -> UOp {
+       }},  // VIEW with empty mask -> 0
+      {op(Ops::VIEW, {op({Ops::CONST, Ops::DEFINE_VAR}).named("x")}).named("view"),
+       [](M m) -> UOp {
          UOp x = m["x"];
          ShapeTracker nst = st_of(x) + st_of(m["view"]);
          if (has_mask(nst)) return {};
          UOp s0 = x.src(0).replace(std::nullopt, std::nullopt, std::nullopt, st_arg(nst));
          return x.replace(std::nullopt, std::nullopt, std::vector<UOp>{s0});
-       }},                                                                              // unmasked VIEW(CONST) -> CONST
+       }},  // unmasked VIEW(CONST) -> CONST
   };
   return pm;
 }
@@ -401,20 +407,23 @@ UOp reduce_push_add_ones(M m) {
 }
 
 const GPM& view_left() {
-  static const GPM pm = merge_views() + GPM{
-      {op(Ops::VIEW, {op(GroupOp::ALU | OpSet{Ops::CAST, Ops::BITCAST, Ops::BIND, Ops::LOAD, Ops::STORE, Ops::VALID})
-                          .named("e")})
-           .named("view"),
-       [](M m) {
-         UOp e = m["e"];
-         const ShapeTracker& st = st_of(m["view"]);
-         std::vector<UOp> src;
-         for (const UOp& s : e.src()) src.push_back(uop_view(s, st));
-         return e.replace(std::nullopt, std::nullopt, src);
-       }},                                                                              // VIEW(elementwise) -> elementwise(VIEW)
-      {op(Ops::VIEW, {op(Ops::REDUCE_AXIS, {var("src")}).named("r")}).named("view"),
-       reduce_push_add_ones},                                                           // VIEW(REDUCE) -> REDUCE(reshape)
-  };
+  static const GPM pm =
+      merge_views() +
+      GPM{
+          {op(Ops::VIEW,
+              {op(GroupOp::ALU | OpSet{Ops::CAST, Ops::BITCAST, Ops::BIND, Ops::LOAD, Ops::STORE, Ops::VALID})
+                   .named("e")})
+               .named("view"),
+           [](M m) {
+             UOp e = m["e"];
+             const ShapeTracker& st = st_of(m["view"]);
+             std::vector<UOp> src;
+             for (const UOp& s : e.src()) src.push_back(uop_view(s, st));
+             return e.replace(std::nullopt, std::nullopt, src);
+           }},  // VIEW(elementwise) -> elementwise(VIEW)
+          {op(Ops::VIEW, {op(Ops::REDUCE_AXIS, {var("src")}).named("r")}).named("view"),
+           reduce_push_add_ones},  // VIEW(REDUCE) -> REDUCE(reshape)
+      };
   return pm;
 }
 
@@ -488,22 +497,26 @@ UOp elementwise_view_right(M m) {
 
 // push VIEW to children
 const GPM& view_right() {
-  static const GPM pm = merge_views() + GPM{
-      {op(Ops::VIEW, {op(Ops::REDUCE_AXIS, {var("src")}).named("r")}).named("view"),
-       swizzle_reduceop},                                                               // VIEW(REDUCE) -> REDUCE(VIEW)
-      {op(Ops::REDUCE_AXIS, {op(Ops::VIEW, {op(GroupOp::All - ALWAYS_CONTIGUOUS).named("src")}).named("v")}).named("r"),
-       reduceop_view_right},                                                            // REDUCE(VIEW(x)) -> VIEW(REDUCE(x))
-      {op(GroupOp::All - OpSet{Ops::SINK, Ops::GBARRIER}).named("root"),
-       elementwise_view_right},                                                         // elementwise(VIEW) -> VIEW(elementwise)
-      {op(Ops::REDUCE_AXIS, {op(Ops::REDUCE_AXIS).named("r1")}).named("r2"), [](M m) -> UOp {
-         UOp r1 = m["r1"], r2 = m["r2"];
-         const auto &a1 = r1.arg<ReduceArg>(), &a2 = r2.arg<ReduceArg>();
-         if (a1.op != a2.op) return {};
-         std::vector<int64_t> axes = a2.axes;
-         axes.insert(axes.end(), a1.axes.begin(), a1.axes.end());
-         return r1.replace(std::nullopt, std::nullopt, std::nullopt, ReduceArg{a1.op, axes});
-       }},                                                                              // double reduce -> one reduce
-  };
+  static const GPM pm =
+      merge_views() +
+      GPM{
+          {op(Ops::VIEW, {op(Ops::REDUCE_AXIS, {var("src")}).named("r")}).named("view"),
+           swizzle_reduceop},  // VIEW(REDUCE) -> REDUCE(VIEW)
+          {op(Ops::REDUCE_AXIS, {op(Ops::VIEW, {op(GroupOp::All - ALWAYS_CONTIGUOUS).named("src")}).named("v")})
+               .named("r"),
+           reduceop_view_right},  // REDUCE(VIEW(x)) -> VIEW(REDUCE(x))
+          {op(GroupOp::All - OpSet{Ops::SINK, Ops::GBARRIER}).named("root"),
+           elementwise_view_right},  // elementwise(VIEW) -> VIEW(elementwise)
+          {op(Ops::REDUCE_AXIS, {op(Ops::REDUCE_AXIS).named("r1")}).named("r2"),
+           [](M m) -> UOp {
+             UOp r1 = m["r1"], r2 = m["r2"];
+             const auto &a1 = r1.arg<ReduceArg>(), &a2 = r2.arg<ReduceArg>();
+             if (a1.op != a2.op) return {};
+             std::vector<int64_t> axes = a2.axes;
+             axes.insert(axes.end(), a1.axes.begin(), a1.axes.end());
+             return r1.replace(std::nullopt, std::nullopt, std::nullopt, ReduceArg{a1.op, axes});
+           }},  // double reduce -> one reduce
+      };
   return pm;
 }
 
@@ -511,14 +524,16 @@ const GPM& view_right() {
 
 const GPM& replace_contiguous() {
   static const GPM pm{
-      {op(Ops::CONTIGUOUS, {op(Ops::VIEW).named("src")}).named("contig"), [](M m, GrouperCtx& ctx) -> UOp {
+      {op(Ops::CONTIGUOUS, {op(Ops::VIEW).named("src")}).named("contig"),
+       [](M m, GrouperCtx& ctx) -> UOp {
          UOp src = m["src"], base = uop_base(src);
          const ShapeTracker* bst = uop_st(base);
          if (bst == nullptr) return {};
          if (auto sti = st_invert(st_of(src), bst->shape())) ctx.contig.set(base, uop_view(m["contig"], *sti));
          return {};
-       }},                                                                              // CONTIGUOUS(VIEW(x)): remember x
-      {op(GroupOp::ALU).named("alu"), [](M m, GrouperCtx& ctx) -> UOp {
+       }},  // CONTIGUOUS(VIEW(x)): remember x
+      {op(GroupOp::ALU).named("alu"),
+       [](M m, GrouperCtx& ctx) -> UOp {
          UOp alu = m["alu"];
          std::vector<UOp> src;
          bool changed = false;
@@ -527,7 +542,7 @@ const GPM& replace_contiguous() {
            changed |= src.back() != s;
          }
          return changed ? alu.replace(std::nullopt, std::nullopt, src) : UOp{};
-       }},                                                                              // alu(x) -> alu(contiguous view)
+       }},  // alu(x) -> alu(contiguous view)
   };
   return pm;
 }
@@ -559,25 +574,28 @@ void realize_before_view(const UOp& view, const UOp& tr, UOpSet& realizes) {
 
 const GPM& do_realize() {
   static const GPM pm{
-      {op(Ops::SINK).named("s"), [](M m, GrouperCtx& ctx) -> UOp {
+      {op(Ops::SINK).named("s"),
+       [](M m, GrouperCtx& ctx) -> UOp {
          for (const UOp& x : m["s"].src())
            if (UOp b = uop_base(x); !ALWAYS_CONTIGUOUS.has(b.op())) ctx.realizes->add(b);
          return {};
-       }},                                                                              // SINK parents realize
-      {op(OpSet{Ops::ASSIGN, Ops::CONTIGUOUS} | GroupOp::Meta).named("tr"), [](M m, GrouperCtx& ctx) -> UOp {
+       }},  // SINK parents realize
+      {op(OpSet{Ops::ASSIGN, Ops::CONTIGUOUS} | GroupOp::Meta).named("tr"),
+       [](M m, GrouperCtx& ctx) -> UOp {
          ctx.realizes->add(m["tr"]);
          return {};
-       }},                                                                              // ASSIGN/CONTIGUOUS/COPY realize
+       }},  // ASSIGN/CONTIGUOUS/COPY realize
       {op(Ops::VIEW, {op(GroupOp::All - ALWAYS_CONTIGUOUS).named("tr")}).named("view"),
        [](M m, GrouperCtx& ctx) -> UOp {
          realize_before_view(m["view"], m["tr"], *ctx.realizes);
          return {};
-       }},                                                                              // realize before expand/unsafe pad
-      {op({Ops::COPY, Ops::MSELECT, Ops::MSTACK}).named("rb"), [](M m, GrouperCtx& ctx) -> UOp {
+       }},  // realize before expand/unsafe pad
+      {op({Ops::COPY, Ops::MSELECT, Ops::MSTACK}).named("rb"),
+       [](M m, GrouperCtx& ctx) -> UOp {
          for (const UOp& s : m["rb"].src())
            if (!ALWAYS_CONTIGUOUS.has(s.op())) ctx.realizes->add(s);
          return {};
-       }},                                                                              // parents of COPY realize
+       }},  // parents of COPY realize
   };
   return pm;
 }
@@ -691,7 +709,8 @@ UOpSet group_realizes(const UOp& sink) {
         while (!parents.empty() && !forced_realize) {
           UOp p = uop_base(parents.back());
           parents.pop_back();
-          if (p.op() == Ops::BUFFER && assigns.has(p) && !assign_targets.has(p)) forced_realize = true, can_chase = false;
+          if (p.op() == Ops::BUFFER && assigns.has(p) && !assign_targets.has(p))
+            forced_realize = true, can_chase = false;
           if (realizes.has(p)) continue;
           parents.insert(parents.end(), p.src().begin(), p.src().end());
         }
@@ -734,7 +753,8 @@ UOpSet group_realizes(const UOp& sink) {
 
 const GPM& add_gbarrier() {
   static const GPM pm{
-      {op(GroupOp::All - OpSet{Ops::GBARRIER, Ops::ASSIGN}).named("x"), [](M m, GrouperCtx& ctx) -> UOp {
+      {op(GroupOp::All - OpSet{Ops::GBARRIER, Ops::ASSIGN}).named("x"),
+       [](M m, GrouperCtx& ctx) -> UOp {
          UOp x = m["x"];
          if (!ctx.realizes->has(x) || !is_none(x.tag())) return {};
          return make_gbarrier(x.with_tag(ConstValue(int64_t(1))));
@@ -747,9 +767,9 @@ const GPM& finalize_gbarrier() {
   static const GPM pm{
       // NOTE: limit_bufs (MAX_KERNEL_BUFFERS) is not here: no device this builds for has a limit
       {op({Ops::GBARRIER, Ops::CONTIGUOUS}, {op(Ops::GBARRIER)}).named("x"),
-       [](M m) { return m["x"].src(0); }},                                             // GBARRIER(GBARRIER) -> GBARRIER
+       [](M m) { return m["x"].src(0); }},  // GBARRIER(GBARRIER) -> GBARRIER
       {op(Ops::GBARRIER, {op(Ops::VIEW)}).named("x"),
-       [](M m) { return make_gbarrier(make_contiguous(m["x"].src(0))); }},              // GBARRIER(VIEW) -> GBARRIER(CONTIGUOUS)
+       [](M m) { return make_gbarrier(make_contiguous(m["x"].src(0))); }},  // GBARRIER(VIEW) -> GBARRIER(CONTIGUOUS)
       {op(Ops::GBARRIER, {op(Ops::CONST)}).named("x"), [](M m) { return m["x"].src(0); }},  // GBARRIER(CONST) -> CONST
   };
   return pm;
@@ -757,7 +777,8 @@ const GPM& finalize_gbarrier() {
 
 const GPM& remove_tags() {
   static const GPM pm{
-      {op(GroupOp::All).named("x"), [](M m) -> UOp {
+      {op(GroupOp::All).named("x"),
+       [](M m) -> UOp {
          UOp x = m["x"];
          return is_none(x.tag()) ? UOp{} : x.with_tag(Arg{});
        }},  // x(tag) -> x
@@ -810,9 +831,9 @@ const GPM& create_kernels() {
       {op(Ops::ASSIGN, {var("b"), op(GroupOp::All - Ops::KERNEL)}).named("x"),
        [](M m, GrouperCtx& ctx) { return create_kernel(m["x"], m["b"], *ctx.meta); }},  // ASSIGN(b, x) -> KERNEL
       {op(Ops::GBARRIER, {var("x")}),
-       [](M m, GrouperCtx& ctx) { return create_kernel(m["x"], UOp{}, *ctx.meta); }},   // GBARRIER(x) -> KERNEL
+       [](M m, GrouperCtx& ctx) { return create_kernel(m["x"], UOp{}, *ctx.meta); }},  // GBARRIER(x) -> KERNEL
       {op(Ops::KERNEL).named("x"),
-       [](M m, GrouperCtx& ctx) { return append_to_kernel(m["x"], *ctx.meta); }},      // KERNEL(x) -> KERNEL(x.src)
+       [](M m, GrouperCtx& ctx) { return append_to_kernel(m["x"], *ctx.meta); }},  // KERNEL(x) -> KERNEL(x.src)
   };
   return pm;
 }
@@ -821,15 +842,18 @@ const GPM& create_kernels() {
 
 const GPM& add_buffer_ops() {
   static const GPM pm{
-      {op(Ops::BUFFER).named("x"), [](M m, GrouperCtx& ctx) {
+      {op(Ops::BUFFER).named("x"),
+       [](M m, GrouperCtx& ctx) {
          UOp x = m["x"];
          auto it = std::find(ctx.bufs.begin(), ctx.bufs.end(), x);
          TG_ASSERT(it != ctx.bufs.end(), "BUFFER not in the kernel's buffers");
-         UOp dg = UOp::make(Ops::DEFINE_GLOBAL, x.dtype().ptr(size_of(x)), {}, ConstValue(int64_t(it - ctx.bufs.begin())));
+         UOp dg =
+             UOp::make(Ops::DEFINE_GLOBAL, x.dtype().ptr(size_of(x)), {}, ConstValue(int64_t(it - ctx.bufs.begin())));
          return uop_view(dg, st_of(x)).load();
-       }},                                                                              // BUFFER -> LOAD(DEFINE_GLOBAL)
-      {op(Ops::SINK, {op(GroupOp::Meta).named("x")}), [](M m) { return m["x"]; }},      // SINK(COPY) -> COPY
-      {op(Ops::SINK).each(op(GroupOp::All - Ops::STORE)).named("sink"), [](M m, GrouperCtx& ctx) {
+       }},                                                                          // BUFFER -> LOAD(DEFINE_GLOBAL)
+      {op(Ops::SINK, {op(GroupOp::Meta).named("x")}), [](M m) { return m["x"]; }},  // SINK(COPY) -> COPY
+      {op(Ops::SINK).each(op(GroupOp::All - Ops::STORE)).named("sink"),
+       [](M m, GrouperCtx& ctx) {
          std::vector<UOp> stores;
          const auto& src = m["sink"].src();
          for (size_t i = 0; i < src.size(); i++) {
@@ -838,13 +862,14 @@ const GPM& add_buffer_ops() {
            stores.push_back(uop_view(dg, st_of(s)).store({s}));
          }
          return UOp::sink(stores);
-       }},                                                                              // SINK(x) -> SINK(STORE(x))
-      {op(Ops::ASSIGN).named("x"), [](M m) { return m["x"].src(1); }},                 // ASSIGN(t, x) -> x
-      {op(Ops::VIEW, {cvar()}).named("self"), [](M m) {
+       }},                                                              // SINK(x) -> SINK(STORE(x))
+      {op(Ops::ASSIGN).named("x"), [](M m) { return m["x"].src(1); }},  // ASSIGN(t, x) -> x
+      {op(Ops::VIEW, {cvar()}).named("self"),
+       [](M m) {
          UOp self = m["self"];
          UOp valid = UOp::make(Ops::VALID, dtypes::bool_, {st_of(self).to_uop()});
          return valid.where(self.const_like(uop_base(self).arg<ConstValue>()), ConstValue(int64_t(0)));
-       }},                                                                              // masked VIEW(CONST) -> VALID.where
+       }},  // masked VIEW(CONST) -> VALID.where
   };
   return pm;
 }
@@ -860,7 +885,8 @@ UOp check_load_st(M m) {
     for (size_t i = 0; i < st.shape().size(); i++) arg.push_back({0, st.views[0].strides[i] == 0 ? 1 : st.shape()[i]});
     if (st.shrink(arg).contiguous()) return {};
     // fine if it's equal when you shrink a contig
-    if (const auto& mask = st.views[0].mask; mask && ShapeTracker::from_shape(st.shape()).shrink(*mask) == st.shrink(*mask))
+    if (const auto& mask = st.views[0].mask;
+        mask && ShapeTracker::from_shape(st.shape()).shrink(*mask) == st.shrink(*mask))
       return {};
   }
   throw Error(
@@ -873,7 +899,7 @@ const GPM& fix_kernel_ops() {
       {op({Ops::CONTIGUOUS, Ops::MSELECT}, {var("x")}), [](M m) { return m["x"]; }},  // CONTIGUOUS(x) -> x
       {op(Ops::VIEW, {op(Ops::DEVICE)}).named("view"),
        [](M m) { return m["view"].replace(std::nullopt, std::nullopt, std::vector<UOp>{}); }},  // VIEW(DEVICE) -> VIEW
-      {op(Ops::LOAD, {op(Ops::VIEW, {var("glbl")}).named("view")}), check_load_st},   // LOAD: assign target must index
+      {op(Ops::LOAD, {op(Ops::VIEW, {var("glbl")}).named("view")}), check_load_st},  // LOAD: assign target must index
   };
   return pm;
 }
@@ -881,7 +907,7 @@ const GPM& fix_kernel_ops() {
 const GPM& replace_globals() {
   static const GPM pm{
       {op(Ops::ASSIGN, {op(Ops::BUFFER), op(Ops::KERNEL)}).any_len().named("assign"),
-       [](M m) { return m["assign"].src(0); }},  // ASSIGN(BUFFER, KERNEL) -> BUFFER
+       [](M m) { return m["assign"].src(0); }},                         // ASSIGN(BUFFER, KERNEL) -> BUFFER
       {op(Ops::MSTACK).named("x"), [](M m) { return m["x"].src(0); }},  // HACK: MSTACK -> its 0 branch
   };
   return pm;
@@ -908,8 +934,7 @@ UOp fix_kernel_ast(M m) {
   ast = graph_rewrite(ast, last, ctx, {.bottom_up = true});
   if (ast.op() == Ops::SINK) {
     auto dev = uop_device(k.src(0));
-    for (const UOp& s : k.src())
-      TG_CHECK(uop_device(s) == dev, "all buffers must be on the same device");
+    for (const UOp& s : k.src()) TG_CHECK(uop_device(s) == dev, "all buffers must be on the same device");
   }
   return k.replace(std::nullopt, std::nullopt, std::nullopt, kernel_arg(ast, ka.metadata));
 }
@@ -931,9 +956,9 @@ UOp append_metadata(M m, GrouperCtx& ctx) {
 
 const GPM& create_ast() {
   static const GPM pm{
-      {op(Ops::KERNEL).named("k"), fix_kernel_ast},                                  // KERNEL -> KERNEL(ast)
+      {op(Ops::KERNEL).named("k"), fix_kernel_ast},  // KERNEL -> KERNEL(ast)
       {op(Ops::ASSIGN, {var(), op(Ops::KERNEL).named("k")}).any_len().named("root"),
-       append_metadata},                                                             // ASSIGN: its metadata to the KERNEL
+       append_metadata},  // ASSIGN: its metadata to the KERNEL
   };
   return pm;
 }
@@ -968,7 +993,8 @@ std::vector<std::pair<UOp, UOp>> get_kernelize_map(const UOp& big_sink) {
   // group into kernels
   tensor_map = graph_rewrite_map(tensor_map.at(big_sink), create_kernels(), ctx, meta, false, &tensor_map);
 
-  // if a kernel depends on a buffer, and that buffer is later assigned to, make the assign depend on the kernel's assign
+  // if a kernel depends on a buffer, and that buffer is later assigned to, make the assign depend on the kernel's
+  // assign
   UOpMap kernel_assign, assign_rep;
   for (const UOp& u : tensor_map.at(big_sink).toposort()) {
     if (u.op() != Ops::ASSIGN) continue;
@@ -977,7 +1003,8 @@ std::vector<std::pair<UOp, UOp>> get_kernelize_map(const UOp& big_sink) {
       const UOp* a = kernel_assign.get(s);
       if (s.op() != Ops::BUFFER || s == buf_uop(u) || a == nullptr) continue;
       for (const UOp& x : u.toposort())
-        TG_CHECK(!(x.op() == Ops::ASSIGN && buf_uop(x) == s), "cycle detected in graph, kernel for a buffer must either depend on ASSIGN or BUFFER");
+        TG_CHECK(!(x.op() == Ops::ASSIGN && buf_uop(x) == s),
+                 "cycle detected in graph, kernel for a buffer must either depend on ASSIGN or BUFFER");
       std::vector<UOp> src = a->src();
       src.push_back(u);
       UOp na = a->replace(std::nullopt, std::nullopt, src);

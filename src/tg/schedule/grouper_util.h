@@ -43,8 +43,10 @@ class UOpMap {
  public:
   void set(const UOp& k, const UOp& v) {
     auto [it, fresh] = idx_.emplace(k.get(), items_.size());
-    if (fresh) items_.push_back({k, v});
-    else items_[it->second].second = v;
+    if (fresh)
+      items_.push_back({k, v});
+    else
+      items_[it->second].second = v;
   }
   const UOp* get(const UOp& k) const {
     auto it = idx_.find(k.get());

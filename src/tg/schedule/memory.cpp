@@ -43,7 +43,7 @@ std::vector<std::pair<Buffer, Buffer>> internal_memory_planner(const std::vector
   if (getenv("NO_MEMORY_PLANNER", 0)) return {};
   std::unordered_set<Buffer> noopt;
   for (const Buffer& b : noopt_buffers) noopt.insert(b.base());
-  std::vector<Buffer> bases;  // first_appearance's order
+  std::vector<Buffer> bases;                                     // first_appearance's order
   std::unordered_map<Buffer, std::pair<size_t, size_t>> appear;  // base -> (first, last)
   std::vector<Buffer> buf_to_opt;
   std::unordered_set<Buffer> in_opt;
@@ -86,14 +86,18 @@ std::vector<std::pair<Buffer, Buffer>> internal_memory_planner(const std::vector
     const Buffer& buf = ev.buf;
     if (Device::get(buf.device()).allocator->supports_offset()) {
       auto& arena = arenas[buf.device()];
-      if (ev.open) buffer_replace[buf] = {Buffer(), arena.alloc(round_up(buf.nbytes(), 0x1000))};
-      else arena.free(buffer_replace[buf].offset);
+      if (ev.open)
+        buffer_replace[buf] = {Buffer(), arena.alloc(round_up(buf.nbytes(), 0x1000))};
+      else
+        arena.free(buffer_replace[buf].offset);
     } else {
       auto key = std::make_tuple(buf.device(), buf.dtype().repr(), buf.nbytes());
       auto& pool = reuse_buffers[key];
       if (ev.open) {
-        if (!pool.empty()) buffer_replace[buf] = {pool.back(), -1}, pool.pop_back();
-        else buffer_replace[buf] = {buf, -1};
+        if (!pool.empty())
+          buffer_replace[buf] = {pool.back(), -1}, pool.pop_back();
+        else
+          buffer_replace[buf] = {buf, -1};
       } else {
         pool.push_back(buffer_replace[buf].base);
       }

@@ -18,7 +18,8 @@ using VarVals = std::map<std::string, int64_t>;
 const PatternMatcher<UOp, VarVals>& pm_unbind() {
   // NOTE: symbolic shapes (BINDs inside ShapeTrackers) are not here yet; a bound variable in the AST is
   static const PatternMatcher<UOp, VarVals> pm{
-      {op(Ops::BIND, {op(Ops::DEFINE_VAR).named("var"), cvar("val")}), [](M m, VarVals& ctx) {
+      {op(Ops::BIND, {op(Ops::DEFINE_VAR).named("var"), cvar("val")}),
+       [](M m, VarVals& ctx) {
          UOp var = m["var"];
          ctx[var.arg<VarArg>().name] = as_int(m["val"].arg<ConstValue>());
          return var.replace(std::nullopt, std::nullopt, std::vector<UOp>{});
