@@ -182,6 +182,13 @@ bool match_upat(const UPatNode* p, const UOpNode* u, Match& m, MatchCallback on_
 struct NoCtx {};
 UOp match_capture(const Match& m, uint64_t id);  // the capture named by id; InternalError when absent
 
+// a rule body that is an object, for rules made at run time (the Python bindings' callables): one virtual call
+template <class R, class Ctx = NoCtx>
+struct RuleCallable {
+  virtual ~RuleCallable() = default;
+  virtual R call(const Match& m, Ctx* ctx) const = 0;  // ctx may be null
+};
+
 template <class R, class Ctx = NoCtx>
 struct Rule {
   using Fn = R (*)(const Match&);
@@ -190,6 +197,7 @@ struct Rule {
   Fn fn = nullptr;
   CtxFn ctx_fn = nullptr;
   uint64_t capture = 0;  // the right-hand side is this capture ({x + 0, x})
+  std::shared_ptr<const RuleCallable<R, Ctx>> obj;  // or this object
   const char* file;
   int line;
   Rule(UPat p, Fn f, const char* file_ = __builtin_FILE(), int line_ = __builtin_LINE())
@@ -199,6 +207,9 @@ struct Rule {
   Rule(UPat p, Var v, const char* file_ = __builtin_FILE(), int line_ = __builtin_LINE())
     requires std::is_same_v<R, UOp>
       : pat(std::move(p)), capture(v.id), file(file_), line(line_) {}
+  Rule(UPat p, std::shared_ptr<const RuleCallable<R, Ctx>> o, const char* file_ = __builtin_FILE(),
+       int line_ = __builtin_LINE())
+      : pat(std::move(p)), obj(std::move(o)), file(file_), line(line_) {}
 };
 
 // the index of a PatternMatcher: rules by root op, as tinygrad's pdict
@@ -252,7 +263,8 @@ class PatternMatcher {
       else if (r.ctx_fn) {
         TG_ASSERT(env->ctx != nullptr, "rule at ", r.file, ":", r.line, " needs a context");
         env->result = r.ctx_fn(m, *env->ctx);
-      } else env->result = capture_result(m, r.capture);
+      } else if (r.obj) env->result = r.obj->call(m, env->ctx);
+      else env->result = capture_result(m, r.capture);
       return static_cast<bool>(env->result);
     }
   };

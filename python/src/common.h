@@ -1,0 +1,71 @@
+#pragma once
+// shared by the binding files: UOps are bound as their nodes, one Python object per live node (pybind11's instance
+// registry is keyed by the node pointer, and the holder keeps a tg::UOp handle), so `a is b` holds for deduped UOps.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <string>
+#include <vector>
+
+#include "tg/dtype/dtype.h"
+#include "tg/uop/uop.h"
+
+namespace tgpy {
+
+// the holder of a bound UOpNode: a tg::UOp handle (intrusive refcount, so it can be made from a raw pointer)
+template <class T>
+class NodeRef {
+ public:
+  NodeRef() = default;
+  explicit NodeRef(T* p) : u_(tg::UOp::borrow(p)) {}
+  explicit NodeRef(tg::UOp u) : u_(std::move(u)) {}
+  T* get() const { return const_cast<T*>(u_.get()); }
+  const tg::UOp& uop() const { return u_; }
+
+ private:
+  tg::UOp u_;
+};
+
+}  // namespace tgpy
+
+PYBIND11_DECLARE_HOLDER_TYPE(T, tgpy::NodeRef<T>, true)
+
+namespace pybind11::detail {
+// tg::UOp <-> the Python UOp (the bound node); a null UOp is None
+template <>
+struct type_caster<tg::UOp> {
+  PYBIND11_TYPE_CASTER(tg::UOp, const_name("UOp"));
+  bool load(handle src, bool convert) {
+    if (src.is_none()) return false;
+    make_caster<tg::UOpNode> c;
+    if (!c.load(src, convert)) return false;
+    value = tg::UOp::borrow(&cast_op<tg::UOpNode&>(c));
+    return true;
+  }
+  static handle cast(const tg::UOp& u, return_value_policy, handle) {
+    if (!u) return none().release();
+    tgpy::NodeRef<tg::UOpNode> h(u);
+    return type_caster_base<tg::UOpNode>::cast_holder(h.get(), &h);
+  }
+};
+}  // namespace pybind11::detail
+
+namespace tgpy {
+namespace py = pybind11;
+
+// python scalars (and numpy scalars) <-> ConstValue
+bool is_scalar(py::handle h);
+tg::ConstValue to_const(py::handle h);
+py::object from_const(const tg::ConstValue& v);
+
+// Arg <-> python: None, 4, 'CPU', Ops.ADD, ('a', 1, 10), (Ops.ADD, (0,)), (1, 2), ((1, 1), (0, 0)), objects
+py::object from_arg(const tg::Arg& a);
+tg::Arg to_arg(py::handle h);
+
+std::vector<int64_t> to_ints(py::handle h);  // an int or a sequence of ints
+inline int64_t py_int(py::handle h) { return py::int_(py::reinterpret_borrow<py::object>(h)).cast<int64_t>(); }
+
+void bind_uop(py::module_& m);
+void bind_tensor(py::module_& m);
+
+}  // namespace tgpy

@@ -1,0 +1,140 @@
+// the extension tinygrad._C: conversions shared by the bindings, error translation, the module
+#include <cstring>
+
+#include "common.h"
+#include "tg/helpers/helpers.h"
+#include "tg/shape/shapetracker.h"
+
+namespace tgpy {
+
+static bool is_numpy_bool(py::handle h) {
+  std::string n = py::str(py::type::handle_of(h).attr("__name__"));
+  return n == "bool_" || n == "bool";
+}
+
+bool is_scalar(py::handle h) {
+  if (PyBool_Check(h.ptr()) || PyLong_Check(h.ptr()) || PyFloat_Check(h.ptr())) return true;
+  // numpy scalars: integers have __index__, floats are numbers with __float__ and no len
+  if (py::isinstance<py::sequence>(h) || py::isinstance<py::str>(h) || py::isinstance<py::bytes>(h)) return false;
+  if (py::hasattr(h, "shape") && py::hasattr(h, "dtype") && py::len(h.attr("shape")) == 0) return true;
+  return false;
+}
+
+tg::ConstValue to_const(py::handle h) {
+  PyObject* o = h.ptr();
+  if (PyBool_Check(o)) return o == Py_True;
+  if (PyLong_Check(o)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow != 0) {  // uint64 range: wrap, as the value is truncated to the dtype anyway
+      unsigned long long u = PyLong_AsUnsignedLongLongMask(o);
+      return static_cast<int64_t>(u);
+    }
+    return static_cast<int64_t>(v);
+  }
+  if (PyFloat_Check(o)) return PyFloat_AsDouble(o);
+  if (py::hasattr(h, "dtype") && py::hasattr(h, "item")) {  // numpy scalar or 0-d array
+    if (is_numpy_bool(h)) return h.attr("item")().cast<bool>();
+    return to_const(h.attr("item")());
+  }
+  if (PyIndex_Check(o)) return py_int(h);
+  throw py::type_error(tg::cat("expected a bool, int or float, got ", std::string(py::str(py::type::handle_of(h)))));
+}
+
+py::object from_const(const tg::ConstValue& v) {
+  if (auto* b = std::get_if<bool>(&v)) return py::bool_(*b);
+  if (auto* i = std::get_if<int64_t>(&v)) return py::int_(*i);
+  return py::float_(std::get<double>(v));
+}
+
+std::vector<int64_t> to_ints(py::handle h) {
+  if (PyLong_Check(h.ptr())) return {h.cast<int64_t>()};
+  std::vector<int64_t> out;
+  for (py::handle x : h) out.push_back(py_int(x));
+  return out;
+}
+
+py::object from_arg(const tg::Arg& a) {
+  return std::visit(
+      [](const auto& x) -> py::object {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::monostate>) return py::none();
+        else if constexpr (std::is_same_v<T, tg::ConstValue>) return from_const(x);
+        else if constexpr (std::is_same_v<T, std::string>) return py::str(x);
+        else if constexpr (std::is_same_v<T, tg::Ops>) return py::cast(x);
+        else if constexpr (std::is_same_v<T, tg::VarArg>) return py::make_tuple(x.name, from_const(x.min), from_const(x.max));
+        else if constexpr (std::is_same_v<T, tg::SpecialArg>) return py::make_tuple(x.name, x.size);
+        else if constexpr (std::is_same_v<T, tg::ReduceArg>) return py::make_tuple(py::cast(x.op), py::tuple(py::cast(x.axes)));
+        else if constexpr (std::is_same_v<T, tg::Tuple>) {
+          py::tuple t(x.size());
+          for (size_t i = 0; i < x.size(); i++) t[i] = from_const(x[i]);
+          return t;
+        } else if constexpr (std::is_same_v<T, tg::PairTuple>) {
+          py::tuple t(x.size());
+          for (size_t i = 0; i < x.size(); i++) t[i] = py::make_tuple(x[i].first, x[i].second);
+          return t;
+        } else {
+          static_assert(std::is_same_v<T, tg::ObjectArg>);
+          return py::cast(std::const_pointer_cast<tg::ArgObject>(x));
+        }
+      },
+      a);
+}
+
+tg::Arg to_arg(py::handle h) {
+  if (h.is_none()) return std::monostate{};
+  if (py::isinstance<tg::Ops>(h)) return h.cast<tg::Ops>();
+  if (py::isinstance<py::str>(h)) return h.cast<std::string>();
+  if (py::isinstance<tg::ArgObject>(h)) return tg::ObjectArg(h.cast<std::shared_ptr<tg::ArgObject>>());
+  if (is_scalar(h)) return to_const(h);
+  if (py::isinstance<py::tuple>(h) || py::isinstance<py::list>(h)) {
+    py::sequence s = py::reinterpret_borrow<py::sequence>(h);
+    size_t n = py::len(s);
+    if (n >= 1 && py::isinstance<py::str>(s[0])) {
+      if (n == 3) return tg::VarArg{s[0].cast<std::string>(), to_const(s[1]), to_const(s[2])};
+      if (n == 2) return tg::SpecialArg{s[0].cast<std::string>(), py_int(s[1])};
+    }
+    if (n == 2 && py::isinstance<tg::Ops>(s[0])) return tg::ReduceArg{s[0].cast<tg::Ops>(), to_ints(s[1])};
+    bool pairs = n > 0, scalars = true;
+    for (py::handle x : s) {
+      bool is_pair = (py::isinstance<py::tuple>(x) || py::isinstance<py::list>(x)) && py::len(x) == 2;
+      pairs = pairs && is_pair;
+      scalars = scalars && is_scalar(x);
+    }
+    if (scalars) {
+      tg::Tuple t;
+      for (py::handle x : s) t.push_back(to_const(x));
+      return t;
+    }
+    if (pairs) {
+      tg::PairTuple t;
+      for (py::handle x : s) {
+        py::sequence p = py::reinterpret_borrow<py::sequence>(x);
+        t.emplace_back(py_int(p[0]), py_int(p[1]));
+      }
+      return t;
+    }
+  }
+  throw py::type_error(tg::cat("can't use ", std::string(py::repr(h)), " as a UOp arg"));
+}
+
+}  // namespace tgpy
+
+namespace py = pybind11;
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "tinygrad.cpp: the C++ engine under tinygrad's Python API";
+  // errors: a user mistake is a RuntimeError, a broken invariant an AssertionError
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const tg::InternalError& e) {
+      PyErr_SetString(PyExc_AssertionError, e.what());
+    } catch (const tg::Error& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+  });
+  tgpy::bind_uop(m);
+  tgpy::bind_tensor(m);
+  m.def("getenv", [](const std::string& k, int64_t d) { return tg::getenv(k.c_str(), d); });
+}

@@ -1,0 +1,8 @@
+# tinygrad's Python API on the tinygrad.cpp engine (the extension tinygrad._C)
+from tinygrad.tensor import Tensor                                    # noqa: F401
+from tinygrad.uop.ops import UOp
+Variable = UOp.variable
+from tinygrad.dtype import dtypes                                     # noqa: F401
+from tinygrad.helpers import GlobalCounters, Context, getenv          # noqa: F401
+from tinygrad.device import Device                                    # noqa: F401
+# NOTE: TinyJit is not here yet: the C++ engine has no JIT

@@ -1,0 +1,74 @@
+from __future__ import annotations
+import os, functools, operator, contextlib, re, platform, string
+from typing import ClassVar, Iterable, TypeVar, Union, Sequence, Any
+from tinygrad._C import GlobalCounters  # noqa: F401
+
+T = TypeVar("T")
+OSX = platform.system() == "Darwin"
+CI = os.getenv("CI", "") != ""
+
+def prod(x:Iterable[T]) -> Union[T,int]: return functools.reduce(operator.mul, x, 1)
+def dedup(x:Iterable[T]): return list(dict.fromkeys(x))   # retains list order
+def argfix(*x):
+  if x and x[0].__class__ in (tuple, list):
+    if len(x) != 1: raise ValueError(f"bad arg {x}")
+    return tuple(x[0])
+  return x
+def argsort(x): return type(x)(sorted(range(len(x)), key=x.__getitem__))
+def all_same(items:Union[tuple[T, ...], list[T]]): return all(x == items[0] for x in items)
+def all_int(t: Sequence[Any]) -> bool: return all(isinstance(s, int) for s in t)
+def colored(st, color:str|None, background=False):
+  if color is None: return st
+  return f"\u001b[{10*background+60*(color.upper() == color)+30+['black', 'red', 'green', 'yellow', 'blue', 'magenta', 'cyan', 'white'].index(color.lower())}m{st}\u001b[0m"  # noqa: E501
+def ansistrip(s:str): return re.sub('\x1b\\[(K|.*?m)', '', s)
+def ansilen(s:str): return len(ansistrip(s))
+def make_tuple(x:Union[int, Sequence[int]], cnt:int) -> tuple[int, ...]: return (x,)*cnt if isinstance(x, int) else tuple(x)
+def flatten(l:Iterable[Iterable[T]]): return [item for sublist in l for item in sublist]
+def ceildiv(num, amt): return int(ret) if isinstance((ret:=-(num//-amt)), float) else ret
+def round_up(num:int, amt:int) -> int: return (num+amt-1)//amt * amt
+def cdiv(x:int, y:int) -> int: return abs(x)//abs(y)*(1,-1)[x*y<0] if y != 0 else 0
+def cmod(x:int, y:int) -> int: return x-cdiv(x,y)*y
+def unwrap(x:T|None) -> T:
+  assert x is not None
+  return x
+def to_function_name(s:str): return ''.join([c if c in (string.ascii_letters+string.digits+'_') else f'{ord(c):02X}' for c in ansistrip(s)])
+def getenv(key:str, default=0): return type(default)(os.getenv(key, default))
+
+# NOTE: the C++ engine reads its settings from the environment each time, so a ContextVar's value lives in os.environ
+class ContextVar:
+  _cache: ClassVar[dict[str, ContextVar]] = {}
+  key: str
+  def __init__(self, key, default_value):
+    if key in ContextVar._cache: raise RuntimeError(f"attempt to recreate ContextVar {key}")
+    ContextVar._cache[key] = self
+    self.key, self.default = key, default_value
+  @property
+  def value(self): return getenv(self.key, self.default)
+  @value.setter
+  def value(self, v):
+    if v == self.default and self.key not in os.environ: return
+    os.environ[self.key] = str(int(v) if isinstance(v, bool) else v)
+  def __bool__(self): return bool(self.value)
+  def __ge__(self, x): return self.value >= x
+  def __gt__(self, x): return self.value > x
+  def __lt__(self, x): return self.value < x
+  def __le__(self, x): return self.value <= x
+  def __repr__(self): return f"ContextVar({self.key!r}, {self.value!r})"
+
+class Context(contextlib.ContextDecorator):
+  def __init__(self, **kwargs): self.kwargs = kwargs
+  def __enter__(self):
+    self.old_env = {k:os.environ.get(k) for k in self.kwargs}
+    for k,v in self.kwargs.items():
+      if k not in ContextVar._cache: raise KeyError(k)
+      os.environ[k] = str(int(v) if isinstance(v, bool) else v)
+  def __exit__(self, *args):
+    for k,v in self.old_env.items():
+      if v is None: os.environ.pop(k, None)
+      else: os.environ[k] = v
+
+DEBUG, IMAGE, BEAM, NOOPT = ContextVar("DEBUG", 0), ContextVar("IMAGE", 0), ContextVar("BEAM", 0), ContextVar("NOOPT", 0)
+JIT = ContextVar("JIT", 1)
+TRACEMETA, TRANSCENDENTAL, DEVECTORIZE = ContextVar("TRACEMETA", 1), ContextVar("TRANSCENDENTAL", 1), ContextVar("DEVECTORIZE", 1)
+CACHELEVEL, DISABLE_COMPILER_CACHE, LRU = ContextVar("CACHELEVEL", 2), ContextVar("DISABLE_COMPILER_CACHE", 0), ContextVar("LRU", 1)
+SPLIT_REDUCEOP, NO_MEMORY_PLANNER = ContextVar("SPLIT_REDUCEOP", 1), ContextVar("NO_MEMORY_PLANNER", 0)

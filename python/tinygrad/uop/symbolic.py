@@ -1,0 +1,3 @@
+# the C++ engine's symbolic rule sets, as Python PatternMatchers (they combine with Python rules by +)
+from tinygrad import _C
+symbolic_simple, symbolic, symbolic_flat, sym = _C.symbolic_simple(), _C.symbolic(), _C.symbolic_flat(), _C.sym()
