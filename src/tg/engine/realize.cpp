@@ -1,0 +1,203 @@
+#include "tg/engine/realize.h"
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <mutex>
+#include <unordered_map>
+
+#include "tg/codegen/heuristic.h"
+#include "tg/codegen/kernel.h"
+#include "tg/codegen/pipeline.h"
+#include "tg/renderer/cstyle.h"
+
+namespace tg {
+
+std::string time_to_str(double t, int w) {
+  char buf[64];
+  if (t > 10) std::snprintf(buf, sizeof(buf), "%*.2fs ", w, t);
+  else if (t > 10e-3) std::snprintf(buf, sizeof(buf), "%*.2fms", w, t * 1e3);
+  else std::snprintf(buf, sizeof(buf), "%*.2fus", w, t * 1e6);
+  return buf;
+}
+
+Renderer& renderer_for(const std::string& device) {
+  std::string d = Device::canonicalize(device);
+  if (d == "CPU") {
+    static ClangRenderer clang;
+    return clang;
+  }
+  throw Error(cat("no renderer for device '", d, "'"));
+}
+
+// *** runners ***
+
+CompiledRunner::CompiledRunner(ProgramSpec spec, std::string display_name)
+    : Runner(std::move(display_name), spec.device, spec.estimates), p(std::move(spec)) {
+  if (getenv("DEBUG") >= 4) std::cout << p.src << std::flush;
+  Compiled& dev = Device::get(p.device);
+  std::string src = p.src;
+  if (auto* clang = dynamic_cast<ClangRenderer*>(&renderer_for(p.device))) src += clang->entry_shim(p.name, p.params);
+  lib = dev.compiler->compile_cached(src);
+  prg_ = dev.runtime(p.name, lib);
+}
+
+std::optional<double> CompiledRunner::operator()(const std::vector<Buffer>& bufs, const VarVals& vars, bool wait) {
+  std::vector<Opaque> handles;
+  handles.reserve(bufs.size());
+  for (const Buffer& b : bufs) handles.push_back(b.opaque());
+  std::vector<int64_t> vals;
+  for (const UOp& v : p.vars) {
+    const std::string& name = v.arg<VarArg>().name;
+    auto it = vars.find(name);
+    TG_CHECK(it != vars.end(), "kernel ", p.name, " needs a value for variable '", name, "'");
+    vals.push_back(it->second);
+  }
+  Program::Dims g{1, 1, 1}, l{1, 1, 1};
+  if (p.global_size) g = *p.global_size;
+  if (p.local_size) l = *p.local_size;
+  return (*prg_)(handles, vals, wait, g, l);
+}
+
+static std::string copy_name(int64_t total_sz, const std::string& dest, const std::string& src) {
+  char buf[128];
+  std::string d = dest.substr(0, 7), s = src.substr(0, 7);
+  if (total_sz >= 1e6) std::snprintf(buf, sizeof(buf), "copy %7.2fM, %7s <- %-7s", static_cast<double>(total_sz) / 1e6, d.c_str(), s.c_str());
+  else std::snprintf(buf, sizeof(buf), "copy %8lld, %7s <- %-7s", static_cast<long long>(total_sz), d.c_str(), s.c_str());
+  return colored(buf, "yellow");
+}
+BufferCopy::BufferCopy(int64_t total_sz, const std::string& dest_device, const std::string& src_device)
+    : Runner(copy_name(total_sz, dest_device, src_device), dest_device, Estimates{0, total_sz, total_sz}) {}
+
+std::optional<double> BufferCopy::operator()(const std::vector<Buffer>& bufs, const VarVals&, bool wait) {
+  TG_CHECK(bufs.size() >= 2, "copy needs a destination and a source buffer");
+  const Buffer &dest = bufs[0], &src = bufs[1];
+  TG_CHECK(dest.size() == src.size() && dest.dtype() == src.dtype(), "buffer copy mismatch, ", dest.size(), " != ", src.size(),
+           ", ", dest.dtype(), " != ", src.dtype());
+  auto st = std::chrono::steady_clock::now();
+  std::vector<uint8_t> host = src.as_bytes();
+  const_cast<Buffer&>(dest).copyin(host.data(), host.size());
+  if (!wait) return std::nullopt;
+  Device::get(dest.device()).synchronize();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - st).count();
+}
+
+// *** the method cache: one compiled runner per (device, ast, opts context) ***
+
+std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOp& ast) {
+  static std::mutex mu;
+  static std::unordered_map<std::string, std::shared_ptr<CompiledRunner>> cache;
+  std::string key = cat(device, ":", ast.key(), ":", getenv("NOOPT"), ":", getenv("BEAM"), ":", getenv("DEVECTORIZE", 1));
+  {
+    std::lock_guard lock(mu);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  Renderer& r = renderer_for(device);
+  Kernel k(ast, r);
+  if (!getenv("NOOPT")) apply_default_opts(k);
+  UOp opt_ast = k.get_optimized_ast();
+  const int64_t debug = getenv("DEBUG");
+  if (debug >= 3) {
+    std::cout << k.name() << "\n";
+    if (debug >= 5) std::cout << ast.repr() << "\n";
+    std::cout << k.buffer_table(debug >= 4);
+    std::vector<std::string> opts;
+    for (auto& o : k.applied_opts) opts.push_back(o.repr());
+    std::cout << "[" << join(opts, ", ") << "]\n";
+    if (debug >= 5) std::cout << opt_ast.repr() << "\n";
+  }
+  std::vector<UOp> uops = full_rewrite(opt_ast, r);
+  if (debug >= 6) print_uops(uops, std::cout);
+  std::string src = r.render(uops);
+  int64_t mem = 0;  // bytes of every global buffer the kernel touches, counted once
+  {
+    std::unordered_map<int64_t, int64_t> seen;
+    for (const UOp& u : ast.toposort())
+      if ((u.op() == Ops::LOAD || u.op() == Ops::STORE) && !u.src().empty()) {
+        UOp b = u.src(0);
+        while (b.op() == Ops::VIEW && !b.src().empty()) b = b.src(0);
+        if (b.op() == Ops::DEFINE_GLOBAL) seen[as_int(b.arg<ConstValue>()) * 2 + (u.op() == Ops::STORE)] = b.dtype().nbytes();
+      }
+    for (auto& [k2, v] : seen) mem += v;
+  }
+  std::optional<LaunchSize> launch;
+  if (r.has_local) launch = LaunchSize{1, 1, 1};
+  ProgramSpec spec =
+      ProgramSpec::from_uops(to_function_name(k.name()), src, Device::canonicalize(device), ast, uops, launch, launch, mem);
+  auto runner = std::make_shared<CompiledRunner>(std::move(spec), k.name());
+  std::lock_guard lock(mu);
+  return cache.emplace(key, runner).first->second;
+}
+
+// *** lowering and running ***
+
+ExecItem lower_schedule_item(const ScheduleItem& si) {
+  const UOp& ast = si.ast;
+  if (ast.op() == Ops::SINK) {
+    TG_CHECK(!si.bufs.empty(), "a kernel without buffers");
+    auto runner = get_runner(si.bufs[0].device(), ast);
+    std::vector<Buffer> bufs;
+    for (int64_t g : runner->p.globals) bufs.push_back(si.bufs.at(static_cast<size_t>(g)));
+    return ExecItem{runner, std::move(bufs), si.metadata};
+  }
+  if (ast.op() == Ops::COPY) {
+    TG_CHECK(si.bufs.size() >= 2, "a copy needs two buffers");
+    return ExecItem{std::make_shared<BufferCopy>(si.bufs[0].nbytes(), si.bufs[0].device(), si.bufs[1].device()), si.bufs,
+                    si.metadata};
+  }
+  throw Error(cat("can't lower a schedule item with ast ", ast.op()));
+}
+
+std::optional<double> ExecItem::run(const VarVals& vars, bool wait, bool do_update_stats) {
+  for (Buffer& b : bufs) b.ensure_allocated();
+  const int64_t debug = getenv("DEBUG");
+  std::optional<double> et = (*prg)(bufs, vars, wait || debug >= 2);
+  if (!do_update_stats) return et;
+  GlobalCounters::kernel_count++;
+  GlobalCounters::global_ops += prg->estimates.ops;
+  GlobalCounters::global_mem += prg->estimates.mem;
+  if (et) GlobalCounters::time_sum_s += *et;
+  if (debug >= 2) {
+    double t = et.value_or(0), tt = t != 0 ? t : 1e-20;
+    int64_t lds = prg->estimates.lds, mem = std::min(prg->estimates.mem, lds);
+    char head[64], tail[160];
+    std::snprintf(head, sizeof(head), "*** %-7s %4lld", prg->device.substr(0, 7).c_str(),
+                  static_cast<long long>(GlobalCounters::kernel_count.load()));
+    std::string ptm = et ? (t > 0.01 ? colored(time_to_str(t, 9), "yellow") : time_to_str(t, 9)) : "";
+    std::snprintf(tail, sizeof(tail), "/%9.2fms (%9.2f GFLOPS %6.1f|%-7.1f GB/s)", GlobalCounters::time_sum_s * 1e3,
+                  static_cast<double>(prg->estimates.ops) / (tt * 1e9), static_cast<double>(mem) / (tt * 1e9),
+                  static_cast<double>(lds) / (tt * 1e9));
+    std::string meta;
+    if (!metadata.empty()) {
+      std::vector<std::string> names;
+      for (auto* m : metadata) names.push_back(py_str_repr(getenv("TRACEMETA") >= 2 ? m->repr() : m->str()));
+      meta = "[" + join(names, ", ") + "]";
+    }
+    char mem_s[64];
+    std::snprintf(mem_s, sizeof(mem_s), " arg %2zu mem %5.2f GB ", bufs.size(), static_cast<double>(GlobalCounters::mem_used.load()) / 1e9);
+    size_t pad = 41 > ansilen(prg->display_name) ? 41 - ansilen(prg->display_name) : 0;
+    std::cout << (prg->first_run ? colored(head, "green") : std::string(head)) << " " << prg->display_name << std::string(pad, ' ')
+              << mem_s << (et ? "tm " + ptm + tail : std::string()) << " " << meta << "\n";
+  }
+  prg->first_run = false;
+  return et;
+}
+
+void run_schedule(std::vector<ScheduleItem> schedule, const VarVals& vars, bool do_update_stats) {
+  for (const ScheduleItem& si : schedule) {
+    ExecItem ei = [&] {
+      try {
+        return lower_schedule_item(si);
+      } catch (...) {
+        if (getenv("DEBUG") >= 2) {
+          std::cout << "error lowering " << si.ast.op() << "\ntensor operations:\n";
+          for (auto* m : si.metadata) std::cout << "  " << m->repr() << "\n";
+        }
+        throw;
+      }
+    }();
+    ei.run(vars, false, do_update_stats);
+  }
+}
+
+}  // namespace tg

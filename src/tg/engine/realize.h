@@ -1,0 +1,64 @@
+#pragma once
+// realize: ScheduleItems -> runners (compiled kernels, copies) -> run, with the DEBUG output of the reference
+// (tinygrad's engine/realize.py)
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tg/renderer/renderer.h"
+#include "tg/runtime/device.h"
+#include "tg/schedule/schedule.h"
+
+namespace tg {
+
+using VarVals = std::map<std::string, int64_t>;
+
+class Runner {
+ public:
+  Runner(std::string display_name, std::string device, Estimates estimates = {})
+      : display_name(std::move(display_name)), device(std::move(device)), estimates(estimates) {}
+  virtual ~Runner() = default;
+  // runs on the buffers; with wait, returns the seconds it took
+  virtual std::optional<double> operator()(const std::vector<Buffer>& bufs, const VarVals& vars, bool wait) = 0;
+
+  std::string display_name, device;
+  Estimates estimates;
+  bool first_run = true;
+};
+
+class CompiledRunner : public Runner {
+ public:
+  CompiledRunner(ProgramSpec p, std::string display_name);  // display_name: the coloured kernel name
+  std::optional<double> operator()(const std::vector<Buffer>& bufs, const VarVals& vars, bool wait) override;
+  ProgramSpec p;
+  std::string lib;
+
+ private:
+  std::unique_ptr<Program> prg_;
+};
+
+class BufferCopy : public Runner {
+ public:
+  BufferCopy(int64_t total_sz, const std::string& dest_device, const std::string& src_device);
+  std::optional<double> operator()(const std::vector<Buffer>& bufs, const VarVals& vars, bool wait) override;
+};
+
+struct ExecItem {
+  std::shared_ptr<Runner> prg;
+  std::vector<Buffer> bufs;
+  std::vector<const Metadata*> metadata;
+  std::optional<double> run(const VarVals& vars = {}, bool wait = false, bool do_update_stats = true);
+};
+
+// the renderer a device compiles with (ClangRenderer for CPU)
+Renderer& renderer_for(const std::string& device);
+// compiles (or finds in the method cache) the kernel for an AST on a device
+std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOp& ast);
+ExecItem lower_schedule_item(const ScheduleItem& si);
+void run_schedule(std::vector<ScheduleItem> schedule, const VarVals& vars = {}, bool do_update_stats = true);
+
+std::string time_to_str(double t, int w = 8);  // 62.49us, 1.23ms, 2.00s  (tinygrad's helpers.time_to_str)
+
+}  // namespace tg

@@ -1,0 +1,84 @@
+// Tensor::kernelize / realize and reading data back (tinygrad's tensor.py kernelize, schedule_with_vars, realize,
+// data, tolist, item)
+#include <cstring>
+
+#include "tg/engine/buffers.h"
+#include "tg/engine/realize.h"
+#include "tg/schedule/schedule.h"
+#include "tg/tensor/tensor.h"
+
+namespace tg {
+
+void apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& map);
+
+Tensor& Tensor::kernelize() {
+  UOp big_sink = UOp::sink({uop()});
+  apply_map_to_tensors(get_kernelize_map(big_sink));
+  return *this;
+}
+
+Tensor& Tensor::realize() {
+  kernelize();
+  UOp sink = UOp::sink({uop()});
+  // after scheduling, the tensors are just their buffers: drop the ASSIGNs
+  std::vector<std::pair<UOp, UOp>> remove_assign;
+  for (const UOp& u : sink.toposort())
+    if (u.op() == Ops::ASSIGN) remove_assign.push_back({u, uop_base(u.src(0))});
+  apply_map_to_tensors(remove_assign);
+  auto [schedule, var_vals] = create_schedule_with_vars(sink);
+  run_schedule(memory_planner(std::move(schedule)), var_vals);
+  return *this;
+}
+
+std::vector<uint8_t> Tensor::data_bytes() const {
+  if (numel() == 0) return {};
+  // a contiguous copy on the CPU, realized: its base is a BUFFER holding exactly the elements, row-major
+  Tensor t = *this;
+  if (t.device() != "CPU") t = Tensor(t.uop(), TensorOptions{"CPU", std::nullopt, false});
+  MetadataScope m("data");
+  t = t.contiguous();
+  t.realize();
+  UOp base = uop_base(t.uop());
+  TG_ASSERT(base.op() == Ops::BUFFER, "realized tensor is not a buffer: ", base.op());
+  return uop_buffer(base).as_bytes();
+}
+
+template <class T>
+std::vector<T> Tensor::tolist() const {
+  MetadataScope m("tolist");
+  DType want = host_dtype<T>();
+  TG_CHECK(want == dtype(), "tolist<T>: T is ", want, " but the tensor is ", dtype());
+  std::vector<uint8_t> bytes = data_bytes();
+  std::vector<T> out(bytes.size() / sizeof(T));
+  for (size_t i = 0; i < out.size(); i++) {  // element by element: std::vector<bool> has no data()
+    T v;
+    std::memcpy(&v, bytes.data() + i * sizeof(T), sizeof(T));
+    out[i] = v;
+  }
+  return out;
+}
+
+template <class T>
+T Tensor::item() const {
+  MetadataScope m("item");
+  TG_CHECK(numel() == 1, "must have one element for item, shape is ", shape_str(shape()));
+  return tolist<T>()[0];
+}
+
+#define TG_INSTANTIATE(T)                           \
+  template std::vector<T> Tensor::tolist<T>() const; \
+  template T Tensor::item<T>() const;
+TG_INSTANTIATE(bool)
+TG_INSTANTIATE(float)
+TG_INSTANTIATE(double)
+TG_INSTANTIATE(int8_t)
+TG_INSTANTIATE(uint8_t)
+TG_INSTANTIATE(int16_t)
+TG_INSTANTIATE(uint16_t)
+TG_INSTANTIATE(int32_t)
+TG_INSTANTIATE(uint32_t)
+TG_INSTANTIATE(int64_t)
+TG_INSTANTIATE(uint64_t)
+#undef TG_INSTANTIATE
+
+}  // namespace tg
