@@ -171,6 +171,26 @@ const StringRewrite& base_rewrite() {
        [](M m, R& ctx) -> Str {  // *(data0+idx) = v;
          return cat("*", ctx[m["bidx"]], " = ", ctx[m["var"]], ";");
        }},
+      // integer division by a divisor that may be 0 is defined (0, as tinygrad's cdiv/cmod), never a SIGFPE; so is
+      // INT_MIN/-1 (it wraps). Only divisors whose range allows it get the guard: constants and positive ranges don't.
+      {op({Ops::IDIV, Ops::MOD}, {var("a"), var("b")}).named("x"),
+       [](M m, R& ctx) -> Str {  // ((b)==0?0:(a)/(b))
+         UOp x = m["x"], a = m["a"], b = m["b"];
+         if (!dtypes::is_int(x.dtype()) || x.dtype().count() > 1) return std::nullopt;
+         bool zero = !(as_double(b.vmin()) > 0 || as_double(b.vmax()) < 0);
+         // NOTE: char and short divide after promotion to int, so only int and long can trap on MIN/-1
+         bool minus1 = !dtypes::is_unsigned(x.dtype()) && x.dtype().itemsize() >= 4 && as_double(b.vmin()) <= -1 &&
+                       as_double(b.vmax()) >= -1 && as_double(a.vmin()) <= as_double(dtypes::min(x.dtype()));
+         if (!zero && !minus1) return std::nullopt;  // the plain ALU rule renders it
+         std::string sa = ctx[a], sb = ctx[b], t = ctx.render_dtype(x.dtype());
+         std::string div = cat("(", sa, x.op() == Ops::IDIV ? "/" : "%", sb, ")");
+         if (minus1) {
+           std::string ut = ctx.render_dtype(x.dtype().itemsize() == 8 ? dtypes::uint64 : dtypes::uint32);
+           std::string wrap = x.op() == Ops::IDIV ? cat("(", t, ")(0u-(", ut, ")", sa, ")") : "0";
+           div = cat("(", sb, "==-1?", wrap, ":", div, ")");
+         }
+         return zero ? cat("(", sb, "==0?0:", div, ")") : div;
+       }},
       // alu/gep
       // TODO: look for left-associative
       {op(GroupOp::ALU).named("x"),
