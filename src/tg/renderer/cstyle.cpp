@@ -446,14 +446,19 @@ ClangRenderer::ClangRenderer() {
   // TODO: AMX tensor cores
   buffer_suffix = " restrict";
   type_map = {{dtypes::bool_, "_Bool"}, {dtypes::half, "__fp16"}};
-  // exp2, log2 and sin are decomposed (transcendental); -ffreestanding has no libm
-  code_for_op = code_for_op - OpSet{Ops::EXP2, Ops::SIN, Ops::LOG2};
+  // NOTE: tinygrad decomposes exp2, log2 and sin into polynomials here (transcendental.py), which is not ported yet:
+  // they call libm through clang's builtins instead, resolved when the kernel is loaded into the process
+  // (which has libm; the kernel itself links nothing).
   extra_matcher = &clang_extra_matcher();
   // NOTE: tinygrad uses "__attribute__((ms_abi)) void" as kernel_typedef on win32
 }
 
 Str ClangRenderer::render_op(Ops op, const std::vector<std::string>& a, DType dtype) const {
-  if (op == Ops::SQRT) return cat(dtype == dtypes::float64 ? "__builtin_sqrt(" : "__builtin_sqrtf(", a[0], ")");
+  const char* f = dtype.scalar() == dtypes::float64 ? "" : "f";
+  if (op == Ops::SQRT) return cat("__builtin_sqrt", f, "(", a[0], ")");
+  if (op == Ops::EXP2) return cat("__builtin_exp2", f, "(", a[0], ")");
+  if (op == Ops::LOG2) return cat("__builtin_log2", f, "(", a[0], ")");
+  if (op == Ops::SIN) return cat("__builtin_sin", f, "(", a[0], ")");
   return CStyleLanguage::render_op(op, a, dtype);
 }
 
