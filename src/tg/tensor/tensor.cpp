@@ -723,6 +723,36 @@ Tensor Tensor::dot(const Tensor& w) const {
   return (x * ww).sum(std::vector<int64_t>{-1}).cast(least_upper_dtype({x.dtype(), ww.dtype()}));
 }
 
+// *** in place ***
+
+Tensor& Tensor::replace(const Tensor& x) {
+  TG_CHECK(shape() == x.shape(), "replace shape mismatch ", shape_str(shape()), " != ", shape_str(x.shape()));
+  d_->uop = x.uop();
+  return *this;
+}
+
+Tensor& Tensor::assign(const Tensor& x) {
+  TG_META("assign");
+  if (uop() == x.uop()) return *this;  // a self assign is a no-op
+  TG_CHECK(shape() == x.shape(), "assign shape mismatch ", shape_str(shape()), " != ", shape_str(x.shape()));
+  TG_CHECK(device() == x.device(), "assign device mismatch ", device(), " != ", x.device());
+  TG_CHECK(dtype() == x.dtype(), "assign dtype mismatch ", dtype(), " != ", x.dtype());
+  UOp target = uop();
+  if (target.op() == Ops::BUFFER) {
+    // copy-on-write: a buffer that another live tensor also points at (graph dedup) is not written in place
+    bool shared = false;
+    {
+      auto& r = registry();
+      std::lock_guard lock(r.mu);
+      for (auto& w : r.all)
+        if (auto other = w.lock(); other && other != d_ && other->uop == target) shared = true;
+    }
+    if (shared) target = uop_new_buffer(device(), numel(), dtype());
+  }
+  d_->uop = UOp::make(Ops::ASSIGN, dtype(), {target, x.uop()});
+  return *this;
+}
+
 // *** graph replacement after kernelize/realize: every live tensor follows ***
 
 void apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& map) {

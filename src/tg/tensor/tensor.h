@@ -155,6 +155,13 @@ class Tensor {
     return dot(w);
   }
 
+  // *** in place ***
+  // writes x into this tensor's storage (lazily, as an ASSIGN); shapes, devices and dtypes must match. Dedup never
+  // aliases state: when another live tensor shares this one's buffer (two equal graphs realized), this tensor gets
+  // a buffer of its own first, so the other one keeps its values.
+  Tensor& assign(const Tensor& x);
+  Tensor& replace(const Tensor& x);  // points this tensor at x's graph (tinygrad's replace)
+
   // *** scheduling and data ***
   Tensor& kernelize();
   Tensor& realize();

@@ -1,0 +1,93 @@
+// Realizing tensors end to end on the CPU: the tutorial's facts, dedup without aliasing, assign, kernel counts.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "tg/runtime/device.h"
+#include "tg/tensor/tensor.h"
+
+using namespace tg;
+
+struct Realize : ::testing::Test {
+  void SetUp() override { Device::DEFAULT = "CPU"; }
+};
+
+static int64_t kernels_run_by(const std::function<void()>& f) {
+  int64_t before = GlobalCounters::kernel_count;
+  f();
+  return GlobalCounters::kernel_count - before;
+}
+
+TEST_F(Realize, TutorialArithmetic) {
+  Tensor t({1, 2, 3, 4});
+  EXPECT_EQ((t * 2).tolist<int>(), (std::vector<int>{2, 4, 6, 8}));
+  EXPECT_EQ((t + 3 + 4).tolist<int>(), (std::vector<int>{8, 9, 10, 11}));  // the tutorial's comment says 8, 10, ...
+  Tensor m(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3});
+  EXPECT_EQ(m.sum(1).tolist<float>(), (std::vector<float>{6, 15}));
+  EXPECT_EQ(m.sum().item<float>(), 21.0f);
+  EXPECT_EQ(m.reshape({3, 2}).permute({1, 0}).tolist<float>(), (std::vector<float>{1, 3, 5, 2, 4, 6}));
+}
+
+TEST_F(Realize, DedupedTensorsShareTheRealization) {  // realizing A realizes B: B.tolist() runs no kernel
+  Tensor t({1, 2, 3, 4});
+  Tensor a = t * 4, b = t * 4;
+  ASSERT_EQ(a.uop(), b.uop());
+  a.realize();
+  EXPECT_EQ(a.uop(), b.uop());
+  EXPECT_EQ(b.uop().op(), Ops::BUFFER);
+  std::vector<int> got;
+  EXPECT_EQ(kernels_run_by([&] { got = b.tolist<int>(); }), 0);
+  EXPECT_EQ(got, (std::vector<int>{4, 8, 12, 16}));
+}
+
+TEST_F(Realize, DedupNeverAliasesState) {
+  // the reference gets this wrong: identical zero buffers are one buffer, and assigning to one changes the other
+  Tensor a = Tensor::zeros({4}).contiguous(), b = Tensor::zeros({4}).contiguous();
+  a.realize();
+  b.realize();
+  a.assign(a + 1).realize();
+  EXPECT_EQ(a.tolist<float>(), (std::vector<float>{1, 1, 1, 1}));
+  EXPECT_EQ(b.tolist<float>(), (std::vector<float>{0, 0, 0, 0}));
+  b.assign(b + 2).realize();
+  EXPECT_EQ(a.tolist<float>(), (std::vector<float>{1, 1, 1, 1}));
+  EXPECT_EQ(b.tolist<float>(), (std::vector<float>{2, 2, 2, 2}));
+}
+
+TEST_F(Realize, AssignInPlace) {
+  Tensor a = Tensor(std::vector<float>{1, 2, 3}, {3}).contiguous().realize();
+  a.assign(a * 3).realize();
+  EXPECT_EQ(a.tolist<float>(), (std::vector<float>{3, 6, 9}));
+  EXPECT_THROW(a.assign(Tensor::ones({4})), Error);
+}
+
+TEST_F(Realize, FusionContract) {
+  Tensor x(std::vector<float>{1, 2, 3, 4}, {4});
+  x.realize();
+  // an elementwise chain is one kernel
+  EXPECT_EQ(kernels_run_by([&] { ((x + 1) * 2 - 3).relu().sqrt().exp2().realize(); }), 1);
+  // a reduce with elementwise input and epilogue is one kernel
+  EXPECT_EQ(kernels_run_by([&] { ((x * 2).sum() + 1).realize(); }), 1);
+  // softmax over the last axis takes at most 3
+  Tensor y = Tensor(std::vector<float>(64, 0.5f), {4, 16}).realize();
+  EXPECT_LE(kernels_run_by([&] {
+              Tensor e = (y - y.max(-1, true)).exp();
+              (e / e.sum(-1, true)).realize();
+            }),
+            3);
+}
+
+TEST_F(Realize, IntegerDivisionByZeroIsDefined) {  // C would raise SIGFPE; cdiv/cmod give 0, INT_MIN/-1 wraps
+  Tensor a({7, -7, 5, -2147483647 - 1, 9}), b({0, 2, -1, -1, 3});
+  EXPECT_EQ(a.idiv(b).tolist<int>(), (std::vector<int>{0, -3, -5, -2147483647 - 1, 3}));
+}
+
+TEST_F(Realize, TranscendentalsAndNanPropagate) {
+  Tensor x(std::vector<float>{1, 0, -1}, {3});
+  std::vector<float> l = x.log().tolist<float>();
+  EXPECT_FLOAT_EQ(l[0], 0.0f);
+  EXPECT_TRUE(std::isinf(l[1]) && l[1] < 0);
+  EXPECT_TRUE(std::isnan(l[2]));
+  std::vector<float> r = x.reciprocal().tolist<float>();
+  EXPECT_TRUE(std::isinf(r[1]));
+}
