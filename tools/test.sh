@@ -66,7 +66,7 @@ step_release() {
 step_asan() {
   banner "asan: g++ -O1 -g, AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/"
   configure build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DCMAKE_CXX_COMPILER=g++ \
-    -DTG_SANITIZE=ON -DTG_BUILD_BENCH=OFF
+    -DTG_SANITIZE=ON -DTG_BUILD_BENCH=OFF -DTG_BUILD_PYTHON=OFF  # python3 would need libasan preloaded
   build build-asan
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1} \
     UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} run_ctest build-asan
