@@ -326,6 +326,18 @@ UOp mul_zero(M m) {
   }
   return u.const_like(0);
 }
+// x ** c for a const c: reciprocal, 1, sqrt and repeated squaring (tinygrad's simplify_pow)
+UOp simplify_pow(const UOp& x, const UOp& c) {
+  double v = as_double(c.const_arg());
+  if (v < 0) return x.reciprocal().pow(c.const_like(-v));
+  if (v == 0) return x.const_like(1);
+  if (std::trunc(v - 0.5) + 0.5 == v) return x.pow(c.const_like(v - 0.5)) * x.sqrt();
+  if (std::trunc(v) == v) {
+    UOp y = x.pow(c.const_like(std::floor(v / 2)));
+    return std::fmod(v, 2) == 1 ? y * y * x : y * y * x.const_like(1);
+  }
+  return {};
+}
 }  // namespace
 
 // *** symbolic_simple: self folding, zero folding, constant folding ***
@@ -384,6 +396,14 @@ const PatternMatcher<UOp>& symbolic_simple() {
        [](M m) -> UOp {  // cast to the same dtype -> x
          UOp r = m["root"];
          return r.dtype() == r.src(0).dtype() ? r.src(0) : UOp{};
+       }},
+      // *** pow ***
+      {op(Ops::POW, {x, cs}), [](M m) { return simplify_pow(m[x], m[cs]); }},
+      {op(Ops::POW, {cs, x}),
+       [](M m) -> UOp {  // positive const ** x -> exp2(x*log2(c))
+         double v = as_double(m[cs].const_arg());
+         if (v == 1) return m[cs];
+         return v > 0 ? (m[x] * m[x].const_like(std::log2(v))).exp2() : UOp{};
        }},
   };
   return pm;
@@ -559,6 +579,29 @@ const PatternMatcher<UOp>& symbolic_flat() {
 
 // *** sym: symbolic_flat and the codegen-time extras that concern index math ***
 
+// threefry2x32 (Random123): 20 rounds over two uint32 halves of x, keyed by the two halves of key; the counter-based
+// generator behind Tensor.rand
+static UOp threefry2x32(M m) {
+  using namespace pat;
+  const DType u32 = dtypes::uint32, u64 = dtypes::uint64;
+  UOp x = m[pat::x], key = m[y];
+  UOp x0 = (x & 0xffffffff).cast(u32), x1 = (idiv(x, int64_t(1) << 32) & 0xffffffff).cast(u32);
+  UOp key0 = (key & 0xffffffff).cast(u32), key1 = (idiv(key, int64_t(1) << 32) & 0xffffffff).cast(u32);
+  static constexpr int rotations[2][4] = {{13, 15, 26, 6}, {17, 29, 16, 24}};
+  UOp ks[3] = {key1, key0 ^ key1 ^ 0x1BD11BDA, key0};
+  UOp xr0 = x0 + ks[2], xr1 = x1 + ks[0];
+  for (int i = 0; i < 5; i++) {
+    for (int r : rotations[i % 2]) {
+      UOp n0 = xr0 + xr1;  // rotl(xr1, r) as a multiply and a divide, which later become shifts
+      xr1 = n0 ^ ((xr1 * (int64_t(1) << r)) + idiv(xr1, int64_t(1) << (32 - r)));
+      xr0 = n0;
+    }
+    xr0 = xr0 + ks[i % 3];
+    xr1 = xr1 + ks[(i + 1) % 3] + (i + 1);
+  }
+  return (xr1.cast(u64) * (int64_t(1) << 32)) | xr0.cast(u64);
+}
+
 const PatternMatcher<UOp>& sym() {
   using namespace pat;
   static const PatternMatcher<UOp> pm =
@@ -576,6 +619,7 @@ const PatternMatcher<UOp>& sym() {
                              }},
                             {where(x, where(y, z, w), w),
                              [](M m) { return (m[x] & m[y]).where(m[z], m[w]); }},  // a?(b?c:d):d -> (a&b)?c:d
+                            {op(Ops::THREEFRY, {x, y}).dtype(dtypes::uint64), threefry2x32},  // threefry -> rounds
                         };
   return pm;
 }
