@@ -34,7 +34,7 @@ Renderer& renderer_for(const std::string& device) {
 
 CompiledRunner::CompiledRunner(ProgramSpec spec, std::string display_name)
     : Runner(std::move(display_name), spec.device, spec.estimates), p(std::move(spec)) {
-  if (getenv("DEBUG") >= 4) std::cout << p.src << std::flush;
+  if (getenv("DEBUG") >= 4) std::cout << p.src << "\n" << std::flush;  // print(p.src): a blank line after }
   Compiled& dev = Device::get(p.device);
   std::string src = p.src;
   if (auto* clang = dynamic_cast<ClangRenderer*>(&renderer_for(p.device))) src += clang->entry_shim(p.name, p.params);
