@@ -282,7 +282,7 @@ const GPM& grouper_sym() {
       {op(GroupOp::All - Ops::SINK).named("root"), [](M m) -> UOp {
          UOp root = m["root"], base = uop_base(root);
          if (!has_st(base) || size_of(root) != 0) return {};
-         if (base.op() == Ops::CONST && base.arg<ConstValue>() == ConstValue(int64_t(0))) return {};
+         if (base.op() == Ops::CONST && const_eq_numeric(base.arg<ConstValue>(), ConstValue(int64_t(0)))) return {};  // 0.0 too
          return root.const_like(0);
        }},                                                                              // size 0 -> 0
       {op({Ops::DETACH, Ops::CONTIGUOUS_BACKWARD}, {var("x")}), [](M m) { return m["x"]; }},  // DETACH(x) -> x
