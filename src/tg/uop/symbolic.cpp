@@ -338,6 +338,18 @@ UOp simplify_pow(const UOp& x, const UOp& c) {
   }
   return {};
 }
+// b ** e = exp2(e * log2(|b|)); a negative base gives nan for a non-integer e and -1 for an odd one; 0 ** 0 = 1
+// (tinygrad's transcendental.xpow)
+UOp xpow(const UOp& base, const UOp& exponent) {
+  int n = exponent.dtype().count();
+  DType i32 = n > 1 ? dtypes::int32.vec(n) : dtypes::int32, b = n > 1 ? dtypes::bool_.vec(n) : dtypes::bool_;
+  UOp ret = ((base < 0).where(-base, base).log2() * exponent).exp2();
+  UOp non_int = exponent.ne(exponent.cast(i32).cast(exponent.dtype()));
+  UOp odd = ((exponent < 0).where(-exponent, exponent).cast(i32) % 2).cast(b);
+  UOp adj = non_int.where(ret.const_like(NAN), odd.where(ret.const_like(-1), ret.const_like(1)));
+  return (base.eq(base.const_like(0)) & exponent.eq(exponent.const_like(0)))
+      .where(ret.const_like(1), ret * (base < 0).where(adj, ret.const_like(1)));
+}
 }  // namespace
 
 // *** symbolic_simple: self folding, zero folding, constant folding ***
@@ -620,6 +632,7 @@ const PatternMatcher<UOp>& sym() {
                             {where(x, where(y, z, w), w),
                              [](M m) { return (m[x] & m[y]).where(m[z], m[w]); }},  // a?(b?c:d):d -> (a&b)?c:d
                             {op(Ops::THREEFRY, {x, y}).dtype(dtypes::uint64), threefry2x32},  // threefry -> rounds
+                            {op(Ops::POW, {x, y}), [](M m) { return xpow(m[x], m[y]); }},  // pow -> exp2/log2 (xpow)
                         };
   return pm;
 }
