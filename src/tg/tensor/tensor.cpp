@@ -140,7 +140,7 @@ Tensor Tensor::from_host(const void* data, size_t count, DType host, const Shape
     write_value(bytes.data() + i * static_cast<size_t>(dtype.itemsize()), dtype,
                 truncate(dtypes::as_const(read_host(data, i, host), dtype), dtype));
   Buffer b = uop_buffer(buf);  // "fake realize": the host data is the PYTHON buffer's contents
-  b.allocate().copyin(bytes.data(), bytes.size());
+  if (count > 0) b.allocate().copyin(bytes.data(), bytes.size());  // no data, no allocation (0-size is a const 0 later)
   return Tensor(uop_reshape(buf, shape), opts);
 }
 
