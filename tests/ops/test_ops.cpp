@@ -1,0 +1,699 @@
+// Every Tensor op against a plain loop computed here, on random inputs of odd sizes and every dtype the op supports
+// (DESIGN.md section 6). The tables below are the specification: (op name, tensor function, scalar reference,
+// dtypes, input domain, tolerance). References follow C and tinygrad semantics:
+//  - integer ops wrap to the dtype as C does after promotion (int8 -128 / -1 == -128); idiv truncates toward zero;
+//    Tensor::mod is python's floor modulo (tinygrad's Tensor.mod); comparisons give bool; int op scalar keeps int;
+//    int / int gives float;
+//  - float results are computed in double and rounded to the dtype; NaN and inf propagate as the C expression
+//    the renderer emits (max(a, b) is (a<b)?b:a, relu is (x>0)?x:0, ...);
+//  - integer division or modulo by zero is defined, never a SIGFPE: x idiv 0 == 0 and the C-level x % 0 == 0
+//    (tinygrad's cdiv), so Tensor::mod(x, 0) == x (tinygrad's cmod); INT_MIN idiv -1 wraps to INT_MIN. The
+//    renderer guards only divisors whose range contains 0 (or -1 with INT_MIN): constants and positive ranges
+//    divide plainly.
+// Random inputs come from a fixed seed (TG_OPS_SEED overrides it), so a failure reproduces.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <type_traits>
+
+#include "tg/runtime/device.h"
+#include "tg/tensor/tensor.h"
+
+namespace tg {
+namespace {
+
+// *** dtypes and host types ***
+
+const std::vector<DType> kFloats = {dtypes::float32, dtypes::float64};
+const std::vector<DType> kInts = {dtypes::int8,  dtypes::uint8,  dtypes::int16, dtypes::uint16,
+                                  dtypes::int32, dtypes::uint32, dtypes::int64, dtypes::uint64};
+std::vector<DType> operator+(std::vector<DType> a, const std::vector<DType>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+const std::vector<DType> kBool = {dtypes::bool_};
+const std::vector<DType> kNum = kFloats + kInts;
+
+template <class F>
+void visit_dtype(DType dt, F&& f) {  // f(std::type_identity<T>) with T the host type of dt
+  if (dt == dtypes::bool_) f(std::type_identity<bool>{});
+  else if (dt == dtypes::int8) f(std::type_identity<int8_t>{});
+  else if (dt == dtypes::uint8) f(std::type_identity<uint8_t>{});
+  else if (dt == dtypes::int16) f(std::type_identity<int16_t>{});
+  else if (dt == dtypes::uint16) f(std::type_identity<uint16_t>{});
+  else if (dt == dtypes::int32) f(std::type_identity<int32_t>{});
+  else if (dt == dtypes::uint32) f(std::type_identity<uint32_t>{});
+  else if (dt == dtypes::int64) f(std::type_identity<int64_t>{});
+  else if (dt == dtypes::uint64) f(std::type_identity<uint64_t>{});
+  else if (dt == dtypes::float32) f(std::type_identity<float>{});
+  else if (dt == dtypes::float64) f(std::type_identity<double>{});
+  else FAIL() << "no host type for " << dt;
+}
+
+// a tensor of dtype dt from host values (std::vector<bool> has no data(): bools go through a plain array)
+template <class T>
+Tensor tensor_of(const std::vector<T>& v, const Shape& shape, DType dt) {
+  if constexpr (std::is_same_v<T, bool>) {
+    std::unique_ptr<bool[]> b(new bool[v.size() + 1]);
+    std::copy(v.begin(), v.end(), b.get());
+    return Tensor(b.get(), shape, {.dtype = dt});
+  } else {
+    return Tensor(v, shape, {.dtype = dt});
+  }
+}
+
+uint64_t base_seed() {
+  if (const char* e = std::getenv("TG_OPS_SEED")) return std::strtoull(e, nullptr, 0);
+  return 20250612;
+}
+uint64_t seed_of(const std::string& what) { return base_seed() ^ std::hash<std::string>{}(what); }
+
+// *** input domains: a float range and an integer range (clamped to the dtype, see int_range) ***
+
+struct Domain {
+  double flo, fhi;
+  double ilo, ihi;
+  bool nonzero = false;
+};
+constexpr double kBig = 9.3e18;
+constexpr Domain kAny{-10, 10, -kBig, kBig};
+constexpr Domain kSmall{-10, 10, -32768, 32768};  // products of two stay inside int32
+constexpr Domain kNonZero{-10, 10, -kBig, kBig, true};
+constexpr Domain kPositive{0.01, 100, 0, 1e6};
+constexpr Domain kTrig{-20, 20, -20, 20};
+constexpr Domain kExp{-20, 20, -20, 20};
+constexpr Domain kPowBase{0.1, 4, 1, 4};
+constexpr Domain kPowExp{-3, 3, -3, 3};
+constexpr Domain kUnit{0.5, 1.5, -2, 2};  // products of 17 stay small and exact for ints
+
+// the integer range a dtype gets: 8/16-bit and uint32 their whole range (C wraps them after promotion, or as
+// unsigned); int32 and int64 one bit less so that a + b never overflows a signed type (UB in C); uint64 below
+// 2^63 so the int64 references compare it exactly
+template <class T>
+std::pair<int64_t, int64_t> int_range(const Domain& d) {
+  int64_t lo = static_cast<int64_t>(std::numeric_limits<T>::min()), hi;
+  if constexpr (std::is_same_v<T, uint64_t>) hi = std::numeric_limits<int64_t>::max();
+  else hi = static_cast<int64_t>(std::numeric_limits<T>::max());
+  if constexpr (std::is_signed_v<T> && sizeof(T) >= 4) lo /= 2, hi /= 2;
+  return {std::max<int64_t>(lo, static_cast<int64_t>(std::max(d.ilo, -kBig))),
+          std::min<int64_t>(hi, static_cast<int64_t>(std::min(d.ihi, kBig)))};
+}
+
+template <class T>
+T random_value(const Domain& d, std::mt19937_64& rng) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return rng() & 1;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    std::uniform_real_distribution<double> u(d.flo, d.fhi);
+    T x;
+    do x = static_cast<T>(u(rng));
+    while (d.nonzero && std::abs(x) < 0.25);
+    return x;
+  } else {
+    auto [lo, hi] = int_range<T>(d);
+    std::uniform_int_distribution<int64_t> u(lo, hi);
+    T x;
+    do x = static_cast<T>(u(rng));
+    while (d.nonzero && x == 0);
+    return x;
+  }
+}
+template <class T>
+std::vector<T> random_values(size_t n, const Domain& d, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<T> v(n);
+  for (size_t i = 0; i < n; i++) v[i] = random_value<T>(d, rng);
+  return v;
+}
+
+// *** comparing results ***
+
+struct Tol {
+  double rtol32, rtol64, atol32 = 0, atol64 = 0;
+};
+constexpr Tol kExact{2e-7, 1e-15};         // correctly rounded, or a*(1/b): within a few ulp
+constexpr Tol kTrans{1e-5, 1e-12, 1e-6, 1e-13};  // exp/log/sin/pow through exp2/log2/sin and a scaled argument
+constexpr Tol kMod{1e-6, 1e-14, 1e-5, 1e-13};    // a - floor(a/b)*b cancels
+
+template <class O>
+bool close(O got, O want, const Tol& tol) {
+  if constexpr (std::is_floating_point_v<O>) {
+    if (std::isnan(want) || std::isnan(got)) return std::isnan(want) && std::isnan(got);
+    if (std::isinf(want) || std::isinf(got)) return got == want;
+    bool f32 = std::is_same_v<O, float>;
+    double rtol = f32 ? tol.rtol32 : tol.rtol64, atol = f32 ? tol.atol32 : tol.atol64;
+    return std::abs(static_cast<double>(got) - static_cast<double>(want)) <= atol + rtol * std::abs(static_cast<double>(want));
+  } else {
+    return got == want;
+  }
+}
+
+template <class T>
+std::string show(T v) {
+  std::ostringstream os;
+  os.precision(std::is_same_v<T, float> ? 9 : 17);
+  if constexpr (sizeof(T) == 1 && !std::is_same_v<T, bool>) os << static_cast<int>(v);
+  else os << v;
+  return os.str();
+}
+
+// at most 5 mismatches reported, each with its inputs
+template <class O>
+void expect_all_close(const std::vector<O>& got, const std::vector<O>& want, const Tol& tol,
+                      const std::function<std::string(size_t)>& inputs) {
+  ASSERT_EQ(got.size(), want.size());
+  int reported = 0;
+  for (size_t i = 0; i < got.size() && reported < 5; i++)
+    if (!close(got[i], want[i], tol)) {
+      ADD_FAILURE() << "element " << i << " of " << got.size() << ": got " << show(got[i]) << ", want " << show(want[i])
+                    << " for " << inputs(i);
+      reported++;
+    }
+}
+
+// *** the reference's numbers: floats in double, ints (and bool) in int64, rounded/wrapped to the output type ***
+
+enum class Out { Same, Bool, Float };  // result dtype: the input's, bool, or least_upper_float of the input
+DType out_dtype(Out o, DType in) { return o == Out::Same ? in : o == Out::Bool ? dtypes::bool_ : least_upper_float(in); }
+
+template <class O>
+O to_out_f(double v) {
+  if constexpr (std::is_same_v<O, bool>) return v != 0;
+  else return static_cast<O>(v);
+}
+template <class O>
+O to_out_i(int64_t v) {
+  if constexpr (std::is_same_v<O, bool>) return v != 0;
+  else if constexpr (std::is_floating_point_v<O>) return static_cast<O>(v);
+  else return static_cast<O>(static_cast<uint64_t>(v));  // wraps, as C's conversion does
+}
+template <class T>
+double as_f(T v) { return static_cast<double>(v); }
+template <class T>
+int64_t as_i(T v) { return static_cast<int64_t>(v); }
+
+// wrapping arithmetic for the int64 references (a signed overflow in the reference would be UB)
+int64_t wadd(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
+int64_t wsub(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
+int64_t wmul(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
+int64_t cdiv(int64_t a, int64_t b) { return b == 0 ? 0 : a / b; }  // tinygrad's cdiv: truncating, 0 for b == 0
+int64_t floor_mod(int64_t a, int64_t b) {  // python's a % b, and a for b == 0 (tinygrad's cmod)
+  if (b == 0) return a;
+  int64_t r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+double floor_mod_f(double a, double b) { return a - std::floor(a / b) * b; }
+double c_max(double a, double b) { return a < b ? b : a; }  // the renderer's (a<b)?b:a
+// tinygrad's sign: ne(0).where(lt(0).where(-1, 1), 0) + x*0, and x*0 folds to 0, so sign(nan) == 1
+double sign_f(double x) { return x != 0 ? (x < 0 ? -1.0 : 1.0) : 0.0; }
+
+// *** elementwise binary ops ***
+
+struct BinaryCase {
+  const char* name;
+  Tensor (*op)(const Tensor&, const Tensor&);
+  double (*fref)(double, double);     // for float inputs or a float result
+  int64_t (*iref)(int64_t, int64_t);  // for int and bool inputs
+  std::vector<DType> dtypes;
+  Domain da, db;
+  Out out = Out::Same;
+  Tol tol = kExact;
+};
+std::ostream& operator<<(std::ostream& os, const BinaryCase& c) { return os << c.name; }
+
+const std::vector<BinaryCase>& binary_cases() {
+  static const std::vector<BinaryCase> cases = {
+      {"add", [](const Tensor& a, const Tensor& b) { return a + b; }, [](double a, double b) { return a + b; }, wadd,
+       kNum + kBool, kAny, kAny},
+      {"sub", [](const Tensor& a, const Tensor& b) { return a - b; }, [](double a, double b) { return a - b; }, wsub, kNum,
+       kAny, kAny},
+      {"mul", [](const Tensor& a, const Tensor& b) { return a * b; }, [](double a, double b) { return a * b; }, wmul,
+       kNum + kBool, kSmall, kSmall},
+      {"div", [](const Tensor& a, const Tensor& b) { return a / b; }, [](double a, double b) { return a / b; }, nullptr,
+       kNum, kAny, kNonZero, Out::Float},
+      {"idiv", [](const Tensor& a, const Tensor& b) { return a.idiv(b); }, nullptr, cdiv, kInts, kAny, kNonZero},
+      {"mod", [](const Tensor& a, const Tensor& b) { return a % b; }, floor_mod_f, floor_mod, kNum, kAny, kNonZero,
+       Out::Same, kMod},
+      {"pow", [](const Tensor& a, const Tensor& b) { return a.pow(b); }, [](double a, double b) { return std::pow(a, b); },
+       nullptr, kFloats, kPowBase, kPowExp, Out::Same, kTrans},
+      {"maximum", [](const Tensor& a, const Tensor& b) { return a.maximum(b); }, c_max,
+       [](int64_t a, int64_t b) { return std::max(a, b); }, kNum + kBool, kAny, kAny},
+      {"minimum", [](const Tensor& a, const Tensor& b) { return a.minimum(b); },
+       [](double a, double b) { return -c_max(-a, -b); }, [](int64_t a, int64_t b) { return std::min(a, b); },
+       kNum + kBool, kAny, kAny},
+      {"lt", [](const Tensor& a, const Tensor& b) { return a < b; }, [](double a, double b) { return double(a < b); },
+       [](int64_t a, int64_t b) { return int64_t(a < b); }, kNum + kBool, kSmall, kSmall, Out::Bool},
+      {"gt", [](const Tensor& a, const Tensor& b) { return a > b; }, [](double a, double b) { return double(a > b); },
+       [](int64_t a, int64_t b) { return int64_t(a > b); }, kNum + kBool, kSmall, kSmall, Out::Bool},
+      {"le", [](const Tensor& a, const Tensor& b) { return a <= b; }, [](double a, double b) { return double(!(a > b)); },
+       [](int64_t a, int64_t b) { return int64_t(a <= b); }, kNum + kBool, kSmall, kSmall, Out::Bool},
+      {"ge", [](const Tensor& a, const Tensor& b) { return a >= b; }, [](double a, double b) { return double(!(a < b)); },
+       [](int64_t a, int64_t b) { return int64_t(a >= b); }, kNum + kBool, kSmall, kSmall, Out::Bool},
+      {"ne", [](const Tensor& a, const Tensor& b) { return a.ne(b); }, [](double a, double b) { return double(a != b); },
+       [](int64_t a, int64_t b) { return int64_t(a != b); }, kNum + kBool, kSmall, kSmall, Out::Bool},
+      {"eq", [](const Tensor& a, const Tensor& b) { return a.eq(b); }, [](double a, double b) { return double(a == b); },
+       [](int64_t a, int64_t b) { return int64_t(a == b); }, kNum + kBool, kSmall, kSmall, Out::Bool},
+      {"bitwise_and", [](const Tensor& a, const Tensor& b) { return a & b; }, nullptr,
+       [](int64_t a, int64_t b) { return a & b; }, kInts + kBool, kAny, kAny},
+      {"bitwise_or", [](const Tensor& a, const Tensor& b) { return a | b; }, nullptr,
+       [](int64_t a, int64_t b) { return a | b; }, kInts + kBool, kAny, kAny},
+      {"bitwise_xor", [](const Tensor& a, const Tensor& b) { return a ^ b; }, nullptr,
+       [](int64_t a, int64_t b) { return a ^ b; }, kInts + kBool, kAny, kAny},
+  };
+  return cases;
+}
+
+// computes c on a (n,) and b (n,) of dtype dt (or b broadcast from a scalar tensor when b_scalar) against the loop
+template <class T>
+void check_binary(const BinaryCase& c, DType dt, const std::vector<T>& a, const std::vector<T>& b, const Shape& sa,
+                  const Shape& sb, const Shape& sout) {
+  Tensor ta = tensor_of(a, sa, dt), tb = tensor_of(b, sb, dt);
+  Tensor r = c.op(ta, tb);
+  DType odt = out_dtype(c.out, dt);
+  ASSERT_EQ(r.dtype(), odt) << c.name << " of " << dt;
+  ASSERT_EQ(r.shape(), sout);
+  // index of an output element in a broadcast input: row-major over sout, stride 0 where the input has size 1
+  auto src_index = [&](const Shape& s, size_t i) {
+    size_t idx = 0, rem = i, stride = 1;
+    std::vector<size_t> coord(sout.size());
+    for (size_t d = sout.size(); d-- > 0;) coord[d] = rem % static_cast<size_t>(sout[d]), rem /= static_cast<size_t>(sout[d]);
+    for (size_t d = s.size(); d-- > 0;) {
+      size_t od = d + sout.size() - s.size();
+      idx += (s[d] == 1 ? 0 : coord[od]) * stride;
+      stride *= static_cast<size_t>(s[d]);
+    }
+    return idx;
+  };
+  size_t n = static_cast<size_t>(prod(sout));
+  visit_dtype(odt, [&]<class O>(std::type_identity<O>) {
+    std::vector<O> want(n);
+    bool use_int = c.iref && !dtypes::is_float(dt) && c.out != Out::Float;
+    for (size_t i = 0; i < n; i++) {
+      T x = a[src_index(sa, i)], y = b[src_index(sb, i)];
+      want[i] = use_int ? to_out_i<O>(c.iref(as_i(x), as_i(y))) : to_out_f<O>(c.fref(as_f(x), as_f(y)));
+    }
+    expect_all_close<O>(r.tolist<O>(), want, c.tol, [&](size_t i) {
+      return cat(c.name, "(", show(a[src_index(sa, i)]), ", ", show(b[src_index(sb, i)]), ") in ", dt);
+    });
+  });
+}
+
+template <class T>
+void check_binary_random(const BinaryCase& c, DType dt, const Shape& sa, const Shape& sb, const Shape& sout) {
+  std::string key = cat(c.name, dt.repr(), shape_str(sa), shape_str(sb));
+  auto a = random_values<T>(static_cast<size_t>(prod(sa)), c.da, seed_of(key + "a"));
+  auto b = random_values<T>(static_cast<size_t>(prod(sb)), c.db, seed_of(key + "b"));
+  check_binary<T>(c, dt, a, b, sa, sb, sout);
+}
+
+class BinaryOps : public ::testing::TestWithParam<BinaryCase> {};
+
+// every dtype at 17 elements; 1 and 3 elements for one float and one int dtype
+TEST_P(BinaryOps, MatchesLoopForEveryDtype) {
+  const BinaryCase& c = GetParam();
+  for (DType dt : c.dtypes) {
+    std::vector<int64_t> sizes{17};
+    if (dt == dtypes::float32 || dt == dtypes::int32) sizes = {1, 3, 17};
+    for (int64_t n : sizes) {
+      SCOPED_TRACE(cat(c.name, " ", dt.repr(), " n=", n));
+      visit_dtype(dt, [&]<class T>(std::type_identity<T>) { check_binary_random<T>(c, dt, {n}, {n}, {n}); });
+    }
+  }
+}
+
+// broadcasting: (3,1) op (1,4), a scalar tensor on either side, a 0-size dim
+TEST_P(BinaryOps, Broadcasts) {
+  const BinaryCase& c = GetParam();
+  DType dt = contains(c.dtypes, dtypes::float32) ? dtypes::float32 : dtypes::int32;
+  visit_dtype(dt, [&]<class T>(std::type_identity<T>) {
+    check_binary_random<T>(c, dt, {3, 1}, {1, 4}, {3, 4});
+    check_binary_random<T>(c, dt, {}, {5}, {5});
+    check_binary_random<T>(c, dt, {2, 3}, {}, {2, 3});
+    check_binary_random<T>(c, dt, {0, 4}, {1, 4}, {0, 4});
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, BinaryOps, ::testing::ValuesIn(binary_cases()),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// 1,000,003 elements for a few representative ops: the upcast/vectorized paths with a remainder
+TEST(BinaryOpsLarge, OddMillion) {
+  const auto& cases = binary_cases();
+  auto find = [&](const char* n) { return *std::find_if(cases.begin(), cases.end(), [&](auto& c) { return std::string(c.name) == n; }); };
+  visit_dtype(dtypes::float32, [&]<class T>(std::type_identity<T>) {
+    for (const char* n : {"add", "div", "maximum", "lt"}) {
+      SCOPED_TRACE(n);
+      check_binary_random<T>(find(n), dtypes::float32, {1000003}, {1000003}, {1000003});
+    }
+  });
+  visit_dtype(dtypes::int32, [&]<class T>(std::type_identity<T>) { check_binary_random<T>(find("mod"), dtypes::int32, {1000003}, {1000003}, {1000003}); });
+  visit_dtype(dtypes::uint8, [&]<class T>(std::type_identity<T>) { check_binary_random<T>(find("mul"), dtypes::uint8, {1000003}, {1000003}, {1000003}); });
+}
+
+// *** elementwise unary ops ***
+
+struct UnaryCase {
+  const char* name;
+  Tensor (*op)(const Tensor&);
+  double (*fref)(double);
+  int64_t (*iref)(int64_t);
+  std::vector<DType> dtypes;
+  Domain d;
+  Out out = Out::Same;
+  Tol tol = kExact;
+};
+std::ostream& operator<<(std::ostream& os, const UnaryCase& c) { return os << c.name; }
+
+const std::vector<DType> kSigned = {dtypes::int8, dtypes::int16, dtypes::int32, dtypes::int64};
+const std::vector<DType> kSomeInts = {dtypes::int32, dtypes::uint8};  // ints that unary float ops cast to float
+
+const std::vector<UnaryCase>& unary_cases() {
+  static const std::vector<UnaryCase> cases = {
+      {"neg", [](const Tensor& x) { return -x; }, [](double x) { return -x; }, [](int64_t x) { return wsub(0, x); },
+       kNum, kAny},
+      {"neg_bool", [](const Tensor& x) { return -x; }, nullptr, [](int64_t x) { return int64_t(!x); }, kBool, kAny},
+      {"reciprocal", [](const Tensor& x) { return x.reciprocal(); }, [](double x) { return 1 / x; }, nullptr,
+       kFloats + kSomeInts, kNonZero, Out::Float},
+      {"sqrt", [](const Tensor& x) { return x.sqrt(); }, [](double x) { return std::sqrt(x); }, nullptr, kFloats + kSomeInts,
+       kPositive, Out::Float},
+      {"rsqrt", [](const Tensor& x) { return x.rsqrt(); }, [](double x) { return 1 / std::sqrt(x); }, nullptr, kFloats,
+       kPositive, Out::Float},
+      {"exp", [](const Tensor& x) { return x.exp(); }, [](double x) { return std::exp(x); }, nullptr, kFloats + kSomeInts,
+       kExp, Out::Float, kTrans},
+      {"exp2", [](const Tensor& x) { return x.exp2(); }, [](double x) { return std::exp2(x); }, nullptr,
+       kFloats + kSomeInts, kExp, Out::Float, kTrans},
+      {"log", [](const Tensor& x) { return x.log(); }, [](double x) { return std::log(x); }, nullptr, kFloats + kSomeInts,
+       kPositive, Out::Float, kTrans},
+      {"log2", [](const Tensor& x) { return x.log2(); }, [](double x) { return std::log2(x); }, nullptr,
+       kFloats + kSomeInts, kPositive, Out::Float, kTrans},
+      {"sin", [](const Tensor& x) { return x.sin(); }, [](double x) { return std::sin(x); }, nullptr, kFloats + kSomeInts,
+       kTrig, Out::Float, kTrans},
+      {"cos", [](const Tensor& x) { return x.cos(); }, [](double x) { return std::cos(x); }, nullptr, kFloats + kSomeInts,
+       kTrig, Out::Float, kTrans},
+      {"sigmoid", [](const Tensor& x) { return x.sigmoid(); }, [](double x) { return 1 / (1 + std::exp(-x)); }, nullptr,
+       kFloats, kExp, Out::Float, kTrans},
+      {"relu", [](const Tensor& x) { return x.relu(); }, [](double x) { return x > 0 ? x : 0; },
+       [](int64_t x) { return x > 0 ? x : 0; }, kNum, kAny},
+      {"abs", [](const Tensor& x) { return x.abs(); }, [](double x) { return x * sign_f(x); },
+       [](int64_t x) { return x < 0 ? -x : x; }, kFloats + kSigned, kAny},
+      {"sign", [](const Tensor& x) { return x.sign(); }, sign_f,
+       [](int64_t x) { return int64_t(x > 0) - int64_t(x < 0); }, kFloats + kSigned, kAny},
+      {"square", [](const Tensor& x) { return x.square(); }, [](double x) { return x * x; },
+       [](int64_t x) { return wmul(x, x); }, kNum, kSmall},
+      {"logical_not", [](const Tensor& x) { return x.logical_not(); }, [](double x) { return double(x == 0); },
+       [](int64_t x) { return int64_t(x == 0); }, kNum + kBool, kAny, Out::Bool},
+      {"bitwise_not", [](const Tensor& x) { return ~x; }, nullptr, [](int64_t x) { return ~x; }, kInts, kAny},
+      {"bitwise_not_bool", [](const Tensor& x) { return ~x; }, nullptr, [](int64_t x) { return int64_t(!x); }, kBool,
+       kAny},
+      // clip's bounds are doubles (python floats): an int tensor clips to float, so only floats here
+      {"clip", [](const Tensor& x) { return x.clip(-2, 3); }, [](double x) { return std::min(std::max(x, -2.0), 3.0); },
+       nullptr, kFloats, kAny},
+      {"contiguous", [](const Tensor& x) { return x.contiguous(); }, [](double x) { return x; }, [](int64_t x) { return x; },
+       kNum + kBool, kAny},
+  };
+  return cases;
+}
+
+template <class T>
+void check_unary(const UnaryCase& c, DType dt, const std::vector<T>& a) {
+  Tensor r = c.op(tensor_of(a, {static_cast<int64_t>(a.size())}, dt));
+  DType odt = out_dtype(c.out, dt);
+  ASSERT_EQ(r.dtype(), odt) << c.name << " of " << dt;
+  visit_dtype(odt, [&]<class O>(std::type_identity<O>) {
+    std::vector<O> want(a.size());
+    bool use_int = c.iref && !dtypes::is_float(dt) && c.out != Out::Float;
+    for (size_t i = 0; i < a.size(); i++)
+      want[i] = use_int ? to_out_i<O>(c.iref(as_i(a[i]))) : to_out_f<O>(c.fref(as_f(a[i])));
+    expect_all_close<O>(r.tolist<O>(), want, c.tol, [&](size_t i) { return cat(c.name, "(", show(a[i]), ") in ", dt); });
+  });
+}
+
+class UnaryOps : public ::testing::TestWithParam<UnaryCase> {};
+
+TEST_P(UnaryOps, MatchesLoopForEveryDtype) {
+  const UnaryCase& c = GetParam();
+  for (DType dt : c.dtypes) {
+    std::vector<size_t> sizes{17};
+    if (dt == dtypes::float32 || dt == dtypes::int32) sizes = {1, 3, 17};
+    for (size_t n : sizes) {
+      SCOPED_TRACE(cat(c.name, " ", dt.repr(), " n=", n));
+      visit_dtype(dt, [&]<class T>(std::type_identity<T>) {
+        check_unary<T>(c, dt, random_values<T>(n, c.d, seed_of(cat(c.name, dt.repr(), n))));
+      });
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, UnaryOps, ::testing::ValuesIn(unary_cases()),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(UnaryOpsLarge, OddMillion) {
+  const auto& cases = unary_cases();
+  for (const char* n : {"exp", "sqrt", "relu"}) {
+    const UnaryCase& c = *std::find_if(cases.begin(), cases.end(), [&](auto& u) { return std::string(u.name) == n; });
+    SCOPED_TRACE(n);
+    check_unary<float>(c, dtypes::float32, random_values<float>(1000003, c.d, seed_of(cat(n, "large"))));
+  }
+}
+
+// *** NaN, inf and signed zeros propagate as the C expressions do ***
+
+const std::vector<double> kSpecials = {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+                                       -std::numeric_limits<double>::infinity(), 0.0, -0.0, 1.0, -2.5, 1e-3};
+
+TEST(SpecialValues, UnaryOpsPropagateNanAndInf) {
+  for (const UnaryCase& c : unary_cases()) {
+    if (!c.fref || !contains(c.dtypes, dtypes::float32)) continue;
+    for (DType dt : kFloats) {
+      SCOPED_TRACE(cat(c.name, " ", dt.repr()));
+      visit_dtype(dt, [&]<class T>(std::type_identity<T>) {
+        std::vector<T> a(kSpecials.begin(), kSpecials.end());
+        check_unary<T>(c, dt, a);
+      });
+    }
+  }
+}
+
+TEST(SpecialValues, BinaryOpsPropagateNanAndInf) {
+  for (const BinaryCase& c : binary_cases()) {
+    // mod and pow cast the quotient (the exponent) to an int, undefined in C for inf and nan: see the next tests
+    if (!c.fref || !contains(c.dtypes, dtypes::float32) || c.name == std::string("mod") || c.name == std::string("pow"))
+      continue;
+    for (DType dt : kFloats) {
+      SCOPED_TRACE(cat(c.name, " ", dt.repr()));
+      visit_dtype(dt, [&]<class T>(std::type_identity<T>) {
+        std::vector<T> a, b;  // every pair of specials
+        for (double x : kSpecials)
+          for (double y : kSpecials) a.push_back(static_cast<T>(x)), b.push_back(static_cast<T>(y));
+        int64_t n = static_cast<int64_t>(a.size());
+        check_binary<T>(c, dt, a, b, {n}, {n}, {n});
+      });
+    }
+  }
+}
+
+// mod is a - floor(a/b)*b with floor through an int cast, pow is exp2(e*log2|b|) with sign fixes (tinygrad's
+// xpow): on non-finite inputs they give what the reference tinygrad prints (CPU, x86), not what fmod/pow give
+// (fmod(inf, 1.5) and 1 % inf are nan and 1; pow(inf, 0) and pow(nan, 0) are 1)
+template <class T>
+void expect_floats(const Tensor& t, const std::vector<double>& want) {
+  std::vector<T> w(want.begin(), want.end());
+  expect_all_close<T>(t.tolist<T>(), w, kTrans, [&](size_t i) { return cat("element ", i); });
+}
+TEST(SpecialValues, ModAndPowAsTheReference) {
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  auto check = [&]<class T>(std::type_identity<T>, DType dt) {
+    SCOPED_TRACE(dt.repr());
+    auto t = [&](std::vector<double> v) { return Tensor(std::vector<T>(v.begin(), v.end()), {static_cast<int64_t>(v.size())}); };
+    Tensor x = t({nan, inf, -inf, 0.0, -0.0, 1.0, -2.5});
+    expect_floats<T>(x % 1.5, {nan, inf, -inf, 0.0, -0.0, 1.0, 0.5});
+    expect_floats<T>(t({1.0, -1.0, 5.0}) % t({inf, inf, -inf}), {nan, nan, nan});
+    expect_floats<T>(x.pow(t({0, 0, 0, 0, 0, 0, 0})), {nan, nan, nan, 1, 1, 1, 1});
+    expect_floats<T>(t({-inf, -2.0, -2.0, 0.0, -1.0, 2.0, nan}).pow(t({inf, 0.5, 3.0, -1.0, inf, nan, 1})),
+                     {nan, nan, -8.0, inf, nan, nan, nan});
+  };
+  check(std::type_identity<float>{}, dtypes::float32);
+  check(std::type_identity<double>{}, dtypes::float64);
+}
+
+// *** integer division and modulo by zero: defined, the process lives ***
+
+TEST(DivisionByZero, IdivAndModByZeroAreDefined) {
+  for (DType dt : kInts) {
+    SCOPED_TRACE(dt.repr());
+    visit_dtype(dt, [&]<class T>(std::type_identity<T>) {
+      std::vector<T> a = random_values<T>(17, kAny, seed_of(cat("divzero", dt.repr())));
+      std::vector<T> b = random_values<T>(17, kAny, seed_of(cat("divzero_b", dt.repr())));
+      for (size_t i = 0; i < b.size(); i += 2) b[i] = 0;  // half the divisors are 0
+      const auto& cases = binary_cases();
+      for (const char* n : {"idiv", "mod"}) {
+        const BinaryCase& c = *std::find_if(cases.begin(), cases.end(), [&](auto& x) { return std::string(x.name) == n; });
+        check_binary<T>(c, dt, a, b, {17}, {17}, {17});
+      }
+    });
+  }
+}
+
+TEST(DivisionByZero, ByAScalarZero) {
+  Tensor a(std::vector<int32_t>{7, -7, 0, 5}, {4});
+  EXPECT_EQ(a.idiv(a.scalar_like(int64_t(0))).tolist<int32_t>(), (std::vector<int32_t>{0, 0, 0, 0}));
+  EXPECT_EQ((a % 0).tolist<int32_t>(), (std::vector<int32_t>{7, -7, 0, 5}));
+}
+
+template <class T>
+void check_int_min_by_minus_one() {
+  constexpr T lo = std::numeric_limits<T>::min();
+  Tensor a(std::vector<T>{lo, lo, 9}, {3}), b(std::vector<T>{-1, 1, -1}, {3});
+  EXPECT_EQ(a.idiv(b).template tolist<T>(), (std::vector<T>{lo, lo, -9}));
+  EXPECT_EQ((a % b).template tolist<T>(), (std::vector<T>{0, 0, 0}));
+}
+TEST(DivisionByZero, IntMinByMinusOneWraps) {
+  check_int_min_by_minus_one<int32_t>();
+  check_int_min_by_minus_one<int64_t>();
+}
+
+// *** scalar operands: int op int scalar keeps int, int / int is float, a float scalar promotes ***
+
+TEST(ScalarOperands, KeepTheTensorsKind) {
+  Tensor i(std::vector<int32_t>{-7, -1, 0, 3, 8}, {5});
+  EXPECT_EQ((i + 2).dtype(), dtypes::int32);
+  EXPECT_EQ((i + 2).tolist<int32_t>(), (std::vector<int32_t>{-5, 1, 2, 5, 10}));
+  EXPECT_EQ((2 - i).tolist<int32_t>(), (std::vector<int32_t>{9, 3, 2, -1, -6}));
+  EXPECT_EQ((i * 3).tolist<int32_t>(), (std::vector<int32_t>{-21, -3, 0, 9, 24}));
+  EXPECT_EQ(i.idiv(i.scalar_like(int64_t(2))).tolist<int32_t>(), (std::vector<int32_t>{-3, 0, 0, 1, 4}));
+  EXPECT_EQ(i.idiv(i.scalar_like(int64_t(-3))).tolist<int32_t>(), (std::vector<int32_t>{2, 0, 0, -1, -2}));
+  EXPECT_EQ((i % 3).tolist<int32_t>(), (std::vector<int32_t>{2, 2, 0, 0, 2}));    // python: -7 % 3 == 2
+  EXPECT_EQ((i % -3).tolist<int32_t>(), (std::vector<int32_t>{-1, -1, 0, 0, -1}));  // python: 8 % -3 == -1
+  EXPECT_EQ((17 % i.maximum(i.scalar_like(int64_t(1)))).tolist<int32_t>(), (std::vector<int32_t>{0, 0, 0, 2, 1}));
+  EXPECT_EQ((i / 2).dtype(), dtypes::float32);
+  EXPECT_EQ((i / 2).tolist<float>(), (std::vector<float>{-3.5f, -0.5f, 0, 1.5f, 4}));
+  EXPECT_EQ((i + 0.5).dtype(), dtypes::float32);
+  EXPECT_EQ((i + 0.5).tolist<float>(), (std::vector<float>{-6.5f, -0.5f, 0.5f, 3.5f, 8.5f}));
+  EXPECT_EQ((i < 1).dtype(), dtypes::bool_);
+  EXPECT_EQ((i < 1).tolist<bool>(), (std::vector<bool>{true, true, true, false, false}));
+  EXPECT_EQ((i & 6).tolist<int32_t>(), (std::vector<int32_t>{0, 6, 0, 2, 0}));
+  Tensor u(std::vector<uint8_t>{0, 1, 200, 255}, {4});
+  EXPECT_EQ((u + 100).dtype(), dtypes::uint8);
+  EXPECT_EQ((u + 100).tolist<uint8_t>(), (std::vector<uint8_t>{100, 101, 44, 99}));  // wraps
+  EXPECT_EQ((u * 2).tolist<uint8_t>(), (std::vector<uint8_t>{0, 2, 144, 254}));
+  Tensor f(std::vector<float>{-1.5f, 0, 2}, {3});
+  EXPECT_EQ((f * 2).dtype(), dtypes::float32);
+  EXPECT_EQ((1 - f).tolist<float>(), (std::vector<float>{2.5f, 1, -1}));
+  EXPECT_EQ((f / 4).tolist<float>(), (std::vector<float>{-0.375f, 0, 0.5f}));
+}
+
+// *** shifts: unsigned dtypes only, as tinygrad ***
+
+TEST(Shifts, LshiftAndRshiftOnUnsigned) {
+  for (DType dt : {dtypes::uint8, dtypes::uint16, dtypes::uint32, dtypes::uint64}) {
+    visit_dtype(dt, [&]<class T>(std::type_identity<T>) {
+      std::vector<T> a = random_values<T>(17, kAny, seed_of(cat("shift", dt.repr())));
+      for (int64_t bits : {0, 1, 3, 7}) {
+        SCOPED_TRACE(cat(dt.repr(), " bits=", bits));
+        Tensor t = tensor_of(a, {17}, dt);
+        std::vector<T> l(17), r(17);
+        for (size_t i = 0; i < 17; i++)
+          l[i] = static_cast<T>(static_cast<uint64_t>(a[i]) << bits), r[i] = static_cast<T>(static_cast<uint64_t>(a[i]) >> bits);
+        EXPECT_EQ(t.lshift(bits).template tolist<T>(), l);
+        EXPECT_EQ(t.rshift(bits).template tolist<T>(), r);
+      }
+    });
+  }
+  EXPECT_THROW(Tensor({1, 2}).lshift(1), Error);  // int32 is signed
+}
+
+// *** casts ***
+
+TEST(Casts, MatchCConversions) {
+  struct CastCase {
+    DType from, to;
+    Domain d;
+  };
+  const std::vector<CastCase> cases = {
+      {dtypes::float32, dtypes::int32, kAny},      {dtypes::float32, dtypes::int8, kAny},
+      {dtypes::float32, dtypes::uint8, kPositive}, {dtypes::float32, dtypes::float64, kAny},
+      {dtypes::float64, dtypes::float32, kAny},    {dtypes::float32, dtypes::bool_, kSmall},
+      {dtypes::int32, dtypes::float32, kAny},      {dtypes::int8, dtypes::float64, kAny},
+      {dtypes::int64, dtypes::int8, kAny},         {dtypes::uint32, dtypes::int64, kAny},
+      {dtypes::int16, dtypes::uint16, kAny},       {dtypes::uint8, dtypes::int32, kAny},
+      {dtypes::bool_, dtypes::float32, kAny},      {dtypes::bool_, dtypes::int32, kAny},
+      {dtypes::int32, dtypes::bool_, kSmall},      {dtypes::uint64, dtypes::float64, kAny},
+  };
+  for (const CastCase& c : cases) {
+    SCOPED_TRACE(cat(c.from.repr(), " -> ", c.to.repr()));
+    visit_dtype(c.from, [&]<class T>(std::type_identity<T>) {
+      std::vector<T> a = random_values<T>(17, c.d, seed_of(cat("cast", c.from.repr(), c.to.repr())));
+      if constexpr (!std::is_same_v<T, bool>) a[0] = 0;
+      Tensor r = tensor_of(a, {17}, c.from).cast(c.to);
+      ASSERT_EQ(r.dtype(), c.to);
+      visit_dtype(c.to, [&]<class O>(std::type_identity<O>) {
+        std::vector<O> want(17);
+        for (size_t i = 0; i < 17; i++) {
+          if constexpr (std::is_same_v<O, bool>) want[i] = a[i] != 0;
+          else if constexpr (std::is_floating_point_v<T> && !std::is_floating_point_v<O>)
+            want[i] = static_cast<O>(static_cast<int64_t>(a[i]));  // truncates toward zero, then wraps (in range here)
+          else if constexpr (!std::is_floating_point_v<T> && !std::is_floating_point_v<O>)
+            want[i] = static_cast<O>(static_cast<uint64_t>(a[i]));  // wraps
+          else want[i] = static_cast<O>(a[i]);
+        }
+        expect_all_close<O>(r.tolist<O>(), want, kExact, [&](size_t i) { return show(a[i]); });
+      });
+    });
+  }
+}
+
+// *** where ***
+
+TEST(Where, SelectsWithBroadcasting) {
+  for (DType dt : {dtypes::float32, dtypes::int32, dtypes::uint8, dtypes::float64, dtypes::bool_}) {
+    SCOPED_TRACE(dt.repr());
+    visit_dtype(dt, [&]<class T>(std::type_identity<T>) {
+      auto cond = random_values<bool>(12, kAny, seed_of(cat("where_c", dt.repr())));
+      auto x = random_values<T>(12, kAny, seed_of(cat("where_x", dt.repr())));
+      auto y = random_values<T>(4, kAny, seed_of(cat("where_y", dt.repr())));
+      Tensor r = tensor_of(cond, {3, 4}, dtypes::bool_).where(tensor_of(x, {3, 4}, dt), tensor_of(y, {1, 4}, dt));
+      ASSERT_EQ(r.dtype(), dt);
+      std::vector<T> want(12);
+      for (size_t i = 0; i < 12; i++) want[i] = cond[i] ? x[i] : y[i % 4];
+      EXPECT_EQ(r.template tolist<T>(), want);
+    });
+  }
+  // a non-bool condition is cast to bool; scalar branches
+  Tensor c(std::vector<float>{0, 2.5f, -1, 0}, {4});
+  EXPECT_EQ(c.where(c.scalar_like(1.0), c.scalar_like(-1.0)).tolist<float>(), (std::vector<float>{-1, 1, 1, -1}));
+}
+
+// *** creation ***
+
+TEST(Creation, MatchesLoops) {
+  EXPECT_EQ(Tensor::zeros({3, 5}).tolist<float>(), std::vector<float>(15, 0));
+  EXPECT_EQ(Tensor::ones({17}, {.dtype = dtypes::int8}).tolist<int8_t>(), std::vector<int8_t>(17, 1));
+  EXPECT_EQ(Tensor::full({2, 3}, 2.5).tolist<float>(), std::vector<float>(6, 2.5f));
+  EXPECT_EQ(Tensor::full({1}, int64_t(-4), {.dtype = dtypes::int64}).tolist<int64_t>(), std::vector<int64_t>{-4});
+  std::vector<int32_t> ar(17);
+  std::iota(ar.begin(), ar.end(), 0);
+  EXPECT_EQ(Tensor::arange(17).tolist<int32_t>(), ar);
+  EXPECT_EQ(Tensor::arange(1, 10, 3).tolist<float>(), (std::vector<float>{1, 4, 7}));
+  EXPECT_EQ(Tensor::arange(5, 0, -1.5).tolist<float>(), (std::vector<float>{5, 3.5f, 2, 0.5f}));
+  EXPECT_EQ(Tensor::arange(0).numel(), 0);
+  for (auto [n, m] : {std::pair<int64_t, int64_t>{1, 1}, {3, 3}, {3, 5}, {4, 2}}) {
+    std::vector<float> want(static_cast<size_t>(n * m));
+    for (int64_t i = 0; i < n; i++)
+      for (int64_t j = 0; j < m; j++) want[static_cast<size_t>(i * m + j)] = i == j;
+    EXPECT_EQ(Tensor::eye(n, m).tolist<float>(), want) << n << "x" << m;
+  }
+  Tensor x(std::vector<int16_t>{1, 2, 3}, {3});
+  EXPECT_EQ(x.full_like(int64_t(7)).tolist<int16_t>(), (std::vector<int16_t>{7, 7, 7}));
+  EXPECT_EQ(x.zeros_like().dtype(), dtypes::int16);
+  EXPECT_EQ(Tensor::empty({4, 0}).numel(), 0);
+  EXPECT_EQ(Tensor::empty({2, 3}).shape(), (Shape{2, 3}));
+}
+
+}  // namespace
+}  // namespace tg
