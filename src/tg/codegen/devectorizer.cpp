@@ -252,7 +252,7 @@ UOp reduce_mul_chain(M m) {
     bool independent = true;
     for (size_t i = 1; i < r.src().size(); i++)
       independent &= std::find(parents.begin(), parents.end(), r.src(i)) == parents.end();
-    bool nonneg = rop != Ops::MAX || !(mm.vmin() < ConstValue(int64_t(0)) && as_double(mm.vmin()) < 0);
+    bool nonneg = rop != Ops::MAX || as_double(mm.vmin()) >= 0;  // (a ConstValue < compares variant indices first)
     (independent && nonneg ? outside : inside).push_back(mm);
   }
   if (outside.empty()) return {};
