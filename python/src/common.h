@@ -30,7 +30,23 @@ class NodeRef {
 
 PYBIND11_DECLARE_HOLDER_TYPE(T, tgpy::NodeRef<T>, true)
 
+namespace tgpy {
+PyObject* ops_member(tg::Ops op);  // the Ops enum's member object (borrowed), null while the enum is being made
+}
+
 namespace pybind11::detail {
+// Ops to python: always the enum's own member object, so `u.op is Ops.ADD` holds as in tinygrad
+template <>
+struct type_caster<tg::Ops> : type_caster_base<tg::Ops> {
+  static handle cast(const tg::Ops& op, return_value_policy p, handle parent) {
+    if (PyObject* o = tgpy::ops_member(op)) return handle(o).inc_ref();
+    return type_caster_base<tg::Ops>::cast(op, p, parent);
+  }
+  static handle cast(const tg::Ops* op, return_value_policy p, handle parent) {
+    if (op == nullptr) return none().release();
+    return cast(*op, p, parent);
+  }
+};
 // tg::UOp <-> the Python UOp (the bound node); a null UOp is None
 template <>
 struct type_caster<tg::UOp> {

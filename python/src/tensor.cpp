@@ -68,6 +68,7 @@ Tensor from_list(py::handle data, tg::TensorOptions o) {
   }
   DType inferred = all_bool ? tg::dtypes::bool_ : any_float ? tg::dtypes::default_float : tg::dtypes::default_int;
   if (!o.dtype) o.dtype = inferred;
+  if (vals.empty()) return Tensor::empty(shape, o);  // no host data to copy
   if (any_float) {
     std::vector<double> d;
     for (auto& v : vals) d.push_back(tg::as_double(v));
@@ -403,7 +404,15 @@ void bind_tensor(py::module_& m) {
   TG_PY_BINOP(sub, "__sub__", "__rsub__")
   TG_PY_BINOP(mul, "__mul__", "__rmul__")
   TG_PY_BINOP(div, "__truediv__", "__rtruediv__")
-  TG_PY_BINOP(idiv, "__floordiv__", "__rfloordiv__")
+  cls.def("idiv", [](const Tensor& a, py::handle b, bool reverse) { META("idiv"); return a.idiv(operand(a, b), reverse); },
+          py::arg("x"), py::arg("reverse") = false);
+  // python's //: floor division (tinygrad's div(rounding_mode="floor")); mod is already the floor one
+  auto floordiv = [](const Tensor& a, const Tensor& b) {
+    Tensor r = a.sub(a.mod(b));
+    return tg::dtypes::is_int(r.dtype()) ? r.idiv(b) : r.div(b);
+  };
+  cls.def("__floordiv__", [floordiv](const Tensor& a, py::handle b) { META("__floordiv__"); return floordiv(a, operand(a, b)); });
+  cls.def("__rfloordiv__", [floordiv](const Tensor& a, py::handle b) { META("__rfloordiv__"); return floordiv(operand(a, b), a); });
   TG_PY_BINOP(mod, "__mod__", "__rmod__")
   TG_PY_BINOP(pow, "__pow__", "__rpow__")
   TG_PY_BINOP(bitwise_and, "__and__", "__rand__")

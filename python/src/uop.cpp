@@ -4,6 +4,7 @@
 
 #include "common.h"
 #include "tg/codegen/pipeline.h"
+#include "tg/schedule/grouper.h"
 #include "tg/shape/uop_shape.h"
 #include "tg/uop/kernel_info.h"
 #include "tg/uop/spec.h"
@@ -129,10 +130,21 @@ py::object argobject_getattr(const std::shared_ptr<tg::ArgObject>& o, const std:
     if (name == "size") return py::int_(st->st.size());
     if (name == "contiguous") return py::bool_(st->st.contiguous());
   }
+  if (auto* k = dynamic_cast<const tg::KernelArg*>(o.get())) {
+    if (name == "ast") return py::cast(k->ast);
+    if (name == "metadata") {
+      py::list l;
+      for (const tg::Metadata* md : k->metadata) l.append(py::str(md->str()));
+      return py::tuple(l);
+    }
+  }
   throw py::attribute_error(tg::cat("'", o->repr(), "' has no attribute '", name, "'"));
 }
 
 }  // namespace
+
+static PyObject* ops_members[tg::NUM_OPS] = {};
+PyObject* ops_member(Ops op) { return ops_members[static_cast<size_t>(op)]; }
 
 void bind_uop(py::module_& m) {
   // *** DType ***
@@ -192,6 +204,9 @@ void bind_uop(py::module_& m) {
   // *** Ops ***
   py::enum_<Ops> ops(m, "Ops");
 #define TG_X(name) ops.value(#name, Ops::name);
+  TG_OPS(TG_X)
+#undef TG_X
+#define TG_X(name) ops_members[static_cast<size_t>(Ops::name)] = py::object(ops.attr(#name)).release().ptr();
   TG_OPS(TG_X)
 #undef TG_X
   m.def("ops_in", [](const std::string& group) {

@@ -1,0 +1,68 @@
+// bindings of the Tensor methods that run the graph: kernelize, realize and reading the data back
+#include "common.h"
+#include "tg/tensor/tensor.h"
+
+namespace tgpy {
+using tg::Tensor;
+
+namespace {
+// the realized contents as tinygrad's memoryview: cast to the dtype's struct format and the tensor's shape
+py::object data_view(const Tensor& t) {
+  std::vector<uint8_t> b = t.data_bytes();
+  py::bytes raw(reinterpret_cast<const char*>(b.data()), b.size());
+  tg::DType d = t.dtype();
+  if (d.fmt() == 0) throw py::value_error(tg::cat("no struct format for ", d.repr()));
+  py::list shape;
+  for (int64_t s : t.shape()) shape.append(s);
+  py::object mv = py::module_::import("builtins").attr("memoryview")(raw);
+  return mv.attr("cast")(std::string(1, d.fmt()), py::tuple(shape));
+}
+// a tensor with no elements: nested empty lists, as memoryview.tolist would give
+py::object empty_list(const tg::Shape& s, size_t dim) {
+  py::list l;
+  if (dim + 1 < s.size())
+    for (int64_t i = 0; i < s[dim]; i++) l.append(empty_list(s, dim + 1));
+  return l;
+}
+}  // namespace
+
+void bind_realize(py::class_<Tensor>& cls) {
+  cls.def("kernelize", [](py::object self) {
+        tg::MetadataScope m("kernelize");
+        self.cast<Tensor&>().kernelize();
+        return self;
+      })
+      .def("realize", [](py::object self) {
+        tg::MetadataScope m("realize");
+        self.cast<Tensor&>().realize();
+        return self;
+      })
+      .def("data", [](const Tensor& t) { tg::MetadataScope m("data"); return data_view(t); })
+      .def("tolist", [](const Tensor& t) -> py::object {
+        tg::MetadataScope m("tolist");
+        if (t.numel() == 0) return empty_list(t.shape(), 0);
+        return data_view(t).attr("tolist")();
+      })
+      .def("item", [](const Tensor& t) {
+        tg::MetadataScope m("item");
+        if (t.numel() != 1) throw py::value_error(tg::cat("must have one element for item, shape is ", tg::shape_str(t.shape())));
+        std::vector<uint8_t> b = t.data_bytes();
+        py::bytes raw(reinterpret_cast<const char*>(b.data()), b.size());
+        py::object mv = py::module_::import("builtins").attr("memoryview")(raw);
+        return mv.attr("cast")(std::string(1, t.dtype().fmt())).attr("__getitem__")(0);
+      })
+      .def("numpy", [](const Tensor& t) {
+        tg::MetadataScope m("numpy");
+        py::module_ np = py::module_::import("numpy");
+        std::vector<uint8_t> b = t.numel() == 0 ? std::vector<uint8_t>{} : t.data_bytes();
+        py::bytes raw(reinterpret_cast<const char*>(b.data()), b.size());
+        tg::DType d = t.dtype();
+        std::string npd = d == tg::dtypes::bool_ ? "bool" : d == tg::dtypes::bfloat16 ? "" : std::string(1, d.fmt());
+        if (npd.empty()) throw py::value_error("numpy has no bfloat16: cast the tensor first");
+        py::list shape;
+        for (int64_t s : t.shape()) shape.append(s);
+        return np.attr("frombuffer")(raw, py::arg("dtype") = np.attr("dtype")(npd)).attr("reshape")(py::tuple(shape)).attr("copy")();
+      });
+}
+
+}  // namespace tgpy
