@@ -42,18 +42,30 @@ const std::vector<DType> kNum = kFloats + kInts;
 
 template <class F>
 void visit_dtype(DType dt, F&& f) {  // f(std::type_identity<T>) with T the host type of dt
-  if (dt == dtypes::bool_) f(std::type_identity<bool>{});
-  else if (dt == dtypes::int8) f(std::type_identity<int8_t>{});
-  else if (dt == dtypes::uint8) f(std::type_identity<uint8_t>{});
-  else if (dt == dtypes::int16) f(std::type_identity<int16_t>{});
-  else if (dt == dtypes::uint16) f(std::type_identity<uint16_t>{});
-  else if (dt == dtypes::int32) f(std::type_identity<int32_t>{});
-  else if (dt == dtypes::uint32) f(std::type_identity<uint32_t>{});
-  else if (dt == dtypes::int64) f(std::type_identity<int64_t>{});
-  else if (dt == dtypes::uint64) f(std::type_identity<uint64_t>{});
-  else if (dt == dtypes::float32) f(std::type_identity<float>{});
-  else if (dt == dtypes::float64) f(std::type_identity<double>{});
-  else FAIL() << "no host type for " << dt;
+  if (dt == dtypes::bool_)
+    f(std::type_identity<bool>{});
+  else if (dt == dtypes::int8)
+    f(std::type_identity<int8_t>{});
+  else if (dt == dtypes::uint8)
+    f(std::type_identity<uint8_t>{});
+  else if (dt == dtypes::int16)
+    f(std::type_identity<int16_t>{});
+  else if (dt == dtypes::uint16)
+    f(std::type_identity<uint16_t>{});
+  else if (dt == dtypes::int32)
+    f(std::type_identity<int32_t>{});
+  else if (dt == dtypes::uint32)
+    f(std::type_identity<uint32_t>{});
+  else if (dt == dtypes::int64)
+    f(std::type_identity<int64_t>{});
+  else if (dt == dtypes::uint64)
+    f(std::type_identity<uint64_t>{});
+  else if (dt == dtypes::float32)
+    f(std::type_identity<float>{});
+  else if (dt == dtypes::float64)
+    f(std::type_identity<double>{});
+  else
+    FAIL() << "no host type for " << dt;
 }
 
 // a tensor of dtype dt from host values (std::vector<bool> has no data(): bools go through a plain array)
@@ -98,8 +110,10 @@ constexpr Domain kUnit{0.5, 1.5, -2, 2};  // products of 17 stay small and exact
 template <class T>
 std::pair<int64_t, int64_t> int_range(const Domain& d) {
   int64_t lo = static_cast<int64_t>(std::numeric_limits<T>::min()), hi;
-  if constexpr (std::is_same_v<T, uint64_t>) hi = std::numeric_limits<int64_t>::max();
-  else hi = static_cast<int64_t>(std::numeric_limits<T>::max());
+  if constexpr (std::is_same_v<T, uint64_t>)
+    hi = std::numeric_limits<int64_t>::max();
+  else
+    hi = static_cast<int64_t>(std::numeric_limits<T>::max());
   if constexpr (std::is_signed_v<T> && sizeof(T) >= 4) lo /= 2, hi /= 2;
   return {std::max<int64_t>(lo, static_cast<int64_t>(std::max(d.ilo, -kBig))),
           std::min<int64_t>(hi, static_cast<int64_t>(std::min(d.ihi, kBig)))};
@@ -137,7 +151,7 @@ std::vector<T> random_values(size_t n, const Domain& d, uint64_t seed) {
 struct Tol {
   double rtol32, rtol64, atol32 = 0, atol64 = 0;
 };
-constexpr Tol kExact{2e-7, 1e-15};         // correctly rounded, or a*(1/b): within a few ulp
+constexpr Tol kExact{2e-7, 1e-15};               // correctly rounded, or a*(1/b): within a few ulp
 constexpr Tol kTrans{1e-5, 1e-12, 1e-6, 1e-13};  // exp/log/sin/pow through exp2/log2/sin and a scaled argument
 constexpr Tol kMod{1e-6, 1e-14, 1e-5, 1e-13};    // a - floor(a/b)*b cancels
 
@@ -148,7 +162,8 @@ bool close(O got, O want, const Tol& tol) {
     if (std::isinf(want) || std::isinf(got)) return got == want;
     bool f32 = std::is_same_v<O, float>;
     double rtol = f32 ? tol.rtol32 : tol.rtol64, atol = f32 ? tol.atol32 : tol.atol64;
-    return std::abs(static_cast<double>(got) - static_cast<double>(want)) <= atol + rtol * std::abs(static_cast<double>(want));
+    return std::abs(static_cast<double>(got) - static_cast<double>(want)) <=
+           atol + rtol * std::abs(static_cast<double>(want));
   } else {
     return got == want;
   }
@@ -158,8 +173,10 @@ template <class T>
 std::string show(T v) {
   std::ostringstream os;
   os.precision(std::is_same_v<T, float> ? 9 : 17);
-  if constexpr (sizeof(T) == 1 && !std::is_same_v<T, bool>) os << static_cast<int>(v);
-  else os << v;
+  if constexpr (sizeof(T) == 1 && !std::is_same_v<T, bool>)
+    os << static_cast<int>(v);
+  else
+    os << v;
   return os.str();
 }
 
@@ -180,30 +197,41 @@ void expect_all_close(const std::vector<O>& got, const std::vector<O>& want, con
 // *** the reference's numbers: floats in double, ints (and bool) in int64, rounded/wrapped to the output type ***
 
 enum class Out { Same, Bool, Float };  // result dtype: the input's, bool, or least_upper_float of the input
-DType out_dtype(Out o, DType in) { return o == Out::Same ? in : o == Out::Bool ? dtypes::bool_ : least_upper_float(in); }
+DType out_dtype(Out o, DType in) {
+  return o == Out::Same ? in : o == Out::Bool ? dtypes::bool_ : least_upper_float(in);
+}
 
 template <class O>
 O to_out_f(double v) {
-  if constexpr (std::is_same_v<O, bool>) return v != 0;
-  else return static_cast<O>(v);
+  if constexpr (std::is_same_v<O, bool>)
+    return v != 0;
+  else
+    return static_cast<O>(v);
 }
 template <class O>
 O to_out_i(int64_t v) {
-  if constexpr (std::is_same_v<O, bool>) return v != 0;
-  else if constexpr (std::is_floating_point_v<O>) return static_cast<O>(v);
-  else return static_cast<O>(static_cast<uint64_t>(v));  // wraps, as C's conversion does
+  if constexpr (std::is_same_v<O, bool>)
+    return v != 0;
+  else if constexpr (std::is_floating_point_v<O>)
+    return static_cast<O>(v);
+  else
+    return static_cast<O>(static_cast<uint64_t>(v));  // wraps, as C's conversion does
 }
 template <class T>
-double as_f(T v) { return static_cast<double>(v); }
+double as_f(T v) {
+  return static_cast<double>(v);
+}
 template <class T>
-int64_t as_i(T v) { return static_cast<int64_t>(v); }
+int64_t as_i(T v) {
+  return static_cast<int64_t>(v);
+}
 
 // wrapping arithmetic for the int64 references (a signed overflow in the reference would be UB)
 int64_t wadd(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
 int64_t wsub(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
 int64_t wmul(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
 int64_t cdiv(int64_t a, int64_t b) { return b == 0 ? 0 : a / b; }  // tinygrad's cdiv: truncating, 0 for b == 0
-int64_t floor_mod(int64_t a, int64_t b) {  // python's a % b, and a for b == 0 (tinygrad's cmod)
+int64_t floor_mod(int64_t a, int64_t b) {                          // python's a % b, and a for b == 0 (tinygrad's cmod)
   if (b == 0) return a;
   int64_t r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
@@ -231,8 +259,8 @@ const std::vector<BinaryCase>& binary_cases() {
   static const std::vector<BinaryCase> cases = {
       {"add", [](const Tensor& a, const Tensor& b) { return a + b; }, [](double a, double b) { return a + b; }, wadd,
        kNum + kBool, kAny, kAny},
-      {"sub", [](const Tensor& a, const Tensor& b) { return a - b; }, [](double a, double b) { return a - b; }, wsub, kNum,
-       kAny, kAny},
+      {"sub", [](const Tensor& a, const Tensor& b) { return a - b; }, [](double a, double b) { return a - b; }, wsub,
+       kNum, kAny, kAny},
       {"mul", [](const Tensor& a, const Tensor& b) { return a * b; }, [](double a, double b) { return a * b; }, wmul,
        kNum + kBool, kSmall, kSmall},
       {"div", [](const Tensor& a, const Tensor& b) { return a / b; }, [](double a, double b) { return a / b; }, nullptr,
@@ -240,8 +268,8 @@ const std::vector<BinaryCase>& binary_cases() {
       {"idiv", [](const Tensor& a, const Tensor& b) { return a.idiv(b); }, nullptr, cdiv, kInts, kAny, kNonZero},
       {"mod", [](const Tensor& a, const Tensor& b) { return a % b; }, floor_mod_f, floor_mod, kNum, kAny, kNonZero,
        Out::Same, kMod},
-      {"pow", [](const Tensor& a, const Tensor& b) { return a.pow(b); }, [](double a, double b) { return std::pow(a, b); },
-       nullptr, kFloats, kPowBase, kPowExp, Out::Same, kTrans},
+      {"pow", [](const Tensor& a, const Tensor& b) { return a.pow(b); },
+       [](double a, double b) { return std::pow(a, b); }, nullptr, kFloats, kPowBase, kPowExp, Out::Same, kTrans},
       {"maximum", [](const Tensor& a, const Tensor& b) { return a.maximum(b); }, c_max,
        [](int64_t a, int64_t b) { return std::max(a, b); }, kNum + kBool, kAny, kAny},
       {"minimum", [](const Tensor& a, const Tensor& b) { return a.minimum(b); },
@@ -251,14 +279,18 @@ const std::vector<BinaryCase>& binary_cases() {
        [](int64_t a, int64_t b) { return int64_t(a < b); }, kNum + kBool, kSmall, kSmall, Out::Bool},
       {"gt", [](const Tensor& a, const Tensor& b) { return a > b; }, [](double a, double b) { return double(a > b); },
        [](int64_t a, int64_t b) { return int64_t(a > b); }, kNum + kBool, kSmall, kSmall, Out::Bool},
-      {"le", [](const Tensor& a, const Tensor& b) { return a <= b; }, [](double a, double b) { return double(!(a > b)); },
-       [](int64_t a, int64_t b) { return int64_t(a <= b); }, kNum + kBool, kSmall, kSmall, Out::Bool},
-      {"ge", [](const Tensor& a, const Tensor& b) { return a >= b; }, [](double a, double b) { return double(!(a < b)); },
-       [](int64_t a, int64_t b) { return int64_t(a >= b); }, kNum + kBool, kSmall, kSmall, Out::Bool},
-      {"ne", [](const Tensor& a, const Tensor& b) { return a.ne(b); }, [](double a, double b) { return double(a != b); },
-       [](int64_t a, int64_t b) { return int64_t(a != b); }, kNum + kBool, kSmall, kSmall, Out::Bool},
-      {"eq", [](const Tensor& a, const Tensor& b) { return a.eq(b); }, [](double a, double b) { return double(a == b); },
-       [](int64_t a, int64_t b) { return int64_t(a == b); }, kNum + kBool, kSmall, kSmall, Out::Bool},
+      {"le", [](const Tensor& a, const Tensor& b) { return a <= b; },
+       [](double a, double b) { return double(!(a > b)); }, [](int64_t a, int64_t b) { return int64_t(a <= b); },
+       kNum + kBool, kSmall, kSmall, Out::Bool},
+      {"ge", [](const Tensor& a, const Tensor& b) { return a >= b; },
+       [](double a, double b) { return double(!(a < b)); }, [](int64_t a, int64_t b) { return int64_t(a >= b); },
+       kNum + kBool, kSmall, kSmall, Out::Bool},
+      {"ne", [](const Tensor& a, const Tensor& b) { return a.ne(b); },
+       [](double a, double b) { return double(a != b); }, [](int64_t a, int64_t b) { return int64_t(a != b); },
+       kNum + kBool, kSmall, kSmall, Out::Bool},
+      {"eq", [](const Tensor& a, const Tensor& b) { return a.eq(b); },
+       [](double a, double b) { return double(a == b); }, [](int64_t a, int64_t b) { return int64_t(a == b); },
+       kNum + kBool, kSmall, kSmall, Out::Bool},
       {"bitwise_and", [](const Tensor& a, const Tensor& b) { return a & b; }, nullptr,
        [](int64_t a, int64_t b) { return a & b; }, kInts + kBool, kAny, kAny},
       {"bitwise_or", [](const Tensor& a, const Tensor& b) { return a | b; }, nullptr,
@@ -282,7 +314,8 @@ void check_binary(const BinaryCase& c, DType dt, const std::vector<T>& a, const 
   auto src_index = [&](const Shape& s, size_t i) {
     size_t idx = 0, rem = i, stride = 1;
     std::vector<size_t> coord(sout.size());
-    for (size_t d = sout.size(); d-- > 0;) coord[d] = rem % static_cast<size_t>(sout[d]), rem /= static_cast<size_t>(sout[d]);
+    for (size_t d = sout.size(); d-- > 0;)
+      coord[d] = rem % static_cast<size_t>(sout[d]), rem /= static_cast<size_t>(sout[d]);
     for (size_t d = s.size(); d-- > 0;) {
       size_t od = d + sout.size() - s.size();
       idx += (s[d] == 1 ? 0 : coord[od]) * stride;
@@ -345,15 +378,21 @@ INSTANTIATE_TEST_SUITE_P(Ops, BinaryOps, ::testing::ValuesIn(binary_cases()),
 // 1,000,003 elements for a few representative ops: the upcast/vectorized paths with a remainder
 TEST(BinaryOpsLarge, OddMillion) {
   const auto& cases = binary_cases();
-  auto find = [&](const char* n) { return *std::find_if(cases.begin(), cases.end(), [&](auto& c) { return std::string(c.name) == n; }); };
+  auto find = [&](const char* n) {
+    return *std::find_if(cases.begin(), cases.end(), [&](auto& c) { return std::string(c.name) == n; });
+  };
   visit_dtype(dtypes::float32, [&]<class T>(std::type_identity<T>) {
     for (const char* n : {"add", "div", "maximum", "lt"}) {
       SCOPED_TRACE(n);
       check_binary_random<T>(find(n), dtypes::float32, {1000003}, {1000003}, {1000003});
     }
   });
-  visit_dtype(dtypes::int32, [&]<class T>(std::type_identity<T>) { check_binary_random<T>(find("mod"), dtypes::int32, {1000003}, {1000003}, {1000003}); });
-  visit_dtype(dtypes::uint8, [&]<class T>(std::type_identity<T>) { check_binary_random<T>(find("mul"), dtypes::uint8, {1000003}, {1000003}, {1000003}); });
+  visit_dtype(dtypes::int32, [&]<class T>(std::type_identity<T>) {
+    check_binary_random<T>(find("mod"), dtypes::int32, {1000003}, {1000003}, {1000003});
+  });
+  visit_dtype(dtypes::uint8, [&]<class T>(std::type_identity<T>) {
+    check_binary_random<T>(find("mul"), dtypes::uint8, {1000003}, {1000003}, {1000003});
+  });
 }
 
 // *** elementwise unary ops ***
@@ -380,22 +419,22 @@ const std::vector<UnaryCase>& unary_cases() {
       {"neg_bool", [](const Tensor& x) { return -x; }, nullptr, [](int64_t x) { return int64_t(!x); }, kBool, kAny},
       {"reciprocal", [](const Tensor& x) { return x.reciprocal(); }, [](double x) { return 1 / x; }, nullptr,
        kFloats + kSomeInts, kNonZero, Out::Float},
-      {"sqrt", [](const Tensor& x) { return x.sqrt(); }, [](double x) { return std::sqrt(x); }, nullptr, kFloats + kSomeInts,
-       kPositive, Out::Float},
+      {"sqrt", [](const Tensor& x) { return x.sqrt(); }, [](double x) { return std::sqrt(x); }, nullptr,
+       kFloats + kSomeInts, kPositive, Out::Float},
       {"rsqrt", [](const Tensor& x) { return x.rsqrt(); }, [](double x) { return 1 / std::sqrt(x); }, nullptr, kFloats,
        kPositive, Out::Float},
-      {"exp", [](const Tensor& x) { return x.exp(); }, [](double x) { return std::exp(x); }, nullptr, kFloats + kSomeInts,
-       kExp, Out::Float, kTrans},
+      {"exp", [](const Tensor& x) { return x.exp(); }, [](double x) { return std::exp(x); }, nullptr,
+       kFloats + kSomeInts, kExp, Out::Float, kTrans},
       {"exp2", [](const Tensor& x) { return x.exp2(); }, [](double x) { return std::exp2(x); }, nullptr,
        kFloats + kSomeInts, kExp, Out::Float, kTrans},
-      {"log", [](const Tensor& x) { return x.log(); }, [](double x) { return std::log(x); }, nullptr, kFloats + kSomeInts,
-       kPositive, Out::Float, kTrans},
+      {"log", [](const Tensor& x) { return x.log(); }, [](double x) { return std::log(x); }, nullptr,
+       kFloats + kSomeInts, kPositive, Out::Float, kTrans},
       {"log2", [](const Tensor& x) { return x.log2(); }, [](double x) { return std::log2(x); }, nullptr,
        kFloats + kSomeInts, kPositive, Out::Float, kTrans},
-      {"sin", [](const Tensor& x) { return x.sin(); }, [](double x) { return std::sin(x); }, nullptr, kFloats + kSomeInts,
-       kTrig, Out::Float, kTrans},
-      {"cos", [](const Tensor& x) { return x.cos(); }, [](double x) { return std::cos(x); }, nullptr, kFloats + kSomeInts,
-       kTrig, Out::Float, kTrans},
+      {"sin", [](const Tensor& x) { return x.sin(); }, [](double x) { return std::sin(x); }, nullptr,
+       kFloats + kSomeInts, kTrig, Out::Float, kTrans},
+      {"cos", [](const Tensor& x) { return x.cos(); }, [](double x) { return std::cos(x); }, nullptr,
+       kFloats + kSomeInts, kTrig, Out::Float, kTrans},
       {"sigmoid", [](const Tensor& x) { return x.sigmoid(); }, [](double x) { return 1 / (1 + std::exp(-x)); }, nullptr,
        kFloats, kExp, Out::Float, kTrans},
       {"relu", [](const Tensor& x) { return x.relu(); }, [](double x) { return x > 0 ? x : 0; },
@@ -414,8 +453,8 @@ const std::vector<UnaryCase>& unary_cases() {
       // clip's bounds are doubles (python floats): an int tensor clips to float, so only floats here
       {"clip", [](const Tensor& x) { return x.clip(-2, 3); }, [](double x) { return std::min(std::max(x, -2.0), 3.0); },
        nullptr, kFloats, kAny},
-      {"contiguous", [](const Tensor& x) { return x.contiguous(); }, [](double x) { return x; }, [](int64_t x) { return x; },
-       kNum + kBool, kAny},
+      {"contiguous", [](const Tensor& x) { return x.contiguous(); }, [](double x) { return x; },
+       [](int64_t x) { return x; }, kNum + kBool, kAny},
   };
   return cases;
 }
@@ -430,7 +469,8 @@ void check_unary(const UnaryCase& c, DType dt, const std::vector<T>& a) {
     bool use_int = c.iref && !dtypes::is_float(dt) && c.out != Out::Float;
     for (size_t i = 0; i < a.size(); i++)
       want[i] = use_int ? to_out_i<O>(c.iref(as_i(a[i]))) : to_out_f<O>(c.fref(as_f(a[i])));
-    expect_all_close<O>(r.tolist<O>(), want, c.tol, [&](size_t i) { return cat(c.name, "(", show(a[i]), ") in ", dt); });
+    expect_all_close<O>(r.tolist<O>(), want, c.tol,
+                        [&](size_t i) { return cat(c.name, "(", show(a[i]), ") in ", dt); });
   });
 }
 
@@ -464,8 +504,14 @@ TEST(UnaryOpsLarge, OddMillion) {
 
 // *** NaN, inf and signed zeros propagate as the C expressions do ***
 
-const std::vector<double> kSpecials = {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
-                                       -std::numeric_limits<double>::infinity(), 0.0, -0.0, 1.0, -2.5, 1e-3};
+const std::vector<double> kSpecials = {std::numeric_limits<double>::quiet_NaN(),
+                                       std::numeric_limits<double>::infinity(),
+                                       -std::numeric_limits<double>::infinity(),
+                                       0.0,
+                                       -0.0,
+                                       1.0,
+                                       -2.5,
+                                       1e-3};
 
 TEST(SpecialValues, UnaryOpsPropagateNanAndInf) {
   for (const UnaryCase& c : unary_cases()) {
@@ -510,7 +556,9 @@ TEST(SpecialValues, ModAndPowAsTheReference) {
   constexpr double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
   auto check = [&]<class T>(std::type_identity<T>, DType dt) {
     SCOPED_TRACE(dt.repr());
-    auto t = [&](std::vector<double> v) { return Tensor(std::vector<T>(v.begin(), v.end()), {static_cast<int64_t>(v.size())}); };
+    auto t = [&](std::vector<double> v) {
+      return Tensor(std::vector<T>(v.begin(), v.end()), {static_cast<int64_t>(v.size())});
+    };
     Tensor x = t({nan, inf, -inf, 0.0, -0.0, 1.0, -2.5});
     expect_floats<T>(x % 1.5, {nan, inf, -inf, 0.0, -0.0, 1.0, 0.5});
     expect_floats<T>(t({1.0, -1.0, 5.0}) % t({inf, inf, -inf}), {nan, nan, nan});
@@ -533,7 +581,8 @@ TEST(DivisionByZero, IdivAndModByZeroAreDefined) {
       for (size_t i = 0; i < b.size(); i += 2) b[i] = 0;  // half the divisors are 0
       const auto& cases = binary_cases();
       for (const char* n : {"idiv", "mod"}) {
-        const BinaryCase& c = *std::find_if(cases.begin(), cases.end(), [&](auto& x) { return std::string(x.name) == n; });
+        const BinaryCase& c =
+            *std::find_if(cases.begin(), cases.end(), [&](auto& x) { return std::string(x.name) == n; });
         check_binary<T>(c, dt, a, b, {17}, {17}, {17});
       }
     });
@@ -568,7 +617,7 @@ TEST(ScalarOperands, KeepTheTensorsKind) {
   EXPECT_EQ((i * 3).tolist<int32_t>(), (std::vector<int32_t>{-21, -3, 0, 9, 24}));
   EXPECT_EQ(i.idiv(i.scalar_like(int64_t(2))).tolist<int32_t>(), (std::vector<int32_t>{-3, 0, 0, 1, 4}));
   EXPECT_EQ(i.idiv(i.scalar_like(int64_t(-3))).tolist<int32_t>(), (std::vector<int32_t>{2, 0, 0, -1, -2}));
-  EXPECT_EQ((i % 3).tolist<int32_t>(), (std::vector<int32_t>{2, 2, 0, 0, 2}));    // python: -7 % 3 == 2
+  EXPECT_EQ((i % 3).tolist<int32_t>(), (std::vector<int32_t>{2, 2, 0, 0, 2}));      // python: -7 % 3 == 2
   EXPECT_EQ((i % -3).tolist<int32_t>(), (std::vector<int32_t>{-1, -1, 0, 0, -1}));  // python: 8 % -3 == -1
   EXPECT_EQ((17 % i.maximum(i.scalar_like(int64_t(1)))).tolist<int32_t>(), (std::vector<int32_t>{0, 0, 0, 2, 1}));
   EXPECT_EQ((i / 2).dtype(), dtypes::float32);
@@ -599,7 +648,8 @@ TEST(Shifts, LshiftAndRshiftOnUnsigned) {
         Tensor t = tensor_of(a, {17}, dt);
         std::vector<T> l(17), r(17);
         for (size_t i = 0; i < 17; i++)
-          l[i] = static_cast<T>(static_cast<uint64_t>(a[i]) << bits), r[i] = static_cast<T>(static_cast<uint64_t>(a[i]) >> bits);
+          l[i] = static_cast<T>(static_cast<uint64_t>(a[i]) << bits),
+          r[i] = static_cast<T>(static_cast<uint64_t>(a[i]) >> bits);
         EXPECT_EQ(t.lshift(bits).template tolist<T>(), l);
         EXPECT_EQ(t.rshift(bits).template tolist<T>(), r);
       }
@@ -635,12 +685,14 @@ TEST(Casts, MatchCConversions) {
       visit_dtype(c.to, [&]<class O>(std::type_identity<O>) {
         std::vector<O> want(17);
         for (size_t i = 0; i < 17; i++) {
-          if constexpr (std::is_same_v<O, bool>) want[i] = a[i] != 0;
+          if constexpr (std::is_same_v<O, bool>)
+            want[i] = a[i] != 0;
           else if constexpr (std::is_floating_point_v<T> && !std::is_floating_point_v<O>)
             want[i] = static_cast<O>(static_cast<int64_t>(a[i]));  // truncates toward zero, then wraps (in range here)
           else if constexpr (!std::is_floating_point_v<T> && !std::is_floating_point_v<O>)
             want[i] = static_cast<O>(static_cast<uint64_t>(a[i]));  // wraps
-          else want[i] = static_cast<O>(a[i]);
+          else
+            want[i] = static_cast<O>(a[i]);
         }
         expect_all_close<O>(r.tolist<O>(), want, kExact, [&](size_t i) { return show(a[i]); });
       });
@@ -693,6 +745,391 @@ TEST(Creation, MatchesLoops) {
   EXPECT_EQ(x.zeros_like().dtype(), dtypes::int16);
   EXPECT_EQ(Tensor::empty({4, 0}).numel(), 0);
   EXPECT_EQ(Tensor::empty({2, 3}).shape(), (Shape{2, 3}));
+}
+
+// *** reductions: every axis, negative axes, keepdim, sizes 1, 17 and 1,000,003 ***
+
+struct ReduceCase {
+  const char* name;
+  Tensor (*op)(const Tensor&, const std::vector<int64_t>&, bool);
+  double (*fold)(double acc, double x);  // floats and ints alike: the values here stay exact in a double
+  double init;
+  bool mean = false;
+};
+std::ostream& operator<<(std::ostream& os, const ReduceCase& c) { return os << c.name; }
+
+const std::vector<ReduceCase>& reduce_cases() {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  static const std::vector<ReduceCase> cases = {
+      {"sum", [](const Tensor& t, const std::vector<int64_t>& a, bool k) { return t.sum(a, k); },
+       [](double acc, double x) { return acc + x; }, 0},
+      {"prod", [](const Tensor& t, const std::vector<int64_t>& a, bool k) { return t.prod(a, k); },
+       [](double acc, double x) { return acc * x; }, 1},
+      {"max", [](const Tensor& t, const std::vector<int64_t>& a, bool k) { return t.max(a, k); },
+       [](double acc, double x) { return std::max(acc, x); }, -inf},
+      {"min", [](const Tensor& t, const std::vector<int64_t>& a, bool k) { return t.min(a, k); },
+       [](double acc, double x) { return std::min(acc, x); }, inf},
+      {"mean", [](const Tensor& t, const std::vector<int64_t>& a, bool k) { return t.mean(a, k); },
+       [](double acc, double x) { return acc + x; }, 0, true},
+  };
+  return cases;
+}
+
+// the result dtype: sum accumulates ints in (u)int32 or wider (sum_acc_dtype), mean of ints is float32
+DType reduce_dtype(const ReduceCase& c, DType in) {
+  if (c.mean) return dtypes::is_float(in) ? in : dtypes::float32;
+  return std::string(c.name) == "sum" ? sum_acc_dtype(in) : in;
+}
+
+// loops over every input element, folding it into the output element it reduces to
+std::vector<double> reduce_loop(const ReduceCase& c, const std::vector<double>& x, const Shape& s,
+                                std::vector<int64_t> axes) {
+  if (axes.empty())
+    for (size_t d = 0; d < s.size(); d++) axes.push_back(static_cast<int64_t>(d));
+  for (auto& a : axes) a = a < 0 ? a + static_cast<int64_t>(s.size()) : a;
+  auto reduced = [&](size_t d) { return std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end(); };
+  size_t nout = 1;
+  double count = 1;
+  for (size_t d = 0; d < s.size(); d++) {
+    if (reduced(d))
+      count *= static_cast<double>(s[d]);
+    else
+      nout *= static_cast<size_t>(s[d]);
+  }
+  std::vector<double> out(nout, c.init);
+  for (size_t i = 0; i < x.size(); i++) {
+    size_t rem = i, o = 0, ostride = 1;
+    for (size_t d = s.size(); d-- > 0;) {
+      size_t coord = rem % static_cast<size_t>(s[d]);
+      rem /= static_cast<size_t>(s[d]);
+      if (!reduced(d)) o += coord * ostride, ostride *= static_cast<size_t>(s[d]);
+    }
+    out[o] = c.fold(out[o], x[i]);
+  }
+  if (c.mean)
+    for (double& v : out) v /= count;
+  return out;
+}
+
+template <class T>
+void check_reduce(const ReduceCase& c, DType dt, const Shape& s, const std::vector<int64_t>& axes, const Domain& dom) {
+  std::vector<T> x = random_values<T>(static_cast<size_t>(prod(s)), dom, seed_of(cat(c.name, dt.repr(), shape_str(s))));
+  std::vector<double> xd(x.begin(), x.end());
+  std::vector<double> want = reduce_loop(c, xd, s, axes);
+  Tensor t = tensor_of(x, s, dt);
+  for (bool keepdim : {false, true}) {
+    SCOPED_TRACE(cat(c.name, " ", dt.repr(), " ", shape_str(s), " axes ", py_tuple(axes), keepdim ? " keepdim" : ""));
+    Tensor r = c.op(t, axes, keepdim);
+    DType odt = reduce_dtype(c, dt);
+    ASSERT_EQ(r.dtype(), odt);
+    Shape ws;
+    for (size_t d = 0; d < s.size(); d++) {
+      bool red = axes.empty();
+      for (int64_t a : axes) red |= (a < 0 ? a + static_cast<int64_t>(s.size()) : a) == static_cast<int64_t>(d);
+      if (!red)
+        ws.push_back(s[d]);
+      else if (keepdim)
+        ws.push_back(1);
+    }
+    ASSERT_EQ(r.shape(), ws);
+    visit_dtype(odt, [&]<class O>(std::type_identity<O>) {
+      std::vector<O> w(want.size());
+      for (size_t i = 0; i < w.size(); i++) w[i] = static_cast<O>(want[i]);
+      expect_all_close<O>(r.tolist<O>(), w, Tol{1e-5, 1e-12}, [&](size_t i) { return cat("output ", i); });
+    });
+  }
+}
+
+class ReduceOps : public ::testing::TestWithParam<ReduceCase> {};
+
+// small integer values (exact in every accumulator); prod on values in [0.5, 1.5] or [-2, 2]
+TEST_P(ReduceOps, EveryAxisMatchesLoop) {
+  const ReduceCase& c = GetParam();
+  Domain dom = std::string(c.name) == "prod" ? kUnit : Domain{-10, 10, -100, 100};
+  const std::vector<std::pair<Shape, std::vector<std::vector<int64_t>>>> shapes = {
+      {{1}, {{0}}},
+      {{17}, {{0}, {-1}, {}}},
+      {{3, 17}, {{0}, {1}, {-1}, {-2}, {0, 1}}},
+      {{2, 17, 3}, {{0}, {1}, {2}, {0, 2}, {-3, -2}}},
+  };
+  for (DType dt : {dtypes::float32, dtypes::int32})
+    for (auto& [s, axess] : shapes)
+      for (auto& axes : axess)
+        visit_dtype(dt, [&]<class T>(std::type_identity<T>) { check_reduce<T>(c, dt, s, axes, dom); });
+  // the accumulator dtypes: int8 sums in int32, uint8 in uint32, float64 stays float64
+  for (DType dt : {dtypes::int8, dtypes::uint8, dtypes::float64})
+    visit_dtype(dt, [&]<class T>(std::type_identity<T>) { check_reduce<T>(c, dt, {3, 17}, {1}, dom); });
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, ReduceOps, ::testing::ValuesIn(reduce_cases()),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// integer-valued floats keep a 1,000,003-element float32 sum exact whatever the order of accumulation
+TEST(ReduceOpsLarge, OddMillion) {
+  const auto& cases = reduce_cases();
+  Domain small_ints{-8, 8, -8, 8};
+  for (const char* n : {"sum", "max", "mean"}) {
+    const ReduceCase& c = *std::find_if(cases.begin(), cases.end(), [&](auto& r) { return std::string(r.name) == n; });
+    std::vector<float> x = random_values<float>(1000003, small_ints, seed_of(cat(n, "large_reduce")));
+    for (float& v : x) v = std::round(v);
+    std::vector<double> want = reduce_loop(c, std::vector<double>(x.begin(), x.end()), {1000003}, {});
+    SCOPED_TRACE(n);
+    expect_all_close<float>(c.op(Tensor(x, {1000003}), {}, false).tolist<float>(), {static_cast<float>(want[0])},
+                            Tol{1e-6, 0}, [](size_t) { return std::string("all"); });
+  }
+  check_reduce<int32_t>(cases[0], dtypes::int32, {1000003}, {0}, small_ints);
+}
+
+TEST(ReduceOps, ZeroSizeGivesTheIdentity) {
+  Tensor z = Tensor::zeros({3, 0});
+  EXPECT_EQ(z.sum(1).tolist<float>(), (std::vector<float>{0, 0, 0}));
+  EXPECT_EQ(z.prod({1}).tolist<float>(), (std::vector<float>{1, 1, 1}));
+  EXPECT_EQ(z.max(1).tolist<float>(), std::vector<float>(3, -std::numeric_limits<float>::infinity()));
+  EXPECT_EQ(z.sum(0).shape(), (Shape{0}));
+  EXPECT_EQ(z.sum(0).tolist<float>(), std::vector<float>{});
+}
+
+// *** matmul / dot against the triple loop ***
+
+TEST(Matmul, MatchesTripleLoop) {
+  struct Case {
+    Shape a, b, out;
+  };
+  const std::vector<Case> cases = {{{3, 17}, {17, 5}, {3, 5}},
+                                   {{17}, {17}, {}},
+                                   {{17}, {17, 3}, {3}},
+                                   {{1, 1}, {1, 1}, {1, 1}},
+                                   {{2, 3, 4}, {4, 5}, {2, 3, 5}}};
+  for (DType dt : {dtypes::float32, dtypes::int32}) {
+    visit_dtype(dt, [&]<class T>(std::type_identity<T>) {
+      for (const Case& c : cases) {
+        SCOPED_TRACE(cat(dt.repr(), " ", shape_str(c.a), " @ ", shape_str(c.b)));
+        auto a = random_values<T>(static_cast<size_t>(prod(c.a)), Domain{-4, 4, -50, 50},
+                                  seed_of(cat("mma", shape_str(c.a))));
+        auto b = random_values<T>(static_cast<size_t>(prod(c.b)), Domain{-4, 4, -50, 50},
+                                  seed_of(cat("mmb", shape_str(c.b))));
+        Tensor r = tensor_of(a, c.a, dt).matmul(tensor_of(b, c.b, dt));
+        ASSERT_EQ(r.shape(), c.out);
+        ASSERT_EQ(r.dtype(), dt);
+        // (..., n, k) @ (k, m), with a 1-D left operand as (1, k) and a 1-D right one as (k, 1)
+        int64_t k = c.a.back(), m = c.b.size() == 1 ? 1 : c.b.back(), n = prod(c.a) / k;
+        std::vector<double> want(static_cast<size_t>(n * m), 0);
+        for (int64_t i = 0; i < n; i++)
+          for (int64_t j = 0; j < m; j++)
+            for (int64_t l = 0; l < k; l++)
+              want[static_cast<size_t>(i * m + j)] +=
+                  as_f(a[static_cast<size_t>(i * k + l)]) * as_f(b[static_cast<size_t>(l * m + j)]);
+        std::vector<T> w(want.begin(), want.end());
+        expect_all_close<T>(r.template tolist<T>(), w, Tol{1e-5, 1e-12}, [&](size_t i) { return cat("output ", i); });
+      }
+    });
+  }
+}
+
+// *** random chains of 1-6 movement ops against a naive dense reference ***
+
+// a row-major array; every op makes a new one by computing each output element's source (or -1 for padding)
+struct Dense {
+  Shape shape;
+  std::vector<int32_t> data;
+  std::vector<int64_t> strides() const {
+    std::vector<int64_t> st(shape.size(), 1);
+    for (size_t d = shape.size(); d-- > 1;) st[d - 1] = st[d] * shape[d];
+    return st;
+  }
+  template <class F>  // F(output coords) -> input flat index or -1
+  Dense gather(const Shape& out, F src) const {
+    Dense r{out, std::vector<int32_t>(static_cast<size_t>(prod(out)))};
+    std::vector<int64_t> coord(out.size());
+    for (size_t i = 0; i < r.data.size(); i++) {
+      size_t rem = i;
+      for (size_t d = out.size(); d-- > 0;)
+        coord[d] = static_cast<int64_t>(rem % static_cast<size_t>(out[d])), rem /= static_cast<size_t>(out[d]);
+      int64_t j = src(coord);
+      r.data[i] = j < 0 ? 0 : data[static_cast<size_t>(j)];
+    }
+    return r;
+  }
+  int64_t flat(const std::vector<int64_t>& coord) const {
+    auto st = strides();
+    int64_t j = 0;
+    for (size_t d = 0; d < coord.size(); d++) j += coord[d] * st[d];
+    return j;
+  }
+};
+
+struct Chain {
+  Tensor t;
+  Dense ref;
+  std::string steps;
+};
+
+// applies one random movement op to both the tensor and the reference
+void random_movement(Chain& c, std::mt19937_64& rng) {
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  const Shape s = c.ref.shape;
+  size_t nd = s.size();
+  switch (pick(0, 9)) {
+    case 0: {  // reshape: the elements' prime factors regrouped into 1-4 dims
+      std::vector<int64_t> f;
+      int64_t n = prod(s);
+      for (int64_t p = 2; n > 1; p++)
+        while (n % p == 0) f.push_back(p), n /= p;
+      std::shuffle(f.begin(), f.end(), rng);
+      Shape ns(static_cast<size_t>(pick(1, 4)), 1);
+      for (int64_t x : f) ns[static_cast<size_t>(pick(0, static_cast<int64_t>(ns.size()) - 1))] *= x;
+      c.t = c.t.reshape(ns), c.ref.shape = ns, c.steps += cat(".reshape(", shape_str(ns), ")");
+      return;
+    }
+    case 1: {  // expand: size-1 dims grow, maybe a new leading dim
+      Shape ns = s;
+      for (auto& x : ns)
+        if (x == 1) x = pick(1, 3);
+      if (pick(0, 1) && nd < 4) ns.insert(ns.begin(), pick(1, 3));
+      size_t off = ns.size() - nd;
+      c.ref = c.ref.gather(ns, [&](const std::vector<int64_t>& o) {
+        std::vector<int64_t> in(nd);
+        for (size_t d = 0; d < nd; d++) in[d] = s[d] == 1 ? 0 : o[d + off];
+        return c.ref.flat(in);
+      });
+      c.t = c.t.expand(ns), c.steps += cat(".expand(", shape_str(ns), ")");
+      return;
+    }
+    case 2:
+    case 3: {  // permute
+      std::vector<int64_t> order(nd);
+      std::iota(order.begin(), order.end(), 0);
+      std::shuffle(order.begin(), order.end(), rng);
+      Shape ns(nd);
+      for (size_t d = 0; d < nd; d++) ns[d] = s[static_cast<size_t>(order[d])];
+      c.ref = c.ref.gather(ns, [&](const std::vector<int64_t>& o) {
+        std::vector<int64_t> in(nd);
+        for (size_t d = 0; d < nd; d++) in[static_cast<size_t>(order[d])] = o[d];
+        return c.ref.flat(in);
+      });
+      c.t = c.t.permute(order), c.steps += cat(".permute(", py_tuple(order), ")");
+      return;
+    }
+    case 4: {  // flip some axes (negative axes too)
+      std::vector<int64_t> axes;
+      for (size_t d = 0; d < nd; d++)
+        if (pick(0, 1))
+          axes.push_back(pick(0, 1) ? static_cast<int64_t>(d) : static_cast<int64_t>(d) - static_cast<int64_t>(nd));
+      c.ref = c.ref.gather(s, [&](const std::vector<int64_t>& o) {
+        std::vector<int64_t> in = o;
+        for (int64_t a : axes) {
+          size_t d = static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(nd) : a);
+          in[d] = s[d] - 1 - o[d];
+        }
+        return c.ref.flat(in);
+      });
+      c.t = c.t.flip(axes), c.steps += cat(".flip(", py_tuple(axes), ")");
+      return;
+    }
+    case 5:
+    case 6: {  // pad with zeros, 0-2 each side
+      if (prod(s) > 2000) return;
+      Mask p;
+      Shape ns;
+      for (size_t d = 0; d < nd; d++)
+        p.push_back({pick(0, 2), pick(0, 2)}), ns.push_back(s[d] + p.back().first + p.back().second);
+      c.ref = c.ref.gather(ns, [&](const std::vector<int64_t>& o) -> int64_t {
+        std::vector<int64_t> in(nd);
+        for (size_t d = 0; d < nd; d++) {
+          in[d] = o[d] - p[d].first;
+          if (in[d] < 0 || in[d] >= s[d]) return -1;
+        }
+        return c.ref.flat(in);
+      });
+      c.t = c.t.pad(p), c.steps += ".pad(...)";
+      return;
+    }
+    case 7:
+    case 8: {  // shrink to a non-empty window
+      Mask w;
+      Shape ns;
+      for (size_t d = 0; d < nd; d++) {
+        int64_t b = pick(0, s[d] - 1), e = pick(b + 1, s[d]);
+        w.push_back({b, e}), ns.push_back(e - b);
+      }
+      c.ref = c.ref.gather(ns, [&](const std::vector<int64_t>& o) {
+        std::vector<int64_t> in(nd);
+        for (size_t d = 0; d < nd; d++) in[d] = o[d] + w[d].first;
+        return c.ref.flat(in);
+      });
+      c.t = c.t.shrink(w), c.steps += ".shrink(...)";
+      return;
+    }
+    default: {  // transpose of the last two dims, or unsqueeze/squeeze/flatten: reshapes and permutes by another name
+      if (nd >= 2) {
+        c.t = c.t.transpose(-1, -2), c.steps += ".transpose(-1, -2)";
+        Shape ns = s;
+        std::swap(ns[nd - 1], ns[nd - 2]);
+        c.ref = c.ref.gather(ns, [&](const std::vector<int64_t>& o) {
+          std::vector<int64_t> in = o;
+          std::swap(in[nd - 1], in[nd - 2]);
+          return c.ref.flat(in);
+        });
+      } else {
+        c.t = c.t.unsqueeze(0).flatten(), c.steps += ".unsqueeze(0).flatten()";
+      }
+      return;
+    }
+  }
+}
+
+TEST(MovementChains, MatchNaiveReference) {
+  std::mt19937_64 rng(seed_of("movement"));
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  for (int chain = 0; chain < 40; chain++) {
+    Shape s(static_cast<size_t>(pick(1, 4)));
+    for (auto& x : s) x = pick(1, 5);
+    std::vector<int32_t> data(static_cast<size_t>(prod(s)));
+    std::iota(data.begin(), data.end(), 1);  // distinct and non-zero: padding's 0 shows
+    Chain c{Tensor(data, s), Dense{s, data}, shape_str(s)};
+    int64_t n = pick(1, 6);
+    for (int64_t i = 0; i < n; i++) random_movement(c, rng);
+    SCOPED_TRACE(c.steps);
+    ASSERT_EQ(c.t.shape(), c.ref.shape);
+    EXPECT_EQ(c.t.tolist<int32_t>(), c.ref.data);
+  }
+}
+
+// *** fusion is a contract: kernel counts ***
+
+size_t kernels_to_realize(Tensor t) {
+  size_t before = GlobalCounters::kernel_count;
+  t.realize();
+  return GlobalCounters::kernel_count - before;
+}
+
+TEST(KernelCount, ElementwiseChainOfSixOpsIsOneKernel) {
+  Tensor a = Tensor(random_values<float>(17, kPositive, 1), {17}).realize();
+  Tensor b = Tensor(random_values<float>(17, kPositive, 2), {17}).realize();  // inputs copied in beforehand
+  Tensor r = ((a + b) * a - b).sqrt().exp2().relu();
+  EXPECT_EQ(kernels_to_realize(r), 1u);
+  std::vector<float> av = a.tolist<float>(), bv = b.tolist<float>(), want(17);
+  for (size_t i = 0; i < 17; i++) want[i] = std::max(0.0f, std::exp2(std::sqrt((av[i] + bv[i]) * av[i] - bv[i])));
+  expect_all_close<float>(r.tolist<float>(), want, kTrans, [](size_t i) { return cat(i); });
+}
+
+TEST(KernelCount, ReduceWithElementwiseInputAndEpilogueIsOneKernel) {
+  Tensor a = Tensor(random_values<float>(51, kAny, 3), {3, 17}).realize();
+  Tensor b = Tensor(random_values<float>(51, kAny, 4), {3, 17}).realize();
+  Tensor r = ((a * b + 1).sum(1) * 2).exp2();
+  EXPECT_EQ(kernels_to_realize(r), 1u);
+  std::vector<float> av = a.tolist<float>(), bv = b.tolist<float>(), want(3);
+  for (size_t i = 0; i < 3; i++) {
+    double acc = 0;
+    for (size_t j = 0; j < 17; j++) acc += double(av[i * 17 + j]) * bv[i * 17 + j] + 1;
+    want[i] = static_cast<float>(std::exp2(acc * 2));
+  }
+  expect_all_close<float>(r.tolist<float>(), want, Tol{1e-4, 0, 0, 0}, [](size_t i) { return cat(i); });
+}
+
+TEST(KernelCount, InputsFromHostAreOneCopyEach) {
+  Tensor a(random_values<float>(17, kAny, 5), {17}), b(random_values<float>(17, kAny, 6), {17});
+  EXPECT_EQ(kernels_to_realize((a + b) * 2), 3u);  // two copies in, one kernel
 }
 
 }  // namespace
