@@ -14,6 +14,8 @@
 // measures the same for numpy and for tinygrad (Python), and prints the three side by side with the ratios.
 //
 //   ./bench_baseline [--json out.json]
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -23,7 +25,6 @@
 #include <functional>
 #include <iostream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "tg/helpers/helpers.h"
@@ -37,9 +38,7 @@ namespace {
 constexpr int64_t kN = 16 * 1024 * 1024;
 constexpr int64_t kM = 1024;
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 // best of `repeats` runs of fn, in seconds (one untimed warm-up run first when warmup)
 double best_of(int repeats, const std::function<void()>& fn, bool warmup = true) {
   if (warmup) fn();
@@ -91,7 +90,8 @@ int main(int argc, char** argv) {
     std::vector<int> r = (t + 3 + 4).tolist<int>();
     TG_ASSERT(r[0] == 8, "t+3+4 is wrong");
   };
-  double cold = best_of(5, [&] { t347(cold_n++); }, /*warmup=*/false);
+  double cold = best_of(
+      5, [&] { t347(cold_n++); }, /*warmup=*/false);
   double warm = best_of(20, [&] { t347(4); });
   results.push_back({"t347_cold", "ms", cold * 1e3});
   results.push_back({"t347_warm", "ms", warm * 1e3});

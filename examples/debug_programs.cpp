@@ -36,8 +36,10 @@ static void mm_relu_sum() {
 
 int main(int argc, char** argv) {
   std::string_view which = argc > 1 ? argv[1] : "";
-  if (which == "t347") t347();
-  else if (which == "mm_relu_sum") mm_relu_sum();
+  if (which == "t347")
+    t347();
+  else if (which == "mm_relu_sum")
+    mm_relu_sum();
   else {
     std::cerr << "usage: debug_programs t347|mm_relu_sum\n";
     return EXIT_FAILURE;

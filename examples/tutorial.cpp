@@ -271,20 +271,68 @@ int main(int argc, char** argv) {
     std::function<void()> run;
   };
   const std::vector<Section> sections = {
-      {"s01", [&] { mark("01 The Tensor"); s01_tensor(s); }},
-      {"s02", [&] { mark("02 The Devices (a)"); s02_devices(s); }},
-      {"s03", [&] { mark("03 Lazy Evaluation"); s03_lazy(s); }},
-      {"s04", [&] { mark("04 The UOP"); s04_uop(s); }},
-      {"s05", [&] { mark("05 Realization"); s05_realize(s); }},
-      {"s06", [&] { mark("06 Operations build computation graphs (a)"); s06_graph(s); }},
-      {"s07", [&] { mark("07 Smart Deduplication (a)"); s07_dedup(s); }},
-      {"s08", [&] { mark("08 Automatic Differentiation (a)"); s08_autodiff(s); }},
-      {"s09", [&] { mark("09 Chain Rule (a)"); s09_chain(s); }},
-      {"s10", [&] { mark("10 Graph Optimization (a) t+3+4"); s10_kernelize(s); }},
+      {"s01",
+       [&] {
+         mark("01 The Tensor");
+         s01_tensor(s);
+       }},
+      {"s02",
+       [&] {
+         mark("02 The Devices (a)");
+         s02_devices(s);
+       }},
+      {"s03",
+       [&] {
+         mark("03 Lazy Evaluation");
+         s03_lazy(s);
+       }},
+      {"s04",
+       [&] {
+         mark("04 The UOP");
+         s04_uop(s);
+       }},
+      {"s05",
+       [&] {
+         mark("05 Realization");
+         s05_realize(s);
+       }},
+      {"s06",
+       [&] {
+         mark("06 Operations build computation graphs (a)");
+         s06_graph(s);
+       }},
+      {"s07",
+       [&] {
+         mark("07 Smart Deduplication (a)");
+         s07_dedup(s);
+       }},
+      {"s08",
+       [&] {
+         mark("08 Automatic Differentiation (a)");
+         s08_autodiff(s);
+       }},
+      {"s09",
+       [&] {
+         mark("09 Chain Rule (a)");
+         s09_chain(s);
+       }},
+      {"s10",
+       [&] {
+         mark("10 Graph Optimization (a) t+3+4");
+         s10_kernelize(s);
+       }},
       {"s11", [&] { s11_generated_code(s); }},  // no marker: the golden script has no section here
       {"s11b", [&] { s11b_generated_code_n2(s); }},
-      {"s12", [&] { mark("11 Low-Level UOP Construction"); s12_lowlevel_uop(s); }},
-      {"s13", [&] { mark("12 Pattern Matching (a)"); s13_pattern(s); }},
+      {"s12",
+       [&] {
+         mark("11 Low-Level UOP Construction");
+         s12_lowlevel_uop(s);
+       }},
+      {"s13",
+       [&] {
+         mark("12 Pattern Matching (a)");
+         s13_pattern(s);
+       }},
   };
   for (const Section& sec : sections) {
     if (only.empty() ? sec.id == "s11b" : sec.id != only) continue;

@@ -26,11 +26,13 @@ TEST_P(DebugTranscript, MatchesGolden) {
   EXPECT_EQ(got, want) << "--- got:\n" << golden::vis(got) << "--- expected:\n" << golden::vis(want);
 }
 
-#define TG_DEBUG_RUNS(P)                                                                                    \
+#define TG_DEBUG_RUNS(P)                                                                                        \
   DebugRun{P, "", "out"}, DebugRun{P, "DEBUG=1", "DEBUG1.norm.out"}, DebugRun{P, "DEBUG=2", "DEBUG2.norm.out"}, \
-      DebugRun{P, "DEBUG=3", "DEBUG3.norm.out"}, DebugRun{P, "DEBUG=4", "DEBUG4.norm.out"},                   \
-      DebugRun{P, "DEBUG=5", "DEBUG5.norm.out"}, DebugRun{P, "DEBUG=6", "DEBUG6.norm.out"},                   \
-      DebugRun{P, "NOOPT=1 DEBUG=2", "NOOPT1_DEBUG2.norm.out"}, DebugRun{P, "NOOPT=1 DEBUG=4", "NOOPT1_DEBUG4.norm.out"}
+      DebugRun{P, "DEBUG=3", "DEBUG3.norm.out"}, DebugRun{P, "DEBUG=4", "DEBUG4.norm.out"},                     \
+      DebugRun{P, "DEBUG=5", "DEBUG5.norm.out"}, DebugRun{P, "DEBUG=6", "DEBUG6.norm.out"},                     \
+      DebugRun{P, "NOOPT=1 DEBUG=2", "NOOPT1_DEBUG2.norm.out"}, DebugRun {                                      \
+    P, "NOOPT=1 DEBUG=4", "NOOPT1_DEBUG4.norm.out"                                                              \
+  }
 INSTANTIATE_TEST_SUITE_P(Debug, DebugTranscript, ::testing::Values(TG_DEBUG_RUNS("t347"), TG_DEBUG_RUNS("mm_relu_sum")),
                          [](const auto& info) {
                            std::string n = std::string(info.param.program) + "_" + info.param.suffix;

@@ -2,6 +2,7 @@
 // Helpers for the transcript tests (tests/tutorial, tests/debug): run a program in a fresh process with a clean
 // tinygrad environment, and mask what varies between runs exactly as reference/golden/tools/normalize.py does.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
@@ -9,7 +10,6 @@
 #include <regex>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
 #include <vector>
 
 namespace tg::golden {
@@ -26,9 +26,10 @@ inline std::string read_file(const std::string& path) {
 // ("DEBUG=4 NOOPT=1"); stderr joins stdout when merge_stderr (in the order written: the program flushes)
 inline std::string run(const std::string& program, const std::string& args, const std::string& env,
                        bool merge_stderr = false, int* rc = nullptr) {
-  std::string cmd = "env -u DEBUG -u NOOPT -u BEAM -u TRACEMETA -u DEVECTORIZE -u CPU -u LLVM -u GPU -u CUDA -u "
-                    "METAL -u AMD -u NV -u PYTHON CPU=1 " +
-                    env + " '" + program + "' " + args + (merge_stderr ? " 2>&1" : "");
+  std::string cmd =
+      "env -u DEBUG -u NOOPT -u BEAM -u TRACEMETA -u DEVECTORIZE -u CPU -u LLVM -u GPU -u CUDA -u "
+      "METAL -u AMD -u NV -u PYTHON CPU=1 " +
+      env + " '" + program + "' " + args + (merge_stderr ? " 2>&1" : "");
   FILE* p = popen(cmd.c_str(), "r");
   EXPECT_NE(p, nullptr) << cmd;
   if (p == nullptr) return "";
@@ -38,8 +39,10 @@ inline std::string run(const std::string& program, const std::string& args, cons
   while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
   int status = pclose(p);
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (rc != nullptr) *rc = code;
-  else EXPECT_EQ(code, 0) << cmd << "\n" << out;
+  if (rc != nullptr)
+    *rc = code;
+  else
+    EXPECT_EQ(code, 0) << cmd << "\n" << out;
   return out;
 }
 
@@ -47,8 +50,9 @@ inline std::string run(const std::string& program, const std::string& args, cons
 // [ 0-9.] that holds a digit becomes as many '#' (the widths are kept, the digits vary)
 inline std::string normalize(const std::string& s) {
   static const std::regex pid(R"(pid:\d+)");
-  static const std::regex tm("tm (?:\x1b\\[\\d+m)?[ \\d.]+(?:us|ms|s )(?:\x1b\\[0m)?/[ \\d.]+ms \\([ \\d.]+GFLOPS[ \\d.]+"
-                             "\\|[ \\d.]+GB/s\\)");
+  static const std::regex tm(
+      "tm (?:\x1b\\[\\d+m)?[ \\d.]+(?:us|ms|s )(?:\x1b\\[0m)?/[ \\d.]+ms \\([ \\d.]+GFLOPS[ \\d.]+"
+      "\\|[ \\d.]+GB/s\\)");
   static const std::regex run(R"([ \d.]*\d[ \d.]*)");
   std::string out = std::regex_replace(s, pid, "pid:<PID>");
   std::string res;

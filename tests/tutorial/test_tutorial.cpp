@@ -7,6 +7,7 @@
 //   then "autograd: see issue 4" where the reference prints grad.item() (7.0 and 0.800000011920929).
 // - In one process the skipped gradients realize two buffers fewer, so section 10's UNIQUE numbers are two lower
 //   than tutorial_full's (14/15/16 for 16/17/18).
+#include <cctype>
 #include <string>
 
 #include "golden_run.h"
@@ -30,9 +31,7 @@ struct Section {
 };
 class TutorialSection : public ::testing::TestWithParam<Section> {};
 
-TEST_P(TutorialSection, MatchesGolden) {
-  EXPECT_EQ(tutorial(GetParam().arg), expected(GetParam().golden));
-}
+TEST_P(TutorialSection, MatchesGolden) { EXPECT_EQ(tutorial(GetParam().arg), expected(GetParam().golden)); }
 INSTANTIATE_TEST_SUITE_P(Tutorial, TutorialSection,
                          ::testing::Values(Section{"s01", "s01_tensor.out"}, Section{"s02", "s02_devices.out"},
                                            Section{"s03", "s03_lazy.out"}, Section{"s04", "s04_uop.out"},
@@ -74,7 +73,7 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) {
       std::string n = std::string(info.param.arg) + "_" + info.param.env;
       for (char& c : n)
-        if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
       return n;
     });
 
