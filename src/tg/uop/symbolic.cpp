@@ -312,9 +312,22 @@ UOp canonicalize_simplex(const UOp& X) {
 
 UOp fold_alu(M m) {
   UOp a = m["a"];
-  std::vector<ConstValue> args;
-  for (const UOp& s : a.src()) args.push_back(s.const_arg());
-  return a.const_like(exec_alu(a.op(), a.dtype(), args, false));
+  bool vec = false;
+  for (const UOp& s : a.src()) vec |= s.op() == Ops::VCONST;
+  if (!vec) {
+    std::vector<ConstValue> args;
+    for (const UOp& s : a.src()) args.push_back(s.const_arg());
+    return a.const_like(exec_alu(a.op(), a.dtype(), args, false));
+  }
+  // a VCONST operand: fold lane by lane (a CONST operand is the same in every lane)
+  const int n = a.dtype().count();
+  Tuple out;
+  for (int i = 0; i < n; i++) {
+    std::vector<ConstValue> args;
+    for (const UOp& s : a.src()) args.push_back(s.op() == Ops::VCONST ? s.arg<Tuple>().at(static_cast<size_t>(i)) : s.const_arg());
+    out.push_back(exec_alu(a.op(), a.dtype().scalar(), args, false));
+  }
+  return UOp::vconst(a.dtype(), out);
 }
 
 // x*0 -> 0, except a const nan or inf times 0, which renders nan
@@ -393,9 +406,9 @@ const PatternMatcher<UOp>& symbolic_simple() {
        [](M m) { return bool_const(m[x], false); }},  // x!=x -> False (ints)
       {x * 0, mul_zero},                              // x*0 -> 0
       // *** constant folding ***
-      {op(GroupOp::Unary, {cvar("", {}, false)}).named("a"), fold_alu},
-      {op(GroupOp::Binary - Ops::THREEFRY, {cvar("", {}, false), cvar("", {}, false)}).named("a"), fold_alu},
-      {op(GroupOp::Ternary, {cvar("", {}, false), cvar("", {}, false), cvar("", {}, false)}).named("a"), fold_alu},
+      {op(GroupOp::Unary, {cvar()}).named("a"), fold_alu},
+      {op(GroupOp::Binary - Ops::THREEFRY, {cvar(), cvar()}).named("a"), fold_alu},
+      {op(GroupOp::Ternary, {cvar(), cvar(), cvar()}).named("a"), fold_alu},
       // bool MUL is AND, ADD/MAX is OR: keeps the int rules below off bools
       {x.dtype(dtypes::bool_) * y.dtype(dtypes::bool_), [](M m) { return m[x] & m[y]; }},  // x*y -> x&y (bool)
       {x.dtype(dtypes::bool_) + y.dtype(dtypes::bool_), [](M m) { return m[x] | m[y]; }},  // x+y -> x|y (bool)

@@ -286,7 +286,13 @@ UOp unified_rewrite(const UOp& root, RewriteFn rewrite, RewriteFn fixed_point, v
   };
   std::vector<Item> stack;
   stack.push_back({root, 0, root});
+  // a rule set that keeps rewriting into new nodes never converges: fail loudly instead of hanging
+  static const int64_t limit = getenv("TG_REWRITE_LIMIT", 50'000'000);
+  int64_t steps = 0;
   while (!stack.empty()) {
+    if (++steps > limit)
+      throw InternalError(cat("graph_rewrite did not converge after ", limit, " steps; the last rule that matched is at ",
+                              last_rule_location.file ? last_rule_location.file : "?", ":", last_rule_location.line));
     Item it = std::move(stack.back());
     stack.pop_back();
     if (replace.count(it.n.get())) continue;  // done already

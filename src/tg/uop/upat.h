@@ -212,6 +212,13 @@ struct Rule {
       : pat(std::move(p)), obj(std::move(o)), file(file_), line(line_) {}
 };
 
+// the source location of the last rule that rewrote something on this thread (for a rewrite that never converges)
+struct RuleLocation {
+  const char* file = nullptr;
+  int line = 0;
+};
+inline thread_local RuleLocation last_rule_location;
+
 // the index of a PatternMatcher: rules by root op, as tinygrad's pdict
 struct RuleIndex {
   std::array<std::vector<uint32_t>, NUM_OPS> by_op;
@@ -240,7 +247,10 @@ class PatternMatcher {
       if (!n->src_ops.contains(r.pat.get()->early_reject)) continue;
       Env env{&r, ctx, R{}};
       Match m;
-      if (match_upat(r.pat.get(), n, m, &Env::call, &env)) return std::move(env.result);
+      if (match_upat(r.pat.get(), n, m, &Env::call, &env)) {
+        last_rule_location = {r.file, r.line};
+        return std::move(env.result);
+      }
     }
     return R{};
   }
