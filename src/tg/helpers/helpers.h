@@ -1,5 +1,6 @@
 #pragma once
 // helpers: errors, string building, env vars, hashing (tinygrad's helpers.py)
+#include <array>
 #include <cstdint>
 #include <sstream>
 #include <stdexcept>
@@ -80,6 +81,9 @@ constexpr uint64_t fnv1a(std::string_view s) {
 inline uint64_t hash_combine(uint64_t seed, uint64_t v) {
   return seed ^ (v + 0x9e3779b97f4a7c15ull + (seed << 12) + (seed >> 4));
 }
+
+// SHA-256 of bytes (FIPS 180-4), for tinygrad's per-device random seeds
+std::array<uint8_t, 32> sha256(const void* data, size_t n);
 
 // *** integer helpers with python/C semantics ***
 

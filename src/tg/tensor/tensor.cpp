@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <numbers>
 #include <ostream>
@@ -75,7 +76,7 @@ void write_value(uint8_t* dst, DType d, const ConstValue& v) {
     else h = static_cast<uint16_t>(sign);
     put(h);
   } else {
-    throw Error(cat("can't write host data of dtype ", d));
+    throw Error(tg::cat("can't write host data of dtype ", d));
   }
 }
 ConstValue read_host(const void* data, size_t i, DType host) {
@@ -94,7 +95,7 @@ ConstValue read_host(const void* data, size_t i, DType host) {
   if (host == dtypes::int32) return int64_t(get(int32_t{}));
   if (host == dtypes::uint32) return int64_t(get(uint32_t{}));
   if (host == dtypes::int64 || host == dtypes::uint64) return get(int64_t{});
-  throw Error(cat("unsupported host dtype ", host));
+  throw Error(tg::cat("unsupported host dtype ", host));
 }
 }  // namespace
 
@@ -259,10 +260,10 @@ std::string Tensor::repr() const {
     what = uop_st(u)->repr();
   } else {
     auto real = uop_realized(u);
-    what = cat("(", op_repr(u.op()), ", ", real ? real->repr() : "None", ")");
+    what = tg::cat("(", op_repr(u.op()), ", ", real ? real->repr() : "None", ")");
   }
   std::string dev = uop_device_str(u);
-  return cat("<Tensor <UOp ", dev, " ", shape_str(uop_shape(u)), " ", u.dtype().repr().substr(7), " ", what, "> on ", dev,
+  return tg::cat("<Tensor <UOp ", dev, " ", shape_str(uop_shape(u)), " ", u.dtype().repr().substr(7), " ", what, "> on ", dev,
              " with grad ", d_->grad ? d_->grad->uop.repr() : "None", ">");
 }
 std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.repr(); }
@@ -721,6 +722,177 @@ Tensor Tensor::dot(const Tensor& w) const {
   nw.insert(nw.end(), ws.end() + axis_w, ws.end());
   Tensor x = reshape(nx), ww = w.reshape(nw).transpose(-1, axis_w);
   return (x * ww).sum(std::vector<int64_t>{-1}).cast(least_upper_dtype({x.dtype(), ww.dtype()}));
+}
+
+// *** concatenation and bit casts ***
+
+Tensor Tensor::cat(const std::vector<Tensor>& others, int64_t dim) const {
+  TG_META("cat");
+  int64_t d = resolve_dim(dim);
+  std::vector<Tensor> ts{*this};
+  ts.insert(ts.end(), others.begin(), others.end());
+  Shape s = shape();
+  for (const Tensor& t : others) {
+    Shape o = t.shape();
+    bool ok = o.size() == s.size();
+    for (size_t i = 0; ok && i < s.size(); i++) ok = static_cast<int64_t>(i) == d || o[i] == s[i];
+    TG_CHECK(ok, "cat: shape ", shape_str(o), " doesn't match ", shape_str(s), " outside dim ", d);
+  }
+  std::vector<sint> cum{0};
+  for (const Tensor& t : ts) cum.push_back(cum.back() + t.shape()[static_cast<size_t>(d)]);
+  std::optional<Tensor> out;
+  for (size_t i = 0; i < ts.size(); i++) {  // each piece padded into place, then summed (as tinygrad)
+    Mask pad(static_cast<size_t>(ts[i].ndim()), {0, 0});
+    pad[static_cast<size_t>(d)] = {cum[i], cum.back() - cum[i + 1]};
+    Tensor p = ts[i].pad(pad);
+    out = out ? *out + p : p;
+  }
+  return *out;
+}
+Tensor Tensor::stack(const std::vector<Tensor>& tensors, int64_t dim) {
+  TG_CHECK(!tensors.empty(), "stack needs at least one tensor");
+  TG_META("stack");
+  std::vector<Tensor> rest;
+  for (size_t i = 1; i < tensors.size(); i++) rest.push_back(tensors[i].unsqueeze(dim));
+  return tensors[0].unsqueeze(dim).cat(rest, dim);
+}
+static DType uint_of_size(int bytes) {
+  switch (bytes) {
+    case 1: return dtypes::uint8;
+    case 2: return dtypes::uint16;
+    case 4: return dtypes::uint32;
+    case 8: return dtypes::uint64;
+    default: throw Error(tg::cat("no unsigned dtype of ", bytes, " bytes"));
+  }
+}
+Tensor Tensor::bitcast(DType dt) const {
+  TG_META("bitcast");
+  TG_CHECK(!requires_grad().value_or(false), "can't backprop through bitcast");
+  int ns = dt.itemsize(), os = dtype().itemsize();
+  if (ns == os) return dtype() == dt ? *this : apply_uop(uop().bitcast(dt), {this});
+  Shape s = shape();
+  TG_CHECK(!s.empty() && (s.back() * os) % ns == 0, "unsupported size in bitcast from ", dtype(), " to ", dt, " for shape ",
+           shape_str(s));
+  DType new_uint = uint_of_size(ns), old_uint = uint_of_size(os);
+  Tensor tmp = bitcast(old_uint);
+  if (ns > os) {  // merge `rate` old elements, little endian
+    int rate = ns / os;
+    Shape rs(s.begin(), s.end() - 1);
+    rs.push_back(s.back() / rate), rs.push_back(rate);
+    tmp = tmp.reshape(rs);
+    std::optional<Tensor> acc;
+    for (int i = 0; i < rate; i++) {
+      Mask m;
+      for (size_t k = 0; k + 1 < rs.size(); k++) m.push_back({0, rs[k]});
+      m.push_back({i, i + 1});
+      Tensor part = tmp.shrink(m).cast(new_uint) * (uint64_t(1) << (8 * i * os));
+      acc = acc ? *acc + part : part;
+    }
+    return acc->squeeze(-1).bitcast(dt);
+  }
+  std::vector<Tensor> parts;  // split each element into os/ns smaller ones
+  for (int i = 0; i < os / ns; i++) parts.push_back(tmp.rshift(8 * i * ns));
+  return stack(parts, -1).flatten(-2).cast(new_uint).bitcast(dt);
+}
+
+// *** random ***
+
+namespace {
+struct RngState {  // tinygrad's Tensor._seed, _device_seeds, _device_rng_counters
+  uint64_t seed = 0;
+  std::map<std::string, Tensor> device_seeds, counters;
+};
+RngState& rng() {
+  static auto* s = new RngState();  // reachable until exit; tensors in it may outlive other statics
+  return *s;
+}
+}  // namespace
+
+void Tensor::manual_seed(uint64_t seed) {
+  RngState& r = rng();
+  r.seed = seed;
+  r.device_seeds.clear();
+  r.counters.clear();
+}
+
+Tensor Tensor::rand(const Shape& shape, TensorOptions opts) {
+  TG_META("rand");
+  DType dt = opts.dtype ? *opts.dtype : dtypes::default_float;
+  TG_CHECK(dtypes::is_float(dt), "rand only supports float dtypes, got ", dt);
+  for (sint s : shape) TG_CHECK(s >= 0, "invalid input shape=", shape_str(shape));
+  std::string device = resolve_device(opts.device);
+  if (tg::prod(shape) == 0) return zeros(shape, TensorOptions{device, dt, opts.requires_grad});
+  RngState& r = rng();
+  int64_t numel = tg::prod(shape), num = ceildiv(numel * dt.itemsize(), 4), half = ceildiv(num, 2);
+  const TensorOptions u32{device, dtypes::uint32, false};
+  if (!r.device_seeds.count(device)) {
+    // the device's key: (the low 32 bits of sha256 of the device's index as 4 big-endian bytes, the seed)
+    uint32_t idx = static_cast<uint32_t>(r.device_seeds.size());
+    uint8_t be[4] = {uint8_t(idx >> 24), uint8_t(idx >> 16), uint8_t(idx >> 8), uint8_t(idx)};
+    auto h = sha256(be, 4);
+    int64_t low = int64_t(h[28]) << 24 | int64_t(h[29]) << 16 | int64_t(h[30]) << 8 | int64_t(h[31]);
+    r.device_seeds.emplace(device, Tensor(std::vector<int64_t>{low, static_cast<int64_t>(r.seed)}, {2}, u32));
+    r.counters.emplace(device, Tensor(std::vector<int64_t>{num}, {1}, u32));
+  } else {
+    Tensor& c = r.counters.at(device);
+    c.assign(c + num);
+  }
+  Tensor key = r.device_seeds.at(device), counter = r.counters.at(device);
+  Tensor bits_count = counter - num;
+  Tensor counts0 = arange(0, static_cast<double>(half), 1, u32) + bits_count;
+  Tensor counts1 = counts0 + half;
+  // _threefry_random_bits: 64-bit counters (counts1:counts0) through threefry keyed by (key[1]:key[0])
+  Tensor x = counts1.cast(dtypes::uint64).lshift(32).bitwise_or(counts0.cast(dtypes::uint64));
+  Tensor k0 = key.shrink({{0, 1}}).broadcast_to(x.shape()).cast(dtypes::uint64);
+  Tensor k1 = key.shrink({{1, 2}}).broadcast_to(x.shape()).cast(dtypes::uint64);
+  Tensor k = k1.lshift(32).bitwise_or(k0);
+  Tensor y = x.apply_uop(x.uop().alu(Ops::THREEFRY, {k.uop()}), {&x, &k});
+  Tensor lo = y.bitwise_and(y.scalar_like(int64_t(0xffffffff))).cast(dtypes::uint32);
+  Tensor hi = y.rshift(32).bitwise_and(y.scalar_like(int64_t(0xffffffff))).cast(dtypes::uint32);
+  Tensor bits = lo.cat({hi}).shrink({{0, num}});
+  // the top mantissa bits of each word, under an exponent of 1.0: a float in [1, 2), minus 1
+  auto [_, nmant] = dtypes::finfo(dt);
+  DType uint_dt = uint_of_size(dt.itemsize());
+  bits = bits.bitcast(uint_dt);
+  Tensor one = bits.ones_like(TensorOptions{device, dt, false}).bitcast(uint_dt);
+  bits = bits.rshift(dt.itemsize() * 8 - nmant).bitwise_or(one);
+  Tensor out = bits.bitcast(dt).shrink({{0, numel}}).sub(bits.bitcast(dt).scalar_like(1.0)).reshape(shape);
+  if (opts.requires_grad) out.requires_grad_(*opts.requires_grad);
+  return out.contiguous();
+}
+
+Tensor Tensor::rand_like(TensorOptions opts) const {
+  return rand(shape(), TensorOptions{opts.device ? opts.device : device(), opts.dtype ? opts.dtype : dtype(), opts.requires_grad});
+}
+Tensor Tensor::randn_like(TensorOptions opts) const {
+  TG_META("randn_like");
+  Tensor src = stack({*this, *this}).rand_like(TensorOptions{opts.device, dtypes::float32, std::nullopt});
+  Tensor a = src.shrink([&] {
+                  Mask m{{0, 1}};
+                  for (sint d : shape()) m.push_back({0, d});
+                  return m;
+                }()).squeeze(0),
+         b = src.shrink([&] {
+                  Mask m{{1, 2}};
+                  for (sint d : shape()) m.push_back({0, d});
+                  return m;
+                }()).squeeze(0);
+  Tensor out = (a * (2 * std::numbers::pi)).cos() * ((1 - b).log() * -2).sqrt();
+  out = out.cast(opts.dtype ? *opts.dtype : dtype());
+  if (opts.requires_grad) out.requires_grad_(*opts.requires_grad);
+  return out;
+}
+Tensor Tensor::randn(const Shape& shape, TensorOptions opts) {
+  TG_META("randn");
+  return empty(shape, TensorOptions{opts.device, std::nullopt, std::nullopt}).randn_like(opts);
+}
+Tensor Tensor::uniform(const Shape& shape, double low, double high, TensorOptions opts) {
+  TG_META("uniform");
+  DType dt = opts.dtype ? *opts.dtype : dtypes::default_float;
+  Tensor r = rand(shape, TensorOptions{opts.device, std::nullopt, std::nullopt});
+  Tensor out = ((high - low) * r).cast(dt) + low;
+  if (opts.requires_grad) out.requires_grad_(*opts.requires_grad);
+  return out;
 }
 
 // *** in place ***

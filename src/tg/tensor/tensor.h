@@ -61,6 +61,14 @@ class Tensor {
   static Tensor arange(double start, double stop, double step = 1, TensorOptions opts = {});
   static Tensor eye(int64_t n, std::optional<int64_t> m = {}, TensorOptions opts = {});
   Tensor full_like(ConstValue fill, TensorOptions opts = {}) const;
+
+  // *** random: the reference's counter-based generator (threefry2x32), so a seed gives the same numbers every run ***
+  static void manual_seed(uint64_t seed = 0);
+  static Tensor rand(const Shape& shape, TensorOptions opts = {});   // uniform in [0, 1)
+  static Tensor randn(const Shape& shape, TensorOptions opts = {});  // standard normal (Box-Muller)
+  static Tensor uniform(const Shape& shape, double low = 0.0, double high = 1.0, TensorOptions opts = {});
+  Tensor rand_like(TensorOptions opts = {}) const;
+  Tensor randn_like(TensorOptions opts = {}) const;
   Tensor zeros_like(TensorOptions opts = {}) const { return full_like(ConstValue(int64_t(0)), opts); }
   Tensor ones_like(TensorOptions opts = {}) const { return full_like(ConstValue(int64_t(1)), opts); }
 
@@ -139,6 +147,9 @@ class Tensor {
   Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
   Tensor squeeze(std::optional<int64_t> dim = {}) const;
   Tensor unsqueeze(int64_t dim) const;
+  Tensor cat(const std::vector<Tensor>& others, int64_t dim = 0) const;
+  static Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
+  Tensor bitcast(DType dt) const;  // reinterprets the bits; a size change splits or merges the last dim
 
   // *** reduce ***
   Tensor sum(std::vector<int64_t> axis = {}, bool keepdim = false) const;  // no axis: all
