@@ -192,7 +192,8 @@ TEST(KernelNaming, Summary) {
       EXPECT_EQ(to_function_name(k.name()), want.name);
       EXPECT_EQ(k.buffer_table(true), tables[i]);
       // the optimized AST carries the function name and the dims' kinds
-      const KernelInfo* ki = as_kernel_info(k.get_optimized_ast().arg());
+      UOp opt_ast = k.get_optimized_ast();  // keep the node alive: ki points into its arg
+      const KernelInfo* ki = as_kernel_info(opt_ast.arg());
       ASSERT_NE(ki, nullptr);
       EXPECT_EQ(ki->name, want.name);
       EXPECT_EQ(ki->upcasted, k.upcasted);
