@@ -118,8 +118,8 @@ TEST(ClangRenderer, RenderDtype) {
   CStyleLanguage base;
   EXPECT_EQ(base.render_dtype(dtypes::bool_), "bool");
   EXPECT_TRUE(base.code_for_op.has(Ops::EXP2));
-  EXPECT_TRUE(r.code_for_op.has(Ops::EXP2));   // libm's exp2f until transcendental.py is ported (tinygrad: decomposed)
-  EXPECT_FALSE(r.code_for_op.has(Ops::MAX));   // MAX becomes CMPLT+WHERE (extra_matcher)
+  EXPECT_TRUE(r.code_for_op.has(Ops::EXP2));  // libm's exp2f until transcendental.py is ported (tinygrad: decomposed)
+  EXPECT_FALSE(r.code_for_op.has(Ops::MAX));  // MAX becomes CMPLT+WHERE (extra_matcher)
 }
 
 TEST(ClangRenderer, Options) {

@@ -13,13 +13,15 @@ using namespace tg;
 
 TEST(ShapeTracker, ReprCases) {  // reference/golden/uop_repr/repr_cases.out R11
   ShapeTracker st = ShapeTracker::from_shape({4, 4});
-  EXPECT_EQ(st.repr(), "ShapeTracker(views=(View(shape=(4, 4), strides=(4, 1), offset=0, mask=None, contiguous=True),))");
+  EXPECT_EQ(st.repr(),
+            "ShapeTracker(views=(View(shape=(4, 4), strides=(4, 1), offset=0, mask=None, contiguous=True),))");
   EXPECT_EQ(ShapeTracker::from_shape({1, 4}).expand({4, 4}).repr(),
             "ShapeTracker(views=(View(shape=(4, 4), strides=(0, 1), offset=0, mask=None, contiguous=False),))");
   EXPECT_EQ(st.permute({1, 0}).repr(),
             "ShapeTracker(views=(View(shape=(4, 4), strides=(1, 4), offset=0, mask=None, contiguous=False),))");
-  EXPECT_EQ(st.pad({{1, 1}, {0, 0}}).repr(),
-            "ShapeTracker(views=(View(shape=(6, 4), strides=(4, 1), offset=-4, mask=((1, 5), (0, 4)), contiguous=False),))");
+  EXPECT_EQ(
+      st.pad({{1, 1}, {0, 0}}).repr(),
+      "ShapeTracker(views=(View(shape=(6, 4), strides=(4, 1), offset=-4, mask=((1, 5), (0, 4)), contiguous=False),))");
   EXPECT_EQ(st.shrink({{1, 3}, {1, 3}}).repr(),
             "ShapeTracker(views=(View(shape=(2, 2), strides=(4, 1), offset=5, mask=None, contiguous=False),))");
   EXPECT_EQ(st.permute({1, 0}).reshape({16}).repr(),
@@ -85,7 +87,8 @@ static Naive remap(const Naive& a, const Shape& ns, F&& source_of) {  // source_
   Naive out{ns, std::vector<int64_t>(static_cast<size_t>(prod(ns)))};
   for (int64_t i = 0; i < prod(ns); i++) {
     auto in = source_of(unflat(i, ns));
-    out.src[static_cast<size_t>(i)] = in.empty() && !a.shape.empty() ? -1 : a.src[static_cast<size_t>(flat(in, a.shape))];
+    out.src[static_cast<size_t>(i)] =
+        in.empty() && !a.shape.empty() ? -1 : a.src[static_cast<size_t>(flat(in, a.shape))];
   }
   return out;
 }
@@ -95,8 +98,10 @@ static int64_t eval(const UOp& u, const std::vector<int64_t>& vals) {
   std::unordered_map<const UOpNode*, ConstValue> v;
   for (const UOp& n : u.toposort()) {
     ConstValue r;
-    if (n.op() == Ops::CONST) r = n.const_arg();
-    else if (n.op() == Ops::RANGE) r = vals.at(static_cast<size_t>(as_int(n.arg<ConstValue>())));
+    if (n.op() == Ops::CONST)
+      r = n.const_arg();
+    else if (n.op() == Ops::RANGE)
+      r = vals.at(static_cast<size_t>(as_int(n.arg<ConstValue>())));
     else {
       std::vector<ConstValue> args;
       for (const UOp& s : n.src()) args.push_back(v.at(s.get()));

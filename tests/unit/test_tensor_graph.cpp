@@ -21,8 +21,10 @@ static std::map<std::string, std::string> golden() {
   std::map<std::string, std::string> out;
   std::string line, key;
   while (std::getline(f, line)) {
-    if (line.rfind("#### ", 0) == 0) key = line.substr(5);
-    else out[key] += (out[key].empty() ? "" : "\n") + line;
+    if (line.rfind("#### ", 0) == 0)
+      key = line.substr(5);
+    else
+      out[key] += (out[key].empty() ? "" : "\n") + line;
   }
   return out;
 }

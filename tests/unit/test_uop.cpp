@@ -1,5 +1,4 @@
 #include <gtest/gtest.h>
-
 #include <tinygrad/tinygrad.h>
 
 using namespace tg;
@@ -13,8 +12,10 @@ TEST(UOp, HashConsing) {
 
 TEST(UOp, TutorialFold) {
   UOp a = UOp::const_(dtypes::int32, 2), b = UOp::const_(dtypes::int32, 2);
-  PatternMatcher<UOp> fold{{op(Ops::ADD, {op(Ops::CONST).named("c1"), op(Ops::CONST).named("c2")}),
-                            [](M m) { return m["c1"].const_like(exec_alu(Ops::ADD, m["c1"].dtype(), {m["c1"].const_arg(), m["c2"].const_arg()})); }}};
+  PatternMatcher<UOp> fold{
+      {op(Ops::ADD, {op(Ops::CONST).named("c1"), op(Ops::CONST).named("c2")}), [](M m) {
+         return m["c1"].const_like(exec_alu(Ops::ADD, m["c1"].dtype(), {m["c1"].const_arg(), m["c2"].const_arg()}));
+       }}};
   UOp r = graph_rewrite(a + b, fold);
   EXPECT_EQ(r.repr(), "UOp(Ops.CONST, dtypes.int, arg=4, src=())");
   EXPECT_EQ(r, UOp::const_(dtypes::int32, 4));

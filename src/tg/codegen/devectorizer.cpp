@@ -181,13 +181,15 @@ UOp simplify_valid(const UOp& valid) {
 const PatternMatcher<UOp>& gep_pushing() {
   using namespace pat;
   static const PatternMatcher<UOp> pm = {
-      {op(Ops::GEP, {op(Ops::GEP).named("g2")}).named("g1"), [](M m) {               // GEP(GEP(x)) -> GEP(x)
+      {op(Ops::GEP, {op(Ops::GEP).named("g2")}).named("g1"),
+       [](M m) {  // GEP(GEP(x)) -> GEP(x)
          auto a1 = tuple_ints(m["g1"].arg()), a2 = tuple_ints(m["g2"].arg());
          std::vector<int64_t> idx;
          for (int64_t i : a1) idx.push_back(a2.at(static_cast<size_t>(i)));
          return m["g2"].src(0).gep(idx);
        }},
-      {op(Ops::GEP, {op(Ops::VECTORIZE).named("vec")}).named("gep"), [](M m) {        // GEP(VECTORIZE) -> VECTORIZE / src
+      {op(Ops::GEP, {op(Ops::VECTORIZE).named("vec")}).named("gep"),
+       [](M m) {  // GEP(VECTORIZE) -> VECTORIZE / src
          UOp gep = m["gep"], vec = m["vec"];
          auto a = tuple_ints(gep.arg());
          if (a.size() == 1) return vec.src(static_cast<size_t>(a[0]));
@@ -195,20 +197,24 @@ const PatternMatcher<UOp>& gep_pushing() {
          for (int64_t i : a) src.push_back(vec.src(static_cast<size_t>(i)));
          return UOp::make(Ops::VECTORIZE, gep.dtype(), src);
        }},
-      {op(Ops::GEP, {cvar("c", {}, false)}).named("gep"), [](M m) { return m["gep"].const_like(m["c"].const_arg()); }},  // GEP(c) -> c
-      {op(Ops::GEP, {op(Ops::VCONST).named("c")}).named("gep"), [](M m) {             // GEP(VCONST) -> VCONST
+      {op(Ops::GEP, {cvar("c", {}, false)}).named("gep"),
+       [](M m) { return m["gep"].const_like(m["c"].const_arg()); }},  // GEP(c) -> c
+      {op(Ops::GEP, {op(Ops::VCONST).named("c")}).named("gep"),
+       [](M m) {  // GEP(VCONST) -> VCONST
          UOp gep = m["gep"];
          Tuple t;
          for (int64_t i : tuple_ints(gep.arg())) t.push_back(m["c"].arg<Tuple>().at(static_cast<size_t>(i)));
          return UOp::vconst(gep.dtype(), t);
        }},
-      {op(Ops::GEP, {var("x").dtype(dtypes::void_)}), x},                             // GEP on void is skipped
-      {op(Ops::GEP).named("g"), [](M m) -> UOp {                                      // GEP in order -> x
+      {op(Ops::GEP, {var("x").dtype(dtypes::void_)}), x},  // GEP on void is skipped
+      {op(Ops::GEP).named("g"),
+       [](M m) -> UOp {  // GEP in order -> x
          UOp g = m["g"];
          if (g.dtype().is_ptr()) return {};
          return tuple_ints(g.arg()) == iota(0, g.src(0).dtype().count()) ? g.src(0) : UOp{};
        }},
-      {op(Ops::GEP, {op(GroupOp::ALU | OpSet{Ops::CAST, Ops::BITCAST}).named("alu")}).named("gep"), [](M m) -> UOp {  // GEP(alu) -> alu(GEPs)
+      {op(Ops::GEP, {op(GroupOp::ALU | OpSet{Ops::CAST, Ops::BITCAST}).named("alu")}).named("gep"),
+       [](M m) -> UOp {  // GEP(alu) -> alu(GEPs)
          UOp gep = m["gep"], alu = m["alu"];
          if (gep.dtype().is_ptr()) return {};
          auto a = tuple_ints(gep.arg());
@@ -216,7 +222,8 @@ const PatternMatcher<UOp>& gep_pushing() {
          for (const UOp& s : alu.src()) src.push_back(s.gep(a));
          return UOp::make(alu.op(), alu.dtype().scalar().vec(gep.dtype().count()), src, alu.arg());
        }},
-      {op(Ops::CAT).named("x"), [](M m) -> UOp {                                      // CAT -> VECTORIZE of GEPs
+      {op(Ops::CAT).named("x"),
+       [](M m) -> UOp {  // CAT -> VECTORIZE of GEPs
          UOp x = m["x"];
          if (x.dtype().is_ptr()) return {};
          std::vector<UOp> src;
@@ -224,7 +231,8 @@ const PatternMatcher<UOp>& gep_pushing() {
            for (int i = 0; i < y.dtype().count(); i++) src.push_back(y.gep(i));
          return UOp::make(Ops::VECTORIZE, x.dtype(), src);
        }},
-      {op(Ops::VECTORIZE).each(op(Ops::GEP, {x})).named("v"), [](M m) -> UOp {      // VECTORIZE(GEP(x)...) -> GEP(x)
+      {op(Ops::VECTORIZE).each(op(Ops::GEP, {x})).named("v"),
+       [](M m) -> UOp {  // VECTORIZE(GEP(x)...) -> GEP(x)
          std::vector<int64_t> idx;
          for (const UOp& s : m["v"].src()) {
            auto a = tuple_ints(s.arg());
@@ -375,14 +383,16 @@ UOp delete_redundant_gates(const UOp& buf, const UOp& idx, const UOp& val, const
 const PatternMatcher<UOp>& load_store_indexing() {
   static const PatternMatcher<UOp> pm = {
       {op(Ops::AND).named("valid"), [](M m) { return simplify_valid(m["valid"]); }},  // valid -> simplified valid
-      {op(Ops::INDEX, {var("buf"), var("start_idx"), var("valid")}), simplify_valid_load},  // INDEX(b, i, v) -> INDEX(b, i|v, v)
-      {op(Ops::INDEX, {var("buf"), var("start_idx"), const_pat(std::nullopt, true)}),  // INDEX(b, i, True) -> INDEX(b, i)
+      {op(Ops::INDEX, {var("buf"), var("start_idx"), var("valid")}),
+       simplify_valid_load},  // INDEX(b, i, v) -> INDEX(b, i|v, v)
+      {op(Ops::INDEX,
+          {var("buf"), var("start_idx"), const_pat(std::nullopt, true)}),  // INDEX(b, i, True) -> INDEX(b, i)
        [](M m) { return m["buf"].index(m["start_idx"]); }},
       // delete_redundant_gates (after expand)
-      {op(Ops::STORE, {op(Ops::INDEX, {var("buf"), var("idx"), var("store_gate")}), var("val")}), [](M m) {
-         return delete_redundant_gates(m["buf"], m["idx"], m["val"], m["store_gate"], nullptr);
-       }},
-      {op(Ops::STORE, {op(Ops::INDEX, {var("buf"), var("idx"), var("store_gate")}).cast().named("cast"), var("val")}), [](M m) {
+      {op(Ops::STORE, {op(Ops::INDEX, {var("buf"), var("idx"), var("store_gate")}), var("val")}),
+       [](M m) { return delete_redundant_gates(m["buf"], m["idx"], m["val"], m["store_gate"], nullptr); }},
+      {op(Ops::STORE, {op(Ops::INDEX, {var("buf"), var("idx"), var("store_gate")}).cast().named("cast"), var("val")}),
+       [](M m) {
          UOp c = m["cast"];
          return delete_redundant_gates(m["buf"], m["idx"], m["val"], m["store_gate"], &c);
        }},
@@ -414,12 +424,17 @@ UOp expand_index(M m) {
     const UOp& idx = mi.src(1);
     UOp root_src;
     int64_t arg = 0;
-    if (idx.op() == Ops::ADD && idx.src(1).op() == Ops::CONST) root_src = idx.src(0), arg = as_int(idx.src(1).const_arg());
-    else if (idx.op() == Ops::ADD && idx.src(0).op() == Ops::CONST) root_src = idx.src(1), arg = as_int(idx.src(0).const_arg());
-    else if (idx.op() == Ops::CONST) arg = as_int(idx.const_arg());
-    else root_src = idx;
+    if (idx.op() == Ops::ADD && idx.src(1).op() == Ops::CONST)
+      root_src = idx.src(0), arg = as_int(idx.src(1).const_arg());
+    else if (idx.op() == Ops::ADD && idx.src(0).op() == Ops::CONST)
+      root_src = idx.src(1), arg = as_int(idx.src(0).const_arg());
+    else if (idx.op() == Ops::CONST)
+      arg = as_int(idx.const_arg());
+    else
+      root_src = idx;
     UOp gate = mi.src().size() == 3 ? mi.src(2) : UOp{};
-    auto it = std::find_if(roots.begin(), roots.end(), [&](const Root& r) { return r.gate == gate && r.root == root_src; });
+    auto it =
+        std::find_if(roots.begin(), roots.end(), [&](const Root& r) { return r.gate == gate && r.root == root_src; });
     if (it == roots.end()) it = roots.insert(roots.end(), Root{gate, root_src, {}});
     it->offsets[arg].push_back(i);
   }
@@ -484,16 +499,19 @@ UOp gep_on_store(M m) {
 const PatternMatcher<UOp>& load_store_folding() {
   static const OpSet bufs{Ops::DEFINE_GLOBAL, Ops::DEFINE_LOCAL};
   static const PatternMatcher<UOp> pm = {
-      {op(Ops::INDEX, {op(Ops::VECTORIZE).each(op(bufs).named("buf")), var("vec")}), expand_index},  // INDEX(vec buf) -> PTRCAT
+      {op(Ops::INDEX, {op(Ops::VECTORIZE).each(op(bufs).named("buf")), var("vec")}),
+       expand_index},  // INDEX(vec buf) -> PTRCAT
       {op(Ops::INDEX, {op(Ops::VECTORIZE).each(op(bufs).named("buf")), var("vec"), var("mask")}), expand_index},
-      {op(Ops::LOAD, {op(Ops::GEP).named("gep")}).any_len().named("ld"), [](M m) {  // LOAD(GEP(p)) -> GEP(LOAD(p))
+      {op(Ops::LOAD, {op(Ops::GEP).named("gep")}).any_len().named("ld"),
+       [](M m) {  // LOAD(GEP(p)) -> GEP(LOAD(p))
          UOp ld = m["ld"], gep = m["gep"];
          std::vector<UOp> src = ld.src();
          src[0] = gep.src(0);
          return ld.replace(std::nullopt, ld.dtype().scalar().vec(gep.dtype().count()), src).gep(tuple_ints(gep.arg()));
        }},
-      {op(Ops::STORE, {op(Ops::GEP).named("gep"), var("st")}), gep_on_store},        // STORE(GEP(p), x) -> STORE(p, GEP(x))
-      {op(Ops::LOAD, {op(Ops::PTRCAT).named("cat")}).any_len().named("ld"), [](M m) {  // LOAD(PTRCAT) -> CAT(LOADs)
+      {op(Ops::STORE, {op(Ops::GEP).named("gep"), var("st")}), gep_on_store},  // STORE(GEP(p), x) -> STORE(p, GEP(x))
+      {op(Ops::LOAD, {op(Ops::PTRCAT).named("cat")}).any_len().named("ld"),
+       [](M m) {  // LOAD(PTRCAT) -> CAT(LOADs)
          UOp ld = m["ld"];
          std::vector<UOp> loads;
          for (const UOp& p : m["cat"].src()) {
@@ -609,9 +627,10 @@ UOp no_vectorized_acc(M m) {
 
 const PatternMatcher<UOp>& devectorize() {
   static const PatternMatcher<UOp> pm = {
-      {op(GroupOp::ALU | OpSet{Ops::CAST, Ops::BITCAST, Ops::ASSIGN}).named("alu"),  // vector alu -> VECTORIZE(scalar alus)
+      {op(GroupOp::ALU | OpSet{Ops::CAST, Ops::BITCAST, Ops::ASSIGN})
+           .named("alu"),  // vector alu -> VECTORIZE(scalar alus)
        [](M m) { return no_vectorized_alu(m["alu"]); }},
-      {op(Ops::DEFINE_ACC).named("acc"), no_vectorized_acc},                         // vector acc -> VECTORIZE(scalar accs)
+      {op(Ops::DEFINE_ACC).named("acc"), no_vectorized_acc},  // vector acc -> VECTORIZE(scalar accs)
   };
   return pm;
 }
@@ -621,19 +640,22 @@ const PatternMatcher<UOp>& devectorize() {
 const PatternMatcher<UOp>& pm_render() {
   using namespace pat;
   static const PatternMatcher<UOp> pm = {
-      {op(Ops::CONST).named("c"), [](M m) -> UOp {                                    // vector CONST -> VECTORIZE(CONSTs)
+      {op(Ops::CONST).named("c"),
+       [](M m) -> UOp {  // vector CONST -> VECTORIZE(CONSTs)
          UOp c = m["c"];
          if (c.dtype().vcount() <= 1) return {};
          UOp s = UOp::const_(c.dtype().scalar(), c.const_arg());
          return UOp::make(Ops::VECTORIZE, c.dtype(), std::vector<UOp>(static_cast<size_t>(c.dtype().vcount()), s));
        }},
-      {op(Ops::VCONST).named("c"), [](M m) {                                          // VCONST -> VECTORIZE(CONSTs)
+      {op(Ops::VCONST).named("c"),
+       [](M m) {  // VCONST -> VECTORIZE(CONSTs)
          UOp c = m["c"];
          std::vector<UOp> src;
          for (const ConstValue& v : c.arg<Tuple>()) src.push_back(UOp::const_(c.dtype().scalar(), v));
          return UOp::make(Ops::VECTORIZE, c.dtype(), src);
        }},
-      {op(Ops::GEP).named("gep"), [](M m) -> UOp {                                    // GEP(x, (a, b)) -> VECTORIZE(GEP a, GEP b)
+      {op(Ops::GEP).named("gep"),
+       [](M m) -> UOp {  // GEP(x, (a, b)) -> VECTORIZE(GEP a, GEP b)
          UOp gep = m["gep"];
          auto a = tuple_ints(gep.arg());
          if (a.size() <= 1) return {};
@@ -641,13 +663,16 @@ const PatternMatcher<UOp>& pm_render() {
          for (int64_t i : a) src.push_back(gep.src(0).gep(i));
          return UOp::make(Ops::VECTORIZE, gep.dtype(), src);
        }},
-      {op(Ops::GEP).named("gep"), [](M m) -> UOp {                                    // GEP(scalar, 0) -> scalar
+      {op(Ops::GEP).named("gep"),
+       [](M m) -> UOp {  // GEP(scalar, 0) -> scalar
          UOp gep = m["gep"];
-         return gep.src(0).dtype().vcount() == 1 && tuple_ints(gep.arg()) == std::vector<int64_t>{0} ? gep.src(0) : UOp{};
+         return gep.src(0).dtype().vcount() == 1 && tuple_ints(gep.arg()) == std::vector<int64_t>{0} ? gep.src(0)
+                                                                                                     : UOp{};
        }},
-      {op(Ops::VECTORIZE, {x}), x},                                                   // VECTORIZE(x) -> x
+      {op(Ops::VECTORIZE, {x}), x},  // VECTORIZE(x) -> x
       // give any loads that are masked an alt value
-      {op(Ops::LOAD, {op(Ops::INDEX, {var(), var(), var()}).or_casted()}).any_len().named("x"), [](M m) -> UOp {
+      {op(Ops::LOAD, {op(Ops::INDEX, {var(), var(), var()}).or_casted()}).any_len().named("x"),
+       [](M m) -> UOp {
          UOp x = m["x"];
          if (x.src().size() != 1 && x.src(1).op() != Ops::CUSTOM) return {};
          std::vector<UOp> src = x.src();
@@ -717,7 +742,8 @@ UOp reduce_unparented(M m) {
   std::unordered_set<const UOpNode*> ps;
   for (const UOp& p : parents) ps.insert(p.get());
   std::vector<UOp> parented, unparented;
-  for (size_t i = 1; i < red.src().size(); i++) (ps.count(red.src(i).get()) ? parented : unparented).push_back(red.src(i));
+  for (size_t i = 1; i < red.src().size(); i++)
+    (ps.count(red.src(i).get()) ? parented : unparented).push_back(red.src(i));
   if (unparented.empty()) return {};
   UOp ret;
   if (!parented.empty() || red.dtype() != red.src(0).dtype()) {
@@ -762,38 +788,52 @@ UOp reduce_add(const UOp& x, const UOp& r) {  // x.reduce(*r.src[1:], arg=ADD)
 const PatternMatcher<UOp>& pm_reduce_collapse() {
   using namespace pat;
   auto reduce_of = [](UPat src) { return op(Ops::REDUCE, {std::move(src)}).any_len().arg(Arg(Ops::ADD)); };
-  static const PatternMatcher<UOp> pm = PatternMatcher<UOp>{
-      {(x + y) < z, [](M m) -> UOp {                                                 // x+y<c -> x<c-y (y, c outside)
-         return no_range(m[y]) && no_range(m[z]) ? m[x] < (m[z] - m[y]) : UOp{};
-       }},
-      {(x * y) < z, [](M m) -> UOp {                                                 // x*y<c -> x<(c+y-1)//y (y > 0)
-         if (!no_range(m[y]) || !no_range(m[z]) || !(as_double(m[y].vmin()) > 0)) return {};
-         return m[x] < idiv(m[z] + m[y] - 1, m[y]);
-       }},
-      {ne(x + y, z), [](M m) -> UOp {                                                // x+y!=c -> x!=c-y (y, c outside)
-         return no_range(m[y]) && no_range(m[z]) ? m[x].ne(m[z] - m[y]) : UOp{};
-       }},
-      // fold the range
-      {reduce_of(where(op(Ops::RANGE).named("r") < var("cut"), const_pat(std::nullopt, int64_t(0)), cvar("val"))), [](M m) {
-         UOp r = m["r"], cut = m["cut"], val = m["val"];                             // sum(r<cut ? 0 : val) -> clamp(n-cut)*val
-         return (r.src(0) - cut).maximum(r.src(0).const_like(0)).minimum(r.src(0)).cast(val.dtype()) * val;
-       }},
-      {reduce_of(where(op(Ops::RANGE).named("r") < var("cut"), cvar("val"), const_pat(std::nullopt, int64_t(0)))), [](M m) {
-         UOp r = m["r"], cut = m["cut"], val = m["val"];                             // sum(r<cut ? val : 0) -> clamp(cut)*val
-         return cut.maximum(cut.const_like(0)).minimum(r.src(0)).cast(val.dtype()) * val;
-       }},
-      {reduce_of(x + y).named("r"), [](M m) {                                        // sum(x+y) -> sum(x)+sum(y)
-         return reduce_add(m[x], m["r"]) + reduce_add(m[y], m["r"]);
-       }},
-      {x * var("gate").dtype(dtypes::bool_).cast(), [](M m) { return m["gate"].where(m[x], m[x].const_like(0)); }},  // x*cast(g) -> g?x:0
-      // WHERE on LOAD (works on max too)
-      {reduce_of(where(var("gate"), op(Ops::INDEX, {var("buf"), var("idx")}).load(), const_pat(std::nullopt, int64_t(0)))),
-       [](M m) { return m["buf"].index(m["idx"], m["gate"]).load(); }},            // sum(g?LOAD(i):0) -> LOAD(i, g)
-      {reduce_of(where(var("gate"), const_pat(std::nullopt, int64_t(0)), op(Ops::INDEX, {var("buf"), var("idx")}).load())),
-       [](M m) { return m["buf"].index(m["idx"], m["gate"].logical_not()).load(); }},  // sum(g?0:LOAD(i)) -> LOAD(i, !g)
-      {op(Ops::REDUCE).named("red"), reduce_rangeless},                              // REDUCE without RANGE in src -> x*n
-      {op({Ops::INDEX, Ops::LOAD, Ops::WHERE}).named("alu"), [](M m) { return no_vectorized_alu(m["alu"]); }},  // TODO: too aggressive
-  } + sym_codegen();
+  static const PatternMatcher<UOp> pm =
+      PatternMatcher<UOp>{
+          {(x + y) < z,
+           [](M m) -> UOp {  // x+y<c -> x<c-y (y, c outside)
+             return no_range(m[y]) && no_range(m[z]) ? m[x] < (m[z] - m[y]) : UOp{};
+           }},
+          {(x * y) < z,
+           [](M m) -> UOp {  // x*y<c -> x<(c+y-1)//y (y > 0)
+             if (!no_range(m[y]) || !no_range(m[z]) || !(as_double(m[y].vmin()) > 0)) return {};
+             return m[x] < idiv(m[z] + m[y] - 1, m[y]);
+           }},
+          {ne(x + y, z),
+           [](M m) -> UOp {  // x+y!=c -> x!=c-y (y, c outside)
+             return no_range(m[y]) && no_range(m[z]) ? m[x].ne(m[z] - m[y]) : UOp{};
+           }},
+          // fold the range
+          {reduce_of(where(op(Ops::RANGE).named("r") < var("cut"), const_pat(std::nullopt, int64_t(0)), cvar("val"))),
+           [](M m) {
+             UOp r = m["r"], cut = m["cut"], val = m["val"];  // sum(r<cut ? 0 : val) -> clamp(n-cut)*val
+             return (r.src(0) - cut).maximum(r.src(0).const_like(0)).minimum(r.src(0)).cast(val.dtype()) * val;
+           }},
+          {reduce_of(where(op(Ops::RANGE).named("r") < var("cut"), cvar("val"), const_pat(std::nullopt, int64_t(0)))),
+           [](M m) {
+             UOp r = m["r"], cut = m["cut"], val = m["val"];  // sum(r<cut ? val : 0) -> clamp(cut)*val
+             return cut.maximum(cut.const_like(0)).minimum(r.src(0)).cast(val.dtype()) * val;
+           }},
+          {reduce_of(x + y).named("r"),
+           [](M m) {  // sum(x+y) -> sum(x)+sum(y)
+             return reduce_add(m[x], m["r"]) + reduce_add(m[y], m["r"]);
+           }},
+          {x * var("gate").dtype(dtypes::bool_).cast(),
+           [](M m) { return m["gate"].where(m[x], m[x].const_like(0)); }},  // x*cast(g) -> g?x:0
+          // WHERE on LOAD (works on max too)
+          {reduce_of(where(var("gate"), op(Ops::INDEX, {var("buf"), var("idx")}).load(),
+                           const_pat(std::nullopt, int64_t(0)))),
+           [](M m) { return m["buf"].index(m["idx"], m["gate"]).load(); }},  // sum(g?LOAD(i):0) -> LOAD(i, g)
+          {reduce_of(where(var("gate"), const_pat(std::nullopt, int64_t(0)),
+                           op(Ops::INDEX, {var("buf"), var("idx")}).load())),
+           [](M m) {
+             return m["buf"].index(m["idx"], m["gate"].logical_not()).load();
+           }},                                               // sum(g?0:LOAD(i)) -> LOAD(i, !g)
+          {op(Ops::REDUCE).named("red"), reduce_rangeless},  // REDUCE without RANGE in src -> x*n
+          {op({Ops::INDEX, Ops::LOAD, Ops::WHERE}).named("alu"),
+           [](M m) { return no_vectorized_alu(m["alu"]); }},  // TODO: too aggressive
+      } +
+      sym_codegen();
   return pm;
 }
 
@@ -847,11 +887,13 @@ UOp reduce_collapse(M m) {
 
 const PatternMatcher<UOp, ReduceContext>& pm_reduce() {
   // NOTE: pm_reduce_collapse lacks tinygrad's INDEX-on-RANGE, AND-on-WHERE and devectorize-REDUCE rules so far
-  static const PatternMatcher<UOp, ReduceContext> pm = PatternMatcher<UOp, ReduceContext>{
-      {op(Ops::REDUCE).named("red"), reduce_unparented},                             // drop ranges the source doesn't use
-      {op(Ops::REDUCE, {var(), var()}).named("red"), reduce_collapse},               // REDUCE without loads -> closed form
-      {op(Ops::REDUCE).named("red"), reduce_to_acc},                                 // REDUCE -> DEFINE_ACC+ASSIGN
-  } + with_ctx<ReduceContext>(sym_codegen());
+  static const PatternMatcher<UOp, ReduceContext> pm =
+      PatternMatcher<UOp, ReduceContext>{
+          {op(Ops::REDUCE).named("red"), reduce_unparented},                // drop ranges the source doesn't use
+          {op(Ops::REDUCE, {var(), var()}).named("red"), reduce_collapse},  // REDUCE without loads -> closed form
+          {op(Ops::REDUCE).named("red"), reduce_to_acc},                    // REDUCE -> DEFINE_ACC+ASSIGN
+      } +
+      with_ctx<ReduceContext>(sym_codegen());
   return pm;
 }
 
@@ -916,22 +958,22 @@ PatternMatcher<UOp, const RenderOpts> get_late_rewrite_patterns(OpSet ops) {
   // NOTE: EXP2/LOG2/SIN/SQRT to transcendental approximations (xexp2, xlog2, xsin, xpow) are not ported yet
   // rewrite MOD to AND (which should always be supported, but not for generic in tests): x % (2**y) -> x & (2**y-1)
   if (ops.has(Ops::AND))
-    pat.push_back({x.dtype(dtypes::ints) % c0, [](M m) -> UOp {                       // x%2**y -> x&(2**y-1)
+    pat.push_back({x.dtype(dtypes::ints) % c0, [](M m) -> UOp {  // x%2**y -> x&(2**y-1)
                      return is_pow2(m[c0].const_arg()) ? m[x] & (as_int(m[c0].const_arg()) - 1) : UOp{};
                    }});
   // rewrite MUL/IDIV to SHL+SHR: x*(2**y) -> shl(x,y) and x//(2**y) -> shr(x,y)
   if (ops.has(Ops::SHL))
-    pat.push_back({x.dtype(dtypes::ints) * c0, [](M m) -> UOp {                       // x*2**y -> x<<y
+    pat.push_back({x.dtype(dtypes::ints) * c0, [](M m) -> UOp {  // x*2**y -> x<<y
                      int64_t v = log2_exact(m[c0].const_arg());
                      return v ? m[x] << v : UOp{};
                    }});
   if (ops.has(Ops::SHR)) {
     // no reason to check x>=0 for uints
-    pat.push_back({idiv(x.dtype(dtypes::uints), c0), [](M m) -> UOp {                 // x//2**y -> x>>y (uints)
+    pat.push_back({idiv(x.dtype(dtypes::uints), c0), [](M m) -> UOp {  // x//2**y -> x>>y (uints)
                      int64_t v = log2_exact(m[c0].const_arg());
                      return v ? m[x] >> v : UOp{};
                    }});
-    pat.push_back({idiv(x.dtype(dtypes::sints), c0), [](M m) -> UOp {                 // x//2**y -> x>>y (x>=0)
+    pat.push_back({idiv(x.dtype(dtypes::sints), c0), [](M m) -> UOp {  // x//2**y -> x>>y (x>=0)
                      int64_t v = log2_exact(m[c0].const_arg());
                      return v && as_double(m[x].vmin()) >= 0 ? m[x] >> v : UOp{};
                    }});
@@ -944,8 +986,9 @@ PatternMatcher<UOp, const RenderOpts> get_late_rewrite_patterns(OpSet ops) {
                    }});
   }
   if (ops.has(Ops::NEG)) {
-    pat.push_back({x * -1, [](M m) { return m[x].alu(Ops::NEG); }});                // x*-1 -> -x
-    if (ops.has(Ops::SUB)) pat.push_back({x + to_upat(y).alu(Ops::NEG), [](M m) { return m[x].alu(Ops::SUB, {m[y]}); }});  // x+(-y) -> x-y
+    pat.push_back({x * -1, [](M m) { return m[x].alu(Ops::NEG); }});  // x*-1 -> -x
+    if (ops.has(Ops::SUB))
+      pat.push_back({x + to_upat(y).alu(Ops::NEG), [](M m) { return m[x].alu(Ops::SUB, {m[y]}); }});  // x+(-y) -> x-y
   }
   if (ops.has(Ops::MULACC))
     pat.push_back({x * y + z, [](M m) { return m[x].alu(Ops::MULACC, {m[y], m[z]}); }});  // a*b+c -> MULACC(a, b, c)

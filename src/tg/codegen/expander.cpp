@@ -8,7 +8,7 @@ namespace tg {
 
 namespace {
 
-using Axes = PairTuple;  // ((axis, size), ...)
+using Axes = PairTuple;                                   // ((axis, size), ...)
 using Choice = std::vector<std::pair<int64_t, int64_t>>;  // (axis, value) per axis, a small dict
 
 int64_t lookup(const Choice& rpk, int64_t axis) {
@@ -76,7 +76,8 @@ UOp do_expand(M m) {
   TG_CHECK(root.op() != Ops::WMMA, "WMMA expansion is not supported");
   std::vector<int64_t> exclude_args;
   Axes expand_args;
-  bool all_same = std::all_of(expands.begin(), expands.end(), [&](const UOp& e) { return e.arg<Axes>() == expands[0].arg<Axes>(); });
+  bool all_same = std::all_of(expands.begin(), expands.end(),
+                              [&](const UOp& e) { return e.arg<Axes>() == expands[0].arg<Axes>(); });
   if (all_same) {
     // if there's only one expand arg, it's okay to use it (optimization)
     expand_args = expands[0].arg<Axes>();
@@ -113,12 +114,15 @@ UOp do_expand(M m) {
         new_srcs.push_back(src.src(0).gep(lst));
       }
     } else {
-      if (root.op() == Ops::IF) new_srcs.push_back(src);  // the first arg of IF: pass through, ignoring UNROLLS
-      else if (root.op() == Ops::REDUCE && src.op() == Ops::RANGE) new_srcs.push_back(src);  // range args of REDUCE
+      if (root.op() == Ops::IF)
+        new_srcs.push_back(src);  // the first arg of IF: pass through, ignoring UNROLLS
+      else if (root.op() == Ops::REDUCE && src.op() == Ops::RANGE)
+        new_srcs.push_back(src);         // range args of REDUCE
       else if (src.dtype().count() > 1)  // put any input dtype > 1 grouped together
         new_srcs.push_back(UOp::make(Ops::CAT, src.dtype().scalar().vec(expand_sz * src.dtype().count()),
                                      std::vector<UOp>(static_cast<size_t>(expand_sz), src)));
-      else new_srcs.push_back(src.broadcast(expand_sz));  // repeat the arg
+      else
+        new_srcs.push_back(src.broadcast(expand_sz));  // repeat the arg
     }
   }
   Arg new_arg = root.arg();
@@ -129,7 +133,8 @@ UOp do_expand(M m) {
     for (int64_t j = start; j < cnt; j += step) t.push_back(ConstValue(j));
     new_arg = t;
   }
-  UOp nsrc = UOp::make(root.op(), root.dtype().scalar().vec(root.dtype().count() * expand_sz), std::move(new_srcs), new_arg);
+  UOp nsrc =
+      UOp::make(root.op(), root.dtype().scalar().vec(root.dtype().count() * expand_sz), std::move(new_srcs), new_arg);
   return UOp::make(Ops::UNROLL, root.dtype(), {nsrc}, expand_args);
 }
 
@@ -162,29 +167,33 @@ UOp do_contract(M m) {
 
 const PatternMatcher<UOp>& expander() {
   using namespace pat;
-  static constexpr OpSet expandable = GroupOp::ALU | OpSet{Ops::CAST, Ops::BITCAST, Ops::GEP, Ops::WMMA, Ops::LOAD,
-                                                           Ops::STORE, Ops::INDEX, Ops::ASSIGN, Ops::VECTORIZE, Ops::IF, Ops::REDUCE};
+  static constexpr OpSet expandable =
+      GroupOp::ALU | OpSet{Ops::CAST,  Ops::BITCAST, Ops::GEP,       Ops::WMMA, Ops::LOAD,  Ops::STORE,
+                           Ops::INDEX, Ops::ASSIGN,  Ops::VECTORIZE, Ops::IF,   Ops::REDUCE};
   static const PatternMatcher<UOp> pm = {
-      {op(Ops::UNROLL, {op(Ops::UNROLL).named("inner")}).named("outer"), [](M m) {  // UNROLL(UNROLL) -> one UNROLL
+      {op(Ops::UNROLL, {op(Ops::UNROLL).named("inner")}).named("outer"),
+       [](M m) {  // UNROLL(UNROLL) -> one UNROLL
          UOp outer = m["outer"], inner = m["inner"];
          Axes a = inner.arg<Axes>();
          for (auto& p : outer.arg<Axes>()) a.push_back(p);
          return UOp::make(Ops::UNROLL, outer.dtype(), {inner.src(0)}, a);
        }},
-      {op(expandable).named("root"), do_expand},                                    // op(UNROLL...) -> UNROLL(vector op)
-      {op(Ops::CONTRACT).named("con"), do_contract},                                // CONTRACT(UNROLL) -> UNROLL(GEP)
-      {op(Ops::VECTORIZE).each(op(Ops::DEFINE_ACC).named("acc")).named("v"), [](M m) {  // VECTORIZE(acc) -> vector acc
+      {op(expandable).named("root"), do_expand},      // op(UNROLL...) -> UNROLL(vector op)
+      {op(Ops::CONTRACT).named("con"), do_contract},  // CONTRACT(UNROLL) -> UNROLL(GEP)
+      {op(Ops::VECTORIZE).each(op(Ops::DEFINE_ACC).named("acc")).named("v"),
+       [](M m) {  // VECTORIZE(acc) -> vector acc
          UOp acc = m["acc"], v = m["v"];
          std::vector<UOp> src = acc.src();
          src[0] = src[0].broadcast(v.dtype().count());
          return acc.replace(std::nullopt, v.dtype(), src);
        }},
-      {op(Ops::BARRIER, {op(Ops::UNROLL).named("ex")}), [](M m) {                   // BARRIER(UNROLL) -> UNROLL(BARRIER)
+      {op(Ops::BARRIER, {op(Ops::UNROLL).named("ex")}),
+       [](M m) {  // BARRIER(UNROLL) -> UNROLL(BARRIER)
          UOp ex = m["ex"];
          UOp b = UOp::make(Ops::BARRIER, dtypes::void_, ex.src());
          return UOp::make(Ops::UNROLL, dtypes::void_, std::vector<UOp>(ex.src().size(), b), ex.arg());
        }},
-      {op(Ops::UNROLL, {x}).arg(Arg(Axes{})), x},                                   // UNROLL(x, ()) -> x
+      {op(Ops::UNROLL, {x}).arg(Arg(Axes{})), x},  // UNROLL(x, ()) -> x
   };
   return pm;
 }
@@ -244,7 +253,8 @@ const PatternMatcher<UOp>& migrate_indexing() {
 
 const PatternMatcher<UOp>& pm_store_ignore() {
   static const PatternMatcher<UOp> pm = {
-      {op(Ops::INDEX, {var(), var(), var("mask")}).store({var()}).named("store"), [](M m) -> UOp {  // STORE(idx, v) -> STORE(idx, IGNORE(v, mask))
+      {op(Ops::INDEX, {var(), var(), var("mask")}).store({var()}).named("store"),
+       [](M m) -> UOp {  // STORE(idx, v) -> STORE(idx, IGNORE(v, mask))
          UOp store = m["store"];
          if (store.src(1).op() == Ops::IGNORE) return {};
          UOp ig = UOp::make(Ops::IGNORE, dtypes::void_, {store.src(1), m["mask"]});
@@ -257,9 +267,11 @@ const PatternMatcher<UOp>& pm_store_ignore() {
 const PatternMatcher<UOp>& pm_move_ignore() {
   using namespace pat;
   static const PatternMatcher<UOp> pm = {
-      {op(Ops::IGNORE, {x, x}), [](M m) { return m[x].const_like(true); }},        // IGNORE(x, x) -> True
-      {op(Ops::IGNORE, {op({Ops::CONST, Ops::VCONST}).named("c"), var()}), [](M m) { return m["c"]; }},  // IGNORE(c, m) -> c
-      {op(Ops::IGNORE, {op(GroupOp::ALU | OpSet{Ops::CAST, Ops::VECTORIZE}).named("alu"), var("mask")}),  // IGNORE(alu) -> alu(IGNOREs)
+      {op(Ops::IGNORE, {x, x}), [](M m) { return m[x].const_like(true); }},  // IGNORE(x, x) -> True
+      {op(Ops::IGNORE, {op({Ops::CONST, Ops::VCONST}).named("c"), var()}),
+       [](M m) { return m["c"]; }},  // IGNORE(c, m) -> c
+      {op(Ops::IGNORE, {op(GroupOp::ALU | OpSet{Ops::CAST, Ops::VECTORIZE}).named("alu"),
+                        var("mask")}),  // IGNORE(alu) -> alu(IGNOREs)
        [](M m) {
          UOp alu = m["alu"];
          std::vector<UOp> src;

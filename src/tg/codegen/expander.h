@@ -1,5 +1,6 @@
 #pragma once
-// the expander: UNROLL/CONTRACT expansion into vectors, gates for masked stores, IGNORE (tinygrad's codegen/expander.py)
+// the expander: UNROLL/CONTRACT expansion into vectors, gates for masked stores, IGNORE (tinygrad's
+// codegen/expander.py)
 #include "tg/uop/upat.h"
 
 namespace tg {

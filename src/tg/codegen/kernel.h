@@ -17,7 +17,6 @@
 
 namespace tg {
 
-
 // *** ShapeTracker queries the opts need (tinygrad's ShapeTracker.real_strides & co) ***
 
 // per dim: the stride, 0 if the dim is unused, nullopt if it is not one stride (or is masked, unless ignore_valid)
@@ -25,7 +24,6 @@ std::vector<std::optional<sint>> real_strides(const ShapeTracker& st, bool ignor
 std::vector<int> unit_stride_axes(const ShapeTracker& st, bool ignore_valid = false);
 bool axis_is_masked(const ShapeTracker& st, int axis);
 std::string strides_str(const std::vector<std::optional<sint>>& strides);  // (16, 1, 0), (None, 1)
-
 
 // An opt that does not apply to this kernel (tinygrad's KernelOptError). BEAM and the heuristic catch it.
 struct KernelOptError : Error {

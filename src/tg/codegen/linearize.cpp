@@ -13,7 +13,9 @@ namespace tg {
 namespace {
 
 template <class T>
-int cmp3(const T& a, const T& b) { return a < b ? -1 : b < a ? 1 : 0; }
+int cmp3(const T& a, const T& b) {
+  return a < b ? -1 : b < a ? 1 : 0;
+}
 int cmp_cv(const ConstValue& a, const ConstValue& b) {
   if (std::holds_alternative<double>(a) || std::holds_alternative<double>(b)) return cmp3(as_double(a), as_double(b));
   return cmp3(as_int(a), as_int(b));
@@ -94,7 +96,8 @@ std::vector<UOp> sort_ctx(const std::vector<UOp>& inp) {
 
 // *** basic block ***
 
-BasicBlock::BasicBlock(std::vector<UOp> lst_, std::vector<UOp> ctx_, UOp end_, int64_t cnt_, std::optional<std::vector<UOp>> child_ctx_)
+BasicBlock::BasicBlock(std::vector<UOp> lst_, std::vector<UOp> ctx_, UOp end_, int64_t cnt_,
+                       std::optional<std::vector<UOp>> child_ctx_)
     : lst(std::move(lst_)), ctx(std::move(ctx_)), end(std::move(end_)), cnt(cnt_), child_ctx(std::move(child_ctx_)) {
   static std::atomic<uint64_t> counter{0};
   serial = counter.fetch_add(1);
@@ -315,7 +318,8 @@ UOp make_block_bottom_up(M m, BlockContext& ctx) {
         // block has different context, add it to blockseeds
         std::optional<std::vector<UOp>> cc;
         if (auto ci = ctx.child_ctxs.find(u.get()); ci != ctx.child_ctxs.end()) cc = ci->second;
-        auto si = std::find_if(blockseeds.begin(), blockseeds.end(), [&](const Seed& s) { return s.ctx == newctx && s.child_ctx == cc; });
+        auto si = std::find_if(blockseeds.begin(), blockseeds.end(),
+                               [&](const Seed& s) { return s.ctx == newctx && s.child_ctx == cc; });
         if (si == blockseeds.end()) si = blockseeds.insert(blockseeds.end(), Seed{newctx, cc, {}});
         si->v.push_back(u);
       }
@@ -336,7 +340,8 @@ UOp make_block_bottom_up(M m, BlockContext& ctx) {
   }
   // add blockseeds, with blockends as needed
   for (Seed& s : blockseeds) {
-    UOp base_block = UOp::make(Ops::BLOCKSTART, dtypes::void_, s.v, ObjectArg(std::make_shared<BlockStartArg>(s.ctx, s.child_ctx)));
+    UOp base_block =
+        UOp::make(Ops::BLOCKSTART, dtypes::void_, s.v, ObjectArg(std::make_shared<BlockStartArg>(s.ctx, s.child_ctx)));
     srcs.push_back(add_blockends(base_block, s.ctx, current_ctx));
   }
   std::reverse(lst.begin(), lst.end());
@@ -348,7 +353,8 @@ UOp make_block_bottom_up(M m, BlockContext& ctx) {
 
 const PatternMatcher<UOp, BlockContext>& block_create() {
   static const PatternMatcher<UOp, BlockContext> pm = {
-      {op(GroupOp::All - DONT_PLACE_IN_BLOCK - OpSet{Ops::BLOCK, Ops::BLOCKEND}).named("x"), make_block_bottom_up},  // x -> BLOCK
+      {op(GroupOp::All - DONT_PLACE_IN_BLOCK - OpSet{Ops::BLOCK, Ops::BLOCKEND}).named("x"),
+       make_block_bottom_up},  // x -> BLOCK
   };
   return pm;
 }
@@ -408,8 +414,10 @@ UOp merge_block(M m) {
   std::vector<std::pair<UOp, int64_t>> mergable_dict;
   for (const UOp& y : x.src()) {
     bool mergable = false;
-    if (y.op() == Ops::BLOCK && x.op() == Ops::BLOCK && xb.ctx == basic_block(y).ctx) mergable = true;
-    else if (y.op() == Ops::BLOCK && x.op() == Ops::BLOCKEND && contains(basic_block(y).ctx, xb.end)) mergable = true;
+    if (y.op() == Ops::BLOCK && x.op() == Ops::BLOCK && xb.ctx == basic_block(y).ctx)
+      mergable = true;
+    else if (y.op() == Ops::BLOCK && x.op() == Ops::BLOCKEND && contains(basic_block(y).ctx, xb.end))
+      mergable = true;
     if (!mergable) {
       unmergable_blocks.push_back(y);
       continue;
@@ -419,7 +427,8 @@ UOp merge_block(M m) {
     it->second++;
   }
   for (auto& [k, v] : mergable_dict) {
-    if (v == basic_block(k).cnt) mergable_blocks.push_back(k);
+    if (v == basic_block(k).cnt)
+      mergable_blocks.push_back(k);
     else
       for (int64_t i = 0; i < v; i++) unmergable_blocks.push_back(k);
   }
@@ -444,14 +453,16 @@ UOp remove_blockend(M m) {
     if ((y.op() == Ops::BLOCK || y.op() == Ops::BLOCKEND) && contains(basic_block(y).ctx, xb.end)) return {};
   std::vector<UOp> parent_blocks;
   for (const UOp& y : x.src())
-    if (y.op() == Ops::BLOCK && basic_block(y).child_ctx && contains(*basic_block(y).child_ctx, xb.end)) parent_blocks.push_back(y);
+    if (y.op() == Ops::BLOCK && basic_block(y).child_ctx && contains(*basic_block(y).child_ctx, xb.end))
+      parent_blocks.push_back(y);
   if (parent_blocks.empty()) return {};
   UOp parent_block = parent_blocks[0];
   for (const UOp& p : parent_blocks) TG_ASSERT(p == parent_block, "should never have two parent blocks");
   TG_ASSERT(static_cast<int64_t>(parent_blocks.size()) == basic_block(parent_block).cnt, "parent block count mismatch");
   // range needs DEFINE_ACC to be before the range (never in DEFINE_ACC for if)
   std::vector<UOp> early_ops, late_ops;
-  for (const UOp& y : xb.lst) (y.op() == Ops::DEFINE_ACC && contains(y.src(), xb.end) ? early_ops : late_ops).push_back(y);
+  for (const UOp& y : xb.lst)
+    (y.op() == Ops::DEFINE_ACC && contains(y.src(), xb.end) ? early_ops : late_ops).push_back(y);
   // NOTE: we have to add a barrier at the start if barrier is used in the range
   bool has_barrier = std::any_of(late_ops.begin(), late_ops.end(), [](const UOp& y) { return y.op() == Ops::BARRIER; });
   if (x.op() == Ops::BLOCKEND && has_barrier && late_ops.back().op() == Ops::ENDRANGE)
@@ -484,7 +495,8 @@ const PatternMatcher<UOp>& block_merge() {
 
 const PatternMatcher<UOp>& pm_finalize() {
   static const PatternMatcher<UOp> pm = {
-      {op(Ops::BLOCK).named("sink"), [](M m) {  // BLOCK(defines) -> BLOCKFINAL(defines + lst)
+      {op(Ops::BLOCK).named("sink"),
+       [](M m) {  // BLOCK(defines) -> BLOCKFINAL(defines + lst)
          UOp sink = m["sink"];
          for (const UOp& x : sink.src()) TG_CHECK(DONT_PLACE_IN_BLOCK.has(x.op()), "linearize failure");
          // place the early things

@@ -27,7 +27,8 @@ std::optional<std::vector<std::vector<int64_t>>> get_contraction(const Shape& ol
   }
   std::vector<std::vector<int64_t>> ret;
   for (size_t i = 0; i < split.size(); i++) {
-    int64_t st = i == 0 ? 0 : split[i - 1], ed = i + 1 < split.size() ? split[i] : static_cast<int64_t>(old_shape.size());
+    int64_t st = i == 0 ? 0 : split[i - 1],
+            ed = i + 1 < split.size() ? split[i] : static_cast<int64_t>(old_shape.size());
     std::vector<int64_t> r;
     for (int64_t j = st; j < ed; j++) r.push_back(j);
     ret.push_back(std::move(r));
@@ -86,8 +87,8 @@ Shape split_dims(const Shape& dims, const std::vector<int64_t>& max_sizes) {
 
 }  // namespace
 
-std::vector<UOp> get_grouped_dims(const std::string& prefix, Shape dims, const std::optional<std::vector<int64_t>>& max_sizes,
-                                  bool reverse) {
+std::vector<UOp> get_grouped_dims(const std::string& prefix, Shape dims,
+                                  const std::optional<std::vector<int64_t>>& max_sizes, bool reverse) {
   if (reverse) std::reverse(dims.begin(), dims.end());
   Shape limited = dims;
   if (max_sizes) {
@@ -130,7 +131,8 @@ Shape ast_full_shape(const UOp& ast) {
     const ShapeTracker* st = get_st(u.arg());
     if (st == nullptr) continue;
     const Shape& s = st->shape();
-    if (full.empty()) full = s;
+    if (full.empty())
+      full = s;
     else if (s.size() == full.size())
       for (size_t i = 0; i < s.size(); i++) full[i] = std::max(full[i], s[i]);
   }
@@ -169,7 +171,8 @@ IndexContext get_index(const UOp& ast, const RenderOpts& opts) {
   int64_t group_for_reduces = 0;
   for (int64_t i = first_reduce; i < first_upcasted; i++) {
     bool differs = false;
-    for (const UOp& l : local_loads) differs |= st_of(l).shape()[static_cast<size_t>(i)] != st_of(ast.src(0)).shape()[static_cast<size_t>(i)];
+    for (const UOp& l : local_loads)
+      differs |= st_of(l).shape()[static_cast<size_t>(i)] != st_of(ast.src(0)).shape()[static_cast<size_t>(i)];
     group_for_reduces += differs;
   }
   int64_t global_dims = first_reduce - ki.local_dims;
@@ -221,7 +224,8 @@ UOp lower_reduce_axis(M m, IndexContext& ctx) {
   PairTuple contract_axis;
   for (int64_t a : ra.axes) {
     const UOp& r = ctx.ridxs.at(static_cast<size_t>(a));
-    if (r.op() == Ops::RANGE) reduce_range.push_back(r);
+    if (r.op() == Ops::RANGE)
+      reduce_range.push_back(r);
     else {
       TG_ASSERT(r.op() == Ops::UNROLL, "not all UNROLLS in reduce axes");
       for (auto& p : r.arg<PairTuple>()) contract_axis.push_back(p);
@@ -258,7 +262,8 @@ UOp lower_load_store(M m, IndexContext& ctx) {
   if (store_back) {
     std::vector<UOp> zidx;
     const auto& rsrc = x.src(1).src();
-    for (const UOp& u : ctx.idxs) zidx.push_back(std::find(rsrc.begin(), rsrc.end(), u) != rsrc.end() ? u.const_like(0) : u);
+    for (const UOp& u : ctx.idxs)
+      zidx.push_back(std::find(rsrc.begin(), rsrc.end(), u) != rsrc.end() ? u.const_like(0) : u);
     idx = st.to_indexed_uops(&zidx).first;
   }
   if (!buf.dtype().local() || store_back)
@@ -282,15 +287,15 @@ UOp lower_const(M m) {
 const PatternMatcher<UOp, IndexContext>& pm_lowerer() {
   using namespace pat;
   static const PatternMatcher<UOp, IndexContext> pm = {
-      {op(Ops::REDUCE_AXIS).named("x"), lower_reduce_axis},                         // REDUCE_AXIS -> REDUCE(ranges)
+      {op(Ops::REDUCE_AXIS).named("x"), lower_reduce_axis},                          // REDUCE_AXIS -> REDUCE(ranges)
       {op({Ops::CONST, Ops::DEFINE_VAR}, {op(Ops::VIEW)}).named("x"), lower_const},  // CONST(VIEW) -> CONST
       {op(Ops::VALID, {op(Ops::VIEW)}).named("x"),                                   // VALID(VIEW) -> valid expr
        [](M m, IndexContext& ctx) { return get_st(m["x"].src(0).arg())->to_indexed_uops(&ctx.idxs).second; }},
       // rewrite LOAD/STORE VIEW to LOAD/STORE with indexed
       {op({Ops::LOAD, Ops::STORE}, {op(Ops::VIEW, {var("buf")})}).any_len().named("x"), lower_load_store},
-      {op(Ops::INDEX, {var("b"), var("idx"), const_pat(dtypes::bool_, true)}),       // INDEX(b, idx, True) -> INDEX(b, idx)
+      {op(Ops::INDEX, {var("b"), var("idx"), const_pat(dtypes::bool_, true)}),  // INDEX(b, idx, True) -> INDEX(b, idx)
        [](M m) { return m["b"].index(m["idx"]); }},
-      {op(Ops::IGNORE).named("x"), [](M m) { return m["x"].src(0); }},               // IGNORE(x) -> x
+      {op(Ops::IGNORE).named("x"), [](M m) { return m["x"].src(0); }},  // IGNORE(x) -> x
   };
   return pm;
 }

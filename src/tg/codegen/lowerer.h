@@ -15,8 +15,8 @@ struct IndexContext {
 
 // the axes of old_shape that multiply into each axis of new_shape, or nullopt
 std::optional<std::vector<std::vector<int64_t>>> get_contraction(const Shape& old_shape, const Shape& new_shape);
-std::vector<UOp> get_grouped_dims(const std::string& prefix, Shape dims, const std::optional<std::vector<int64_t>>& max_sizes,
-                                  bool reverse = false);
+std::vector<UOp> get_grouped_dims(const std::string& prefix, Shape dims,
+                                  const std::optional<std::vector<int64_t>>& max_sizes, bool reverse = false);
 Shape ast_full_shape(const UOp& ast);  // the elementwise max of the shapes of every VIEW in the AST
 IndexContext get_index(const UOp& ast, const RenderOpts& opts);
 

@@ -50,8 +50,9 @@ UOp step_remove_reduce(const UOp& sink, const RenderOpts&) {
 }
 UOp step_devectorize(const UOp& sink, const RenderOpts& opts) {
   // DEVECTORIZE=1, the default: sym + devectorize + load_store_folding + correct_load_store + load_store_indexing
-  static const PatternMatcher<UOp, const RenderOpts> pm = with_ctx<const RenderOpts>(sym_codegen() + devectorize() + load_store_folding()) +
-                                                          correct_load_store() + with_ctx<const RenderOpts>(load_store_indexing());
+  static const PatternMatcher<UOp, const RenderOpts> pm =
+      with_ctx<const RenderOpts>(sym_codegen() + devectorize() + load_store_folding()) + correct_load_store() +
+      with_ctx<const RenderOpts>(load_store_indexing());
   return graph_rewrite(sink, pm, opts);
 }
 UOp step_pre_matcher(const UOp& sink, const RenderOpts& opts) { return graph_rewrite(sink, *opts.pre_matcher); }
@@ -65,10 +66,12 @@ UOp step_final_rewrite(const UOp& sink, const RenderOpts& opts) {
   static std::vector<Cached> cache;
   static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);
-  auto it = std::find_if(cache.begin(), cache.end(), [&](const Cached& c) { return c.ops == opts.code_for_op && c.extra == opts.extra_matcher; });
+  auto it = std::find_if(cache.begin(), cache.end(),
+                         [&](const Cached& c) { return c.ops == opts.code_for_op && c.extra == opts.extra_matcher; });
   if (it == cache.end()) {
     PatternMatcher<UOp, const RenderOpts> pm = with_ctx<const RenderOpts>(symbolic_simple()) +
-                                               get_late_rewrite_patterns(opts.code_for_op) + with_ctx<const RenderOpts>(pm_render());
+                                               get_late_rewrite_patterns(opts.code_for_op) +
+                                               with_ctx<const RenderOpts>(pm_render());
     if (opts.extra_matcher) pm = pm + with_ctx<const RenderOpts>(*opts.extra_matcher);
     it = cache.insert(cache.end(), Cached{opts.code_for_op, opts.extra_matcher, std::move(pm)});
   }

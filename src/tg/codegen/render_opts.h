@@ -10,7 +10,6 @@
 
 namespace tg {
 
-
 // a context-free matcher as one that takes ctx (so it composes with + into a matcher whose rules read ctx)
 template <class Ctx>
 PatternMatcher<UOp, Ctx> with_ctx(const PatternMatcher<UOp>& pm) {

@@ -49,11 +49,22 @@ constexpr DTypeData kFloat64{14, 8, "double", 'd', 1, nullptr, nullptr};
 
 // C name -> the attribute name repr prints (INVERSE_DTYPES_DICT)
 const char* inverse_name(const char* cname) {
-  static const std::pair<const char*, const char*> table[] = {
-      {"bool", "bool"},        {"signed char", "char"},    {"unsigned char", "uchar"}, {"short", "short"},
-      {"unsigned short", "ushort"}, {"int", "int"},         {"unsigned int", "uint"},   {"long", "long"},
-      {"unsigned long", "ulong"}, {"float8_e4m3", "fp8e4m3"}, {"float8_e5m2", "fp8e5m2"}, {"half", "half"},
-      {"__bf16", "bfloat16"},  {"float", "float"},         {"double", "double"},       {"void", "void"}};
+  static const std::pair<const char*, const char*> table[] = {{"bool", "bool"},
+                                                              {"signed char", "char"},
+                                                              {"unsigned char", "uchar"},
+                                                              {"short", "short"},
+                                                              {"unsigned short", "ushort"},
+                                                              {"int", "int"},
+                                                              {"unsigned int", "uint"},
+                                                              {"long", "long"},
+                                                              {"unsigned long", "ulong"},
+                                                              {"float8_e4m3", "fp8e4m3"},
+                                                              {"float8_e5m2", "fp8e5m2"},
+                                                              {"half", "half"},
+                                                              {"__bf16", "bfloat16"},
+                                                              {"float", "float"},
+                                                              {"double", "double"},
+                                                              {"void", "void"}};
   for (auto& [k, v] : table)
     if (std::strcmp(k, cname) == 0) return v;
   return cname;
@@ -62,7 +73,8 @@ const char* inverse_name(const char* cname) {
 // derived dtypes (vec, ptr, image) are interned here for the life of the process, as tinygrad's dcache
 struct DTypeTable {
   std::mutex mu;
-  std::map<std::tuple<const DTypeData*, int, int, bool, int64_t, int>, const DTypeData*> cache;  // (src, kind, n, local, size, v)
+  std::map<std::tuple<const DTypeData*, int, int, bool, int64_t, int>, const DTypeData*>
+      cache;  // (src, kind, n, local, size, v)
   std::deque<DTypeData> nodes;
   std::deque<std::string> names;
   std::deque<std::vector<int64_t>> shapes;
@@ -158,9 +170,11 @@ int64_t DType::nbytes() const {
 
 std::string DType::repr() const {
   const DTypeData* d = D(d_);
-  if (d->is_image) return cat("dtypes.", d->name, "(", py_tuple(*d->shape), ")", d->v != 1 ? cat(".vec(", d->v, ")") : "");
+  if (d->is_image)
+    return cat("dtypes.", d->name, "(", py_tuple(*d->shape), ")", d->v != 1 ? cat(".vec(", d->v, ")") : "");
   if (d->is_ptr)
-    return cat(base().repr(), ".ptr(", d->size, d->local ? ", local=True" : "", ")", d->v != 1 ? cat(".vec(", d->v, ")") : "");
+    return cat(base().repr(), ".ptr(", d->size, d->local ? ", local=True" : "", ")",
+               d->v != 1 ? cat(".vec(", d->v, ")") : "");
   return cat("dtypes.", inverse_name(D(scalar().d_)->name), d->count > 1 ? cat(".vec(", d->count, ")") : "");
 }
 
@@ -189,16 +203,15 @@ constinit const DType void_{}, bool_{&kBool}, int8{&kInt8}, uint8{&kUInt8}, int1
 constinit DType default_float{&kFloat32}, default_int{&kInt32};
 
 const std::vector<DType> fp8s{DType(&kFp8e4m3), DType(&kFp8e5m2)};
-const std::vector<DType> floats{DType(&kFp8e4m3), DType(&kFp8e5m2), DType(&kFloat16),
+const std::vector<DType> floats{DType(&kFp8e4m3),  DType(&kFp8e5m2), DType(&kFloat16),
                                 DType(&kBFloat16), DType(&kFloat32), DType(&kFloat64)};
 const std::vector<DType> uints{DType(&kUInt8), DType(&kUInt16), DType(&kUInt32), DType(&kUInt64)};
 const std::vector<DType> sints{DType(&kInt8), DType(&kInt16), DType(&kInt32), DType(&kInt64)};
 const std::vector<DType> ints{DType(&kUInt8), DType(&kUInt16), DType(&kUInt32), DType(&kUInt64),
                               DType(&kInt8),  DType(&kInt16),  DType(&kInt32),  DType(&kInt64)};
-const std::vector<DType> all{DType(&kFp8e4m3), DType(&kFp8e5m2), DType(&kFloat16), DType(&kBFloat16),
-                             DType(&kFloat32), DType(&kFloat64), DType(&kUInt8),   DType(&kUInt16),
-                             DType(&kUInt32),  DType(&kUInt64),  DType(&kInt8),    DType(&kInt16),
-                             DType(&kInt32),   DType(&kInt64),   DType(&kBool)};
+const std::vector<DType> all{DType(&kFp8e4m3), DType(&kFp8e5m2), DType(&kFloat16), DType(&kBFloat16), DType(&kFloat32),
+                             DType(&kFloat64), DType(&kUInt8),   DType(&kUInt16),  DType(&kUInt32),   DType(&kUInt64),
+                             DType(&kInt8),    DType(&kInt16),   DType(&kInt32),   DType(&kInt64),    DType(&kBool)};
 
 static bool is_scalar_in(DType d, std::initializer_list<const DTypeData*> set) {
   DType s = d.scalar();
@@ -216,7 +229,10 @@ bool is_unsigned(DType d) { return is_scalar_in(d, {&kUInt8, &kUInt16, &kUInt32,
 bool is_bool(DType d) { return d.scalar() == DType(&kBool); }
 
 ConstValue min(DType d) {
-  if (is_int(d)) return is_unsigned(d) ? int64_t(0) : int64_t(d.scalar().itemsize() == 8 ? INT64_MIN : -(int64_t(1) << (d.scalar().itemsize() * 8 - 1)));
+  if (is_int(d))
+    return is_unsigned(d)
+               ? int64_t(0)
+               : int64_t(d.scalar().itemsize() == 8 ? INT64_MIN : -(int64_t(1) << (d.scalar().itemsize() * 8 - 1)));
   if (is_float(d)) return -INFINITY;
   return false;
 }
@@ -246,13 +262,13 @@ ConstValue as_const(ConstValue v, DType d) {
 
 DType from_name(const std::string& name) {
   static const std::pair<const char*, const DType*> names[] = {
-      {"bool", &bool_},     {"int8", &int8},       {"uint8", &uint8},         {"int16", &int16},
-      {"uint16", &uint16},  {"int32", &int32},     {"uint32", &uint32},       {"int64", &int64},
-      {"uint64", &uint64},  {"fp8e4m3", &fp8e4m3}, {"fp8e5m2", &fp8e5m2},     {"float16", &float16},
-      {"bfloat16", &bfloat16}, {"float32", &float32}, {"float64", &float64},  {"half", &float16},
-      {"float", &float32},  {"double", &float64},  {"uchar", &uint8},         {"ushort", &uint16},
-      {"uint", &uint32},    {"ulong", &uint64},    {"char", &int8},           {"short", &int16},
-      {"int", &int32},      {"long", &int64},      {"void", &void_}};
+      {"bool", &bool_},        {"int8", &int8},       {"uint8", &uint8},     {"int16", &int16},
+      {"uint16", &uint16},     {"int32", &int32},     {"uint32", &uint32},   {"int64", &int64},
+      {"uint64", &uint64},     {"fp8e4m3", &fp8e4m3}, {"fp8e5m2", &fp8e5m2}, {"float16", &float16},
+      {"bfloat16", &bfloat16}, {"float32", &float32}, {"float64", &float64}, {"half", &float16},
+      {"float", &float32},     {"double", &float64},  {"uchar", &uint8},     {"ushort", &uint16},
+      {"uint", &uint32},       {"ulong", &uint64},    {"char", &int8},       {"short", &int16},
+      {"int", &int32},         {"long", &int64},      {"void", &void_}};
   std::string lower = name;
   for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   for (auto& [n, d] : names)
@@ -331,9 +347,9 @@ double truncate_fp16(double x) {
   double ax = std::fabs(x);
   if (ax >= 65520.0) return std::copysign(INFINITY, x);
   int e;
-  std::frexp(ax, &e);                           // ax = m * 2^e, m in [0.5, 1)
-  int exp = std::max(e - 1, -14);               // unbiased exponent, clamped to the subnormal range
-  double q = std::ldexp(1.0, exp - 10);         // spacing of representable values
+  std::frexp(ax, &e);                    // ax = m * 2^e, m in [0.5, 1)
+  int exp = std::max(e - 1, -14);        // unbiased exponent, clamped to the subnormal range
+  double q = std::ldexp(1.0, exp - 10);  // spacing of representable values
   return std::copysign(std::nearbyint(ax / q) * q, x);
 }
 double truncate_bf16(double x) {
@@ -356,9 +372,12 @@ uint8_t float_to_fp8(double x, DType d) {
   int64_t exp = int64_t((xbits >> 52) & 0x7FF) - 1023 + EXP_BIAS;
   uint64_t mant = (xbits >> (53 - SIG)) & MANT_MASK;
   uint64_t absx = xbits & 0x7FFFFFFFFFFFFFFFull, res;
-  if (absx <= MINDENORM_O2) res = 0;
-  else if (absx > 0x7FF0000000000000ull) res = e4m3 ? 0x7F : (0x7E | mant);
-  else if (absx > OVERFLOW) res = MAXNORM;
+  if (absx <= MINDENORM_O2)
+    res = 0;
+  else if (absx > 0x7FF0000000000000ull)
+    res = e4m3 ? 0x7F : (0x7E | mant);
+  else if (absx > OVERFLOW)
+    res = MAXNORM;
   else if (absx >= MINNORM) {
     res = (uint64_t(exp) << (SIG - 1)) | mant;
     uint64_t round = xbits & ((HALF_ULP << 1) - 1);
@@ -381,10 +400,12 @@ static double half_bits_to_double(uint16_t h) {
 double fp8_to_float(uint8_t x, DType d) {
   TG_CHECK(d == dtypes::fp8e4m3 || d == dtypes::fp8e5m2, "fp8_to_float only for fp8s, not ", d.repr());
   uint32_t ur = uint32_t(x) << 8;
-  if (d == dtypes::fp8e5m2 && (ur & 0x7FFF) > 0x7C00) ur = 0x7FFF;
+  if (d == dtypes::fp8e5m2 && (ur & 0x7FFF) > 0x7C00)
+    ur = 0x7FFF;
   else if (d == dtypes::fp8e4m3) {
     uint32_t sign = ur & 0x8000, exponent = ((ur & 0x7800) >> 1) + 0x2000, mant = (ur & 0x0700) >> 1;
-    if ((x & 0x7F) == 0x7F) ur = 0x7FFF;
+    if ((x & 0x7F) == 0x7F)
+      ur = 0x7FFF;
     else if (exponent == 0x2000) {
       if (mant != 0) {
         mant <<= 1;

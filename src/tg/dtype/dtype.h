@@ -18,26 +18,26 @@ class DType {
   explicit constexpr DType(const DTypeData* d) : d_(d) {}
 
   int priority() const;
-  int itemsize() const;     // bytes of the (vector) value; for a pointer: of its base element
+  int itemsize() const;      // bytes of the (vector) value; for a pointer: of its base element
   std::string name() const;  // the C name: "float", "unsigned char", "float4"
-  char fmt() const;         // struct format char or 0
-  int count() const;        // vector width of the value (1 for scalars and plain pointers)
-  int vcount() const;       // count, or v for pointers (a vector of pointers)
-  DType scalar() const;     // element type without .vec
-  DType base() const;       // for pointers: the pointee; else itself
+  char fmt() const;          // struct format char or 0
+  int count() const;         // vector width of the value (1 for scalars and plain pointers)
+  int vcount() const;        // count, or v for pointers (a vector of pointers)
+  DType scalar() const;      // element type without .vec
+  DType base() const;        // for pointers: the pointee; else itself
   bool is_ptr() const;
   bool is_image() const;
-  bool local() const;       // pointers: address space local
-  int64_t size() const;     // pointers: element count, -1 unsized
-  int v() const;            // pointers: vector of pointers width
+  bool local() const;    // pointers: address space local
+  int64_t size() const;  // pointers: element count, -1 unsized
+  int v() const;         // pointers: vector of pointers width
   const std::vector<int64_t>& image_shape() const;
 
   DType vec(int n) const;
   DType ptr(int64_t size = -1, bool local = false) const;
   int64_t nbytes() const;  // pointers only
 
-  std::string repr() const;  // dtypes.float.vec(4), dtypes.int.ptr(16)
-  uint64_t key() const;      // deterministic content hash (stable across runs)
+  std::string repr() const;                    // dtypes.float.vec(4), dtypes.int.ptr(16)
+  uint64_t key() const;                        // deterministic content hash (stable across runs)
   const void* data_ptr() const { return d_; }  // identity, for hashing
 
   bool operator==(const DType& o) const { return d_ == o.d_; }
@@ -55,7 +55,7 @@ extern const DType void_, bool_, int8, uint8, int16, uint16, int32, uint32, int6
     bfloat16, float32, float64;
 // aliases, with tinygrad's names (int/long/float/... are keywords in C++, so they keep a trailing underscore)
 inline const DType &half = float16, &float_ = float32, &double_ = float64, &uchar = uint8, &ushort = uint16,
-                    &uint = uint32, &ulong = uint64, &char_ = int8, &short_ = int16, &int_ = int32, &long_ = int64;
+                   &uint = uint32, &ulong = uint64, &char_ = int8, &short_ = int16, &int_ = int32, &long_ = int64;
 extern DType default_float, default_int;
 
 extern const std::vector<DType> fp8s, floats, uints, sints, ints, all;
@@ -91,7 +91,7 @@ uint8_t float_to_fp8(double x, DType d);
 double as_double(const ConstValue& v);
 int64_t as_int(const ConstValue& v);
 bool as_bool(const ConstValue& v);
-std::string const_repr(const ConstValue& v);  // python repr: True, 4, 2.0
+std::string const_repr(const ConstValue& v);                      // python repr: True, 4, 2.0
 bool const_eq_numeric(const ConstValue& a, const ConstValue& b);  // python ==: 1 == 1.0 == True
 
 }  // namespace tg

@@ -8,9 +8,10 @@
 
 namespace tg {
 
-Buffer uop_buffer(const UOp& buf);                  // BUFFER (or a contiguous view of one): its Buffer, made lazily
-std::optional<Buffer> uop_realized(const UOp& u);   // the allocated Buffer of a BUFFER, else nullopt (tinygrad's realized)
-bool uop_is_realized(const UOp& u);                 // base is an allocated BUFFER
-size_t live_uop_buffers();                          // for tests: how many BUFFER nodes hold a Buffer
+Buffer uop_buffer(const UOp& buf);  // BUFFER (or a contiguous view of one): its Buffer, made lazily
+std::optional<Buffer> uop_realized(
+    const UOp& u);                   // the allocated Buffer of a BUFFER, else nullopt (tinygrad's realized)
+bool uop_is_realized(const UOp& u);  // base is an allocated BUFFER
+size_t live_uop_buffers();           // for tests: how many BUFFER nodes hold a Buffer
 
 }  // namespace tg

@@ -15,9 +15,12 @@ namespace tg {
 
 std::string time_to_str(double t, int w) {
   char buf[64];
-  if (t > 10) std::snprintf(buf, sizeof(buf), "%*.2fs ", w, t);
-  else if (t > 10e-3) std::snprintf(buf, sizeof(buf), "%*.2fms", w, t * 1e3);
-  else std::snprintf(buf, sizeof(buf), "%*.2fus", w, t * 1e6);
+  if (t > 10)
+    std::snprintf(buf, sizeof(buf), "%*.2fs ", w, t);
+  else if (t > 10e-3)
+    std::snprintf(buf, sizeof(buf), "%*.2fms", w, t * 1e3);
+  else
+    std::snprintf(buf, sizeof(buf), "%*.2fus", w, t * 1e6);
   return buf;
 }
 
@@ -62,8 +65,11 @@ std::optional<double> CompiledRunner::operator()(const std::vector<Buffer>& bufs
 static std::string copy_name(int64_t total_sz, const std::string& dest, const std::string& src) {
   char buf[128];
   std::string d = dest.substr(0, 7), s = src.substr(0, 7);
-  if (total_sz >= 1e6) std::snprintf(buf, sizeof(buf), "copy %7.2fM, %7s <- %-7s", static_cast<double>(total_sz) / 1e6, d.c_str(), s.c_str());
-  else std::snprintf(buf, sizeof(buf), "copy %8lld, %7s <- %-7s", static_cast<long long>(total_sz), d.c_str(), s.c_str());
+  if (total_sz >= 1e6)
+    std::snprintf(buf, sizeof(buf), "copy %7.2fM, %7s <- %-7s", static_cast<double>(total_sz) / 1e6, d.c_str(),
+                  s.c_str());
+  else
+    std::snprintf(buf, sizeof(buf), "copy %8lld, %7s <- %-7s", static_cast<long long>(total_sz), d.c_str(), s.c_str());
   return colored(buf, "yellow");
 }
 BufferCopy::BufferCopy(int64_t total_sz, const std::string& dest_device, const std::string& src_device)
@@ -72,8 +78,8 @@ BufferCopy::BufferCopy(int64_t total_sz, const std::string& dest_device, const s
 std::optional<double> BufferCopy::operator()(const std::vector<Buffer>& bufs, const VarVals&, bool wait) {
   TG_CHECK(bufs.size() >= 2, "copy needs a destination and a source buffer");
   const Buffer &dest = bufs[0], &src = bufs[1];
-  TG_CHECK(dest.size() == src.size() && dest.dtype() == src.dtype(), "buffer copy mismatch, ", dest.size(), " != ", src.size(),
-           ", ", dest.dtype(), " != ", src.dtype());
+  TG_CHECK(dest.size() == src.size() && dest.dtype() == src.dtype(), "buffer copy mismatch, ", dest.size(),
+           " != ", src.size(), ", ", dest.dtype(), " != ", src.dtype());
   auto st = std::chrono::steady_clock::now();
   std::vector<uint8_t> host = src.as_bytes();
   const_cast<Buffer&>(dest).copyin(host.data(), host.size());
@@ -87,7 +93,8 @@ std::optional<double> BufferCopy::operator()(const std::vector<Buffer>& bufs, co
 std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOp& ast) {
   static std::mutex mu;
   static std::unordered_map<std::string, std::shared_ptr<CompiledRunner>> cache;
-  std::string key = cat(device, ":", ast.key(), ":", getenv("NOOPT"), ":", getenv("BEAM"), ":", getenv("DEVECTORIZE", 1));
+  std::string key =
+      cat(device, ":", ast.key(), ":", getenv("NOOPT"), ":", getenv("BEAM"), ":", getenv("DEVECTORIZE", 1));
   {
     std::lock_guard lock(mu);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
@@ -116,14 +123,15 @@ std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOp&
       if ((u.op() == Ops::LOAD || u.op() == Ops::STORE) && !u.src().empty()) {
         UOp b = u.src(0);
         while (b.op() == Ops::VIEW && !b.src().empty()) b = b.src(0);
-        if (b.op() == Ops::DEFINE_GLOBAL) seen[as_int(b.arg<ConstValue>()) * 2 + (u.op() == Ops::STORE)] = b.dtype().nbytes();
+        if (b.op() == Ops::DEFINE_GLOBAL)
+          seen[as_int(b.arg<ConstValue>()) * 2 + (u.op() == Ops::STORE)] = b.dtype().nbytes();
       }
     for (auto& [k2, v] : seen) mem += v;
   }
   std::optional<LaunchSize> launch;
   if (r.has_local) launch = LaunchSize{1, 1, 1};
-  ProgramSpec spec =
-      ProgramSpec::from_uops(to_function_name(k.name()), src, Device::canonicalize(device), ast, uops, launch, launch, mem);
+  ProgramSpec spec = ProgramSpec::from_uops(to_function_name(k.name()), src, Device::canonicalize(device), ast, uops,
+                                            launch, launch, mem);
   auto runner = std::make_shared<CompiledRunner>(std::move(spec), k.name());
   std::lock_guard lock(mu);
   return cache.emplace(key, runner).first->second;
@@ -142,8 +150,8 @@ ExecItem lower_schedule_item(const ScheduleItem& si) {
   }
   if (ast.op() == Ops::COPY) {
     TG_CHECK(si.bufs.size() >= 2, "a copy needs two buffers");
-    return ExecItem{std::make_shared<BufferCopy>(si.bufs[0].nbytes(), si.bufs[0].device(), si.bufs[1].device()), si.bufs,
-                    si.metadata};
+    return ExecItem{std::make_shared<BufferCopy>(si.bufs[0].nbytes(), si.bufs[0].device(), si.bufs[1].device()),
+                    si.bufs, si.metadata};
   }
   throw Error(cat("can't lower a schedule item with ast ", ast.op()));
 }
@@ -174,10 +182,11 @@ std::optional<double> ExecItem::run(const VarVals& vars, bool wait, bool do_upda
       meta = "[" + join(names, ", ") + "]";
     }
     char mem_s[64];
-    std::snprintf(mem_s, sizeof(mem_s), " arg %2zu mem %5.2f GB ", bufs.size(), static_cast<double>(GlobalCounters::mem_used.load()) / 1e9);
+    std::snprintf(mem_s, sizeof(mem_s), " arg %2zu mem %5.2f GB ", bufs.size(),
+                  static_cast<double>(GlobalCounters::mem_used.load()) / 1e9);
     size_t pad = 41 > ansilen(prg->display_name) ? 41 - ansilen(prg->display_name) : 0;
-    std::cout << (prg->first_run ? colored(head, "green") : std::string(head)) << " " << prg->display_name << std::string(pad, ' ')
-              << mem_s << (et ? "tm " + ptm + tail : std::string()) << " " << meta << "\n";
+    std::cout << (prg->first_run ? colored(head, "green") : std::string(head)) << " " << prg->display_name
+              << std::string(pad, ' ') << mem_s << (et ? "tm " + ptm + tail : std::string()) << " " << meta << "\n";
   }
   prg->first_run = false;
   return et;

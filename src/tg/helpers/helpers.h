@@ -33,18 +33,19 @@ std::string cat(const Ts&... xs) {
 [[noreturn]] void throw_error(const std::string& msg);
 [[noreturn]] void throw_internal(const char* file, int line, const std::string& msg);
 
-#define TG_CHECK(cond, ...) \
-  do {                      \
+#define TG_CHECK(cond, ...)                                 \
+  do {                                                      \
     if (!(cond)) ::tg::throw_error(::tg::cat(__VA_ARGS__)); \
   } while (0)
-#define TG_ASSERT(cond, ...) \
-  do {                       \
-    if (!(cond)) ::tg::throw_internal(__FILE__, __LINE__, ::tg::cat("assert failed: " #cond " " __VA_OPT__(, ) __VA_ARGS__)); \
+#define TG_ASSERT(cond, ...)                                                                                       \
+  do {                                                                                                             \
+    if (!(cond))                                                                                                   \
+      ::tg::throw_internal(__FILE__, __LINE__, ::tg::cat("assert failed: " #cond " " __VA_OPT__(, ) __VA_ARGS__)); \
   } while (0)
 
 // *** python-style formatting ***
 
-std::string py_float_repr(double v);         // repr(float): shortest round trip, '1e-10', 'inf', 'nan', '2.0'
+std::string py_float_repr(double v);          // repr(float): shortest round trip, '1e-10', 'inf', 'nan', '2.0'
 std::string py_str_repr(std::string_view s);  // repr(str): 'CPU', "it's"
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 template <class T>

@@ -29,7 +29,9 @@ static ShapeTracker with_last(const ShapeTracker& st, View v) {
 ShapeTracker ShapeTracker::pad(const Mask& arg) const { return with_last(*this, views.back().pad(arg)); }
 ShapeTracker ShapeTracker::shrink(const Mask& arg) const { return with_last(*this, views.back().shrink(arg)); }
 ShapeTracker ShapeTracker::expand(const Shape& s) const { return with_last(*this, views.back().expand(s)); }
-ShapeTracker ShapeTracker::permute(const std::vector<int64_t>& a) const { return with_last(*this, views.back().permute(a)); }
+ShapeTracker ShapeTracker::permute(const std::vector<int64_t>& a) const {
+  return with_last(*this, views.back().permute(a));
+}
 ShapeTracker ShapeTracker::flip(const std::vector<bool>& a) const { return with_last(*this, views.back().flip(a)); }
 ShapeTracker ShapeTracker::reshape(const Shape& new_shape) const {
   if (auto v = views.back().reshape(new_shape)) return with_last(*this, *v);

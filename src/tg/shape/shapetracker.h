@@ -27,7 +27,7 @@ struct ShapeTracker {
   ShapeTracker operator+(const ShapeTracker& st) const;  // this, then st
 
   std::pair<UOp, UOp> to_indexed_uops(const std::vector<UOp>* idxs = nullptr) const;  // (idx, valid), simplified
-  UOp to_uop() const;  // VIEW with this as its arg
+  UOp to_uop() const;                                                                 // VIEW with this as its arg
   std::string repr() const;
   bool operator==(const ShapeTracker&) const = default;
 };

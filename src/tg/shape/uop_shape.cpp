@@ -58,7 +58,8 @@ static std::optional<ShapeTracker> compute_st(const UOpNode* n) {
   for (const UOp& s : n->src) {
     const ShapeTracker* st = st_of(s.get());
     if (st == nullptr) continue;
-    if (first == nullptr) first = st;
+    if (first == nullptr)
+      first = st;
     else
       TG_CHECK(st->shape() == first->shape(), "UOp sources must have the same shape: ", op, " got ",
                shape_str(first->shape()), " and ", shape_str(st->shape()));
@@ -101,12 +102,14 @@ std::optional<std::string> uop_device(const UOp& u) {
       u, [](const UOpNode* n) { return n->device_cache.load(std::memory_order_acquire) != nullptr; },
       [](const UOpNode* n) {
         const std::string* d = uop_device_none();
-        if (n->op == Ops::DEVICE) d = intern_device(std::get<std::string>(n->arg));
+        if (n->op == Ops::DEVICE)
+          d = intern_device(std::get<std::string>(n->arg));
         else if ((n->op == Ops::COPY || n->op == Ops::BUFFER || n->op == Ops::ALLREDUCE) && n->src.size() > 1)
           d = n->src[1].get()->device_cache.load(std::memory_order_acquire);
         else
           for (const UOp& s : n->src)
-            if (const std::string* sd = s.get()->device_cache.load(std::memory_order_acquire); sd != uop_device_none()) {
+            if (const std::string* sd = s.get()->device_cache.load(std::memory_order_acquire);
+                sd != uop_device_none()) {
               d = sd;
               break;
             }
@@ -124,7 +127,8 @@ std::string uop_device_str(const UOp& u) {
 
 UOp uop_base(const UOp& u) {
   UOp b = u;
-  while ((b.op() == Ops::VIEW && !b.src().empty()) || GroupOp::Movement.has(b.op()) || b.op() == Ops::MULTI) b = b.src(0);
+  while ((b.op() == Ops::VIEW && !b.src().empty()) || GroupOp::Movement.has(b.op()) || b.op() == Ops::MULTI)
+    b = b.src(0);
   return b;
 }
 
@@ -155,20 +159,23 @@ UOp uop_view(const UOp& u, const ShapeTracker& st) { return UOp::make(Ops::VIEW,
 
 // *** consts, buffers, copies, reduces ***
 
-UOp uop_const(DType dtype, const ConstValue& v, const std::optional<std::string>& device, const std::optional<Shape>& shape) {
+UOp uop_const(DType dtype, const ConstValue& v, const std::optional<std::string>& device,
+              const std::optional<Shape>& shape) {
   UOp ret = UOp::const_(dtype, v);
   std::optional<ShapeTracker> st;
   if (shape) st = ShapeTracker::from_shape({}).reshape(Shape(shape->size(), 1)).expand(*shape);
   if (device) {
     UOp dev = UOp::make(Ops::DEVICE, dtypes::void_, {}, *device);
-    return ret.replace(std::nullopt, std::nullopt, std::vector<UOp>{uop_view(dev, st ? *st : ShapeTracker::from_shape({}))});
+    return ret.replace(std::nullopt, std::nullopt,
+                       std::vector<UOp>{uop_view(dev, st ? *st : ShapeTracker::from_shape({}))});
   }
   if (st) return ret.replace(std::nullopt, std::nullopt, std::vector<UOp>{st->to_uop()});
   return ret;
 }
 
 UOp uop_new_buffer(const std::string& device, sint size, DType dtype) {
-  return UOp::make(Ops::BUFFER, dtype, {UOp::unique(), UOp::make(Ops::DEVICE, dtypes::void_, {}, device)}, ConstValue(size));
+  return UOp::make(Ops::BUFFER, dtype, {UOp::unique(), UOp::make(Ops::DEVICE, dtypes::void_, {}, device)},
+                   ConstValue(size));
 }
 UOp uop_copy_to_device(const UOp& u, const std::string& device) {
   return UOp::make(Ops::COPY, u.dtype(), {u, UOp::make(Ops::DEVICE, dtypes::void_, {}, device)});

@@ -7,11 +7,11 @@
 
 namespace tg {
 
-const ShapeTracker* uop_st(const UOp& u);       // null when the UOp has no shape (codegen-level nodes)
-Shape uop_shape(const UOp& u);                 // throws when it has none
+const ShapeTracker* uop_st(const UOp& u);  // null when the UOp has no shape (codegen-level nodes)
+Shape uop_shape(const UOp& u);             // throws when it has none
 std::optional<std::string> uop_device(const UOp& u);
-std::string uop_device_str(const UOp& u);      // throws when it has none
-UOp uop_base(const UOp& u);                    // below VIEWs and movement ops
+std::string uop_device_str(const UOp& u);  // throws when it has none
+UOp uop_base(const UOp& u);                // below VIEWs and movement ops
 sint uop_size(const UOp& u);
 
 // movement ops: a no-op movement returns the input itself (tinygrad's _mop)
@@ -24,7 +24,8 @@ UOp uop_flip(const UOp& u, const std::vector<bool>& axes);
 UOp uop_view(const UOp& u, const ShapeTracker& st);  // VIEW(u) with the tracker as arg
 
 // UOp.const with a device and a shape: CONST(VIEW(DEVICE)) reshaped to ones and expanded
-UOp uop_const(DType dtype, const ConstValue& v, const std::optional<std::string>& device, const std::optional<Shape>& shape);
+UOp uop_const(DType dtype, const ConstValue& v, const std::optional<std::string>& device,
+              const std::optional<Shape>& shape);
 UOp uop_new_buffer(const std::string& device, sint size, DType dtype);  // BUFFER(UNIQUE, DEVICE)
 UOp uop_copy_to_device(const UOp& u, const std::string& device);
 UOp uop_r(const UOp& u, Ops op, std::vector<int64_t> axes);  // REDUCE_AXIS over the axes whose size is not 1

@@ -32,7 +32,8 @@ Shape strides_for_shape(const Shape& shape) {
 }
 
 // merge contiguous sub-parts and zero-strided dims: (merged size, stride, merged size without zero stride)
-static std::vector<std::array<sint, 3>> merge_dims(const Shape& shape, const Shape& strides, const std::optional<Mask>& mask) {
+static std::vector<std::array<sint, 3>> merge_dims(const Shape& shape, const Shape& strides,
+                                                   const std::optional<Mask>& mask) {
   std::vector<std::array<sint, 3>> ret;
   if (shape.empty()) return ret;
   ret.push_back({shape[0], strides[0], strides[0] != 0 ? shape[0] : 0});
@@ -41,15 +42,18 @@ static std::vector<std::array<sint, 3>> merge_dims(const Shape& shape, const Sha
     sint s = shape[i], st = strides[i];
     if (s == 1) continue;
     auto [last_s, last_st, last_pre] = ret.back();
-    if (merging || last_st == s * st) ret.back() = {last_s * s, st, merging ? s : last_pre * s};
-    else ret.push_back({s, st, s});
+    if (merging || last_st == s * st)
+      ret.back() = {last_s * s, st, merging ? s : last_pre * s};
+    else
+      ret.push_back({s, st, s});
     merging = mask ? ((*mask)[i].second - (*mask)[i].first == 1) : s == 1;
   }
   return ret;
 }
 
 // the mask after a reshape, or nullopt if the reshape would cut across it
-static std::optional<Mask> reshape_mask(const std::optional<Mask>& mask_in, const Shape& old_shape, const Shape& new_shape) {
+static std::optional<Mask> reshape_mask(const std::optional<Mask>& mask_in, const Shape& old_shape,
+                                        const Shape& new_shape) {
   if (!mask_in) {
     Mask m;
     for (sint s : new_shape) m.push_back({0, s});
@@ -73,7 +77,8 @@ static std::optional<Mask> reshape_mask(const std::optional<Mask>& mask_in, cons
       if ((floormod(l, next_stride) != 0 || floormod(r, next_stride) != 0) &&
           floordiv(l, next_stride) != floordiv(r - 1, next_stride))
         return std::nullopt;
-      new_mask.push_back({floordiv(floormod(l, next_stride), curr_stride), floordiv(floormod(r - 1, next_stride), curr_stride) + 1});
+      new_mask.push_back(
+          {floordiv(floormod(l, next_stride), curr_stride), floordiv(floormod(r - 1, next_stride), curr_stride) + 1});
       curr_stride = next_stride, new_dim = next_new();
     } else {
       auto nm = next_mask();
@@ -100,7 +105,8 @@ static Shape unravel(const Shape& shape, sint offset) {
 
 View View::create(const Shape& shape, std::optional<Shape> strides_in, sint offset, std::optional<Mask> mask) {
   for (sint s : shape) TG_CHECK(s >= 0, "Trying to create View with negative dimension: shape=", shape_str(shape));
-  Shape strides = strides_in && !strides_in->empty() ? canonicalize_strides(shape, *strides_in) : strides_for_shape(shape);
+  Shape strides =
+      strides_in && !strides_in->empty() ? canonicalize_strides(shape, *strides_in) : strides_for_shape(shape);
   if (std::find(shape.begin(), shape.end(), sint(0)) != shape.end())  // canonicalize 0 in shape
     return View{shape, Shape(shape.size(), 0), 0, std::nullopt, true};
   if (mask) {  // canonicalize a no-op mask
@@ -127,9 +133,11 @@ View View::create(const Shape& shape, std::optional<Shape> strides_in, sint offs
 
 std::pair<UOp, UOp> View::to_indexed_uops(const std::vector<UOp>* idxs_in, UOp valid) const {
   std::vector<UOp> idxs;
-  if (idxs_in) idxs = *idxs_in;
+  if (idxs_in)
+    idxs = *idxs_in;
   else
-    for (size_t i = 0; i < shape.size(); i++) idxs.push_back(UOp::range(dtypes::int32, shape[i], static_cast<int64_t>(i)));
+    for (size_t i = 0; i < shape.size(); i++)
+      idxs.push_back(UOp::range(dtypes::int32, shape[i], static_cast<int64_t>(i)));
   TG_ASSERT(idxs.size() == shape.size(), "to_indexed_uops: ", idxs.size(), " indices for ", shape_str(shape));
   UOp iexpr = UOp::const_(dtypes::int32, offset);
   UOp vexpr = valid ? valid : UOp::const_(dtypes::bool_, true);
@@ -193,15 +201,19 @@ View View::expand(const Shape& new_shape) const {
   TG_CHECK(new_shape.size() == shape.size(), "expand arg new_shape=", shape_str(new_shape),
            " must have same number of dimensions as shape=", shape_str(shape));
   for (size_t i = 0; i < shape.size(); i++)
-    TG_CHECK(shape[i] == new_shape[i] || shape[i] == 1, "can't expand ", shape_str(shape), " into ", shape_str(new_shape));
+    TG_CHECK(shape[i] == new_shape[i] || shape[i] == 1, "can't expand ", shape_str(shape), " into ",
+             shape_str(new_shape));
   if (std::find(shape.begin(), shape.end(), sint(0)) != shape.end()) return create(new_shape);
   std::optional<Mask> nm;
   if (mask) {
     nm = Mask();
     for (size_t i = 0; i < shape.size(); i++) {
       auto m = (*mask)[i];
-      if (shape[i] != new_shape[i] && shape[i] == 1) nm->push_back(m != std::pair<sint, sint>{0, 1} ? std::pair<sint, sint>{0, 0} : std::pair<sint, sint>{0, new_shape[i]});
-      else nm->push_back(m);
+      if (shape[i] != new_shape[i] && shape[i] == 1)
+        nm->push_back(m != std::pair<sint, sint>{0, 1} ? std::pair<sint, sint>{0, 0}
+                                                       : std::pair<sint, sint>{0, new_shape[i]});
+      else
+        nm->push_back(m);
     }
   }
   return create(new_shape, strides, offset, nm);
@@ -293,7 +305,8 @@ std::optional<View> View::merge(const View& vm1) const {
     auto merged = vm2.merge(nv1);
     if (!merged) return std::nullopt;
     Mask pads;
-    for (size_t i = 0; i < vm1.shape.size(); i++) pads.push_back({(*vm1.mask)[i].first, vm1.shape[i] - (*vm1.mask)[i].second});
+    for (size_t i = 0; i < vm1.shape.size(); i++)
+      pads.push_back({(*vm1.mask)[i].first, vm1.shape[i] - (*vm1.mask)[i].second});
     return merged->pad(pads);
   }
   // project vm1's offset and strides on to vm2
@@ -313,7 +326,8 @@ std::optional<View> View::merge(const View& vm1) const {
   }
   // merge dims of vm2 where needed (merging too many makes vm2's mask hard to project)
   std::vector<UOp> idxs;
-  for (size_t i = 0; i < vm1.shape.size(); i++) idxs.push_back(UOp::variable(cat("idx", i), int64_t(0), vm1.shape[i] - 1));
+  for (size_t i = 0; i < vm1.shape.size(); i++)
+    idxs.push_back(UOp::variable(cat("idx", i), int64_t(0), vm1.shape[i] - 1));
   sint merged_size = 1;
   UOp merged_term = UOp::const_(dtypes::int32, 0);
   std::vector<std::pair<sint, UOp>> extents;
@@ -353,8 +367,10 @@ std::optional<View> View::merge(const View& vm1) const {
       const UOp& t = extents[extents.size() - 1 - i].second;
       if (b <= as_int(t.vmin()) && as_int(t.vmax()) < e) continue;
       if (terms[i].size() != 1) {
-        if (terms[i].empty() && !newe.empty()) newe[0] = 0;
-        else bad = true;
+        if (terms[i].empty() && !newe.empty())
+          newe[0] = 0;
+        else
+          bad = true;
         continue;
       }
       auto [d1, s1] = terms[i][0];

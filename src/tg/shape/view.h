@@ -32,7 +32,8 @@ struct View {
   std::optional<Mask> mask;
   bool contiguous = true;
 
-  static View create(const Shape& shape, std::optional<Shape> strides = {}, sint offset = 0, std::optional<Mask> mask = {});
+  static View create(const Shape& shape, std::optional<Shape> strides = {}, sint offset = 0,
+                     std::optional<Mask> mask = {});
 
   sint size() const { return prod(shape); }
   // (idx, valid) for the given index expressions, or RANGE(i) per dim when none are given

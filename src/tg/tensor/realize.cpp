@@ -1,9 +1,10 @@
 // Tensor::kernelize / realize and reading data back (tinygrad's tensor.py kernelize, schedule_with_vars, realize,
 // data, tolist, item)
+#include "tg/engine/realize.h"
+
 #include <cstring>
 
 #include "tg/engine/buffers.h"
-#include "tg/engine/realize.h"
 #include "tg/schedule/schedule.h"
 #include "tg/tensor/tensor.h"
 
@@ -65,7 +66,7 @@ T Tensor::item() const {
   return tolist<T>()[0];
 }
 
-#define TG_INSTANTIATE(T)                           \
+#define TG_INSTANTIATE(T)                            \
   template std::vector<T> Tensor::tolist<T>() const; \
   template T Tensor::item<T>() const;
 TG_INSTANTIATE(bool)

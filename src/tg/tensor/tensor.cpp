@@ -54,26 +54,41 @@ std::string resolve_device(const std::optional<std::string>& device) {
 void write_value(uint8_t* dst, DType d, const ConstValue& v) {
   DType s = d.scalar();
   auto put = [&](auto x) { std::memcpy(dst, &x, sizeof(x)); };
-  if (s == dtypes::bool_) put(static_cast<uint8_t>(as_bool(v)));
-  else if (s == dtypes::int8) put(static_cast<int8_t>(as_int(v)));
-  else if (s == dtypes::uint8) put(static_cast<uint8_t>(as_int(v)));
-  else if (s == dtypes::int16) put(static_cast<int16_t>(as_int(v)));
-  else if (s == dtypes::uint16) put(static_cast<uint16_t>(as_int(v)));
-  else if (s == dtypes::int32) put(static_cast<int32_t>(as_int(v)));
-  else if (s == dtypes::uint32) put(static_cast<uint32_t>(as_int(v)));
-  else if (s == dtypes::int64 || s == dtypes::uint64) put(static_cast<int64_t>(as_int(v)));
-  else if (s == dtypes::float32) put(static_cast<float>(as_double(v)));
-  else if (s == dtypes::float64) put(as_double(v));
+  if (s == dtypes::bool_)
+    put(static_cast<uint8_t>(as_bool(v)));
+  else if (s == dtypes::int8)
+    put(static_cast<int8_t>(as_int(v)));
+  else if (s == dtypes::uint8)
+    put(static_cast<uint8_t>(as_int(v)));
+  else if (s == dtypes::int16)
+    put(static_cast<int16_t>(as_int(v)));
+  else if (s == dtypes::uint16)
+    put(static_cast<uint16_t>(as_int(v)));
+  else if (s == dtypes::int32)
+    put(static_cast<int32_t>(as_int(v)));
+  else if (s == dtypes::uint32)
+    put(static_cast<uint32_t>(as_int(v)));
+  else if (s == dtypes::int64 || s == dtypes::uint64)
+    put(static_cast<int64_t>(as_int(v)));
+  else if (s == dtypes::float32)
+    put(static_cast<float>(as_double(v)));
+  else if (s == dtypes::float64)
+    put(as_double(v));
   else if (s == dtypes::float16) {
     // the value is already rounded to a half: take its bits exactly from the float
     uint32_t f = std::bit_cast<uint32_t>(static_cast<float>(as_double(v)));
     uint32_t sign = (f >> 16) & 0x8000, exp = (f >> 23) & 0xFF, man = f & 0x7FFFFF;
     uint16_t h;
-    if (exp == 0xFF) h = static_cast<uint16_t>(sign | 0x7C00 | (man ? 0x200 : 0));
-    else if (exp > 142) h = static_cast<uint16_t>(sign | 0x7C00);
-    else if (exp >= 113) h = static_cast<uint16_t>(sign | ((exp - 112) << 10) | (man >> 13));
-    else if (exp >= 103) h = static_cast<uint16_t>(sign | ((man | 0x800000) >> (126 - exp)));
-    else h = static_cast<uint16_t>(sign);
+    if (exp == 0xFF)
+      h = static_cast<uint16_t>(sign | 0x7C00 | (man ? 0x200 : 0));
+    else if (exp > 142)
+      h = static_cast<uint16_t>(sign | 0x7C00);
+    else if (exp >= 113)
+      h = static_cast<uint16_t>(sign | ((exp - 112) << 10) | (man >> 13));
+    else if (exp >= 103)
+      h = static_cast<uint16_t>(sign | ((man | 0x800000) >> (126 - exp)));
+    else
+      h = static_cast<uint16_t>(sign);
     put(h);
   } else {
     throw Error(tg::cat("can't write host data of dtype ", d));
@@ -120,9 +135,7 @@ Tensor::Tensor(const UOp& uop, TensorOptions opts) {
   d_ = track(std::move(u), opts.requires_grad);
 }
 
-Tensor tensor_from_uop(const UOp& u, std::optional<bool> requires_grad) {
-  return Tensor(track(u, requires_grad));
-}
+Tensor tensor_from_uop(const UOp& u, std::optional<bool> requires_grad) { return Tensor(track(u, requires_grad)); }
 
 Tensor Tensor::from_host(const void* data, size_t count, DType host, const Shape& shape, TensorOptions opts) {
   for (sint s : shape) TG_CHECK(s >= 0, "negative dimension in shape ", shape_str(shape));
@@ -150,13 +163,16 @@ static Tensor from_list(std::initializer_list<T> data, TensorOptions opts, DType
   std::vector<T> v(data);
   if constexpr (std::is_same_v<T, bool>) {
     std::vector<uint8_t> b(v.begin(), v.end());
-    return Tensor(b.data(), Shape{static_cast<sint>(b.size())}, TensorOptions{opts.device, opts.dtype ? opts.dtype : host, opts.requires_grad});
+    return Tensor(b.data(), Shape{static_cast<sint>(b.size())},
+                  TensorOptions{opts.device, opts.dtype ? opts.dtype : host, opts.requires_grad});
   } else {
-    return Tensor(v, Shape{static_cast<sint>(v.size())}, TensorOptions{opts.device, opts.dtype ? opts.dtype : host, opts.requires_grad});
+    return Tensor(v, Shape{static_cast<sint>(v.size())},
+                  TensorOptions{opts.device, opts.dtype ? opts.dtype : host, opts.requires_grad});
   }
 }
 Tensor::Tensor(std::initializer_list<int> data, TensorOptions opts) : Tensor(from_list(data, opts, dtypes::int32)) {}
-Tensor::Tensor(std::initializer_list<float> data, TensorOptions opts) : Tensor(from_list(data, opts, dtypes::float32)) {}
+Tensor::Tensor(std::initializer_list<float> data, TensorOptions opts)
+    : Tensor(from_list(data, opts, dtypes::float32)) {}
 Tensor::Tensor(std::initializer_list<double> data, TensorOptions opts)
     : Tensor(from_list(data, opts, dtypes::default_float)) {}  // python floats are the default float
 Tensor::Tensor(std::initializer_list<bool> data, TensorOptions opts) : Tensor(from_list(data, opts, dtypes::bool_)) {}
@@ -195,11 +211,14 @@ Tensor Tensor::empty(const Shape& shape, TensorOptions opts) {
   TG_META("empty");
   DType dt = opts.dtype ? *opts.dtype : dtypes::default_float;
   std::string device = resolve_device(opts.device);
-  return Tensor(uop_new_buffer(device, tg::prod(shape), dt), TensorOptions{device, dt, opts.requires_grad}).reshape(shape);
+  return Tensor(uop_new_buffer(device, tg::prod(shape), dt), TensorOptions{device, dt, opts.requires_grad})
+      .reshape(shape);
 }
 Tensor Tensor::full_like(ConstValue fill, TensorOptions opts) const {
   TG_META("full_like");
-  return full(shape(), fill, TensorOptions{opts.device ? opts.device : device(), opts.dtype ? opts.dtype : dtype(), opts.requires_grad});
+  return full(
+      shape(), fill,
+      TensorOptions{opts.device ? opts.device : device(), opts.dtype ? opts.dtype : dtype(), opts.requires_grad});
 }
 Tensor Tensor::arange(int64_t stop, TensorOptions opts) {
   TG_META("arange");
@@ -224,7 +243,8 @@ Tensor Tensor::arange(double start, double stop, double step, TensorOptions opts
                        .reshape({n, 2 * n + 1})
                        .shrink({{0, n}, {0, n}});
   Tensor cum = windows.sum(std::vector<int64_t>{1});
-  Tensor start_minus_step = cum.scalar_like(dtypes::is_float(dt) ? ConstValue(start - step) : ConstValue(static_cast<int64_t>(start - step)));
+  Tensor start_minus_step =
+      cum.scalar_like(dtypes::is_float(dt) ? ConstValue(start - step) : ConstValue(static_cast<int64_t>(start - step)));
   return (cum + start_minus_step).cast(dt);
 }
 Tensor Tensor::eye(int64_t n, std::optional<int64_t> m, TensorOptions opts) {
@@ -263,14 +283,15 @@ std::string Tensor::repr() const {
     what = tg::cat("(", op_repr(u.op()), ", ", real ? real->repr() : "None", ")");
   }
   std::string dev = uop_device_str(u);
-  return tg::cat("<Tensor <UOp ", dev, " ", shape_str(uop_shape(u)), " ", u.dtype().repr().substr(7), " ", what, "> on ", dev,
-             " with grad ", d_->grad ? d_->grad->uop.repr() : "None", ">");
+  return tg::cat("<Tensor <UOp ", dev, " ", shape_str(uop_shape(u)), " ", u.dtype().repr().substr(7), " ", what,
+                 "> on ", dev, " with grad ", d_->grad ? d_->grad->uop.repr() : "None", ">");
 }
 std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.repr(); }
 
 int64_t Tensor::resolve_dim(int64_t dim, bool extra) const {
   int64_t total = ndim() + (extra ? 1 : 0), hi = std::max<int64_t>(1, total);
-  TG_CHECK(-hi <= dim && dim <= hi - 1, "dim=", dim, " out of range [", -hi, ", ", hi - 1, "] for shape ", shape_str(shape()));
+  TG_CHECK(-hi <= dim && dim <= hi - 1, "dim=", dim, " out of range [", -hi, ", ", hi - 1, "] for shape ",
+           shape_str(shape()));
   return dim < 0 ? dim + total : dim;
 }
 
@@ -289,8 +310,10 @@ Tensor Tensor::apply_uop(UOp u, std::initializer_list<const Tensor*> inputs) con
 }
 
 Tensor Tensor::scalar_like(ConstValue v) const {
-  DType x = dtype(), y = (dtypes::is_float(x) || x.is_image() || (dtypes::is_int(x) && std::holds_alternative<int64_t>(v)))
-                            ? x : from_py(v);
+  DType x = dtype(),
+        y = (dtypes::is_float(x) || x.is_image() || (dtypes::is_int(x) && std::holds_alternative<int64_t>(v)))
+                ? x
+                : from_py(v);
   return Tensor(track(uop_const(y, dtypes::as_const(v, y), device(), Shape{}), false));
 }
 
@@ -307,12 +330,13 @@ static Shape broadcast_shape(const Shape& a, const Shape& b) {
 Tensor Tensor::broadcast_to(const Shape& new_shape) const {
   Shape s = shape();
   if (s == new_shape) return *this;
-  TG_CHECK(s.size() <= new_shape.size(), "cannot broadcast tensor to fewer dimensions. shape=", shape_str(s), " to new_shape=",
-           shape_str(new_shape));
+  TG_CHECK(s.size() <= new_shape.size(), "cannot broadcast tensor to fewer dimensions. shape=", shape_str(s),
+           " to new_shape=", shape_str(new_shape));
   Shape aligned(new_shape.size() - s.size(), 1);
   aligned.insert(aligned.end(), s.begin(), s.end());
   for (size_t i = 0; i < aligned.size(); i++)
-    TG_CHECK(aligned[i] == new_shape[i] || aligned[i] == 1, "cannot broadcast ", shape_str(s), " to new_shape=", shape_str(new_shape));
+    TG_CHECK(aligned[i] == new_shape[i] || aligned[i] == 1, "cannot broadcast ", shape_str(s),
+             " to new_shape=", shape_str(new_shape));
   Tensor r = reshape(aligned);
   return r.apply_uop(uop_expand(r.uop(), new_shape), {&r});
 }
@@ -521,12 +545,14 @@ Tensor Tensor::bitwise_not() const {
 }
 Tensor Tensor::lshift(int64_t bits) const {
   TG_META("lshift");
-  TG_CHECK(dtypes::is_unsigned(dtype()) && bits >= 0, "lshift needs an unsigned dtype and bits >= 0, got ", dtype(), " and ", bits);
+  TG_CHECK(dtypes::is_unsigned(dtype()) && bits >= 0, "lshift needs an unsigned dtype and bits >= 0, got ", dtype(),
+           " and ", bits);
   return *this * (int64_t(1) << bits);
 }
 Tensor Tensor::rshift(int64_t bits) const {
   TG_META("rshift");
-  TG_CHECK(dtypes::is_unsigned(dtype()) && bits >= 0, "rshift needs an unsigned dtype and bits >= 0, got ", dtype(), " and ", bits);
+  TG_CHECK(dtypes::is_unsigned(dtype()) && bits >= 0, "rshift needs an unsigned dtype and bits >= 0, got ", dtype(),
+           " and ", bits);
   return idiv(scalar_like(int64_t(1) << bits));
 }
 Tensor Tensor::clip(std::optional<double> lo, std::optional<double> hi) const {
@@ -547,21 +573,22 @@ Tensor Tensor::reshape(Shape new_shape) const {
     sint known = 1;
     for (sint x : new_shape)
       if (x != -1) known *= x;
-    TG_CHECK(known != 0 && tg::prod(s) % known == 0, "shape ", shape_str(new_shape), " is invalid for input of size ", tg::prod(s));
+    TG_CHECK(known != 0 && tg::prod(s) % known == 0, "shape ", shape_str(new_shape), " is invalid for input of size ",
+             tg::prod(s));
     for (sint& x : new_shape)
       if (x == -1) x = tg::prod(s) / known;
   }
   for (sint x : new_shape) TG_CHECK(x >= 0, "shape can't contain negative numbers ", shape_str(new_shape));
-  TG_CHECK(tg::prod(s) == tg::prod(new_shape), "size mismatched, can't reshape self.shape=", shape_str(s), " -> new_shape=",
-           shape_str(new_shape));
+  TG_CHECK(tg::prod(s) == tg::prod(new_shape), "size mismatched, can't reshape self.shape=", shape_str(s),
+           " -> new_shape=", shape_str(new_shape));
   if (new_shape == s) return *this;
   return apply_uop(uop_reshape(uop(), new_shape), {this});
 }
 Tensor Tensor::expand(Shape new_shape) const {
   TG_META("expand");
   Shape s = shape();
-  TG_CHECK(new_shape.size() >= s.size(), "cannot broadcast tensor to fewer dimensions. shape=", shape_str(s), " to new_shape=",
-           shape_str(new_shape));
+  TG_CHECK(new_shape.size() >= s.size(), "cannot broadcast tensor to fewer dimensions. shape=", shape_str(s),
+           " to new_shape=", shape_str(new_shape));
   size_t off = new_shape.size() - s.size();
   for (size_t i = 0; i < new_shape.size(); i++)
     if (new_shape[i] == -1) {
@@ -596,8 +623,8 @@ Tensor Tensor::shrink(const Mask& arg) const {
   TG_CHECK(arg.size() == s.size(), "invalid shrink of ", arg.size(), " dims for shape ", shape_str(s));
   bool noop = true;
   for (size_t i = 0; i < s.size(); i++) {
-    TG_CHECK(0 <= arg[i].first && arg[i].first <= arg[i].second && arg[i].second <= s[i], "invalid shrink (", arg[i].first,
-             ", ", arg[i].second, ") on dim ", i, " of shape ", shape_str(s));
+    TG_CHECK(0 <= arg[i].first && arg[i].first <= arg[i].second && arg[i].second <= s[i], "invalid shrink (",
+             arg[i].first, ", ", arg[i].second, ") on dim ", i, " of shape ", shape_str(s));
     noop &= arg[i] == std::pair<sint, sint>{0, s[i]};
   }
   return noop ? *this : apply_uop(uop_shrink(uop(), arg), {this});
@@ -771,8 +798,8 @@ Tensor Tensor::bitcast(DType dt) const {
   int ns = dt.itemsize(), os = dtype().itemsize();
   if (ns == os) return dtype() == dt ? *this : apply_uop(uop().bitcast(dt), {this});
   Shape s = shape();
-  TG_CHECK(!s.empty() && (s.back() * os) % ns == 0, "unsupported size in bitcast from ", dtype(), " to ", dt, " for shape ",
-           shape_str(s));
+  TG_CHECK(!s.empty() && (s.back() * os) % ns == 0, "unsupported size in bitcast from ", dtype(), " to ", dt,
+           " for shape ", shape_str(s));
   DType new_uint = uint_of_size(ns), old_uint = uint_of_size(os);
   Tensor tmp = bitcast(old_uint);
   if (ns > os) {  // merge `rate` old elements, little endian
@@ -862,7 +889,8 @@ Tensor Tensor::rand(const Shape& shape, TensorOptions opts) {
 }
 
 Tensor Tensor::rand_like(TensorOptions opts) const {
-  return rand(shape(), TensorOptions{opts.device ? opts.device : device(), opts.dtype ? opts.dtype : dtype(), opts.requires_grad});
+  return rand(shape(), TensorOptions{opts.device ? opts.device : device(), opts.dtype ? opts.dtype : dtype(),
+                                     opts.requires_grad});
 }
 Tensor Tensor::randn_like(TensorOptions opts) const {
   TG_META("randn_like");
@@ -871,12 +899,14 @@ Tensor Tensor::randn_like(TensorOptions opts) const {
                   Mask m{{0, 1}};
                   for (sint d : shape()) m.push_back({0, d});
                   return m;
-                }()).squeeze(0),
+                }())
+                 .squeeze(0),
          b = src.shrink([&] {
                   Mask m{{1, 2}};
                   for (sint d : shape()) m.push_back({0, d});
                   return m;
-                }()).squeeze(0);
+                }())
+                 .squeeze(0);
   Tensor out = (a * (2 * std::numbers::pi)).cos() * ((1 - b).log() * -2).sqrt();
   out = out.cast(opts.dtype ? *opts.dtype : dtype());
   if (opts.requires_grad) out.requires_grad_(*opts.requires_grad);

@@ -111,7 +111,7 @@ class Tensor {
   Tensor add(const Tensor& x, bool reverse = false) const;
   Tensor sub(const Tensor& x, bool reverse = false) const;
   Tensor mul(const Tensor& x, bool reverse = false) const;
-  Tensor div(const Tensor& x, bool reverse = false) const;  // true division: ints divide as floats
+  Tensor div(const Tensor& x, bool reverse = false) const;   // true division: ints divide as floats
   Tensor idiv(const Tensor& x, bool reverse = false) const;  // truncating integer division (tinygrad's //)
   Tensor mod(const Tensor& x, bool reverse = false) const;
   Tensor pow(const Tensor& x, bool reverse = false) const;
@@ -205,20 +205,20 @@ class Tensor {
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
 
 // scalar operands on either side, as tinygrad's reflected operators
-#define TG_TENSOR_OP(OPER, METHOD, NAME, RNAME)                                   \
-  inline Tensor operator OPER(const Tensor& a, const Tensor& b) {                 \
-    MetadataScope m(NAME);                                                        \
-    return a.METHOD(b);                                                           \
-  }                                                                               \
-  template <Scalar T>                                                             \
-  Tensor operator OPER(const Tensor& a, T b) {                                    \
-    MetadataScope m(NAME);                                                        \
-    return a.METHOD(a.scalar_like(to_const(b)));                                  \
-  }                                                                               \
-  template <Scalar T>                                                             \
-  Tensor operator OPER(T a, const Tensor& b) {                                    \
-    MetadataScope m(RNAME);                                                       \
-    return b.METHOD(b.scalar_like(to_const(a)), true);                            \
+#define TG_TENSOR_OP(OPER, METHOD, NAME, RNAME)                   \
+  inline Tensor operator OPER(const Tensor& a, const Tensor& b) { \
+    MetadataScope m(NAME);                                        \
+    return a.METHOD(b);                                           \
+  }                                                               \
+  template <Scalar T>                                             \
+  Tensor operator OPER(const Tensor& a, T b) {                    \
+    MetadataScope m(NAME);                                        \
+    return a.METHOD(a.scalar_like(to_const(b)));                  \
+  }                                                               \
+  template <Scalar T>                                             \
+  Tensor operator OPER(T a, const Tensor& b) {                    \
+    MetadataScope m(RNAME);                                       \
+    return b.METHOD(b.scalar_like(to_const(a)), true);            \
   }
 TG_TENSOR_OP(+, add, "__add__", "__radd__")
 TG_TENSOR_OP(-, sub, "__sub__", "__rsub__")
@@ -229,15 +229,15 @@ TG_TENSOR_OP(&, bitwise_and, "__and__", "__rand__")
 TG_TENSOR_OP(|, bitwise_or, "__or__", "__ror__")
 TG_TENSOR_OP(^, bitwise_xor, "__xor__", "__rxor__")
 #undef TG_TENSOR_OP
-#define TG_TENSOR_CMP(OPER, METHOD, NAME)                   \
+#define TG_TENSOR_CMP(OPER, METHOD, NAME)                         \
   inline Tensor operator OPER(const Tensor& a, const Tensor& b) { \
-    MetadataScope m(NAME);                                  \
-    return a.METHOD(b);                                     \
-  }                                                         \
-  template <Scalar T>                                       \
-  Tensor operator OPER(const Tensor& a, T b) {              \
-    MetadataScope m(NAME);                                  \
-    return a.METHOD(a.scalar_like(to_const(b)));            \
+    MetadataScope m(NAME);                                        \
+    return a.METHOD(b);                                           \
+  }                                                               \
+  template <Scalar T>                                             \
+  Tensor operator OPER(const Tensor& a, T b) {                    \
+    MetadataScope m(NAME);                                        \
+    return a.METHOD(a.scalar_like(to_const(b)));                  \
   }
 TG_TENSOR_CMP(<, lt, "__lt__")
 TG_TENSOR_CMP(>, gt, "__gt__")
@@ -255,18 +255,30 @@ inline Tensor operator~(const Tensor& a) {
 
 template <class T>
 DType Tensor::host_dtype() {
-  if constexpr (std::is_same_v<T, bool>) return dtypes::bool_;
-  else if constexpr (std::is_same_v<T, float>) return dtypes::float32;
-  else if constexpr (std::is_same_v<T, double>) return dtypes::float64;
-  else if constexpr (std::is_same_v<T, int8_t>) return dtypes::int8;
-  else if constexpr (std::is_same_v<T, uint8_t>) return dtypes::uint8;
-  else if constexpr (std::is_same_v<T, int16_t>) return dtypes::int16;
-  else if constexpr (std::is_same_v<T, uint16_t>) return dtypes::uint16;
-  else if constexpr (std::is_same_v<T, int32_t>) return dtypes::int32;
-  else if constexpr (std::is_same_v<T, uint32_t>) return dtypes::uint32;
-  else if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, long long>) return dtypes::int64;
-  else if constexpr (std::is_same_v<T, uint64_t> || std::is_same_v<T, unsigned long long>) return dtypes::uint64;
-  else static_assert(sizeof(T) == 0, "no dtype for this host type");
+  if constexpr (std::is_same_v<T, bool>)
+    return dtypes::bool_;
+  else if constexpr (std::is_same_v<T, float>)
+    return dtypes::float32;
+  else if constexpr (std::is_same_v<T, double>)
+    return dtypes::float64;
+  else if constexpr (std::is_same_v<T, int8_t>)
+    return dtypes::int8;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    return dtypes::uint8;
+  else if constexpr (std::is_same_v<T, int16_t>)
+    return dtypes::int16;
+  else if constexpr (std::is_same_v<T, uint16_t>)
+    return dtypes::uint16;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return dtypes::int32;
+  else if constexpr (std::is_same_v<T, uint32_t>)
+    return dtypes::uint32;
+  else if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, long long>)
+    return dtypes::int64;
+  else if constexpr (std::is_same_v<T, uint64_t> || std::is_same_v<T, unsigned long long>)
+    return dtypes::uint64;
+  else
+    static_assert(sizeof(T) == 0, "no dtype for this host type");
 }
 
 }  // namespace tg

@@ -9,14 +9,18 @@ namespace tg {
 
 static bool const_bitwise_eq(const ConstValue& a, const ConstValue& b) {
   if (a.index() != b.index()) return false;
-  if (auto* d = std::get_if<double>(&a)) return std::bit_cast<uint64_t>(*d) == std::bit_cast<uint64_t>(std::get<double>(b));
+  if (auto* d = std::get_if<double>(&a))
+    return std::bit_cast<uint64_t>(*d) == std::bit_cast<uint64_t>(std::get<double>(b));
   return a == b;
 }
 static uint64_t const_hash(const ConstValue& v) {
   uint64_t bits = 0;
-  if (auto* b = std::get_if<bool>(&v)) bits = *b;
-  else if (auto* i = std::get_if<int64_t>(&v)) bits = static_cast<uint64_t>(*i);
-  else bits = std::bit_cast<uint64_t>(std::get<double>(v));
+  if (auto* b = std::get_if<bool>(&v))
+    bits = *b;
+  else if (auto* i = std::get_if<int64_t>(&v))
+    bits = static_cast<uint64_t>(*i);
+  else
+    bits = std::bit_cast<uint64_t>(std::get<double>(v));
   return hash_combine(v.index(), bits);
 }
 static bool tuple_bitwise_eq(const Tuple& a, const Tuple& b) {
@@ -64,8 +68,12 @@ uint64_t arg_hash(const Arg& a) {
     void operator()(const ConstValue& c) { h = hash_combine(h, const_hash(c)); }
     void operator()(const std::string& s) { h = hash_combine(h, fnv1a(s)); }
     void operator()(Ops o) { h = hash_combine(h, static_cast<uint64_t>(o)); }
-    void operator()(const VarArg& v) { h = hash_combine(hash_combine(hash_combine(h, fnv1a(v.name)), const_hash(v.min)), const_hash(v.max)); }
-    void operator()(const SpecialArg& s) { h = hash_combine(hash_combine(h, fnv1a(s.name)), static_cast<uint64_t>(s.size)); }
+    void operator()(const VarArg& v) {
+      h = hash_combine(hash_combine(hash_combine(h, fnv1a(v.name)), const_hash(v.min)), const_hash(v.max));
+    }
+    void operator()(const SpecialArg& s) {
+      h = hash_combine(hash_combine(h, fnv1a(s.name)), static_cast<uint64_t>(s.size));
+    }
     void operator()(const ReduceArg& r) {
       h = hash_combine(h, static_cast<uint64_t>(r.op));
       for (auto x : r.axes) h = hash_combine(h, static_cast<uint64_t>(x));

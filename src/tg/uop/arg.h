@@ -27,7 +27,7 @@ struct ReduceArg {  // REDUCE_AXIS: (Ops.ADD, (2,))
   std::vector<int64_t> axes;
   bool operator==(const ReduceArg&) const = default;
 };
-using Tuple = std::vector<ConstValue>;                     // VCONST, GEP, RESHAPE, EXPAND, PERMUTE, FLIP: (1, 2)
+using Tuple = std::vector<ConstValue>;                       // VCONST, GEP, RESHAPE, EXPAND, PERMUTE, FLIP: (1, 2)
 using PairTuple = std::vector<std::pair<int64_t, int64_t>>;  // PAD, SHRINK: ((1, 1), (0, 0))
 
 // A heavy, immutable payload defined by a higher layer. Equality and hash are by content.
@@ -43,11 +43,11 @@ using Arg = std::variant<std::monostate, ConstValue, std::string, Ops, VarArg, S
                          ObjectArg>;
 static_assert(sizeof(Arg) <= 72, "keep Arg small: big payloads go behind an ObjectArg");
 
-bool arg_eq(const Arg& a, const Arg& b);           // bitwise for doubles (NaN == NaN, 0.0 != -0.0): for interning
-bool arg_match(const Arg& pat, const Arg& a);      // python ==, numeric across bool/int/float: for UPat arg=
-uint64_t arg_hash(const Arg& a);                   // consistent with arg_eq
-std::string arg_repr(const Arg& a);                // python repr: None, 4, 'CPU', ('a', 1, 10), (1, 2)
-std::string arg_str(const Arg& a);                 // python str (strings unquoted), used for tags
+bool arg_eq(const Arg& a, const Arg& b);       // bitwise for doubles (NaN == NaN, 0.0 != -0.0): for interning
+bool arg_match(const Arg& pat, const Arg& a);  // python ==, numeric across bool/int/float: for UPat arg=
+uint64_t arg_hash(const Arg& a);               // consistent with arg_eq
+std::string arg_repr(const Arg& a);            // python repr: None, 4, 'CPU', ('a', 1, 10), (1, 2)
+std::string arg_str(const Arg& a);             // python str (strings unquoted), used for tags
 inline bool is_none(const Arg& a) { return std::holds_alternative<std::monostate>(a); }
 
 }  // namespace tg

@@ -7,15 +7,17 @@
 
 namespace tg {
 
-#define TG_OPS(X)                                                                                                  \
-  X(SINK) X(CONTIGUOUS) X(CONTIGUOUS_BACKWARD) X(DETACH) X(KERNEL) X(UNIQUE) X(COPY) X(BUFFER_VIEW) X(MSELECT)      \
-  X(MSTACK) X(BLOCK) X(BLOCKSTART) X(BLOCKEND) X(BLOCKFINAL) X(RESHAPE) X(PERMUTE) X(EXPAND) X(PAD) X(SHRINK)       \
-  X(FLIP) X(UNROLL) X(CONTRACT) X(VIEW) X(DEFINE_GLOBAL) X(BUFFER) X(DEFINE_VAR) X(DEFINE_LOCAL) X(DEFINE_ACC)      \
-  X(VALID) X(SPECIAL) X(NOOP) X(REDUCE_AXIS) X(REDUCE) X(ALLREDUCE) X(GEP) X(VECTORIZE) X(CAT) X(PTRCAT) X(CAST)    \
-  X(BITCAST) X(EXP2) X(LOG2) X(SIN) X(SQRT) X(RECIP) X(NEG) X(LOAD) X(STORE) X(INDEX) X(WMMA) X(ADD) X(MUL) X(SHL)  \
-  X(SHR) X(IDIV) X(MAX) X(MOD) X(CMPLT) X(CMPNE) X(XOR) X(OR) X(AND) X(THREEFRY) X(SUB) X(FDIV) X(POW) X(WHERE)     \
-  X(MULACC) X(ASSIGN) X(BIND) X(BARRIER) X(RANGE) X(IF) X(ENDRANGE) X(ENDIF) X(GBARRIER) X(VCONST) X(CONST)         \
-  X(DEVICE) X(MULTI) X(CUSTOM) X(CUSTOMI) X(IGNORE) X(FUSE)
+#define TG_OPS(X)                                                                                                     \
+  X(SINK)                                                                                                             \
+  X(CONTIGUOUS) X(CONTIGUOUS_BACKWARD) X(DETACH) X(KERNEL) X(UNIQUE) X(COPY) X(BUFFER_VIEW) X(MSELECT) X(MSTACK)      \
+      X(BLOCK) X(BLOCKSTART) X(BLOCKEND) X(BLOCKFINAL) X(RESHAPE) X(PERMUTE) X(EXPAND) X(PAD) X(SHRINK) X(FLIP)       \
+          X(UNROLL) X(CONTRACT) X(VIEW) X(DEFINE_GLOBAL) X(BUFFER) X(DEFINE_VAR) X(DEFINE_LOCAL) X(DEFINE_ACC)        \
+              X(VALID) X(SPECIAL) X(NOOP) X(REDUCE_AXIS) X(REDUCE) X(ALLREDUCE) X(GEP) X(VECTORIZE) X(CAT) X(PTRCAT)  \
+                  X(CAST) X(BITCAST) X(EXP2) X(LOG2) X(SIN) X(SQRT) X(RECIP) X(NEG) X(LOAD) X(STORE) X(INDEX) X(WMMA) \
+                      X(ADD) X(MUL) X(SHL) X(SHR) X(IDIV) X(MAX) X(MOD) X(CMPLT) X(CMPNE) X(XOR) X(OR) X(AND)         \
+                          X(THREEFRY) X(SUB) X(FDIV) X(POW) X(WHERE) X(MULACC) X(ASSIGN) X(BIND) X(BARRIER) X(RANGE)  \
+                              X(IF) X(ENDRANGE) X(ENDIF) X(GBARRIER) X(VCONST) X(CONST) X(DEVICE) X(MULTI) X(CUSTOM)  \
+                                  X(CUSTOMI) X(IGNORE) X(FUSE)
 
 enum class Ops : uint8_t {
   NONE_ = 0,  // not an op: tinygrad numbers from 1
@@ -25,7 +27,7 @@ enum class Ops : uint8_t {
 };
 inline constexpr int NUM_OPS = static_cast<int>(Ops::FUSE) + 1;
 
-std::string_view op_name(Ops op);                   // "ADD"
+std::string_view op_name(Ops op);                    // "ADD"
 std::ostream& operator<<(std::ostream& os, Ops op);  // "Ops.ADD", as str(Ops.ADD)
 std::string op_repr(Ops op);                         // "<Ops.ADD: 51>", as repr(Ops.ADD)
 
@@ -47,8 +49,12 @@ struct OpSet {
   constexpr Ops first() const {
     return static_cast<Ops>(bits[0] ? __builtin_ctzll(bits[0]) : 64 + __builtin_ctzll(bits[1]));
   }
-  friend constexpr OpSet operator|(OpSet a, OpSet b) { return OpSet::raw(a.bits[0] | b.bits[0], a.bits[1] | b.bits[1]); }
-  friend constexpr OpSet operator-(OpSet a, OpSet b) { return OpSet::raw(a.bits[0] & ~b.bits[0], a.bits[1] & ~b.bits[1]); }
+  friend constexpr OpSet operator|(OpSet a, OpSet b) {
+    return OpSet::raw(a.bits[0] | b.bits[0], a.bits[1] | b.bits[1]);
+  }
+  friend constexpr OpSet operator-(OpSet a, OpSet b) {
+    return OpSet::raw(a.bits[0] & ~b.bits[0], a.bits[1] & ~b.bits[1]);
+  }
   friend constexpr bool operator==(OpSet a, OpSet b) { return a.bits[0] == b.bits[0] && a.bits[1] == b.bits[1]; }
   static constexpr OpSet raw(uint64_t lo, uint64_t hi) {
     OpSet s;
@@ -59,8 +65,8 @@ struct OpSet {
 
 namespace GroupOp {
 inline constexpr OpSet Unary{Ops::EXP2, Ops::LOG2, Ops::SIN, Ops::SQRT, Ops::RECIP, Ops::NEG};
-inline constexpr OpSet Binary{Ops::ADD, Ops::MUL, Ops::IDIV, Ops::MAX, Ops::MOD, Ops::CMPLT, Ops::CMPNE, Ops::XOR,
-                              Ops::SHL, Ops::SHR, Ops::OR, Ops::AND, Ops::THREEFRY, Ops::SUB, Ops::FDIV, Ops::POW};
+inline constexpr OpSet Binary{Ops::ADD, Ops::MUL, Ops::IDIV, Ops::MAX, Ops::MOD,      Ops::CMPLT, Ops::CMPNE, Ops::XOR,
+                              Ops::SHL, Ops::SHR, Ops::OR,   Ops::AND, Ops::THREEFRY, Ops::SUB,   Ops::FDIV,  Ops::POW};
 inline constexpr OpSet Ternary{Ops::WHERE, Ops::MULACC};
 inline constexpr OpSet ALU = Unary | Binary | Ternary;
 inline constexpr OpSet Irreducible{Ops::CONST, Ops::DEFINE_VAR, Ops::SPECIAL, Ops::RANGE};

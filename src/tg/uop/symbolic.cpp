@@ -324,7 +324,8 @@ UOp fold_alu(M m) {
   Tuple out;
   for (int i = 0; i < n; i++) {
     std::vector<ConstValue> args;
-    for (const UOp& s : a.src()) args.push_back(s.op() == Ops::VCONST ? s.arg<Tuple>().at(static_cast<size_t>(i)) : s.const_arg());
+    for (const UOp& s : a.src())
+      args.push_back(s.op() == Ops::VCONST ? s.arg<Tuple>().at(static_cast<size_t>(i)) : s.const_arg());
     out.push_back(exec_alu(a.op(), a.dtype().scalar(), args, false));
   }
   return UOp::vconst(a.dtype(), out);
@@ -645,7 +646,7 @@ const PatternMatcher<UOp>& sym() {
                             {where(x, where(y, z, w), w),
                              [](M m) { return (m[x] & m[y]).where(m[z], m[w]); }},  // a?(b?c:d):d -> (a&b)?c:d
                             {op(Ops::THREEFRY, {x, y}).dtype(dtypes::uint64), threefry2x32},  // threefry -> rounds
-                            {op(Ops::POW, {x, y}), [](M m) { return xpow(m[x], m[y]); }},  // pow -> exp2/log2 (xpow)
+                            {op(Ops::POW, {x, y}), [](M m) { return xpow(m[x], m[y]); }},     // pow -> exp2/log2 (xpow)
                         };
   return pm;
 }

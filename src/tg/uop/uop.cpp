@@ -102,7 +102,8 @@ void release(UOpNode* first) {
     }
     if (n->op == Ops::BUFFER)
       if (auto hook = buffer_free_hook.load(std::memory_order_acquire)) hook(n);
-    if (const ArgObject* st = n->st_cache.load(std::memory_order_acquire); st != nullptr && st != uop_cache_none()) delete st;
+    if (const ArgObject* st = n->st_cache.load(std::memory_order_acquire); st != nullptr && st != uop_cache_none())
+      delete st;
     for (UOp& s : n->src) {
       UOpNode* c = UOpInternals::take(s);
       if (c->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) todo.push_back(c);
@@ -353,8 +354,8 @@ void UOp::bad_arg(const char* want) const {
 
 UOp UOp::replace(std::optional<Ops> op_, std::optional<DType> dtype_, std::optional<std::vector<UOp>> src_,
                  std::optional<Arg> arg_) const {
-  return make(op_.value_or(op()), dtype_.value_or(dtype()), src_ ? std::move(*src_) : src(), arg_ ? std::move(*arg_) : arg(),
-              tag());
+  return make(op_.value_or(op()), dtype_.value_or(dtype()), src_ ? std::move(*src_) : src(),
+              arg_ ? std::move(*arg_) : arg(), tag());
 }
 UOp UOp::with_tag(Arg t) const { return make(op(), dtype(), src(), arg(), std::move(t)); }
 
@@ -377,7 +378,9 @@ UOp UOp::unique() {
   static std::atomic<int64_t> counter{0};
   return make(Ops::UNIQUE, dtypes::void_, {}, ConstValue(counter.fetch_add(1)));
 }
-UOp UOp::sink(std::vector<UOp> srcs, Arg arg) { return make(Ops::SINK, dtypes::void_, std::move(srcs), std::move(arg)); }
+UOp UOp::sink(std::vector<UOp> srcs, Arg arg) {
+  return make(Ops::SINK, dtypes::void_, std::move(srcs), std::move(arg));
+}
 UOp UOp::const_like(ConstValue v) const {
   if (auto hook = const_like_hook.load(std::memory_order_acquire)) return hook(*this, v);
   return const_(dtype(), v);
@@ -569,7 +572,8 @@ std::string UOp::repr() const {
     std::string argstr = arg_repr(n->arg);
     if (n->op == Ops::REDUCE_AXIS)
       if (auto* r = std::get_if<ReduceArg>(&n->arg)) argstr = cat("(", r->op, ", ", py_tuple(r->axes), ")");
-    out += cat("UOp(", n->op, ", ", n->dtype, ", arg=", argstr, is_none(n->tag) ? "" : ", tag=" + arg_str(n->tag), ", src=(");
+    out += cat("UOp(", n->op, ", ", n->dtype, ", arg=", argstr, is_none(n->tag) ? "" : ", tag=" + arg_str(n->tag),
+               ", src=(");
     st.push_back({n, d, 0});
     return true;
   };
@@ -600,22 +604,24 @@ void print_uops(const std::vector<UOp>& uops, std::ostream& os) {
     std::vector<std::string> parents;
     for (const UOp& s : u.src()) {
       auto it = pos.find(s.get());
-      if (it == pos.end()) parents.push_back("'--'");
-      else if (s.op() == Ops::CONST) parents.push_back(py_str_repr(const_repr(s.const_arg())));
-      else parents.push_back(std::to_string(it->second));
+      if (it == pos.end())
+        parents.push_back("'--'");
+      else if (s.op() == Ops::CONST)
+        parents.push_back(py_str_repr(const_repr(s.const_arg())));
+      else
+        parents.push_back(std::to_string(it->second));
     }
     std::string i4 = std::to_string(i);
     os << std::string(i4.size() < 4 ? 4 - i4.size() : 0, ' ') << i4 << " " << pad(cat(u.op()), 20) << ": "
-       << pad(u.dtype().repr(), 30) << " " << pad("[" + join(parents, ", ") + "]", 32) << " " << arg_str(u.arg()) << "\n";
+       << pad(u.dtype().repr(), 30) << " " << pad("[" + join(parents, ", ") + "]", 32) << " " << arg_str(u.arg())
+       << "\n";
   }
 }
 
 // *** constant evaluation with python semantics (python_alu + truncate) ***
 
 ConstValue exec_alu(Ops op, DType dtype, const std::vector<ConstValue>& x, bool truncate_output) {
-  auto need = [&](size_t n) {
-    TG_CHECK(x.size() == n, "exec_alu ", op, " takes ", n, " operands, got ", x.size());
-  };
+  auto need = [&](size_t n) { TG_CHECK(x.size() == n, "exec_alu ", op, " takes ", n, " operands, got ", x.size()); };
   bool any_float = std::any_of(x.begin(), x.end(), [](auto& v) { return std::holds_alternative<double>(v); });
   bool all_bool = std::all_of(x.begin(), x.end(), [](auto& v) { return std::holds_alternative<bool>(v); });
   ConstValue r;
@@ -647,8 +653,10 @@ ConstValue exec_alu(Ops op, DType dtype, const std::vector<ConstValue>& x, bool 
     }
     case Ops::NEG:
       need(1);
-      if (any_float) r = -as_double(x[0]);
-      else r = static_cast<int64_t>(0ull - static_cast<uint64_t>(as_int(x[0])));
+      if (any_float)
+        r = -as_double(x[0]);
+      else
+        r = static_cast<int64_t>(0ull - static_cast<uint64_t>(as_int(x[0])));
       break;
     case Ops::POW: {
       need(2);
@@ -696,9 +704,12 @@ ConstValue exec_alu(Ops op, DType dtype, const std::vector<ConstValue>& x, bool 
       need(2);
       TG_CHECK(!any_float, "shift ", op, " on float operands");
       int64_t a = as_int(x[0]), b = as_int(x[1]);
-      if (b < 0) r = int64_t(0);
-      else if (op == Ops::SHL) r = b >= 64 ? int64_t(0) : static_cast<int64_t>(static_cast<uint64_t>(a) << b);
-      else r = b >= 64 ? int64_t(a < 0 ? -1 : 0) : int64_t(a >> b);
+      if (b < 0)
+        r = int64_t(0);
+      else if (op == Ops::SHL)
+        r = b >= 64 ? int64_t(0) : static_cast<int64_t>(static_cast<uint64_t>(a) << b);
+      else
+        r = b >= 64 ? int64_t(a < 0 ? -1 : 0) : int64_t(a >> b);
       break;
     }
     case Ops::MAX: need(2), r = num_lt(x[0], x[1]) ? x[1] : x[0]; break;

@@ -36,9 +36,12 @@ template <class T>
 concept Scalar = std::is_arithmetic_v<T>;
 template <Scalar T>
 ConstValue to_const(T v) {
-  if constexpr (std::is_same_v<T, bool>) return v;
-  else if constexpr (std::is_integral_v<T>) return static_cast<int64_t>(v);
-  else return static_cast<double>(v);
+  if constexpr (std::is_same_v<T, bool>)
+    return v;
+  else if constexpr (std::is_integral_v<T>)
+    return static_cast<int64_t>(v);
+  else
+    return static_cast<double>(v);
 }
 
 class UOp {
@@ -75,22 +78,26 @@ class UOp {
   UOp replace(std::optional<Ops> op, std::optional<DType> dtype = {}, std::optional<std::vector<UOp>> src = {},
               std::optional<Arg> arg = {}) const;
   UOp with_tag(Arg tag) const;
-  const Metadata* metadata() const;           // null when none was recorded
+  const Metadata* metadata() const;            // null when none was recorded
   void set_metadata(const Metadata* m) const;  // metadata is not part of identity: deduped nodes share it
 
   // *** constructors of common nodes ***
   static UOp const_(DType dtype, ConstValue v);
   template <Scalar T>
-  static UOp const_(DType dtype, T v) { return const_(dtype, to_const(v)); }
+  static UOp const_(DType dtype, T v) {
+    return const_(dtype, to_const(v));
+  }
   static UOp vconst(DType dtype, const Tuple& vals);  // VCONST, or CONST when all equal
   static UOp variable(const std::string& name, ConstValue min_val, ConstValue max_val, DType dtype = dtypes::int32);
   static UOp range(DType dtype, int64_t end, int64_t idx);
   static UOp range(DType dtype, const UOp& end, int64_t idx);
-  static UOp unique();                           // UNIQUE with the next number of the process-wide counter
+  static UOp unique();  // UNIQUE with the next number of the process-wide counter
   static UOp sink(std::vector<UOp> srcs, Arg arg = {});
   UOp const_like(ConstValue v) const;
   template <Scalar T>
-  UOp const_like(T v) const { return const_like(to_const(v)); }
+  UOp const_like(T v) const {
+    return const_like(to_const(v));
+  }
   UOp alu(Ops op, std::vector<UOp> more = {}) const;  // output dtype: last src's, bool for comparisons
   UOp cast(DType dtype) const;
   UOp bitcast(DType dtype) const;
@@ -125,17 +132,17 @@ class UOp {
   ConstValue vmin() const;
   ConstValue vmax() const;
   const ConstValue& const_arg() const;  // CONST's arg; InternalError otherwise
-  int64_t const_factor() const;       // largest known int dividing this
-  UOp divides(int64_t v) const;       // this / v when exact, else null
+  int64_t const_factor() const;         // largest known int dividing this
+  UOp divides(int64_t v) const;         // this / v when exact, else null
   bool is_increasing() const;
-  UOp simplify() const;               // graph_rewrite with symbolic (uop/symbolic.cpp)
+  UOp simplify() const;                            // graph_rewrite with symbolic (uop/symbolic.cpp)
   std::string render(bool simplify = true) const;  // index expression as text: (((a+b)+1)//4)
 
   // *** graph ***
   std::vector<UOp> toposort() const;  // sources before users; order as tinygrad's (src order, depth first)
   UOp substitute(const std::vector<std::pair<UOp, UOp>>& dvars) const;
-  uint64_t key() const;               // deterministic content hash (stable across runs, not the pointer)
-  std::string repr() const;           // the multi-line UOp(...) form, identical to tinygrad's
+  uint64_t key() const;      // deterministic content hash (stable across runs, not the pointer)
+  std::string repr() const;  // the multi-line UOp(...) form, identical to tinygrad's
 
  private:
   friend struct UOpInternals;
@@ -150,8 +157,8 @@ struct UOpNode {  // never mutated after interning, except the refcount
   DType dtype;
   std::vector<UOp> src;
   Arg arg, tag;
-  uint64_t hash;   // of (op, dtype, arg, tag, child addresses): identity-stable, not run-stable
-  OpSet src_ops;   // ops of the direct sources (the matcher's early reject)
+  uint64_t hash;          // of (op, dtype, arg, tag, child addresses): identity-stable, not run-stable
+  OpSet src_ops;          // ops of the direct sources (the matcher's early reject)
   ConstValue vmin, vmax;  // value bounds, computed once when the node is made (tinygrad's _min_max)
   mutable std::atomic<uint32_t> refs{1};
   // lazily computed properties of tensor-level graphs, owned by the node (tinygrad's cached_property st, _device):
@@ -160,8 +167,8 @@ struct UOpNode {  // never mutated after interning, except the refcount
   mutable std::atomic<const std::string*> device_cache{nullptr};
   mutable std::atomic<const Metadata*> metadata{nullptr};  // interned, set by the Tensor method that made it
 };
-const ArgObject* uop_cache_none();         // the "computed, and it is None" marker for st_cache
-const std::string* uop_device_none();      // the same for device_cache
+const ArgObject* uop_cache_none();                          // the "computed, and it is None" marker for st_cache
+const std::string* uop_device_none();                       // the same for device_cache
 const std::string* intern_device(const std::string& name);  // device names live for the whole process
 
 // hooks the shape layer installs: tensor-level consts carry a VIEW(DEVICE) source (tinygrad's UOp.const_like with
@@ -181,12 +188,16 @@ inline ConstValue UOp::vmax() const { return n_->vmax; }
 
 // *** operators: the same spellings as tinygrad's, on UOps and scalars ***
 
-#define TG_UOP_BINOP(OPER, OPNAME)                                                                     \
-  inline UOp operator OPER(const UOp& a, const UOp& b) { return a.alu(Ops::OPNAME, {b}); }             \
-  template <Scalar T>                                                                                  \
-  UOp operator OPER(const UOp& a, T b) { return a.alu(Ops::OPNAME, {a.ufix(to_const(b))}); }           \
-  template <Scalar T>                                                                                  \
-  UOp operator OPER(T a, const UOp& b) { return b.ufix(to_const(a)).alu(Ops::OPNAME, {b}); }           \
+#define TG_UOP_BINOP(OPER, OPNAME)                                                                        \
+  inline UOp operator OPER(const UOp& a, const UOp& b) { return a.alu(Ops::OPNAME, {b}); }                \
+  template <Scalar T>                                                                                     \
+  UOp operator OPER(const UOp& a, T b) {                                                                  \
+    return a.alu(Ops::OPNAME, {a.ufix(to_const(b))});                                                     \
+  }                                                                                                       \
+  template <Scalar T>                                                                                     \
+  UOp operator OPER(T a, const UOp& b) {                                                                  \
+    return b.ufix(to_const(a)).alu(Ops::OPNAME, {b});                                                     \
+  }                                                                                                       \
   inline UOp operator OPER(const UOp& a, const ConstValue& b) { return a.alu(Ops::OPNAME, {a.ufix(b)}); } \
   inline UOp operator OPER(const ConstValue& a, const UOp& b) { return b.ufix(a).alu(Ops::OPNAME, {b}); }
 TG_UOP_BINOP(+, ADD)
@@ -202,25 +213,37 @@ TG_UOP_BINOP(<, CMPLT)
 inline UOp operator-(const UOp& a) { return a.neg(); }
 inline UOp operator-(const UOp& a, const UOp& b) { return a + (-b); }
 template <Scalar T>
-UOp operator-(const UOp& a, T b) { return a + a.ufix(to_const(-b)); }
+UOp operator-(const UOp& a, T b) {
+  return a + a.ufix(to_const(-b));
+}
 template <Scalar T>
-UOp operator-(T a, const UOp& b) { return b.ufix(to_const(a)) + (-b); }
+UOp operator-(T a, const UOp& b) {
+  return b.ufix(to_const(a)) + (-b);
+}
 inline UOp operator>(const UOp& a, const UOp& b) { return b < a; }
 template <Scalar T>
-UOp operator>(const UOp& a, T b) { return a.ufix(to_const(b)) < a; }
+UOp operator>(const UOp& a, T b) {
+  return a.ufix(to_const(b)) < a;
+}
 inline UOp operator>=(const UOp& a, const UOp& b) { return (a < b).logical_not(); }
 inline UOp operator<=(const UOp& a, const UOp& b) { return (a > b).logical_not(); }
 inline UOp idiv(const UOp& a, const UOp& b) { return a.alu(Ops::IDIV, {b}); }
 template <Scalar T>
-UOp idiv(const UOp& a, T b) { return a.alu(Ops::IDIV, {a.ufix(to_const(b))}); }
+UOp idiv(const UOp& a, T b) {
+  return a.alu(Ops::IDIV, {a.ufix(to_const(b))});
+}
 inline UOp mod(const UOp& a, const UOp& b) { return a % b; }
 inline UOp fdiv(const UOp& a, const UOp& b) { return a * b.reciprocal(); }  // MathTrait.div
 inline UOp ne(const UOp& a, const UOp& b) { return a.ne(b); }
 template <Scalar T>
-UOp ne(const UOp& a, T b) { return a.ne(a.ufix(to_const(b))); }
+UOp ne(const UOp& a, T b) {
+  return a.ne(a.ufix(to_const(b)));
+}
 inline UOp maximum(const UOp& a, const UOp& b) { return a.maximum(b); }
 template <Scalar T>
-UOp maximum(const UOp& a, T b) { return a.maximum(a.ufix(to_const(b))); }
+UOp maximum(const UOp& a, T b) {
+  return a.maximum(a.ufix(to_const(b)));
+}
 inline UOp minimum(const UOp& a, const UOp& b) { return a.minimum(b); }
 
 // *** python-side helpers ***

@@ -94,7 +94,9 @@ UPat UPat::permuted() const {
   return UPat(std::move(n));
 }
 
-static std::vector<DType> opt_dtypes(std::optional<DType> d) { return d ? std::vector<DType>{*d} : std::vector<DType>{}; }
+static std::vector<DType> opt_dtypes(std::optional<DType> d) {
+  return d ? std::vector<DType>{*d} : std::vector<DType>{};
+}
 UPat UPat::cast(std::optional<DType> d) const { return op(Ops::CAST, {*this}).dtype(opt_dtypes(d)); }
 UPat UPat::bitcast(std::optional<DType> d) const { return op(Ops::BITCAST, {*this}).dtype(opt_dtypes(d)); }
 UPat UPat::gep(std::optional<int64_t> i) const {
@@ -121,7 +123,8 @@ UPat UPat::or_casted(std::string_view name) const {
 UPat UPat::or_broadcasted() const { return any({*this, op(Ops::VECTORIZE).dtype(get()->dtypes).each(*this)}); }
 UPat UPat::alu(Ops o, std::vector<UPat> more) const {
   more.insert(more.begin(), *this);
-  std::vector<DType> dts = (o == Ops::CMPLT || o == Ops::CMPNE) ? std::vector<DType>{dtypes::bool_} : more.back().get()->dtypes;
+  std::vector<DType> dts =
+      (o == Ops::CMPLT || o == Ops::CMPNE) ? std::vector<DType>{dtypes::bool_} : more.back().get()->dtypes;
   UPat p = op(o, std::move(more)).dtype(std::move(dts));
   return GroupOp::Commutative.has(o) ? p.permuted() : p;
 }
@@ -291,7 +294,8 @@ UOp unified_rewrite(const UOp& root, RewriteFn rewrite, RewriteFn fixed_point, v
   int64_t steps = 0;
   while (!stack.empty()) {
     if (++steps > limit)
-      throw InternalError(cat("graph_rewrite did not converge after ", limit, " steps; the last rule that matched is at ",
+      throw InternalError(cat("graph_rewrite did not converge after ", limit,
+                              " steps; the last rule that matched is at ",
                               last_rule_location.file ? last_rule_location.file : "?", ":", last_rule_location.line));
     Item it = std::move(stack.back());
     stack.pop_back();
@@ -336,7 +340,8 @@ namespace {
 using SubMap = std::unordered_map<const UOpNode*, UOp>;
 const PatternMatcher<UOp, SubMap>& pm_substitute() {
   static const PatternMatcher<UOp, SubMap> pm = {
-      {op(GroupOp::All).named("x"), [](M m, SubMap& ctx) -> UOp {
+      {op(GroupOp::All).named("x"),
+       [](M m, SubMap& ctx) -> UOp {
          auto it = ctx.find(m["x"].get());
          return it == ctx.end() ? UOp{} : it->second;
        }},

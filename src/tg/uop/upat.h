@@ -24,9 +24,9 @@ class UPat {
   UPat dtype(DType d) const;
   UPat dtype(std::vector<DType> ds) const;
   UPat arg(Arg a) const;
-  UPat any_len() const;        // allow_any_len=True
-  UPat each(UPat p) const;     // src=UPat(...): every source matches p, any count
-  UPat permuted() const;       // src as a list: try every order of the sources
+  UPat any_len() const;     // allow_any_len=True
+  UPat each(UPat p) const;  // src=UPat(...): every source matches p, any count
+  UPat permuted() const;    // src as a list: try every order of the sources
 
   // builders copied from UOp, as tinygrad's UPat has them
   UPat cast(std::optional<DType> d = {}) const;
@@ -49,7 +49,7 @@ class UPat {
 };
 
 struct UPatNode {
-  OpSet ops;             // empty: any op
+  OpSet ops;                  // empty: any op
   std::vector<DType> dtypes;  // empty: any dtype
   std::optional<Arg> arg;
   std::string name;      // capture name, empty for none
@@ -119,8 +119,7 @@ UPat upat_binop(Ops op, const A& a, const B& b) {
 }
 #define TG_UPAT_BINOP(OPER, OPNAME) \
   template <class A, class B>       \
-    requires PatOperands<A, B>      \
-  UPat operator OPER(const A& a, const B& b) { return upat_binop(Ops::OPNAME, a, b); }
+  requires PatOperands<A, B> UPat operator OPER(const A& a, const B& b) { return upat_binop(Ops::OPNAME, a, b); }
 TG_UPAT_BINOP(+, ADD)
 TG_UPAT_BINOP(*, MUL)
 TG_UPAT_BINOP(%, MOD)
@@ -136,25 +135,24 @@ UPat operator-(const A& a) {
   return upat_binop(Ops::MUL, a, -1);
 }
 template <class A, class B>
-  requires PatOperands<A, B>
-UPat operator-(const A& a, const B& b) {
-  if constexpr (Scalar<B>) return upat_binop(Ops::ADD, a, -b);
-  else return upat_binop(Ops::ADD, a, -to_upat(b));
+requires PatOperands<A, B> UPat operator-(const A& a, const B& b) {
+  if constexpr (Scalar<B>)
+    return upat_binop(Ops::ADD, a, -b);
+  else
+    return upat_binop(Ops::ADD, a, -to_upat(b));
 }
 template <class A, class B>
-  requires PatOperands<A, B>
-UPat idiv(const A& a, const B& b) { return upat_binop(Ops::IDIV, a, b); }
+requires PatOperands<A, B> UPat idiv(const A& a, const B& b) { return upat_binop(Ops::IDIV, a, b); }
 template <class A, class B>
-  requires PatOperands<A, B>
-UPat ne(const A& a, const B& b) { return upat_binop(Ops::CMPNE, a, b); }
+requires PatOperands<A, B> UPat ne(const A& a, const B& b) { return upat_binop(Ops::CMPNE, a, b); }
 template <class A, class B>
-  requires PatOperands<A, B>
-UPat maximum(const A& a, const B& b) { return upat_binop(Ops::MAX, a, b); }
+requires PatOperands<A, B> UPat maximum(const A& a, const B& b) { return upat_binop(Ops::MAX, a, b); }
 template <class A, class B>
-  requires PatOperands<A, B>
-UPat fdiv(const A& a, const B& b) { return to_upat(a) * to_upat(b).alu(Ops::RECIP); }
+requires PatOperands<A, B> UPat fdiv(const A& a, const B& b) { return to_upat(a) * to_upat(b).alu(Ops::RECIP); }
 template <PatLike A, PatLike B, PatLike C>
-UPat where(const A& c, const B& t, const C& f) { return to_upat(c).alu(Ops::WHERE, {to_upat(t), to_upat(f)}); }
+UPat where(const A& c, const B& t, const C& f) {
+  return to_upat(c).alu(Ops::WHERE, {to_upat(t), to_upat(f)});
+}
 
 // *** matches ***
 
@@ -196,7 +194,7 @@ struct Rule {
   UPat pat;
   Fn fn = nullptr;
   CtxFn ctx_fn = nullptr;
-  uint64_t capture = 0;  // the right-hand side is this capture ({x + 0, x})
+  uint64_t capture = 0;                             // the right-hand side is this capture ({x + 0, x})
   std::shared_ptr<const RuleCallable<R, Ctx>> obj;  // or this object
   const char* file;
   int line;
@@ -204,8 +202,8 @@ struct Rule {
       : pat(std::move(p)), fn(f), file(file_), line(line_) {}
   Rule(UPat p, CtxFn f, const char* file_ = __builtin_FILE(), int line_ = __builtin_LINE())
       : pat(std::move(p)), ctx_fn(f), file(file_), line(line_) {}
-  Rule(UPat p, Var v, const char* file_ = __builtin_FILE(), int line_ = __builtin_LINE())
-    requires std::is_same_v<R, UOp>
+  Rule(UPat p, Var v, const char* file_ = __builtin_FILE(),
+       int line_ = __builtin_LINE()) requires std::is_same_v<R, UOp>
       : pat(std::move(p)), capture(v.id), file(file_), line(line_) {}
   Rule(UPat p, std::shared_ptr<const RuleCallable<R, Ctx>> o, const char* file_ = __builtin_FILE(),
        int line_ = __builtin_LINE())
@@ -254,9 +252,7 @@ class PatternMatcher {
     }
     return R{};
   }
-  UOp fixed_point_rewrite(UOp u, Ctx* ctx = nullptr) const
-    requires std::is_same_v<R, UOp>
-  {
+  UOp fixed_point_rewrite(UOp u, Ctx* ctx = nullptr) const requires std::is_same_v<R, UOp> {
     while (UOp next = rewrite(u, ctx)) u = std::move(next);
     return u;
   }
@@ -269,18 +265,23 @@ class PatternMatcher {
     static bool call(void* e, const Match& m) {
       auto* env = static_cast<Env*>(e);
       const RuleT& r = *env->r;
-      if (r.fn) env->result = r.fn(m);
+      if (r.fn)
+        env->result = r.fn(m);
       else if (r.ctx_fn) {
         TG_ASSERT(env->ctx != nullptr, "rule at ", r.file, ":", r.line, " needs a context");
         env->result = r.ctx_fn(m, *env->ctx);
-      } else if (r.obj) env->result = r.obj->call(m, env->ctx);
-      else env->result = capture_result(m, r.capture);
+      } else if (r.obj)
+        env->result = r.obj->call(m, env->ctx);
+      else
+        env->result = capture_result(m, r.capture);
       return static_cast<bool>(env->result);
     }
   };
   static R capture_result(const Match& m, uint64_t id) {
-    if constexpr (std::is_same_v<R, UOp>) return match_capture(m, id);
-    else return R{};
+    if constexpr (std::is_same_v<R, UOp>)
+      return match_capture(m, id);
+    else
+      return R{};
   }
   void index() {
     std::vector<const UPatNode*> roots;
@@ -307,7 +308,9 @@ UOp graph_rewrite(const UOp& sink, const PatternMatcher<UOp, Ctx>& pm, Ctx& ctx,
     Ctx* ctx;
   } env{&pm, &ctx};
   auto rw = [](void* e, const UOp& u) { return static_cast<Env*>(e)->pm->rewrite(u, static_cast<Env*>(e)->ctx); };
-  auto fp = [](void* e, const UOp& u) { return static_cast<Env*>(e)->pm->fixed_point_rewrite(u, static_cast<Env*>(e)->ctx); };
+  auto fp = [](void* e, const UOp& u) {
+    return static_cast<Env*>(e)->pm->fixed_point_rewrite(u, static_cast<Env*>(e)->ctx);
+  };
   return unified_rewrite(sink, rw, fp, &env, opts.bottom_up);
 }
 inline UOp graph_rewrite(const UOp& sink, const PatternMatcher<UOp>& pm, RewriteOpts opts = {}) {
