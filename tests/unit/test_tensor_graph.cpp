@@ -117,3 +117,23 @@ TEST_F(TensorGraph, BadInputNamesShapes) {
   r = msg([&] { Tensor({1}, {.device = "FOO"}); });
   EXPECT_NE(r.find("FOO"), std::string::npos) << r;
 }
+
+TEST_F(TensorGraph, MalformedUOpsAreErrorsNotCrashes) {
+  auto msg = [](const UOp& u) {
+    try {
+      uop_shape(u);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(msg(UOp::make(Ops::RESHAPE, dtypes::int32, {}, Tuple{int64_t(2)})).find("RESHAPE needs one source"),
+            std::string::npos);
+  UOp buf = uop_new_buffer("CPU", 4, dtypes::int32);
+  EXPECT_NE(msg(UOp::make(Ops::RESHAPE, dtypes::int32, {buf}, ConstValue(int64_t(2)))).find("needs a tuple arg"),
+            std::string::npos);
+  EXPECT_NE(msg(UOp::make(Ops::PAD, dtypes::int32, {buf}, Tuple{int64_t(1)})).find("tuple of pairs"),
+            std::string::npos);
+  EXPECT_NE(msg(UOp::make(Ops::REDUCE_AXIS, dtypes::int32, {buf}, ConstValue(int64_t(0)))).find("(op, axes)"),
+            std::string::npos);
+}

@@ -41,20 +41,30 @@ ShapeTracker ShapeTracker::reshape(const Shape& new_shape) const {
 }
 
 ShapeTracker ShapeTracker::mop(Ops op, const Arg& arg) const {
+  auto tuple = [&]() -> const Tuple& {
+    const Tuple* t = std::get_if<Tuple>(&arg);
+    TG_CHECK(t != nullptr, op, " needs a tuple arg, got ", arg_repr(arg));
+    return *t;
+  };
+  auto pairs = [&]() -> const PairTuple& {
+    const PairTuple* t = std::get_if<PairTuple>(&arg);
+    TG_CHECK(t != nullptr, op, " needs a tuple of pairs as arg, got ", arg_repr(arg));
+    return *t;
+  };
   auto ints = [&]() {
     Shape s;
-    for (auto& v : std::get<Tuple>(arg)) s.push_back(as_int(v));
+    for (auto& v : tuple()) s.push_back(as_int(v));
     return s;
   };
   switch (op) {
     case Ops::RESHAPE: return reshape(ints());
     case Ops::EXPAND: return expand(ints());
     case Ops::PERMUTE: return permute(ints());
-    case Ops::PAD: return pad(std::get<PairTuple>(arg));
-    case Ops::SHRINK: return shrink(std::get<PairTuple>(arg));
+    case Ops::PAD: return pad(pairs());
+    case Ops::SHRINK: return shrink(pairs());
     case Ops::FLIP: {
       std::vector<bool> f;
-      for (auto& v : std::get<Tuple>(arg)) f.push_back(as_bool(v));
+      for (auto& v : tuple()) f.push_back(as_bool(v));
       return flip(f);
     }
     default: throw InternalError(cat("mop called with ", op));

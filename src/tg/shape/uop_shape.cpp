@@ -39,6 +39,7 @@ static std::optional<ShapeTracker> compute_st(const UOpNode* n) {
     return *st;
   }
   if (GroupOp::Movement.has(op)) {
+    TG_CHECK(n->src.size() == 1, op, " needs one source, got ", n->src.size());
     const ShapeTracker* src = st_of(n->src[0].get());
     TG_CHECK(src != nullptr, op, " on a UOp without a shape");
     return src->mop(op, n->arg);
@@ -49,10 +50,15 @@ static std::optional<ShapeTracker> compute_st(const UOpNode* n) {
     return std::nullopt;
   }
   if (op == Ops::ASSIGN) {
+    TG_CHECK(n->src.size() == 2, "ASSIGN needs a target and a value, got ", n->src.size(), " sources");
     const ShapeTracker* s = st_of(n->src[0].get());
     return s ? std::optional<ShapeTracker>(*s) : std::nullopt;
   }
-  if (op == Ops::BUFFER) return ShapeTracker::from_shape({as_int(std::get<ConstValue>(n->arg))});
+  if (op == Ops::BUFFER) {
+    const ConstValue* size = std::get_if<ConstValue>(&n->arg);
+    TG_CHECK(size != nullptr, "BUFFER needs its size as arg, got ", arg_repr(n->arg));
+    return ShapeTracker::from_shape({as_int(*size)});
+  }
   if (op == Ops::KERNEL) return std::nullopt;  // TODO: from the kernel's ast size, with the grouper
   const ShapeTracker* first = nullptr;
   for (const UOp& s : n->src) {
@@ -66,7 +72,11 @@ static std::optional<ShapeTracker> compute_st(const UOpNode* n) {
   }
   if (first == nullptr) return std::nullopt;
   Shape shape = first->shape();
-  if (op == Ops::REDUCE_AXIS) shape = first->reduce(std::get<ReduceArg>(n->arg).axes);
+  if (op == Ops::REDUCE_AXIS) {
+    const ReduceArg* r = std::get_if<ReduceArg>(&n->arg);
+    TG_CHECK(r != nullptr, "REDUCE_AXIS needs (op, axes) as arg, got ", arg_repr(n->arg));
+    shape = first->reduce(r->axes);
+  }
   if (op == Ops::BITCAST) {
     int in_sz = n->src[0].dtype().itemsize(), out_sz = n->dtype.itemsize();
     if (in_sz != out_sz && !shape.empty()) shape.back() = shape.back() * in_sz / out_sz;
