@@ -733,6 +733,18 @@ Tensor Tensor::mean(std::vector<int64_t> axis, bool keepdim) const {
     if (s[i] != r[i]) n *= s[i];
   return num.div(num.scalar_like(n)).cast(out);
 }
+Tensor Tensor::softmax(int64_t axis) const {
+  TG_META("softmax");
+  Tensor m = *this - max(axis, true).detach();
+  Tensor e = m.exp();
+  return e.div(e.sum(axis, true));
+}
+Tensor Tensor::log_softmax(int64_t axis) const {
+  TG_META("log_softmax");
+  Tensor m = *this - max(axis, true).detach();
+  return m - m.exp().sum(axis, true).log();
+}
+
 Tensor Tensor::dot(const Tensor& w) const {
   TG_META("dot");
   int64_t dx = ndim(), dw = w.ndim();

@@ -115,6 +115,11 @@ class Tensor {
   Tensor idiv(const Tensor& x, bool reverse = false) const;  // truncating integer division (tinygrad's //)
   Tensor mod(const Tensor& x, bool reverse = false) const;
   Tensor pow(const Tensor& x, bool reverse = false) const;
+  template <Scalar T>
+  Tensor pow(T x) const {
+    MetadataScope m("pow");
+    return pow(scalar_like(to_const(x)));
+  }
   Tensor maximum(const Tensor& x) const;
   Tensor minimum(const Tensor& x) const;
   Tensor where(const Tensor& x, const Tensor& y) const;  // this is the condition
@@ -160,6 +165,8 @@ class Tensor {
   Tensor min(std::vector<int64_t> axis = {}, bool keepdim = false) const;
   Tensor mean(std::vector<int64_t> axis = {}, bool keepdim = false) const;
   Tensor mean(int64_t axis, bool keepdim = false) const { return mean(std::vector<int64_t>{axis}, keepdim); }
+  Tensor softmax(int64_t axis = -1) const;
+  Tensor log_softmax(int64_t axis = -1) const;
   Tensor dot(const Tensor& w) const;
   Tensor matmul(const Tensor& w) const {
     MetadataScope m("matmul");

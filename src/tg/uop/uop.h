@@ -246,9 +246,22 @@ UOp maximum(const UOp& a, T b) {
 }
 inline UOp minimum(const UOp& a, const UOp& b) { return a.minimum(b); }
 
+ConstValue exec_alu(Ops op, DType dtype, const std::vector<ConstValue>& operands, bool truncate_output = true);
+
+// *** python arithmetic on consts (int + int stays int, a float makes it float): rule bodies fold with these ***
+
+inline ConstValue operator+(const ConstValue& a, const ConstValue& b) {
+  return exec_alu(Ops::ADD, dtypes::void_, {a, b}, false);
+}
+inline ConstValue operator*(const ConstValue& a, const ConstValue& b) {
+  return exec_alu(Ops::MUL, dtypes::void_, {a, b}, false);
+}
+inline ConstValue operator-(const ConstValue& a, const ConstValue& b) {
+  return exec_alu(Ops::SUB, dtypes::void_, {a, b}, false);
+}
+
 // *** python-side helpers ***
 
-ConstValue exec_alu(Ops op, DType dtype, const std::vector<ConstValue>& operands, bool truncate_output = true);
 void print_uops(const std::vector<UOp>& uops, std::ostream& os);
 
 // introspection for tests: how many nodes are interned now
