@@ -31,9 +31,9 @@ install_deps() {
 build_and_run() {
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
   ninja -C build -j2
-  # the main job, for now: the tutorial's UOp sections (examples/tutorial_uops.cpp)
-  echo "setup: running build/examples/tutorial_uops"
-  ./build/examples/tutorial_uops
+  # the main job, until MNIST training exists: the tutorial in C++ (examples/tutorial.cpp)
+  echo "setup: running build/examples/tutorial"
+  CPU=1 ./build/examples/tutorial
 }
 
 install_deps
