@@ -9,9 +9,6 @@
 
 namespace tg {
 
-// python's ordering of u.tuplize: (op, arg, dtype, *src tuplize); -1, 0, 1
-int tuplize_cmp(const UOp& a, const UOp& b);
-
 // the arg of BLOCK / BLOCKEND / BLOCKFINAL. Equality is identity, as tinygrad's BasicBlock (eq=False)
 struct BasicBlock final : ArgObject {
   std::vector<UOp> lst;

@@ -13,8 +13,6 @@ struct IndexContext {
   std::vector<UOp> ridxs;  // the same, with group-for-reduce axes as late RANGEs (1000+axis)
 };
 
-// the axes of old_shape that multiply into each axis of new_shape, or nullopt
-std::optional<std::vector<std::vector<int64_t>>> get_contraction(const Shape& old_shape, const Shape& new_shape);
 std::vector<UOp> get_grouped_dims(const std::string& prefix, Shape dims,
                                   const std::optional<std::vector<int64_t>>& max_sizes, bool reverse = false);
 Shape ast_full_shape(const UOp& ast);  // the elementwise max of the shapes of every VIEW in the AST

@@ -101,6 +101,33 @@ static Shape unravel(const Shape& shape, sint offset) {
   return idxs;
 }
 
+std::optional<std::vector<std::vector<int64_t>>> get_contraction(const Shape& old_shape, const Shape& new_shape) {
+  std::vector<sint> acc_old, acc_new;
+  sint a = 1;
+  for (sint s : old_shape) acc_old.push_back(a *= s);
+  a = 1;
+  for (sint s : new_shape) acc_new.push_back(a *= s);
+  std::vector<int64_t> split;
+  for (sint acc : acc_new) {
+    if (acc == 1) {
+      split.push_back(0);
+      continue;
+    }
+    auto it = std::find(acc_old.begin(), acc_old.end(), acc);
+    if (it == acc_old.end()) return std::nullopt;
+    split.push_back(it - acc_old.begin() + 1);
+  }
+  std::vector<std::vector<int64_t>> ret;
+  for (size_t i = 0; i < split.size(); i++) {
+    int64_t st = i == 0 ? 0 : split[i - 1],
+            ed = i + 1 < split.size() ? split[i] : static_cast<int64_t>(old_shape.size());
+    std::vector<int64_t> r;
+    for (int64_t j = st; j < ed; j++) r.push_back(j);
+    ret.push_back(std::move(r));
+  }
+  return ret;
+}
+
 // *** View ***
 
 View View::create(const Shape& shape, std::optional<Shape> strides_in, sint offset, std::optional<Mask> mask) {

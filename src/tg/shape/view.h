@@ -26,6 +26,10 @@ std::string shape_str(const Shape& s);  // (4, 4), (4,), ()
 Shape strides_for_shape(const Shape& shape);
 Shape canonicalize_strides(const Shape& shape, const Shape& strides);
 
+// the axes of old_shape that multiply into each axis of new_shape, or nullopt when the reshape splits an old
+// axis (tinygrad's get_contraction)
+std::optional<std::vector<std::vector<int64_t>>> get_contraction(const Shape& old_shape, const Shape& new_shape);
+
 struct View {
   Shape shape, strides;
   sint offset = 0;

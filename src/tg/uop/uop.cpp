@@ -529,6 +529,80 @@ uint64_t UOp::key() const {
   return keys.at(get());
 }
 
+// *** tuplize ordering: python's comparison of u.tuplize = (op, arg, dtype, *src tuplize), iteratively ***
+
+namespace {
+
+template <class T>
+int cmp3(const T& a, const T& b) {
+  return a < b ? -1 : b < a ? 1 : 0;
+}
+int cmp_cv(const ConstValue& a, const ConstValue& b) {
+  if (std::holds_alternative<double>(a) || std::holds_alternative<double>(b)) return cmp3(as_double(a), as_double(b));
+  return cmp3(as_int(a), as_int(b));
+}
+int cmp_arg(const Arg& a, const Arg& b) {
+  if (a.index() != b.index()) return cmp3(a.index(), b.index());  // python would raise; any fixed order will do
+  if (auto* x = std::get_if<ConstValue>(&a)) return cmp_cv(*x, std::get<ConstValue>(b));
+  if (auto* x = std::get_if<std::string>(&a)) return cmp3(*x, std::get<std::string>(b));
+  if (auto* x = std::get_if<Ops>(&a)) return cmp3(static_cast<int>(*x), static_cast<int>(std::get<Ops>(b)));
+  if (auto* x = std::get_if<VarArg>(&a)) {
+    auto& y = std::get<VarArg>(b);
+    if (int c = cmp3(x->name, y.name)) return c;
+    if (int c = cmp_cv(x->min, y.min)) return c;
+    return cmp_cv(x->max, y.max);
+  }
+  if (auto* x = std::get_if<SpecialArg>(&a)) {
+    auto& y = std::get<SpecialArg>(b);
+    if (int c = cmp3(x->name, y.name)) return c;
+    return cmp3(x->size, y.size);
+  }
+  if (auto* x = std::get_if<Tuple>(&a)) {
+    auto& y = std::get<Tuple>(b);
+    for (size_t i = 0; i < std::min(x->size(), y.size()); i++)
+      if (int c = cmp_cv((*x)[i], y[i])) return c;
+    return cmp3(x->size(), y.size());
+  }
+  if (auto* x = std::get_if<PairTuple>(&a)) return cmp3(*x, std::get<PairTuple>(b));
+  if (std::holds_alternative<std::monostate>(a)) return 0;
+  return cmp3(arg_repr(a), arg_repr(b));
+}
+int cmp_head(const UOp& a, const UOp& b) {
+  if (int c = cmp3(static_cast<int>(a.op()), static_cast<int>(b.op()))) return c;
+  if (int c = cmp_arg(a.arg(), b.arg())) return c;
+  if (a.dtype() == b.dtype()) return 0;
+  return a.dtype() < b.dtype() ? -1 : 1;
+}
+
+}  // namespace
+
+int tuplize_cmp(const UOp& a, const UOp& b) {
+  if (a == b) return 0;
+  if (int c = cmp_head(a, b)) return c;
+  struct Frame {
+    const UOp* a;
+    const UOp* b;
+    size_t i;
+  };
+  std::vector<Frame> st{{&a, &b, 0}};  // an explicit stack: graphs may be deep
+  while (!st.empty()) {
+    Frame& f = st.back();
+    size_t na = f.a->src().size(), nb = f.b->src().size();
+    if (f.i == std::min(na, nb)) {
+      if (na != nb) return na < nb ? -1 : 1;
+      st.pop_back();
+      continue;
+    }
+    const UOp* sa = &f.a->src()[f.i];
+    const UOp* sb = &f.b->src()[f.i];
+    f.i++;
+    if (*sa == *sb) continue;
+    if (int c = cmp_head(*sa, *sb)) return c;
+    st.push_back({sa, sb, 0});
+  }
+  return 0;
+}
+
 // *** printing: tinygrad's pretty_print, iteratively ***
 
 std::string UOp::repr() const {

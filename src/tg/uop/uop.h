@@ -264,6 +264,10 @@ inline ConstValue operator-(const ConstValue& a, const ConstValue& b) {
 
 void print_uops(const std::vector<UOp>& uops, std::ostream& os);
 
+// python's ordering of u.tuplize, (op, arg, dtype, *src tuplize): -1, 0 or 1 (the canonical order of commutative
+// sources and of the linearizer)
+int tuplize_cmp(const UOp& a, const UOp& b);
+
 // introspection for tests: how many nodes are interned now
 size_t uop_intern_count();
 
