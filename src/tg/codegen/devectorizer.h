@@ -5,7 +5,7 @@
 #include <optional>
 #include <vector>
 
-#include "tg/codegen/render_opts.h"
+#include "tg/renderer/renderer.h"
 
 namespace tg {
 

@@ -3,7 +3,7 @@
 // becomes REDUCE over ranges (tinygrad's codegen/lowerer.py)
 #include <vector>
 
-#include "tg/codegen/render_opts.h"
+#include "tg/renderer/renderer.h"
 #include "tg/shape/shapetracker.h"
 
 namespace tg {

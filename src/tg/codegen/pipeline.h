@@ -3,7 +3,7 @@
 // SINK (full_rewrite_to_sink) or to the linearized list of UOps (full_rewrite)
 #include <vector>
 
-#include "tg/codegen/render_opts.h"
+#include "tg/renderer/renderer.h"
 #include "tg/renderer/renderer.h"
 
 namespace tg {

@@ -292,6 +292,21 @@ class PatternMatcher {
   RuleIndex idx_;
 };
 
+// a context-free matcher as rules of a matcher with a context, so it composes with + (tinygrad passes ctx only to
+// the rules that name it)
+template <class Ctx>
+PatternMatcher<UOp, Ctx> with_ctx(const PatternMatcher<UOp>& pm) {
+  std::vector<Rule<UOp, Ctx>> out;
+  out.reserve(pm.rules().size());
+  for (const auto& r : pm.rules()) {
+    TG_ASSERT(r.ctx_fn == nullptr && r.obj == nullptr, "rule at ", r.file, ":", r.line, " needs its own context");
+    Rule<UOp, Ctx> n(r.pat, typename Rule<UOp, Ctx>::Fn(r.fn), r.file, r.line);
+    n.capture = r.capture;
+    out.push_back(std::move(n));
+  }
+  return PatternMatcher<UOp, Ctx>(std::move(out));
+}
+
 // *** graph_rewrite: tinygrad's unified_rewrite, with an explicit stack ***
 
 struct RewriteOpts {
