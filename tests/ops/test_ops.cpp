@@ -93,7 +93,7 @@ struct Domain {
   double ilo, ihi;
   bool nonzero = false;
 };
-constexpr double kBig = 9.3e18;
+constexpr double kBig = 9.0e18;  // below INT64_MAX (9.22e18): converting it to int64 must not overflow
 constexpr Domain kAny{-10, 10, -kBig, kBig};
 constexpr Domain kSmall{-10, 10, -32768, 32768};  // products of two stay inside int32
 constexpr Domain kNonZero{-10, 10, -kBig, kBig, true};
