@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "tg/renderer/renderer.h"
-#include "tg/renderer/renderer.h"
 
 namespace tg {
 

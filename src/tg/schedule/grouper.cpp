@@ -311,9 +311,11 @@ const GPM& grouper_sym() {
                                                                                                    Ops::BUFFER, Ops::COPY,
                                                                                                    Ops::ASSIGN})})
                                                                               .named("root"),
-                                                                          [](M m) { return m["root"].src(0); }},  // CONTIGUOUS(contiguous)
-                                                                                                                  // ->
-                                                                                                                  // it
+                                                                          [](M m) {
+                                                                            return m["root"].src(0);
+                                                                          }},  // CONTIGUOUS(contiguous)
+                                                                               // ->
+                                                                               // it
                                                                       {op(Ops::ASSIGN, {var("t"),
                                                                                         op(Ops::ASSIGN, {var("t"), var("x")})}),
                                                                        [](M m) {

@@ -7,17 +7,25 @@
 
 namespace tg {
 
-#define TG_OPS(X)                                                                                                     \
-  X(SINK)                                                                                                             \
-  X(CONTIGUOUS) X(CONTIGUOUS_BACKWARD) X(DETACH) X(KERNEL) X(UNIQUE) X(COPY) X(BUFFER_VIEW) X(MSELECT) X(MSTACK)      \
-      X(BLOCK) X(BLOCKSTART) X(BLOCKEND) X(BLOCKFINAL) X(RESHAPE) X(PERMUTE) X(EXPAND) X(PAD) X(SHRINK) X(FLIP)       \
-          X(UNROLL) X(CONTRACT) X(VIEW) X(DEFINE_GLOBAL) X(BUFFER) X(DEFINE_VAR) X(DEFINE_LOCAL) X(DEFINE_ACC)        \
-              X(VALID) X(SPECIAL) X(NOOP) X(REDUCE_AXIS) X(REDUCE) X(ALLREDUCE) X(GEP) X(VECTORIZE) X(CAT) X(PTRCAT)  \
-                  X(CAST) X(BITCAST) X(EXP2) X(LOG2) X(SIN) X(SQRT) X(RECIP) X(NEG) X(LOAD) X(STORE) X(INDEX) X(WMMA) \
-                      X(ADD) X(MUL) X(SHL) X(SHR) X(IDIV) X(MAX) X(MOD) X(CMPLT) X(CMPNE) X(XOR) X(OR) X(AND)         \
-                          X(THREEFRY) X(SUB) X(FDIV) X(POW) X(WHERE) X(MULACC) X(ASSIGN) X(BIND) X(BARRIER) X(RANGE)  \
-                              X(IF) X(ENDRANGE) X(ENDIF) X(GBARRIER) X(VCONST) X(CONST) X(DEVICE) X(MULTI) X(CUSTOM)  \
-                                  X(CUSTOMI) X(IGNORE) X(FUSE)
+// clang-format off
+// in tinygrad's order and groups (the order drives the toposort)
+#define TG_OPS(X)                                                                                          \
+  X(SINK) X(CONTIGUOUS) X(CONTIGUOUS_BACKWARD) X(DETACH) X(KERNEL) X(UNIQUE)                                \
+  X(COPY) X(BUFFER_VIEW) X(MSELECT) X(MSTACK)                                                               \
+  X(BLOCK) X(BLOCKSTART) X(BLOCKEND) X(BLOCKFINAL)                                                          \
+  X(RESHAPE) X(PERMUTE) X(EXPAND) X(PAD) X(SHRINK) X(FLIP)                                                  \
+  X(UNROLL) X(CONTRACT) X(VIEW) X(DEFINE_GLOBAL) X(BUFFER) X(DEFINE_VAR) X(DEFINE_LOCAL) X(DEFINE_ACC)      \
+  X(VALID) X(SPECIAL) X(NOOP)                                                                               \
+  X(REDUCE_AXIS) X(REDUCE) X(ALLREDUCE)                                                                     \
+  X(GEP) X(VECTORIZE) X(CAT) X(PTRCAT)                                                                      \
+  X(CAST) X(BITCAST) X(EXP2) X(LOG2) X(SIN) X(SQRT) X(RECIP) X(NEG)                                         \
+  X(LOAD) X(STORE) X(INDEX) X(WMMA)                                                                         \
+  X(ADD) X(MUL) X(SHL) X(SHR) X(IDIV) X(MAX) X(MOD) X(CMPLT) X(CMPNE)                                       \
+  X(XOR) X(OR) X(AND) X(THREEFRY) X(SUB) X(FDIV) X(POW)                                                     \
+  X(WHERE) X(MULACC) X(ASSIGN) X(BIND)                                                                      \
+  X(BARRIER) X(RANGE) X(IF) X(ENDRANGE) X(ENDIF) X(GBARRIER)                                                \
+  X(VCONST) X(CONST) X(DEVICE) X(MULTI) X(CUSTOM) X(CUSTOMI) X(IGNORE) X(FUSE)
+// clang-format on
 
 enum class Ops : uint8_t {
   NONE_ = 0,  // not an op: tinygrad numbers from 1
