@@ -853,9 +853,9 @@ TEST_P(ReduceOps, EveryAxisMatchesLoop) {
       {{2, 17, 3}, {{0}, {1}, {2}, {0, 2}, {-3, -2}}},
   };
   for (DType dt : {dtypes::float32, dtypes::int32})
-    for (auto& [s, axess] : shapes)
-      for (auto& axes : axess)
-        visit_dtype(dt, [&]<class T>(std::type_identity<T>) { check_reduce<T>(c, dt, s, axes, dom); });
+    for (auto& sa : shapes)  // NOTE: no structured binding: clang 14 can't capture one in a lambda
+      for (auto& axes : sa.second)
+        visit_dtype(dt, [&]<class T>(std::type_identity<T>) { check_reduce<T>(c, dt, sa.first, axes, dom); });
   // the accumulator dtypes: int8 sums in int32, uint8 in uint32, float64 stays float64
   for (DType dt : {dtypes::int8, dtypes::uint8, dtypes::float64})
     visit_dtype(dt, [&]<class T>(std::type_identity<T>) { check_reduce<T>(c, dt, {3, 17}, {1}, dom); });
