@@ -58,13 +58,20 @@ py::object from_arg(const tg::Arg& a) {
   return std::visit(
       [](const auto& x) -> py::object {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, std::monostate>) return py::none();
-        else if constexpr (std::is_same_v<T, tg::ConstValue>) return from_const(x);
-        else if constexpr (std::is_same_v<T, std::string>) return py::str(x);
-        else if constexpr (std::is_same_v<T, tg::Ops>) return py::cast(x);
-        else if constexpr (std::is_same_v<T, tg::VarArg>) return py::make_tuple(x.name, from_const(x.min), from_const(x.max));
-        else if constexpr (std::is_same_v<T, tg::SpecialArg>) return py::make_tuple(x.name, x.size);
-        else if constexpr (std::is_same_v<T, tg::ReduceArg>) return py::make_tuple(py::cast(x.op), py::tuple(py::cast(x.axes)));
+        if constexpr (std::is_same_v<T, std::monostate>)
+          return py::none();
+        else if constexpr (std::is_same_v<T, tg::ConstValue>)
+          return from_const(x);
+        else if constexpr (std::is_same_v<T, std::string>)
+          return py::str(x);
+        else if constexpr (std::is_same_v<T, tg::Ops>)
+          return py::cast(x);
+        else if constexpr (std::is_same_v<T, tg::VarArg>)
+          return py::make_tuple(x.name, from_const(x.min), from_const(x.max));
+        else if constexpr (std::is_same_v<T, tg::SpecialArg>)
+          return py::make_tuple(x.name, x.size);
+        else if constexpr (std::is_same_v<T, tg::ReduceArg>)
+          return py::make_tuple(py::cast(x.op), py::tuple(py::cast(x.axes)));
         else if constexpr (std::is_same_v<T, tg::Tuple>) {
           py::tuple t(x.size());
           for (size_t i = 0; i < x.size(); i++) t[i] = from_const(x[i]);

@@ -27,30 +27,39 @@ py::object empty_list(const tg::Shape& s, size_t dim) {
 }  // namespace
 
 void bind_realize(py::class_<Tensor>& cls) {
-  cls.def("kernelize", [](py::object self) {
-        tg::MetadataScope m("kernelize");
-        self.cast<Tensor&>().kernelize();
-        return self;
-      })
-      .def("realize", [](py::object self) {
-        tg::MetadataScope m("realize");
-        self.cast<Tensor&>().realize();
-        return self;
-      })
-      .def("data", [](const Tensor& t) { tg::MetadataScope m("data"); return data_view(t); })
-      .def("tolist", [](const Tensor& t) -> py::object {
-        tg::MetadataScope m("tolist");
-        if (t.numel() == 0) return empty_list(t.shape(), 0);
-        return data_view(t).attr("tolist")();
-      })
-      .def("item", [](const Tensor& t) {
-        tg::MetadataScope m("item");
-        if (t.numel() != 1) throw py::value_error(tg::cat("must have one element for item, shape is ", tg::shape_str(t.shape())));
-        std::vector<uint8_t> b = t.data_bytes();
-        py::bytes raw(reinterpret_cast<const char*>(b.data()), b.size());
-        py::object mv = py::module_::import("builtins").attr("memoryview")(raw);
-        return mv.attr("cast")(std::string(1, t.dtype().fmt())).attr("__getitem__")(0);
-      })
+  cls.def("kernelize",
+          [](py::object self) {
+            tg::MetadataScope m("kernelize");
+            self.cast<Tensor&>().kernelize();
+            return self;
+          })
+      .def("realize",
+           [](py::object self) {
+             tg::MetadataScope m("realize");
+             self.cast<Tensor&>().realize();
+             return self;
+           })
+      .def("data",
+           [](const Tensor& t) {
+             tg::MetadataScope m("data");
+             return data_view(t);
+           })
+      .def("tolist",
+           [](const Tensor& t) -> py::object {
+             tg::MetadataScope m("tolist");
+             if (t.numel() == 0) return empty_list(t.shape(), 0);
+             return data_view(t).attr("tolist")();
+           })
+      .def("item",
+           [](const Tensor& t) {
+             tg::MetadataScope m("item");
+             if (t.numel() != 1)
+               throw py::value_error(tg::cat("must have one element for item, shape is ", tg::shape_str(t.shape())));
+             std::vector<uint8_t> b = t.data_bytes();
+             py::bytes raw(reinterpret_cast<const char*>(b.data()), b.size());
+             py::object mv = py::module_::import("builtins").attr("memoryview")(raw);
+             return mv.attr("cast")(std::string(1, t.dtype().fmt())).attr("__getitem__")(0);
+           })
       .def("numpy", [](const Tensor& t) {
         tg::MetadataScope m("numpy");
         py::module_ np = py::module_::import("numpy");
@@ -61,7 +70,9 @@ void bind_realize(py::class_<Tensor>& cls) {
         if (npd.empty()) throw py::value_error("numpy has no bfloat16: cast the tensor first");
         py::list shape;
         for (int64_t s : t.shape()) shape.append(s);
-        return np.attr("frombuffer")(raw, py::arg("dtype") = np.attr("dtype")(npd)).attr("reshape")(py::tuple(shape)).attr("copy")();
+        return np.attr("frombuffer")(raw, py::arg("dtype") = np.attr("dtype")(npd))
+            .attr("reshape")(py::tuple(shape))
+            .attr("copy")();
       });
 }
 

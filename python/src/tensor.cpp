@@ -1,10 +1,11 @@
 // bindings of the Tensor, Device and GlobalCounters. Every Tensor method runs under a MetadataScope with its
 // Python name (tinygrad's _metadata_wrapper), so kernels list the same metadata as the reference (['__add__']).
+#include "tg/tensor/tensor.h"
+
 #include <memory>
 
 #include "common.h"
 #include "tg/runtime/device.h"
-#include "tg/tensor/tensor.h"
 
 namespace tgpy {
 using tg::DType;
@@ -46,7 +47,8 @@ void flatten(py::handle h, size_t depth, tg::Shape& shape, std::vector<tg::Const
     return;
   }
   int64_t n = static_cast<int64_t>(py::len(h));
-  if (depth == shape.size()) shape.push_back(n);
+  if (depth == shape.size())
+    shape.push_back(n);
   else if (depth > shape.size() || shape[depth] != n)
     throw py::value_error("setting an array element with a sequence: the data is ragged");
   for (py::handle x : h) flatten(x, depth + 1, shape, out);
@@ -107,7 +109,8 @@ Tensor from_buffer(py::handle data, tg::TensorOptions o) {
   switch (c) {
     case '?': set(tg::dtypes::bool_); return from_ptr<bool>(info.ptr, shape, o);
     case 'b': set(tg::dtypes::int8); return from_ptr<int8_t>(info.ptr, shape, o);
-    case 'B': case 'c': set(tg::dtypes::uint8); return from_ptr<uint8_t>(info.ptr, shape, o);
+    case 'B':
+    case 'c': set(tg::dtypes::uint8); return from_ptr<uint8_t>(info.ptr, shape, o);
     case 'f': set(tg::dtypes::float32); return from_ptr<float>(info.ptr, shape, o);
     case 'd': set(tg::dtypes::float64); return from_ptr<double>(info.ptr, shape, o);
     case 'e': {  // half: through float32, into float16 unless another dtype is asked for
@@ -175,8 +178,10 @@ tg::Shape shape_args(const py::args& args, const Tensor* self = nullptr) {
   tg::Shape s;
   size_t i = 0;
   for (py::handle x : seq) {
-    if (x.is_none() && self != nullptr) s.push_back(self->shape().at(i));
-    else s.push_back(py_int(x));
+    if (x.is_none() && self != nullptr)
+      s.push_back(self->shape().at(i));
+    else
+      s.push_back(py_int(x));
     i++;
   }
   return s;
@@ -208,8 +213,10 @@ tg::Mask shrink_arg(const Tensor& t, py::handle arg) {
   tg::Mask m;
   size_t i = 0;
   for (py::handle x : arg) {
-    if (x.is_none()) m.emplace_back(0, s.at(i));
-    else m.emplace_back(py_int(x[py::int_(0)]), py_int(x[py::int_(1)]));
+    if (x.is_none())
+      m.emplace_back(0, s.at(i));
+    else
+      m.emplace_back(py_int(x[py::int_(0)]), py_int(x[py::int_(1)]));
     i++;
   }
   return m;
@@ -243,176 +250,498 @@ void bind_tensor(py::module_& m) {
                     [](Tensor& t, std::optional<bool> v) {
                       if (v) t.requires_grad_(*v);
                     })
-      .def("requires_grad_", [](py::object self, bool v) {
-        self.cast<Tensor&>().requires_grad_(v);
-        return self;
-      }, py::arg("requires_grad") = true)
+      .def(
+          "requires_grad_",
+          [](py::object self, bool v) {
+            self.cast<Tensor&>().requires_grad_(v);
+            return self;
+          },
+          py::arg("requires_grad") = true)
       .def_property("grad", &Tensor::grad, &Tensor::set_grad)
       .def("__repr__", &Tensor::repr)
       .def("__hash__", [](py::handle self) { return reinterpret_cast<intptr_t>(self.ptr()); })
       .def("__bool__", [](const Tensor&) -> bool { throw py::type_error("__bool__ on Tensor is not defined"); })
-      .def("__len__", [](const Tensor& t) {
-        if (t.ndim() == 0) throw py::type_error("len() of a 0-d tensor");
-        return t.shape()[0];
-      })
+      .def("__len__",
+           [](const Tensor& t) {
+             if (t.ndim() == 0) throw py::type_error("len() of a 0-d tensor");
+             return t.shape()[0];
+           })
       // *** creation ***
-      .def_static("full", [](py::handle shape, py::handle fill, py::kwargs kw) {
-        META("full");
-        return Tensor::full(to_ints(shape), to_const(fill), opts_from_kwargs(kw));
-      })
-      .def_static("zeros", [](py::args shape, py::kwargs kw) { META("zeros"); return Tensor::zeros(shape_args(shape), opts_from_kwargs(kw)); })
-      .def_static("ones", [](py::args shape, py::kwargs kw) { META("ones"); return Tensor::ones(shape_args(shape), opts_from_kwargs(kw)); })
-      .def_static("empty", [](py::args shape, py::kwargs kw) { META("empty"); return Tensor::empty(shape_args(shape), opts_from_kwargs(kw)); })
-      .def_static("arange", [](py::handle start, py::object stop, py::handle step, py::kwargs kw) {
-        META("arange");
-        tg::TensorOptions o = opts_from_kwargs(kw);
-        if (stop.is_none()) {
-          if (PyLong_Check(start.ptr()) && !o.dtype) return Tensor::arange(start.cast<int64_t>(), o);
-          return Tensor::arange(0, py::float_(py::reinterpret_borrow<py::object>(start)).cast<double>(), py::float_(py::reinterpret_borrow<py::object>(step)).cast<double>(), o);
-        }
-        bool ints = PyLong_Check(start.ptr()) && PyLong_Check(stop.ptr()) && PyLong_Check(step.ptr());
-        if (ints && !o.dtype) o.dtype = tg::dtypes::default_int;
-        return Tensor::arange(py::float_(py::reinterpret_borrow<py::object>(start)).cast<double>(), py::float_(stop).cast<double>(), py::float_(py::reinterpret_borrow<py::object>(step)).cast<double>(), o);
-      }, py::arg("start"), py::arg("stop") = py::none(), py::arg("step") = 1)
-      .def_static("eye", [](int64_t n, py::object mm, py::kwargs kw) {
-        META("eye");
-        return Tensor::eye(n, mm.is_none() ? std::nullopt : std::optional<int64_t>(mm.cast<int64_t>()), opts_from_kwargs(kw));
-      }, py::arg("n"), py::arg("m") = py::none())
-      .def("full_like", [](const Tensor& t, py::handle fill, py::kwargs kw) { META("full_like"); return t.full_like(to_const(fill), opts_from_kwargs(kw)); })
-      .def("zeros_like", [](const Tensor& t, py::kwargs kw) { META("zeros_like"); return t.zeros_like(opts_from_kwargs(kw)); })
-      .def("ones_like", [](const Tensor& t, py::kwargs kw) { META("ones_like"); return t.ones_like(opts_from_kwargs(kw)); })
+      .def_static("full",
+                  [](py::handle shape, py::handle fill, py::kwargs kw) {
+                    META("full");
+                    return Tensor::full(to_ints(shape), to_const(fill), opts_from_kwargs(kw));
+                  })
+      .def_static("zeros",
+                  [](py::args shape, py::kwargs kw) {
+                    META("zeros");
+                    return Tensor::zeros(shape_args(shape), opts_from_kwargs(kw));
+                  })
+      .def_static("ones",
+                  [](py::args shape, py::kwargs kw) {
+                    META("ones");
+                    return Tensor::ones(shape_args(shape), opts_from_kwargs(kw));
+                  })
+      .def_static("empty",
+                  [](py::args shape, py::kwargs kw) {
+                    META("empty");
+                    return Tensor::empty(shape_args(shape), opts_from_kwargs(kw));
+                  })
+      .def_static(
+          "arange",
+          [](py::handle start, py::object stop, py::handle step, py::kwargs kw) {
+            META("arange");
+            tg::TensorOptions o = opts_from_kwargs(kw);
+            if (stop.is_none()) {
+              if (PyLong_Check(start.ptr()) && !o.dtype) return Tensor::arange(start.cast<int64_t>(), o);
+              return Tensor::arange(0, py::float_(py::reinterpret_borrow<py::object>(start)).cast<double>(),
+                                    py::float_(py::reinterpret_borrow<py::object>(step)).cast<double>(), o);
+            }
+            bool ints = PyLong_Check(start.ptr()) && PyLong_Check(stop.ptr()) && PyLong_Check(step.ptr());
+            if (ints && !o.dtype) o.dtype = tg::dtypes::default_int;
+            return Tensor::arange(py::float_(py::reinterpret_borrow<py::object>(start)).cast<double>(),
+                                  py::float_(stop).cast<double>(),
+                                  py::float_(py::reinterpret_borrow<py::object>(step)).cast<double>(), o);
+          },
+          py::arg("start"), py::arg("stop") = py::none(), py::arg("step") = 1)
+      .def_static(
+          "eye",
+          [](int64_t n, py::object mm, py::kwargs kw) {
+            META("eye");
+            return Tensor::eye(n, mm.is_none() ? std::nullopt : std::optional<int64_t>(mm.cast<int64_t>()),
+                               opts_from_kwargs(kw));
+          },
+          py::arg("n"), py::arg("m") = py::none())
+      .def("full_like",
+           [](const Tensor& t, py::handle fill, py::kwargs kw) {
+             META("full_like");
+             return t.full_like(to_const(fill), opts_from_kwargs(kw));
+           })
+      .def("zeros_like",
+           [](const Tensor& t, py::kwargs kw) {
+             META("zeros_like");
+             return t.zeros_like(opts_from_kwargs(kw));
+           })
+      .def("ones_like",
+           [](const Tensor& t, py::kwargs kw) {
+             META("ones_like");
+             return t.ones_like(opts_from_kwargs(kw));
+           })
       // *** elementwise ***
-      .def("cast", [](const Tensor& t, py::handle d) { META("cast"); return t.cast(*to_dtype(d)); })
-      .def("float", [](const Tensor& t) { META("float"); return t.cast(tg::dtypes::float32); })
-      .def("half", [](const Tensor& t) { META("half"); return t.cast(tg::dtypes::float16); })
-      .def("double", [](const Tensor& t) { META("double"); return t.cast(tg::dtypes::float64); })
-      .def("int", [](const Tensor& t) { META("int"); return t.cast(tg::dtypes::int32); })
-      .def("long", [](const Tensor& t) { META("long"); return t.cast(tg::dtypes::int64); })
-      .def("bool", [](const Tensor& t) { META("bool"); return t.cast(tg::dtypes::bool_); })
-      .def("to", [](const Tensor& t, py::object device) {
-        META("to");
-        if (device.is_none()) return t;
-        tg::TensorOptions o;
-        o.device = device.cast<std::string>();
-        o.requires_grad = t.requires_grad();
-        return Tensor(t.uop(), o);
-      })
-      .def("contiguous", [](const Tensor& t) { META("contiguous"); return t.contiguous(); })
-      .def("detach", [](const Tensor& t) { META("detach"); return t.detach(); })
-      .def("neg", [](const Tensor& t) { META("neg"); return t.neg(); })
-      .def("__neg__", [](const Tensor& t) { META("__neg__"); return t.neg(); })
-      .def("__invert__", [](const Tensor& t) { META("__invert__"); return t.bitwise_not(); })
-      .def("logical_not", [](const Tensor& t) { META("logical_not"); return t.logical_not(); })
-      .def("reciprocal", [](const Tensor& t) { META("reciprocal"); return t.reciprocal(); })
-      .def("sqrt", [](const Tensor& t) { META("sqrt"); return t.sqrt(); })
-      .def("rsqrt", [](const Tensor& t) { META("rsqrt"); return t.rsqrt(); })
-      .def("exp", [](const Tensor& t) { META("exp"); return t.exp(); })
-      .def("exp2", [](const Tensor& t) { META("exp2"); return t.exp2(); })
-      .def("log", [](const Tensor& t) { META("log"); return t.log(); })
-      .def("log2", [](const Tensor& t) { META("log2"); return t.log2(); })
-      .def("sin", [](const Tensor& t) { META("sin"); return t.sin(); })
-      .def("cos", [](const Tensor& t) { META("cos"); return t.cos(); })
-      .def("relu", [](const Tensor& t) { META("relu"); return t.relu(); })
-      .def("sigmoid", [](const Tensor& t) { META("sigmoid"); return t.sigmoid(); })
-      .def("square", [](const Tensor& t) { META("square"); return t.square(); })
-      .def("abs", [](const Tensor& t) { META("abs"); return t.abs(); })
-      .def("sign", [](const Tensor& t) { META("sign"); return t.sign(); })
-      .def("bitwise_not", [](const Tensor& t) { META("bitwise_not"); return t.bitwise_not(); })
-      .def("clip", [](const Tensor& t, py::object lo, py::object hi) {
-        META("clip");
-        return t.clip(lo.is_none() ? std::nullopt : std::optional<double>(lo.cast<double>()),
-                      hi.is_none() ? std::nullopt : std::optional<double>(hi.cast<double>()));
-      }, py::arg("min_") = py::none(), py::arg("max_") = py::none())
-      .def("where", [](const Tensor& c, py::handle x, py::handle y) {
-        META("where");
-        if (py::isinstance<Tensor>(x)) {
-          Tensor tx = x.cast<Tensor>();
-          return c.where(tx, operand(tx, y));
-        }
-        if (py::isinstance<Tensor>(y)) {
-          Tensor ty = y.cast<Tensor>();
-          return c.where(operand(ty, x), ty);
-        }
-        tg::TensorOptions o;
-        o.device = c.device();
-        Tensor tx = make_tensor(x, o);
-        return c.where(tx, operand(tx, y));
-      })
-      .def("maximum", [](const Tensor& a, py::handle b) { META("maximum"); return a.maximum(operand(a, b)); })
-      .def("minimum", [](const Tensor& a, py::handle b) { META("minimum"); return a.minimum(operand(a, b)); })
-      .def("eq", [](const Tensor& a, py::handle b) { META("eq"); return a.eq(operand(a, b)); })
-      .def("ne", [](const Tensor& a, py::handle b) { META("ne"); return a.ne(operand(a, b)); })
-      .def("__eq__", [](const Tensor& a, py::handle b) { META("__eq__"); return a.eq(operand(a, b)); })
-      .def("__ne__", [](const Tensor& a, py::handle b) { META("__ne__"); return a.ne(operand(a, b)); })
-      .def("__lt__", [](const Tensor& a, py::handle b) { META("__lt__"); return a.lt(operand(a, b)); })
-      .def("__gt__", [](const Tensor& a, py::handle b) { META("__gt__"); return a.gt(operand(a, b)); })
-      .def("__le__", [](const Tensor& a, py::handle b) { META("__le__"); return a.le(operand(a, b)); })
-      .def("__ge__", [](const Tensor& a, py::handle b) { META("__ge__"); return a.ge(operand(a, b)); })
-      .def("__lshift__", [](const Tensor& a, int64_t b) { META("__lshift__"); return a.lshift(b); })
-      .def("__rshift__", [](const Tensor& a, int64_t b) { META("__rshift__"); return a.rshift(b); })
-      .def("lshift", [](const Tensor& a, int64_t b) { META("lshift"); return a.lshift(b); })
-      .def("rshift", [](const Tensor& a, int64_t b) { META("rshift"); return a.rshift(b); })
-      .def("dot", [](const Tensor& a, const Tensor& b) { META("dot"); return a.dot(b); })
-      .def("matmul", [](const Tensor& a, py::handle b, bool reverse) {
-        META("matmul");
-        Tensor tb = operand(a, b);
-        return reverse ? tb.dot(a) : a.dot(tb);
-      }, py::arg("x"), py::arg("reverse") = false)
-      .def("__matmul__", [](const Tensor& a, py::handle b) { META("__matmul__"); return a.dot(operand(a, b)); })
-      .def("__rmatmul__", [](const Tensor& a, py::handle b) { META("__rmatmul__"); return operand(a, b).dot(a); })
+      .def("cast",
+           [](const Tensor& t, py::handle d) {
+             META("cast");
+             return t.cast(*to_dtype(d));
+           })
+      .def("float",
+           [](const Tensor& t) {
+             META("float");
+             return t.cast(tg::dtypes::float32);
+           })
+      .def("half",
+           [](const Tensor& t) {
+             META("half");
+             return t.cast(tg::dtypes::float16);
+           })
+      .def("double",
+           [](const Tensor& t) {
+             META("double");
+             return t.cast(tg::dtypes::float64);
+           })
+      .def("int",
+           [](const Tensor& t) {
+             META("int");
+             return t.cast(tg::dtypes::int32);
+           })
+      .def("long",
+           [](const Tensor& t) {
+             META("long");
+             return t.cast(tg::dtypes::int64);
+           })
+      .def("bool",
+           [](const Tensor& t) {
+             META("bool");
+             return t.cast(tg::dtypes::bool_);
+           })
+      .def("to",
+           [](const Tensor& t, py::object device) {
+             META("to");
+             if (device.is_none()) return t;
+             tg::TensorOptions o;
+             o.device = device.cast<std::string>();
+             o.requires_grad = t.requires_grad();
+             return Tensor(t.uop(), o);
+           })
+      .def("contiguous",
+           [](const Tensor& t) {
+             META("contiguous");
+             return t.contiguous();
+           })
+      .def("detach",
+           [](const Tensor& t) {
+             META("detach");
+             return t.detach();
+           })
+      .def("neg",
+           [](const Tensor& t) {
+             META("neg");
+             return t.neg();
+           })
+      .def("__neg__",
+           [](const Tensor& t) {
+             META("__neg__");
+             return t.neg();
+           })
+      .def("__invert__",
+           [](const Tensor& t) {
+             META("__invert__");
+             return t.bitwise_not();
+           })
+      .def("logical_not",
+           [](const Tensor& t) {
+             META("logical_not");
+             return t.logical_not();
+           })
+      .def("reciprocal",
+           [](const Tensor& t) {
+             META("reciprocal");
+             return t.reciprocal();
+           })
+      .def("sqrt",
+           [](const Tensor& t) {
+             META("sqrt");
+             return t.sqrt();
+           })
+      .def("rsqrt",
+           [](const Tensor& t) {
+             META("rsqrt");
+             return t.rsqrt();
+           })
+      .def("exp",
+           [](const Tensor& t) {
+             META("exp");
+             return t.exp();
+           })
+      .def("exp2",
+           [](const Tensor& t) {
+             META("exp2");
+             return t.exp2();
+           })
+      .def("log",
+           [](const Tensor& t) {
+             META("log");
+             return t.log();
+           })
+      .def("log2",
+           [](const Tensor& t) {
+             META("log2");
+             return t.log2();
+           })
+      .def("sin",
+           [](const Tensor& t) {
+             META("sin");
+             return t.sin();
+           })
+      .def("cos",
+           [](const Tensor& t) {
+             META("cos");
+             return t.cos();
+           })
+      .def("relu",
+           [](const Tensor& t) {
+             META("relu");
+             return t.relu();
+           })
+      .def("sigmoid",
+           [](const Tensor& t) {
+             META("sigmoid");
+             return t.sigmoid();
+           })
+      .def("square",
+           [](const Tensor& t) {
+             META("square");
+             return t.square();
+           })
+      .def("abs",
+           [](const Tensor& t) {
+             META("abs");
+             return t.abs();
+           })
+      .def("sign",
+           [](const Tensor& t) {
+             META("sign");
+             return t.sign();
+           })
+      .def("bitwise_not",
+           [](const Tensor& t) {
+             META("bitwise_not");
+             return t.bitwise_not();
+           })
+      .def(
+          "clip",
+          [](const Tensor& t, py::object lo, py::object hi) {
+            META("clip");
+            return t.clip(lo.is_none() ? std::nullopt : std::optional<double>(lo.cast<double>()),
+                          hi.is_none() ? std::nullopt : std::optional<double>(hi.cast<double>()));
+          },
+          py::arg("min_") = py::none(), py::arg("max_") = py::none())
+      .def("where",
+           [](const Tensor& c, py::handle x, py::handle y) {
+             META("where");
+             if (py::isinstance<Tensor>(x)) {
+               Tensor tx = x.cast<Tensor>();
+               return c.where(tx, operand(tx, y));
+             }
+             if (py::isinstance<Tensor>(y)) {
+               Tensor ty = y.cast<Tensor>();
+               return c.where(operand(ty, x), ty);
+             }
+             tg::TensorOptions o;
+             o.device = c.device();
+             Tensor tx = make_tensor(x, o);
+             return c.where(tx, operand(tx, y));
+           })
+      .def("maximum",
+           [](const Tensor& a, py::handle b) {
+             META("maximum");
+             return a.maximum(operand(a, b));
+           })
+      .def("minimum",
+           [](const Tensor& a, py::handle b) {
+             META("minimum");
+             return a.minimum(operand(a, b));
+           })
+      .def("eq",
+           [](const Tensor& a, py::handle b) {
+             META("eq");
+             return a.eq(operand(a, b));
+           })
+      .def("ne",
+           [](const Tensor& a, py::handle b) {
+             META("ne");
+             return a.ne(operand(a, b));
+           })
+      .def("__eq__",
+           [](const Tensor& a, py::handle b) {
+             META("__eq__");
+             return a.eq(operand(a, b));
+           })
+      .def("__ne__",
+           [](const Tensor& a, py::handle b) {
+             META("__ne__");
+             return a.ne(operand(a, b));
+           })
+      .def("__lt__",
+           [](const Tensor& a, py::handle b) {
+             META("__lt__");
+             return a.lt(operand(a, b));
+           })
+      .def("__gt__",
+           [](const Tensor& a, py::handle b) {
+             META("__gt__");
+             return a.gt(operand(a, b));
+           })
+      .def("__le__",
+           [](const Tensor& a, py::handle b) {
+             META("__le__");
+             return a.le(operand(a, b));
+           })
+      .def("__ge__",
+           [](const Tensor& a, py::handle b) {
+             META("__ge__");
+             return a.ge(operand(a, b));
+           })
+      .def("__lshift__",
+           [](const Tensor& a, int64_t b) {
+             META("__lshift__");
+             return a.lshift(b);
+           })
+      .def("__rshift__",
+           [](const Tensor& a, int64_t b) {
+             META("__rshift__");
+             return a.rshift(b);
+           })
+      .def("lshift",
+           [](const Tensor& a, int64_t b) {
+             META("lshift");
+             return a.lshift(b);
+           })
+      .def("rshift",
+           [](const Tensor& a, int64_t b) {
+             META("rshift");
+             return a.rshift(b);
+           })
+      .def("dot",
+           [](const Tensor& a, const Tensor& b) {
+             META("dot");
+             return a.dot(b);
+           })
+      .def(
+          "matmul",
+          [](const Tensor& a, py::handle b, bool reverse) {
+            META("matmul");
+            Tensor tb = operand(a, b);
+            return reverse ? tb.dot(a) : a.dot(tb);
+          },
+          py::arg("x"), py::arg("reverse") = false)
+      .def("__matmul__",
+           [](const Tensor& a, py::handle b) {
+             META("__matmul__");
+             return a.dot(operand(a, b));
+           })
+      .def("__rmatmul__",
+           [](const Tensor& a, py::handle b) {
+             META("__rmatmul__");
+             return operand(a, b).dot(a);
+           })
       // *** movement ***
-      .def("reshape", [](const Tensor& t, py::args s) { META("reshape"); return t.reshape(shape_args(s, &t)); })
-      .def("view", [](const Tensor& t, py::args s) { META("view"); return t.reshape(shape_args(s, &t)); })
-      .def("expand", [](const Tensor& t, py::args s) { META("expand"); return t.expand(shape_args(s)); })
-      .def("permute", [](const Tensor& t, py::args s) { META("permute"); return t.permute(shape_args(s)); })
-      .def("flip", [](const Tensor& t, py::args s) { META("flip"); return t.flip(shape_args(s)); })
-      .def("pad", [](const Tensor& t, py::handle padding, const std::string& mode, double value) {
-        META("pad");
-        if (mode != "constant") throw py::value_error("pad: only mode='constant' is supported");
-        return t.pad(pad_arg(t, padding), value);
-      }, py::arg("padding"), py::arg("mode") = "constant", py::arg("value") = 0.0)
-      .def("shrink", [](const Tensor& t, py::handle arg) { META("shrink"); return t.shrink(shrink_arg(t, arg)); })
-      .def("transpose", [](const Tensor& t, int64_t d0, int64_t d1) { META("transpose"); return t.transpose(d0, d1); },
-           py::arg("dim0") = 1, py::arg("dim1") = 0)
-      .def_property_readonly("T", [](const Tensor& t) { META("T"); return t.T(); })
-      .def("flatten", [](const Tensor& t, int64_t s, int64_t e) { META("flatten"); return t.flatten(s, e); },
-           py::arg("start_dim") = 0, py::arg("end_dim") = -1)
-      .def("squeeze", [](const Tensor& t, py::object d) {
-        META("squeeze");
-        return t.squeeze(d.is_none() ? std::nullopt : std::optional<int64_t>(d.cast<int64_t>()));
-      }, py::arg("dim") = py::none())
-      .def("unsqueeze", [](const Tensor& t, int64_t d) { META("unsqueeze"); return t.unsqueeze(d); })
+      .def("reshape",
+           [](const Tensor& t, py::args s) {
+             META("reshape");
+             return t.reshape(shape_args(s, &t));
+           })
+      .def("view",
+           [](const Tensor& t, py::args s) {
+             META("view");
+             return t.reshape(shape_args(s, &t));
+           })
+      .def("expand",
+           [](const Tensor& t, py::args s) {
+             META("expand");
+             return t.expand(shape_args(s));
+           })
+      .def("permute",
+           [](const Tensor& t, py::args s) {
+             META("permute");
+             return t.permute(shape_args(s));
+           })
+      .def("flip",
+           [](const Tensor& t, py::args s) {
+             META("flip");
+             return t.flip(shape_args(s));
+           })
+      .def(
+          "pad",
+          [](const Tensor& t, py::handle padding, const std::string& mode, double value) {
+            META("pad");
+            if (mode != "constant") throw py::value_error("pad: only mode='constant' is supported");
+            return t.pad(pad_arg(t, padding), value);
+          },
+          py::arg("padding"), py::arg("mode") = "constant", py::arg("value") = 0.0)
+      .def("shrink",
+           [](const Tensor& t, py::handle arg) {
+             META("shrink");
+             return t.shrink(shrink_arg(t, arg));
+           })
+      .def(
+          "transpose",
+          [](const Tensor& t, int64_t d0, int64_t d1) {
+            META("transpose");
+            return t.transpose(d0, d1);
+          },
+          py::arg("dim0") = 1, py::arg("dim1") = 0)
+      .def_property_readonly("T",
+                             [](const Tensor& t) {
+                               META("T");
+                               return t.T();
+                             })
+      .def(
+          "flatten",
+          [](const Tensor& t, int64_t s, int64_t e) {
+            META("flatten");
+            return t.flatten(s, e);
+          },
+          py::arg("start_dim") = 0, py::arg("end_dim") = -1)
+      .def(
+          "squeeze",
+          [](const Tensor& t, py::object d) {
+            META("squeeze");
+            return t.squeeze(d.is_none() ? std::nullopt : std::optional<int64_t>(d.cast<int64_t>()));
+          },
+          py::arg("dim") = py::none())
+      .def("unsqueeze",
+           [](const Tensor& t, int64_t d) {
+             META("unsqueeze");
+             return t.unsqueeze(d);
+           })
       // *** reduce ***
-      .def("sum", [](const Tensor& t, py::object axis, bool keepdim) { META("sum"); return t.sum(axes(axis), keepdim); },
-           py::arg("axis") = py::none(), py::arg("keepdim") = false)
-      .def("prod", [](const Tensor& t, py::object axis, bool keepdim) { META("prod"); return t.prod(axes(axis), keepdim); },
-           py::arg("axis") = py::none(), py::arg("keepdim") = false)
-      .def("max", [](const Tensor& t, py::object axis, bool keepdim) { META("max"); return t.max(axes(axis), keepdim); },
-           py::arg("axis") = py::none(), py::arg("keepdim") = false)
-      .def("min", [](const Tensor& t, py::object axis, bool keepdim) { META("min"); return t.min(axes(axis), keepdim); },
-           py::arg("axis") = py::none(), py::arg("keepdim") = false)
-      .def("mean", [](const Tensor& t, py::object axis, bool keepdim) { META("mean"); return t.mean(axes(axis), keepdim); },
-           py::arg("axis") = py::none(), py::arg("keepdim") = false);
+      .def(
+          "sum",
+          [](const Tensor& t, py::object axis, bool keepdim) {
+            META("sum");
+            return t.sum(axes(axis), keepdim);
+          },
+          py::arg("axis") = py::none(), py::arg("keepdim") = false)
+      .def(
+          "prod",
+          [](const Tensor& t, py::object axis, bool keepdim) {
+            META("prod");
+            return t.prod(axes(axis), keepdim);
+          },
+          py::arg("axis") = py::none(), py::arg("keepdim") = false)
+      .def(
+          "max",
+          [](const Tensor& t, py::object axis, bool keepdim) {
+            META("max");
+            return t.max(axes(axis), keepdim);
+          },
+          py::arg("axis") = py::none(), py::arg("keepdim") = false)
+      .def(
+          "min",
+          [](const Tensor& t, py::object axis, bool keepdim) {
+            META("min");
+            return t.min(axes(axis), keepdim);
+          },
+          py::arg("axis") = py::none(), py::arg("keepdim") = false)
+      .def(
+          "mean",
+          [](const Tensor& t, py::object axis, bool keepdim) {
+            META("mean");
+            return t.mean(axes(axis), keepdim);
+          },
+          py::arg("axis") = py::none(), py::arg("keepdim") = false);
 
   // binary ops with reflected forms: add(x, reverse=False), __add__, __radd__ ...
-#define TG_PY_BINOP(METHOD, NAME, RNAME)                                                                         \
-  cls.def(#METHOD, [](const Tensor& a, py::handle b, bool reverse) { META(#METHOD); return a.METHOD(operand(a, b), reverse); }, \
-          py::arg("x"), py::arg("reverse") = false);                                                            \
-  cls.def(NAME, [](const Tensor& a, py::handle b) { META(NAME); return a.METHOD(operand(a, b)); });               \
-  cls.def(RNAME, [](const Tensor& a, py::handle b) { META(RNAME); return a.METHOD(operand(a, b), true); });
+#define TG_PY_BINOP(METHOD, NAME, RNAME)                \
+  cls.def(                                              \
+      #METHOD,                                          \
+      [](const Tensor& a, py::handle b, bool reverse) { \
+        META(#METHOD);                                  \
+        return a.METHOD(operand(a, b), reverse);        \
+      },                                                \
+      py::arg("x"), py::arg("reverse") = false);        \
+  cls.def(NAME, [](const Tensor& a, py::handle b) {     \
+    META(NAME);                                         \
+    return a.METHOD(operand(a, b));                     \
+  });                                                   \
+  cls.def(RNAME, [](const Tensor& a, py::handle b) {    \
+    META(RNAME);                                        \
+    return a.METHOD(operand(a, b), true);               \
+  });
   TG_PY_BINOP(add, "__add__", "__radd__")
   TG_PY_BINOP(sub, "__sub__", "__rsub__")
   TG_PY_BINOP(mul, "__mul__", "__rmul__")
   TG_PY_BINOP(div, "__truediv__", "__rtruediv__")
-  cls.def("idiv", [](const Tensor& a, py::handle b, bool reverse) { META("idiv"); return a.idiv(operand(a, b), reverse); },
-          py::arg("x"), py::arg("reverse") = false);
+  cls.def(
+      "idiv",
+      [](const Tensor& a, py::handle b, bool reverse) {
+        META("idiv");
+        return a.idiv(operand(a, b), reverse);
+      },
+      py::arg("x"), py::arg("reverse") = false);
   // python's //: floor division (tinygrad's div(rounding_mode="floor")); mod is already the floor one
   auto floordiv = [](const Tensor& a, const Tensor& b) {
     Tensor r = a.sub(a.mod(b));
     return tg::dtypes::is_int(r.dtype()) ? r.idiv(b) : r.div(b);
   };
-  cls.def("__floordiv__", [floordiv](const Tensor& a, py::handle b) { META("__floordiv__"); return floordiv(a, operand(a, b)); });
-  cls.def("__rfloordiv__", [floordiv](const Tensor& a, py::handle b) { META("__rfloordiv__"); return floordiv(operand(a, b), a); });
+  cls.def("__floordiv__", [floordiv](const Tensor& a, py::handle b) {
+    META("__floordiv__");
+    return floordiv(a, operand(a, b));
+  });
+  cls.def("__rfloordiv__", [floordiv](const Tensor& a, py::handle b) {
+    META("__rfloordiv__");
+    return floordiv(operand(a, b), a);
+  });
   TG_PY_BINOP(mod, "__mod__", "__rmod__")
   TG_PY_BINOP(pow, "__pow__", "__rpow__")
   TG_PY_BINOP(bitwise_and, "__and__", "__rand__")
@@ -426,24 +755,32 @@ void bind_tensor(py::module_& m) {
   // *** Device ***
   m.def("get_default_device", [] { return tg::Device::DEFAULT.str(); });
   m.def("set_default_device", [](const std::string& d) { tg::Device::DEFAULT = d; });
-  m.def("canonicalize_device", [](py::object d) {
-    return d.is_none() ? tg::Device::canonicalize() : tg::Device::canonicalize(d.cast<std::string>());
-  }, py::arg("device") = py::none());
+  m.def(
+      "canonicalize_device",
+      [](py::object d) {
+        return d.is_none() ? tg::Device::canonicalize() : tg::Device::canonicalize(d.cast<std::string>());
+      },
+      py::arg("device") = py::none());
   m.def("get_available_devices", &tg::Device::get_available_devices);
   m.def("open_device", [](const std::string& d) { return tg::Device::get(d).device; });
 
   // *** GlobalCounters ***
   py::class_<tg::GlobalCounters>(m, "GlobalCounters")
-      .def_property_static("global_ops", [](py::object) { return tg::GlobalCounters::global_ops.load(); },
-                           [](py::object, int64_t v) { tg::GlobalCounters::global_ops = v; })
-      .def_property_static("global_mem", [](py::object) { return tg::GlobalCounters::global_mem.load(); },
-                           [](py::object, int64_t v) { tg::GlobalCounters::global_mem = v; })
-      .def_property_static("kernel_count", [](py::object) { return tg::GlobalCounters::kernel_count.load(); },
-                           [](py::object, int64_t v) { tg::GlobalCounters::kernel_count = v; })
-      .def_property_static("mem_used", [](py::object) { return tg::GlobalCounters::mem_used.load(); },
-                           [](py::object, int64_t v) { tg::GlobalCounters::mem_used = v; })
-      .def_property_static("time_sum_s", [](py::object) { return tg::GlobalCounters::time_sum_s; },
-                           [](py::object, double v) { tg::GlobalCounters::time_sum_s = v; })
+      .def_property_static(
+          "global_ops", [](py::object) { return tg::GlobalCounters::global_ops.load(); },
+          [](py::object, int64_t v) { tg::GlobalCounters::global_ops = v; })
+      .def_property_static(
+          "global_mem", [](py::object) { return tg::GlobalCounters::global_mem.load(); },
+          [](py::object, int64_t v) { tg::GlobalCounters::global_mem = v; })
+      .def_property_static(
+          "kernel_count", [](py::object) { return tg::GlobalCounters::kernel_count.load(); },
+          [](py::object, int64_t v) { tg::GlobalCounters::kernel_count = v; })
+      .def_property_static(
+          "mem_used", [](py::object) { return tg::GlobalCounters::mem_used.load(); },
+          [](py::object, int64_t v) { tg::GlobalCounters::mem_used = v; })
+      .def_property_static(
+          "time_sum_s", [](py::object) { return tg::GlobalCounters::time_sum_s; },
+          [](py::object, double v) { tg::GlobalCounters::time_sum_s = v; })
       .def_static("reset", &tg::GlobalCounters::reset);
 }
 

@@ -51,8 +51,10 @@ std::shared_ptr<const PyRule> make_rule(py::object fn) {
   for (py::handle p : sig.attr("parameters").attr("values")()) {
     if (py::object(p.attr("kind")).equal(var_kw)) continue;
     std::string n = py::str(p.attr("name"));
-    if (n == "ctx") r->has_ctx = true;
-    else r->names.push_back(n);
+    if (n == "ctx")
+      r->has_ctx = true;
+    else
+      r->names.push_back(n);
   }
   r->fn = std::move(fn);
   return r;
@@ -152,8 +154,11 @@ void bind_uop(py::module_& m) {
       .def_property_readonly("priority", &DType::priority)
       .def_property_readonly("itemsize", &DType::itemsize)
       .def_property_readonly("name", &DType::name)
-      .def_property_readonly("fmt", [](DType d) -> py::object { if (d.fmt()) return py::str(std::string(1, d.fmt()));
-        return py::none(); })
+      .def_property_readonly("fmt",
+                             [](DType d) -> py::object {
+                               if (d.fmt()) return py::str(std::string(1, d.fmt()));
+                               return py::none();
+                             })
       .def_property_readonly("count", &DType::count)
       .def_property_readonly("v", &DType::v)
       .def_property_readonly("size", &DType::size)
@@ -171,11 +176,11 @@ void bind_uop(py::module_& m) {
       .def("__hash__", [](DType d) { return reinterpret_cast<uintptr_t>(d.data_ptr()); });
   py::dict dts;
   const std::pair<const char*, const DType*> named[] = {
-      {"void", &tg::dtypes::void_},       {"bool", &tg::dtypes::bool_},       {"int8", &tg::dtypes::int8},
-      {"uint8", &tg::dtypes::uint8},      {"int16", &tg::dtypes::int16},      {"uint16", &tg::dtypes::uint16},
-      {"int32", &tg::dtypes::int32},      {"uint32", &tg::dtypes::uint32},    {"int64", &tg::dtypes::int64},
-      {"uint64", &tg::dtypes::uint64},    {"fp8e4m3", &tg::dtypes::fp8e4m3}, {"fp8e5m2", &tg::dtypes::fp8e5m2},
-      {"float16", &tg::dtypes::float16},  {"bfloat16", &tg::dtypes::bfloat16}, {"float32", &tg::dtypes::float32},
+      {"void", &tg::dtypes::void_},      {"bool", &tg::dtypes::bool_},        {"int8", &tg::dtypes::int8},
+      {"uint8", &tg::dtypes::uint8},     {"int16", &tg::dtypes::int16},       {"uint16", &tg::dtypes::uint16},
+      {"int32", &tg::dtypes::int32},     {"uint32", &tg::dtypes::uint32},     {"int64", &tg::dtypes::int64},
+      {"uint64", &tg::dtypes::uint64},   {"fp8e4m3", &tg::dtypes::fp8e4m3},   {"fp8e5m2", &tg::dtypes::fp8e5m2},
+      {"float16", &tg::dtypes::float16}, {"bfloat16", &tg::dtypes::bfloat16}, {"float32", &tg::dtypes::float32},
       {"float64", &tg::dtypes::float64}};
   for (auto& [n, d] : named) dts[n] = *d;
   m.attr("dtype_table") = dts;
@@ -210,14 +215,20 @@ void bind_uop(py::module_& m) {
   TG_OPS(TG_X)
 #undef TG_X
   m.def("ops_in", [](const std::string& group) {
-    static const std::pair<const char*, tg::OpSet> groups[] = {
-        {"Unary", tg::GroupOp::Unary},           {"Binary", tg::GroupOp::Binary},
-        {"Ternary", tg::GroupOp::Ternary},       {"ALU", tg::GroupOp::ALU},
-        {"Irreducible", tg::GroupOp::Irreducible}, {"Movement", tg::GroupOp::Movement},
-        {"Buffer", tg::GroupOp::Buffer},         {"Block", tg::GroupOp::Block},
-        {"Commutative", tg::GroupOp::Commutative}, {"Associative", tg::GroupOp::Associative},
-        {"Idempotent", tg::GroupOp::Idempotent}, {"UnsafePad", tg::GroupOp::UnsafePad},
-        {"Meta", tg::GroupOp::Meta},             {"All", tg::GroupOp::All}};
+    static const std::pair<const char*, tg::OpSet> groups[] = {{"Unary", tg::GroupOp::Unary},
+                                                               {"Binary", tg::GroupOp::Binary},
+                                                               {"Ternary", tg::GroupOp::Ternary},
+                                                               {"ALU", tg::GroupOp::ALU},
+                                                               {"Irreducible", tg::GroupOp::Irreducible},
+                                                               {"Movement", tg::GroupOp::Movement},
+                                                               {"Buffer", tg::GroupOp::Buffer},
+                                                               {"Block", tg::GroupOp::Block},
+                                                               {"Commutative", tg::GroupOp::Commutative},
+                                                               {"Associative", tg::GroupOp::Associative},
+                                                               {"Idempotent", tg::GroupOp::Idempotent},
+                                                               {"UnsafePad", tg::GroupOp::UnsafePad},
+                                                               {"Meta", tg::GroupOp::Meta},
+                                                               {"All", tg::GroupOp::All}};
     for (auto& [n, s] : groups)
       if (group == n) {
         std::vector<Ops> out;
@@ -231,21 +242,21 @@ void bind_uop(py::module_& m) {
   // *** ArgObject: ShapeTracker, KernelInfo, the grouper's Kernel ... ***
   py::class_<tg::ArgObject, std::shared_ptr<tg::ArgObject>>(m, "ArgObject")
       .def("__repr__", &tg::ArgObject::repr)
-      .def("__eq__", [](const tg::ArgObject& a, py::object b) {
-        return py::isinstance<tg::ArgObject>(b) && a.equals(b.cast<const tg::ArgObject&>());
-      })
+      .def("__eq__",
+           [](const tg::ArgObject& a, py::object b) {
+             return py::isinstance<tg::ArgObject>(b) && a.equals(b.cast<const tg::ArgObject&>());
+           })
       .def("__hash__", [](const tg::ArgObject& a) { return static_cast<int64_t>(a.hash() >> 1); })
       .def("__getattr__", &argobject_getattr);
 
   // *** UOp ***
   py::class_<tg::UOpNode, NodeRef<tg::UOpNode>> cls(m, "UOp");
   // UOp(op, dtype, src, arg, tag) returns the interned node's one Python object: __new__ does the lookup
-  cls.attr("__new__") = py::cpp_function(
-      [](py::handle, Ops op, DType dtype, py::object src, py::object arg, py::object tag) {
-        return UOp::make(op, dtype, to_uops(src), to_arg(arg), to_arg(tag));
-      },
-      py::arg("cls"), py::arg("op"), py::arg("dtype") = tg::dtypes::void_, py::arg("src") = py::tuple(),
-      py::arg("arg") = py::none(), py::arg("tag") = py::none());
+  cls.attr("__new__") =
+      py::cpp_function([](py::handle, Ops op, DType dtype, py::object src, py::object arg,
+                          py::object tag) { return UOp::make(op, dtype, to_uops(src), to_arg(arg), to_arg(tag)); },
+                       py::arg("cls"), py::arg("op"), py::arg("dtype") = tg::dtypes::void_,
+                       py::arg("src") = py::tuple(), py::arg("arg") = py::none(), py::arg("tag") = py::none());
   cls.def("__init__", [](py::handle, py::args, py::kwargs) {});
   cls.def_property_readonly("op", [](const UOp& u) { return u.op(); })
       .def_property_readonly("dtype", [](const UOp& u) { return u.dtype(); })
@@ -253,79 +264,96 @@ void bind_uop(py::module_& m) {
       .def_property_readonly("arg", [](const UOp& u) { return from_arg(u.arg()); })
       .def_property_readonly("tag", [](const UOp& u) { return from_arg(u.tag()); })
       .def("__repr__", [](const UOp& u) { return u.repr(); })
-      .def("replace", [](const UOp& u, py::kwargs kw) {
-        std::optional<Ops> op;
-        std::optional<DType> dt;
-        std::optional<std::vector<UOp>> src;
-        std::optional<tg::Arg> arg;
-        for (auto [k, v] : kw) {
-          std::string key = py::str(k);
-          if (key == "op") op = v.cast<Ops>();
-          else if (key == "dtype") dt = v.cast<DType>();
-          else if (key == "src") src = to_uops(v);
-          else if (key == "arg") arg = to_arg(v);
-          else if (key == "tag") return u.replace(op, dt, src, arg).with_tag(to_arg(v));
-          else throw py::type_error("replace() got an unexpected keyword argument '" + key + "'");
-        }
-        return u.replace(op, dt, src, arg);
-      })
-      .def_property_readonly("shape", [](const UOp& u) -> py::object {
-        const tg::ShapeTracker* st = tg::uop_st(u);
-        if (st) return py::tuple(py::cast(st->shape()));
-        return py::none();
-      })
-      .def_property_readonly("st", [](const UOp& u) -> py::object {
-        const tg::ShapeTracker* st = tg::uop_st(u);
-        return st ? from_arg(tg::st_arg(*st)) : py::none();
-      })
-      .def_property_readonly("device", [](const UOp& u) -> py::object {
-        auto d = tg::uop_device(u);
-        if (d) return py::str(*d);
-        return py::none();
-      })
+      .def("replace",
+           [](const UOp& u, py::kwargs kw) {
+             std::optional<Ops> op;
+             std::optional<DType> dt;
+             std::optional<std::vector<UOp>> src;
+             std::optional<tg::Arg> arg;
+             for (auto [k, v] : kw) {
+               std::string key = py::str(k);
+               if (key == "op")
+                 op = v.cast<Ops>();
+               else if (key == "dtype")
+                 dt = v.cast<DType>();
+               else if (key == "src")
+                 src = to_uops(v);
+               else if (key == "arg")
+                 arg = to_arg(v);
+               else if (key == "tag")
+                 return u.replace(op, dt, src, arg).with_tag(to_arg(v));
+               else
+                 throw py::type_error("replace() got an unexpected keyword argument '" + key + "'");
+             }
+             return u.replace(op, dt, src, arg);
+           })
+      .def_property_readonly("shape",
+                             [](const UOp& u) -> py::object {
+                               const tg::ShapeTracker* st = tg::uop_st(u);
+                               if (st) return py::tuple(py::cast(st->shape()));
+                               return py::none();
+                             })
+      .def_property_readonly("st",
+                             [](const UOp& u) -> py::object {
+                               const tg::ShapeTracker* st = tg::uop_st(u);
+                               return st ? from_arg(tg::st_arg(*st)) : py::none();
+                             })
+      .def_property_readonly("device",
+                             [](const UOp& u) -> py::object {
+                               auto d = tg::uop_device(u);
+                               if (d) return py::str(*d);
+                               return py::none();
+                             })
       .def_property_readonly("base", &tg::uop_base)
       .def_property_readonly("size", &tg::uop_size)
       .def_property_readonly("vmin", [](const UOp& u) { return from_const(u.vmin()); })
       .def_property_readonly("vmax", [](const UOp& u) { return from_const(u.vmax()); })
-      .def("toposort", [](const UOp& u) {
-        py::dict d;
-        for (const UOp& x : u.toposort()) d[py::cast(x)] = py::none();
-        return d;
-      })
-      .def("substitute", [](const UOp& u, py::dict dvars) {
-        std::vector<std::pair<UOp, UOp>> v;
-        for (auto [k, x] : dvars) v.emplace_back(k.cast<UOp>(), x.cast<UOp>());
-        return u.substitute(v);
-      })
+      .def("toposort",
+           [](const UOp& u) {
+             py::dict d;
+             for (const UOp& x : u.toposort()) d[py::cast(x)] = py::none();
+             return d;
+           })
+      .def("substitute",
+           [](const UOp& u, py::dict dvars) {
+             std::vector<std::pair<UOp, UOp>> v;
+             for (auto [k, x] : dvars) v.emplace_back(k.cast<UOp>(), x.cast<UOp>());
+             return u.substitute(v);
+           })
       .def("simplify", [](const UOp& u) { return u.simplify(); })
-      .def("render", [](const UOp& u, bool s) { return u.render(s); }, py::arg("simplify") = true)
+      .def(
+          "render", [](const UOp& u, bool s) { return u.render(s); }, py::arg("simplify") = true)
       .def("const_like", [](const UOp& u, py::handle b) { return u.const_like(to_const(b)); })
       .def("alu", [](const UOp& u, Ops op, py::args src) { return u.alu(op, to_uops(src)); })
       .def("cast", [](const UOp& u, DType d) { return u.cast(d); })
       .def("bitcast", [](const UOp& u, DType d) { return u.bitcast(d); })
-      .def("gep", [](const UOp& u, py::handle i) {
-        return PyLong_Check(i.ptr()) ? u.gep(i.cast<int64_t>()) : u.gep(to_ints(i));
-      })
+      .def("gep", [](const UOp& u,
+                     py::handle i) { return PyLong_Check(i.ptr()) ? u.gep(i.cast<int64_t>()) : u.gep(to_ints(i)); })
       .def("broadcast", [](const UOp& u, int n) { return u.broadcast(n); })
-      .def("index", [](const UOp& u, const UOp& idx, py::object valid) {
-        return valid.is_none() ? u.index(idx) : u.index(idx, valid.cast<UOp>());
-      }, py::arg("idx"), py::arg("valid") = py::none())
+      .def(
+          "index",
+          [](const UOp& u, const UOp& idx, py::object valid) {
+            return valid.is_none() ? u.index(idx) : u.index(idx, valid.cast<UOp>());
+          },
+          py::arg("idx"), py::arg("valid") = py::none())
       .def("load", [](const UOp& u, py::args src) { return u.load(to_uops(src)); })
       .def("store", [](const UOp& u, py::args src) { return u.store(to_uops(src)); })
-      .def("sink", [](const UOp& u, py::args src) {
-        std::vector<UOp> s{u};
-        for (const UOp& x : to_uops(src)) s.push_back(x);
-        return UOp::sink(s);
-      })
+      .def("sink",
+           [](const UOp& u, py::args src) {
+             std::vector<UOp> s{u};
+             for (const UOp& x : to_uops(src)) s.push_back(x);
+             return UOp::sink(s);
+           })
       .def("bind", [](const UOp& u, int64_t v) { return u.bind(v); })
-      .def("where", [](const UOp& c, py::handle t, py::handle f) {
-        if (py::isinstance<tg::UOpNode>(t)) {
-          UOp tu = t.cast<UOp>();
-          return c.where(tu, ufix(tu, f));
-        }
-        UOp fu = f.cast<UOp>();
-        return c.where(ufix(fu, t), fu);
-      })
+      .def("where",
+           [](const UOp& c, py::handle t, py::handle f) {
+             if (py::isinstance<tg::UOpNode>(t)) {
+               UOp tu = t.cast<UOp>();
+               return c.where(tu, ufix(tu, f));
+             }
+             UOp fu = f.cast<UOp>();
+             return c.where(ufix(fu, t), fu);
+           })
       .def("maximum", [](const UOp& a, py::handle b) { return a.maximum(ufix(a, b)); })
       .def("minimum", [](const UOp& a, py::handle b) { return a.minimum(ufix(a, b)); })
       .def("ne", [](const UOp& a, py::handle b) { return a.ne(ufix(a, b)); })
@@ -341,9 +369,12 @@ void bind_uop(py::module_& m) {
       .def("__neg__", [](const UOp& u) { return u.neg(); })
       .def("__add__", [](const UOp& a, py::handle b) { return a + ufix(a, b); })
       .def("__radd__", [](const UOp& a, py::handle b) { return ufix(a, b) + a; })
-      .def("__sub__", [](const UOp& a, py::handle b) {
-        return py::isinstance<tg::UOpNode>(b) ? a - b.cast<UOp>() : a + a.const_like(to_const(py::reinterpret_borrow<py::object>(b).attr("__neg__")()));
-      })
+      .def("__sub__",
+           [](const UOp& a, py::handle b) {
+             return py::isinstance<tg::UOpNode>(b)
+                        ? a - b.cast<UOp>()
+                        : a + a.const_like(to_const(py::reinterpret_borrow<py::object>(b).attr("__neg__")()));
+           })
       .def("__rsub__", [](const UOp& a, py::handle b) { return ufix(a, b) + (-a); })
       .def("__mul__", [](const UOp& a, py::handle b) { return a * ufix(a, b); })
       .def("__rmul__", [](const UOp& a, py::handle b) { return ufix(a, b) * a; })
@@ -367,12 +398,17 @@ void bind_uop(py::module_& m) {
       .def("__ge__", [](const UOp& a, py::handle b) { return (a < ufix(a, b)).logical_not(); })
       .def("__le__", [](const UOp& a, py::handle b) { return (ufix(a, b) < a).logical_not(); })
       .def_static("const", [](DType d, py::handle b) { return UOp::const_(d, to_const(b)); })
-      .def_static("variable", [](const std::string& name, py::handle mn, py::handle mx, DType d) {
-        return UOp::variable(name, to_const(mn), to_const(mx), d);
-      }, py::arg("name"), py::arg("min_val"), py::arg("max_val"), py::arg("dtype") = tg::dtypes::int32)
-      .def_static("range", [](DType d, py::handle end, int64_t idx) {
-        return py::isinstance<tg::UOpNode>(end) ? UOp::range(d, end.cast<UOp>(), idx) : UOp::range(d, end.cast<int64_t>(), idx);
-      })
+      .def_static(
+          "variable",
+          [](const std::string& name, py::handle mn, py::handle mx, DType d) {
+            return UOp::variable(name, to_const(mn), to_const(mx), d);
+          },
+          py::arg("name"), py::arg("min_val"), py::arg("max_val"), py::arg("dtype") = tg::dtypes::int32)
+      .def_static("range",
+                  [](DType d, py::handle end, int64_t idx) {
+                    return py::isinstance<tg::UOpNode>(end) ? UOp::range(d, end.cast<UOp>(), idx)
+                                                            : UOp::range(d, end.cast<int64_t>(), idx);
+                  })
       .def_static("unique", &UOp::unique);
   m.def("uop_intern_count", &tg::uop_intern_count);
 
@@ -382,12 +418,16 @@ void bind_uop(py::module_& m) {
                        bool allow_any_len, py::object, py::object) {
              tg::OpSet ops = to_opset(op);
              UPat p;
-             if (src.is_none()) p = ops.empty() ? tg::var("") : tg::op(ops);
+             if (src.is_none())
+               p = ops.empty() ? tg::var("") : tg::op(ops);
              else {
                tg::OpSet o = ops.empty() ? tg::GroupOp::All : ops;
-               if (py::isinstance<UPat>(src)) p = tg::op(o).each(src.cast<UPat>());
-               else if (py::isinstance<py::list>(src)) p = tg::op(o, to_upats(src)).permuted();
-               else p = tg::op(o, to_upats(src));
+               if (py::isinstance<UPat>(src))
+                 p = tg::op(o).each(src.cast<UPat>());
+               else if (py::isinstance<py::list>(src))
+                 p = tg::op(o, to_upats(src)).permuted();
+               else
+                 p = tg::op(o, to_upats(src));
              }
              if (!dtype.is_none()) p = p.dtype(to_dtypes(dtype));
              if (!arg.is_none()) p = p.arg(to_arg(arg));
@@ -398,40 +438,74 @@ void bind_uop(py::module_& m) {
            py::arg("op") = py::none(), py::arg("dtype") = py::none(), py::arg("src") = py::none(),
            py::arg("arg") = py::none(), py::arg("name") = py::none(), py::arg("allow_any_len") = false,
            py::arg("custom_early_reject") = py::none(), py::arg("location") = py::none())
-      .def_static("var", [](py::object name, py::object dtype) {
-        return tg::var(name.is_none() ? "" : name.cast<std::string>(), to_dtypes(dtype));
-      }, py::arg("name") = py::none(), py::arg("dtype") = py::none())
-      .def_static("cvar", [](py::object name, py::object dtype, bool vec) {
-        return tg::cvar(name.is_none() ? "" : name.cast<std::string>(), to_dtypes(dtype), vec);
-      }, py::arg("name") = py::none(), py::arg("dtype") = py::none(), py::arg("vec") = true)
-      .def_static("const", [](py::object dtype, py::handle b) {
-        return tg::const_pat(dtype.is_none() ? std::nullopt : std::optional<DType>(dtype.cast<DType>()), to_const(b));
-      })
+      .def_static(
+          "var",
+          [](py::object name, py::object dtype) {
+            return tg::var(name.is_none() ? "" : name.cast<std::string>(), to_dtypes(dtype));
+          },
+          py::arg("name") = py::none(), py::arg("dtype") = py::none())
+      .def_static(
+          "cvar",
+          [](py::object name, py::object dtype, bool vec) {
+            return tg::cvar(name.is_none() ? "" : name.cast<std::string>(), to_dtypes(dtype), vec);
+          },
+          py::arg("name") = py::none(), py::arg("dtype") = py::none(), py::arg("vec") = true)
+      .def_static("const",
+                  [](py::object dtype, py::handle b) {
+                    return tg::const_pat(dtype.is_none() ? std::nullopt : std::optional<DType>(dtype.cast<DType>()),
+                                         to_const(b));
+                  })
       .def_static("any", [](py::args pats) { return tg::any(to_upats(pats)); })
       .def("named", [](const UPat& p, const std::string& n) { return p.named(n); })
-      .def("cast", [](const UPat& p, py::object d) { return p.cast(d.is_none() ? std::nullopt : std::optional<DType>(d.cast<DType>())); }, py::arg("dtype") = py::none())
-      .def("bitcast", [](const UPat& p, py::object d) { return p.bitcast(d.is_none() ? std::nullopt : std::optional<DType>(d.cast<DType>())); }, py::arg("dtype") = py::none())
-      .def("gep", [](const UPat& p, py::object i) { return p.gep(i.is_none() ? std::nullopt : std::optional<int64_t>(i.cast<int64_t>())); }, py::arg("i") = py::none())
-      .def("index", [](const UPat& p, const UPat& idx, py::object valid) { return valid.is_none() ? p.index(idx) : p.index(idx, valid.cast<UPat>()); }, py::arg("idx"), py::arg("valid") = py::none())
+      .def(
+          "cast",
+          [](const UPat& p, py::object d) {
+            return p.cast(d.is_none() ? std::nullopt : std::optional<DType>(d.cast<DType>()));
+          },
+          py::arg("dtype") = py::none())
+      .def(
+          "bitcast",
+          [](const UPat& p, py::object d) {
+            return p.bitcast(d.is_none() ? std::nullopt : std::optional<DType>(d.cast<DType>()));
+          },
+          py::arg("dtype") = py::none())
+      .def(
+          "gep",
+          [](const UPat& p, py::object i) {
+            return p.gep(i.is_none() ? std::nullopt : std::optional<int64_t>(i.cast<int64_t>()));
+          },
+          py::arg("i") = py::none())
+      .def(
+          "index",
+          [](const UPat& p, const UPat& idx, py::object valid) {
+            return valid.is_none() ? p.index(idx) : p.index(idx, valid.cast<UPat>());
+          },
+          py::arg("idx"), py::arg("valid") = py::none())
       .def("load", [](const UPat& p, py::args src) { return p.load(to_upats(src)); })
       .def("store", [](const UPat& p, py::args src) { return p.store(to_upats(src)); })
-      .def("or_casted", [](const UPat& p, py::object n) { return p.or_casted(n.is_none() ? "" : n.cast<std::string>()); }, py::arg("name") = py::none())
+      .def(
+          "or_casted",
+          [](const UPat& p, py::object n) { return p.or_casted(n.is_none() ? "" : n.cast<std::string>()); },
+          py::arg("name") = py::none())
       .def("or_broadcasted", &UPat::or_broadcasted)
       .def("alu", [](const UPat& p, Ops op, py::args src) { return p.alu(op, to_upats(src)); })
       .def("const_like", [](const UPat& p, py::handle b) { return p.const_like(to_const(b)); })
-      .def("where", [](const UPat& c, py::handle t, py::handle f) {
-        UPat tp = py::isinstance<UPat>(t) ? t.cast<UPat>() : f.cast<UPat>();
-        return c.alu(Ops::WHERE, {to_upat(tp, t), to_upat(tp, f)});
-      })
+      .def("where",
+           [](const UPat& c, py::handle t, py::handle f) {
+             UPat tp = py::isinstance<UPat>(t) ? t.cast<UPat>() : f.cast<UPat>();
+             return c.alu(Ops::WHERE, {to_upat(tp, t), to_upat(tp, f)});
+           })
       .def("maximum", [](const UPat& a, py::handle b) { return a.alu(Ops::MAX, {to_upat(a, b)}); })
       .def("ne", [](const UPat& a, py::handle b) { return a.alu(Ops::CMPNE, {to_upat(a, b)}); })
       .def("__neg__", [](const UPat& a) { return a.alu(Ops::MUL, {a.const_like(int64_t(-1))}); })
       .def("__add__", [](const UPat& a, py::handle b) { return a.alu(Ops::ADD, {to_upat(a, b)}); })
       .def("__radd__", [](const UPat& a, py::handle b) { return to_upat(a, b).alu(Ops::ADD, {a}); })
-      .def("__sub__", [](const UPat& a, py::handle b) {
-        if (py::isinstance<UPat>(b)) return a.alu(Ops::ADD, {b.cast<UPat>().alu(Ops::MUL, {a.const_like(int64_t(-1))})});
-        return a.alu(Ops::ADD, {a.const_like(to_const(py::reinterpret_borrow<py::object>(b).attr("__neg__")()))});
-      })
+      .def("__sub__",
+           [](const UPat& a, py::handle b) {
+             if (py::isinstance<UPat>(b))
+               return a.alu(Ops::ADD, {b.cast<UPat>().alu(Ops::MUL, {a.const_like(int64_t(-1))})});
+             return a.alu(Ops::ADD, {a.const_like(to_const(py::reinterpret_borrow<py::object>(b).attr("__neg__")()))});
+           })
       .def("__mul__", [](const UPat& a, py::handle b) { return a.alu(Ops::MUL, {to_upat(a, b)}); })
       .def("__rmul__", [](const UPat& a, py::handle b) { return to_upat(a, b).alu(Ops::MUL, {a}); })
       .def("__floordiv__", [](const UPat& a, py::handle b) { return a.alu(Ops::IDIV, {to_upat(a, b)}); })
@@ -460,29 +534,38 @@ void bind_uop(py::module_& m) {
         return p;
       }))
       .def_readonly("patterns", &PyPM::patterns)
-      .def("__add__", [](const PyPM& a, const PyPM& b) {
-        auto p = std::make_shared<PyPM>();
-        p->pm = a.pm + b.pm;
-        p->patterns = a.patterns + b.patterns;
-        return p;
-      })
-      .def("rewrite", [](const PyPM& p, const UOp& u, py::object ctx) {
+      .def("__add__",
+           [](const PyPM& a, const PyPM& b) {
+             auto p = std::make_shared<PyPM>();
+             p->pm = a.pm + b.pm;
+             p->patterns = a.patterns + b.patterns;
+             return p;
+           })
+      .def(
+          "rewrite",
+          [](const PyPM& p, const UOp& u, py::object ctx) {
+            PyCtx c{std::move(ctx)};
+            return p.pm.rewrite(u, &c);
+          },
+          py::arg("uop"), py::arg("ctx") = py::none());
+  m.def(
+      "graph_rewrite",
+      [](const UOp& sink, const PyPM& pm, py::object ctx, bool bottom_up, py::object, py::object bpm) {
+        if (!bpm.is_none()) throw py::value_error("graph_rewrite: bpm is not supported");
         PyCtx c{std::move(ctx)};
-        return p.pm.rewrite(u, &c);
-      }, py::arg("uop"), py::arg("ctx") = py::none());
-  m.def("graph_rewrite", [](const UOp& sink, const PyPM& pm, py::object ctx, bool bottom_up, py::object, py::object bpm) {
-    if (!bpm.is_none()) throw py::value_error("graph_rewrite: bpm is not supported");
-    PyCtx c{std::move(ctx)};
-    return tg::graph_rewrite(sink, pm.pm, c, tg::RewriteOpts{bottom_up, nullptr});
-  }, py::arg("sink"), py::arg("pm"), py::arg("ctx") = py::none(), py::arg("bottom_up") = false,
-        py::arg("name") = py::none(), py::arg("bpm") = py::none());
+        return tg::graph_rewrite(sink, pm.pm, c, tg::RewriteOpts{bottom_up, nullptr});
+      },
+      py::arg("sink"), py::arg("pm"), py::arg("ctx") = py::none(), py::arg("bottom_up") = false,
+      py::arg("name") = py::none(), py::arg("bpm") = py::none());
   m.def("symbolic_simple", [] { return from_cpp(tg::symbolic_simple()); });
   m.def("symbolic", [] { return from_cpp(tg::symbolic()); });
   m.def("symbolic_flat", [] { return from_cpp(tg::symbolic_flat()); });
   m.def("sym", [] { return from_cpp(tg::sym()); });
   m.def("type_verify", [](py::handle uops) {
-    if (py::isinstance<tg::UOpNode>(uops)) tg::type_verify(uops.cast<UOp>());
-    else tg::type_verify(to_uops(uops));
+    if (py::isinstance<tg::UOpNode>(uops))
+      tg::type_verify(uops.cast<UOp>());
+    else
+      tg::type_verify(to_uops(uops));
   });
   m.def("print_uops", [](py::handle uops) {
     std::ostringstream os;
@@ -491,14 +574,21 @@ void bind_uop(py::module_& m) {
   });
 
   // *** codegen ***
-  m.def("full_rewrite_to_sink", [](const UOp& sink, py::object opts, bool linearizer) {
-    if (!opts.is_none()) throw py::value_error("full_rewrite_to_sink: only opts=None (the generic Renderer) is supported");
-    return tg::full_rewrite_to_sink(sink, nullptr, linearizer);
-  }, py::arg("sink"), py::arg("opts") = py::none(), py::arg("linearizer") = false);
-  m.def("full_rewrite", [](const UOp& sink, py::object opts) {
-    if (!opts.is_none()) throw py::value_error("full_rewrite: only opts=None (the generic Renderer) is supported");
-    return tg::full_rewrite(sink, nullptr);
-  }, py::arg("sink"), py::arg("opts") = py::none());
+  m.def(
+      "full_rewrite_to_sink",
+      [](const UOp& sink, py::object opts, bool linearizer) {
+        if (!opts.is_none())
+          throw py::value_error("full_rewrite_to_sink: only opts=None (the generic Renderer) is supported");
+        return tg::full_rewrite_to_sink(sink, nullptr, linearizer);
+      },
+      py::arg("sink"), py::arg("opts") = py::none(), py::arg("linearizer") = false);
+  m.def(
+      "full_rewrite",
+      [](const UOp& sink, py::object opts) {
+        if (!opts.is_none()) throw py::value_error("full_rewrite: only opts=None (the generic Renderer) is supported");
+        return tg::full_rewrite(sink, nullptr);
+      },
+      py::arg("sink"), py::arg("opts") = py::none());
 }
 
 }  // namespace tgpy

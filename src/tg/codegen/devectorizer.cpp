@@ -594,19 +594,7 @@ const PatternMatcher<UOp, const RenderOpts>& correct_load_store() {
   return pm;
 }
 
-// *** devectorize: no ALU on vectorized dtypes ***
-
-UOp no_vectorized_alu(const UOp& alu) {
-  int n = alu.dtype().vcount();
-  if (n == 1) return {};
-  std::vector<UOp> alus;
-  for (int i = 0; i < n; i++) {
-    std::vector<UOp> src;
-    for (const UOp& s : alu.src()) src.push_back(s.gep(i));
-    alus.push_back(UOp::make(alu.op(), alu.dtype().scalar(), src, alu.arg()));
-  }
-  return UOp::make(Ops::VECTORIZE, alu.dtype(), alus);
-}
+// *** devectorize: no ALU on vectorized dtypes (no_vectorized_alu is in uop/symbolic) ***
 
 namespace {
 UOp no_vectorized_acc(M m) {

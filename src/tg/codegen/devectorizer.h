@@ -21,7 +21,6 @@ const PatternMatcher<UOp>& sym_codegen();  // sym() + gep_pushing + the codegen-
 struct ReduceContext {
   int64_t acc_num = 0;
 };
-UOp no_vectorized_alu(const UOp& alu);  // a vector ALU as a VECTORIZE of scalar ALUs, or null
 const PatternMatcher<UOp>& load_store_indexing();
 const PatternMatcher<UOp>& load_store_folding();
 const PatternMatcher<UOp, const RenderOpts>& correct_load_store();

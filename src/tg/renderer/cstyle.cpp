@@ -5,6 +5,7 @@
 
 #include "tg/helpers/helpers.h"
 #include "tg/uop/kernel_info.h"
+#include "tg/uop/symbolic.h"
 
 namespace tg {
 
@@ -222,19 +223,8 @@ const StringRewrite& base_rewrite() {
 
 // *** extra_pm: uop -> uop, before linearizing ***
 
-// an ALU on vectors -> a VECTORIZE of scalar ALUs on GEPs (devectorizer.no_vectorized_alu)
-static UOp no_vectorized_alu(M m) {
-  UOp alu = m["alu"];
-  int n = alu.dtype().vcount();
-  if (n == 1) return {};
-  std::vector<UOp> alus;
-  for (int i = 0; i < n; i++) {
-    std::vector<UOp> src;
-    for (const UOp& s : alu.src()) src.push_back(s.gep(i));
-    alus.push_back(UOp::make(alu.op(), alu.dtype().scalar(), std::move(src), alu.arg()));
-  }
-  return UOp::make(Ops::VECTORIZE, alu.dtype(), std::move(alus));
-}
+// an ALU on vectors -> a VECTORIZE of scalar ALUs on GEPs
+static UOp no_vectorized_alu_rule(M m) { return no_vectorized_alu(m["alu"]); }
 
 const PatternMatcher<UOp>& extra_pm() {
   static const PatternMatcher<UOp> pm = {
@@ -252,10 +242,10 @@ const PatternMatcher<UOp>& extra_pm() {
        }},  // max(a,b) -> (a<b)?b:a
       // devectorize any bools
       {op(GroupOp::ALU | OpSet{Ops::CAST, Ops::BITCAST, Ops::ASSIGN, Ops::INDEX}).dtype(dtypes::bool_).named("alu"),
-       no_vectorized_alu},  // bool4 alu -> 4 bool alus
+       no_vectorized_alu_rule},  // bool4 alu -> 4 bool alus
       {op(Ops::CAST, {var("", {dtypes::bool_})}).named("alu"),
-       no_vectorized_alu},                               // CAST (from bool) can't be vectorized
-      {op(Ops::WHERE).named("alu"), no_vectorized_alu},  // WHERE can't be vectorized
+       no_vectorized_alu_rule},                               // CAST (from bool) can't be vectorized
+      {op(Ops::WHERE).named("alu"), no_vectorized_alu_rule},  // WHERE can't be vectorized
   };
   return pm;
 }
@@ -470,8 +460,8 @@ const PatternMatcher<UOp>& clang_extra_matcher() {
           {var("x", {dtypes::float64}).cast(dtypes::float16),
            [](M m) {
              return m["x"].cast(dtypes::float32).cast(dtypes::float16);
-           }},                                              // (half)double -> (half)(float)double
-          {op(Ops::SQRT).named("alu"), no_vectorized_alu},  // sqrt(float4) -> 4 sqrts
+           }},                                                   // (half)double -> (half)(float)double
+          {op(Ops::SQRT).named("alu"), no_vectorized_alu_rule},  // sqrt(float4) -> 4 sqrts
       } +
       extra_pm();
   return pm;

@@ -586,6 +586,18 @@ const PatternMatcher<UOp>& sym() {
   return pm;
 }
 
+UOp no_vectorized_alu(const UOp& alu) {
+  int n = alu.dtype().vcount();
+  if (n == 1) return {};
+  std::vector<UOp> alus;
+  for (int i = 0; i < n; i++) {
+    std::vector<UOp> src;
+    for (const UOp& s : alu.src()) src.push_back(s.gep(i));
+    alus.push_back(UOp::make(alu.op(), alu.dtype().scalar(), std::move(src), alu.arg()));
+  }
+  return UOp::make(Ops::VECTORIZE, alu.dtype(), std::move(alus));
+}
+
 // *** render: expressions to text through NOOP nodes (tinygrad's `renderer`) ***
 
 static const char* sym_of(Ops o) {

@@ -19,4 +19,7 @@ std::vector<UOp> split_uop(const UOp& x, Ops sep);
 // x//y or x%y (which) simplified by the ranges of x and y; null when nothing changes
 UOp div_and_mod_folding(const UOp& x, const UOp& y, Ops which, bool split_rem = false);
 
+// an ALU on a vector dtype as a VECTORIZE of scalar ALUs on GEPs of its sources; null for a scalar ALU
+UOp no_vectorized_alu(const UOp& alu);
+
 }  // namespace tg
