@@ -83,5 +83,7 @@ inline int64_t py_int(py::handle h) { return py::int_(py::reinterpret_borrow<py:
 
 void bind_uop(py::module_& m);
 void bind_tensor(py::module_& m);
+void bind_nn(py::module_& m);   // python/src/nn.cpp
+void bind_jit(py::module_& m);  // python/src/jit.cpp
 
 }  // namespace tgpy

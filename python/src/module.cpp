@@ -143,5 +143,7 @@ PYBIND11_MODULE(_C, m) {
   });
   tgpy::bind_uop(m);
   tgpy::bind_tensor(m);
+  tgpy::bind_nn(m);
+  tgpy::bind_jit(m);
   m.def("getenv", [](const std::string& k, int64_t d) { return tg::getenv(k.c_str(), d); });
 }

@@ -227,6 +227,9 @@ tg::Mask shrink_arg(const Tensor& t, py::handle arg) {
 }  // namespace
 
 void bind_realize(py::class_<Tensor>& cls);
+void bind_tensor_math(py::class_<Tensor>& cls);
+void bind_tensor_movement(py::class_<Tensor>& cls);
+void bind_tensor_nn(py::class_<Tensor>& cls);
 
 void bind_tensor(py::module_& m) {
   py::class_<Tensor> cls(m, "Tensor");
@@ -750,6 +753,9 @@ void bind_tensor(py::module_& m) {
 #undef TG_PY_BINOP
 #ifdef TG_PY_REALIZE
   bind_realize(cls);
+  bind_tensor_math(cls);
+  bind_tensor_movement(cls);
+  bind_tensor_nn(cls);
 #endif
 
   // *** Device ***

@@ -8,3 +8,4 @@
 #include "tg/uop/symbolic.h"
 #include "tg/uop/uop.h"
 #include "tg/uop/upat.h"
+#include "tg/tensor/tensor.h"

@@ -6,11 +6,9 @@
 
 #include "tg/engine/buffers.h"
 #include "tg/schedule/schedule.h"
-#include "tg/tensor/tensor.h"
+#include "tg/tensor/tensor_internal.h"
 
 namespace tg {
-
-void apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& map);
 
 Tensor& Tensor::kernelize() {
   UOp big_sink = UOp::sink({uop()});

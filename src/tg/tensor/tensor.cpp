@@ -10,6 +10,7 @@
 #include <ostream>
 
 #include "tg/engine/buffers.h"
+#include "tg/tensor/tensor_internal.h"
 
 namespace tg {
 
@@ -124,7 +125,6 @@ MetadataScope::~MetadataScope() {
   if (owner_) current_metadata = nullptr;
 }
 const Metadata* MetadataScope::current() { return current_metadata; }
-#define TG_META(name) MetadataScope tg_meta_scope_(name)
 
 // *** creation ***
 

@@ -18,6 +18,15 @@ struct TensorOptions {
 };
 
 struct TensorData;
+class Tensor;
+
+// Optional arguments: a method with more than one or two optional knobs takes an options struct, written with
+// designated initializers at the call site: t.conv2d(w, b, {.stride = {2}, .padding = {1}}). Tensors stay positional.
+// *** [math] option structs ***
+
+// *** [movement] option structs ***
+
+// *** [nn] option structs ***
 
 // The outermost Tensor method of a call names the nodes it makes (tinygrad's _metadata_wrapper); the names are
 // the reference's Python names, so kernels list the same metadata (['__add__'], ['sum', 'relu', '__matmul__']).
@@ -173,6 +182,42 @@ class Tensor {
     return dot(w);
   }
 
+  // *** [math] unary math, activations, more binary ops, casting shorthands, more creation/random (tensor_math.cpp) ***
+
+  // *** [movement] high-level movement and indexing (tensor_movement.cpp) ***
+
+  // *** [nn] reductions, processing and linalg, nn functional (tensor_nn.cpp) ***
+
+  // *** [autograd] the rules are in gradient/gradient.cpp ***
+  // d(this)/d(targets): this must be a scalar unless a seed gradient of its shape is given
+  std::vector<Tensor> gradient(const std::vector<Tensor>& targets, std::optional<Tensor> seed = std::nullopt) const;
+  // accumulates into .grad of every tensor in the graph with requires_grad=true
+  Tensor& backward(std::optional<Tensor> seed = std::nullopt);
+  // tinygrad's Tensor.training (dropout, batchnorm and the optimizers read it) and a no-grad switch: under no_grad,
+  // new tensors don't require grad. Scopes: `Tensor::train t;` / `Tensor::NoGrad g;` restore the old value at exit.
+  static inline bool training = false;
+  static inline bool no_grad = false;
+  class train {
+   public:
+    explicit train(bool mode = true) : prev_(training) { training = mode; }
+    ~train() { training = prev_; }
+    train(const train&) = delete;
+    train& operator=(const train&) = delete;
+
+   private:
+    bool prev_;
+  };
+  class NoGrad {
+   public:
+    NoGrad() : prev_(no_grad) { no_grad = true; }
+    ~NoGrad() { no_grad = prev_; }
+    NoGrad(const NoGrad&) = delete;
+    NoGrad& operator=(const NoGrad&) = delete;
+
+   private:
+    bool prev_;
+  };
+
   // *** in place ***
   // writes x into this tensor's storage (lazily, as an ASSIGN); shapes, devices and dtypes must match. Dedup never
   // aliases state: when another live tensor shares this one's buffer (two equal graphs realized), this tensor gets
@@ -203,6 +248,14 @@ class Tensor {
   Tensor reduce(Ops op, std::vector<int64_t> axis, bool keepdim) const;
   Tensor inverse() const;
   void check_dtype_for(DType want, const char* what) const;
+  // [math] private helpers
+
+  // [movement] private helpers
+
+  // [nn] private helpers
+
+  // [autograd] private helpers
+
   friend Tensor tensor_from_uop(const UOp& u, std::optional<bool> requires_grad);
   friend void apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& map);
 

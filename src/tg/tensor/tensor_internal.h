@@ -1,0 +1,15 @@
+#pragma once
+// shared by the Tensor's source files (tensor*.cpp, realize.cpp), not part of the public API
+#include "tg/tensor/tensor.h"
+
+namespace tg {
+
+// a tracked Tensor around a tensor-level UOp, with tinygrad's three-state requires_grad
+Tensor tensor_from_uop(const UOp& u, std::optional<bool> requires_grad);
+// points every live tensor whose graph holds a key of `map` at the replacement (after kernelize/realize)
+void apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& map);
+
+}  // namespace tg
+
+// the outermost Tensor method of a call names the UOps it makes: TG_META("sum") as the first line of a method
+#define TG_META(name) ::tg::MetadataScope tg_meta_scope_(name)
