@@ -952,7 +952,13 @@ Tensor& Tensor::assign(const Tensor& x) {
   TG_CHECK(device() == x.device(), "assign device mismatch ", device(), " != ", x.device());
   TG_CHECK(dtype() == x.dtype(), "assign dtype mismatch ", dtype(), " != ", x.dtype());
   UOp target = uop();
-  if (target.op() == Ops::BUFFER) {
+  // a realized tensor is its BUFFER, or a contiguous view (VIEW, RESHAPE) of the whole buffer
+  bool whole_buffer = target.op() == Ops::BUFFER;
+  if (UOp base = uop_base(target); !whole_buffer && base.op() == Ops::BUFFER && uop_size(base) == numel()) {
+    const ShapeTracker* st = uop_st(target);
+    whole_buffer = st != nullptr && st->contiguous() && target.src(0) == base;
+  }
+  if (whole_buffer) {
     // copy-on-write: a buffer that another live tensor also points at (graph dedup) is not written in place
     bool shared = false;
     {
@@ -961,7 +967,7 @@ Tensor& Tensor::assign(const Tensor& x) {
       for (auto& w : r.all)
         if (auto other = w.lock(); other && other != d_ && other->uop == target) shared = true;
     }
-    if (shared) target = uop_new_buffer(device(), numel(), dtype());
+    if (shared) target = uop_reshape(uop_new_buffer(device(), numel(), dtype()), shape());
   }
   d_->uop = UOp::make(Ops::ASSIGN, dtype(), {target, x.uop()});
   return *this;
