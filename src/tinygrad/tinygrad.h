@@ -9,3 +9,6 @@
 #include "tg/uop/uop.h"
 #include "tg/uop/upat.h"
 #include "tg/tensor/tensor.h"
+#include "tg/nn/datasets.h"
+#include "tg/nn/optim.h"
+#include "tg/nn/state.h"
