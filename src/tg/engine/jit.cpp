@@ -16,6 +16,11 @@ namespace tg {
 
 namespace {
 
+#define JIT_CHECK(cond, ...)                       \
+  do {                                             \
+    if (!(cond)) throw JitError(cat(__VA_ARGS__)); \
+  } while (0)
+
 // realizes several graphs in one schedule, as Tensor::realize does for one (tinygrad's Tensor.realize(*lst));
 // every live tensor follows
 void realize_uops(std::vector<UOp> uops) {
@@ -81,8 +86,8 @@ Inputs prepare_inputs(const JitArgs& a) {
     Buffer b = uop_buffer(base);
     b.ensure_allocated();
     for (size_t k2 = 0; k2 < k; k2++)
-      TG_CHECK(!(in.bufs[k2] == b), "duplicate inputs to TinyJit: inputs ", a.names[k2], " and ", a.names[k],
-               " are the same buffer (pass a copy of one)");
+      JIT_CHECK(!(in.bufs[k2] == b), "duplicate inputs to TinyJit: inputs ", a.names[k2], " and ", a.names[k],
+                " are the same buffer (pass a copy of one)");
     const ShapeTracker* st = uop_st(u);
     TG_ASSERT(st != nullptr, "JIT input ", a.names[k], " has no shape");
     in.specs.push_back({a.names[k], *st, u.dtype(), a.tensors[k].device()});
@@ -196,14 +201,14 @@ std::vector<Tensor> JitFunction::call(const JitArgs& a, const Fn& fn) {
       outs = fn();
       realize_outputs(outs);
     }
-    TG_CHECK(!rec.items.empty(),
-             "TinyJit: nothing to capture, the function ran no kernels (didn't JIT anything!): return the tensors it "
-             "computes or assign its state");
-    TG_CHECK(rec.var_vals.empty(), "TinyJit: kernels with symbolic variables can't be captured yet");
+    JIT_CHECK(!rec.items.empty(),
+              "TinyJit: nothing to capture, the function ran no kernels (didn't JIT anything!): return the tensors it "
+              "computes or assign its state");
+    JIT_CHECK(rec.var_vals.empty(), "TinyJit: kernels with symbolic variables can't be captured yet");
     for (size_t k = 0; k < a.tensors.size(); k++)
-      TG_CHECK(uop_base(a.tensors[k].uop()) == in.bases[k], "TinyJit: input ", a.names[k],
-               " got a new buffer inside the function (an assign to a tensor whose buffer another tensor shares), "
-               "which a replay can't repeat");
+      JIT_CHECK(uop_base(a.tensors[k].uop()) == in.bases[k], "TinyJit: input ", a.names[k],
+                " got a new buffer inside the function (an assign to a tensor whose buffer another tensor shares), "
+                "which a replay can't repeat");
     auto c = std::make_unique<Captured>();
 
     // memory planning over the whole captured graph: intermediates with disjoint lifetimes share storage
@@ -233,8 +238,8 @@ std::vector<Tensor> JitFunction::call(const JitArgs& a, const Fn& fn) {
           if (w[i]) c->input_written[input] = true;
           continue;
         }
-        TG_CHECK(std::find(in.bufs.begin(), in.bufs.end(), b.base()) == in.bufs.end(),
-                 "TinyJit: a kernel uses a view into input buffer ", b.base().repr(), ", which can't be swapped");
+        JIT_CHECK(std::find(in.bufs.begin(), in.bufs.end(), b.base()) == in.bufs.end(),
+                  "TinyJit: a kernel uses a view into input buffer ", b.base().repr(), ", which can't be swapped");
         c->internal.insert(b);
         c->internal.insert(b.base());
       }
@@ -259,35 +264,35 @@ std::vector<Tensor> JitFunction::call(const JitArgs& a, const Fn& fn) {
 
   // *** call 3 and on: replay ***
   Captured& c = *captured_;
-  TG_CHECK(a.names == c.names, "TinyJit: args mismatch: the captured call had tensor inputs ", names_str(c.names),
-           ", this call has ", names_str(a.names));
+  JIT_CHECK(a.names == c.names, "TinyJit: args mismatch: the captured call had tensor inputs ", names_str(c.names),
+            ", this call has ", names_str(a.names));
   for (size_t k = 0; k < in.specs.size(); k++) {
     const InputSpec &now = in.specs[k], &was = c.expected[k];
-    TG_CHECK(now.st.shape() == was.st.shape(), "TinyJit: input ", now.name, " has shape ", shape_str(now.st.shape()),
-             ", the captured call had ", shape_str(was.st.shape()));
-    TG_CHECK(now.st == was.st, "TinyJit: input ", now.name, " is the view ", now.st.repr(), ", the captured call had ",
-             was.st.repr());
-    TG_CHECK(now.dtype == was.dtype, "TinyJit: input ", now.name, " has dtype ", now.dtype, ", the captured call had ",
-             was.dtype);
-    TG_CHECK(now.device == was.device, "TinyJit: input ", now.name, " is on ", now.device, ", the captured call had ",
-             was.device);
+    JIT_CHECK(now.st.shape() == was.st.shape(), "TinyJit: input ", now.name, " has shape ", shape_str(now.st.shape()),
+              ", the captured call had ", shape_str(was.st.shape()));
+    JIT_CHECK(now.st == was.st, "TinyJit: input ", now.name, " is the view ", now.st.repr(), ", the captured call had ",
+              was.st.repr());
+    JIT_CHECK(now.dtype == was.dtype, "TinyJit: input ", now.name, " has dtype ", now.dtype, ", the captured call had ",
+              was.dtype);
+    JIT_CHECK(now.device == was.device, "TinyJit: input ", now.name, " is on ", now.device, ", the captured call had ",
+              was.device);
   }
   std::vector<std::string> vnames, cnames;
   for (auto& [n, v] : a.values) vnames.push_back(n);
   for (auto& [n, v] : c.values) cnames.push_back(n);
-  TG_CHECK(vnames == cnames, "TinyJit: args mismatch: the captured call had other arguments ", names_str(cnames),
-           ", this call has ", names_str(vnames));
+  JIT_CHECK(vnames == cnames, "TinyJit: args mismatch: the captured call had other arguments ", names_str(cnames),
+            ", this call has ", names_str(vnames));
   for (size_t k = 0; k < a.values.size(); k++)
-    TG_CHECK(a.values[k].second == c.values[k].second, "TinyJit: argument ", a.values[k].first, " is ",
-             a.values[k].second.repr(), ", the captured call had ", c.values[k].second.repr(),
-             " (arguments that aren't tensors are captured by value)");
+    JIT_CHECK(a.values[k].second == c.values[k].second, "TinyJit: argument ", a.values[k].first, " is ",
+              a.values[k].second.repr(), ", the captured call had ", c.values[k].second.repr(),
+              " (arguments that aren't tensors are captured by value)");
 
   // an input that the replay also writes (an output of an earlier call, passed back in) is read from a copy
   std::vector<Buffer> bufs = in.bufs;
   for (size_t k = 0; k < bufs.size(); k++) {
     if (!c.internal.count(bufs[k]) && !c.internal.count(bufs[k].base())) continue;
-    TG_CHECK(!c.input_written[k], "TinyJit: input ", a.names[k],
-             " is a buffer this JIT writes (an output of an earlier call) and the function assigns to it");
+    JIT_CHECK(!c.input_written[k], "TinyJit: input ", a.names[k],
+              " is a buffer this JIT writes (an output of an earlier call) and the function assigns to it");
     Buffer cp(bufs[k].device(), bufs[k].size(), bufs[k].dtype(), true);
     std::vector<uint8_t> host = bufs[k].as_bytes();
     cp.copyin(host.data(), host.size());

@@ -16,7 +16,8 @@
 // Arguments: Tensor (or const Tensor&) and std::vector<Tensor> are inputs; they are realized first (a constant
 // becomes a buffer). Any other argument is captured by value (it needs ==; operator<< makes errors print it).
 // Inputs whose shape, view, dtype or device differ from the captured call, a different number of tensors, a
-// changed value argument, the same buffer passed twice, or a function that ran no kernel: tg::Error naming both.
+// changed value argument, the same buffer passed twice, or a function that ran no kernel: tg::JitError (a tg::Error)
+// naming the old and the new.
 // JIT=0 turns it off: the function runs every call. reset() forgets the capture.
 #include <array>
 #include <concepts>
@@ -35,6 +36,11 @@
 #include "tg/tensor/tensor.h"
 
 namespace tg {
+
+// a misuse the reference asserts on (changed inputs, duplicate inputs, nothing captured): Python sees AssertionError
+struct JitError : Error {
+  using Error::Error;
+};
 
 // a non-tensor argument, captured by value: equal when the types and the values are
 class JitValue {
