@@ -173,6 +173,25 @@ TEST_F(Jit, StateAssignedButNotReturnedIsCaptured) {  // the function's pending 
   }
 }
 
+TEST_F(Jit, StateReturnedAndChangedBetweenCalls) {  // the returned state is the state tensor itself
+  Tensor w = Tensor::zeros({2}).contiguous().realize();
+  TinyJit f([&](Tensor x) {
+    w.assign(w + x);
+    return w;
+  });
+  double want = 0;
+  for (int call = 0; call < 6; call++) {
+    if (call == 4) {  // new weights, left pending: the replay must read them
+      w.assign(Tensor::full({2}, 100.0));
+      want = 100;
+    }
+    Tensor out = f(vec({1.f * call, 1.f * call}, {2}));
+    want += call;
+    EXPECT_EQ(out.uop(), w.uop());
+    expect_near(w.tolist<float>(), {want, want});
+  }
+}
+
 TEST_F(Jit, AssignToAnInput) {
   TinyJit<void(Tensor)> add1([](Tensor a) { a.assign(a + 1).realize(); });
   Tensor a = Tensor::zeros({1}).contiguous().realize();

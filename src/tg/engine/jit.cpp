@@ -158,8 +158,10 @@ struct JitFunction::Captured {
   std::vector<std::string> names;
   std::vector<InputSpec> expected;
   std::vector<std::pair<std::string, JitValue>> values;
-  std::vector<UOp> ret;  // the outputs' graphs: buffers (or views of them) that the replay writes
-  std::vector<std::optional<bool>> ret_requires_grad;
+  // the outputs: the captured call's tensors are returned again (as tinygrad returns the same objects), so an output
+  // that is a state tensor stays that tensor; an output that is (a view of) an input is made over this call's input
+  std::vector<UOp> ret;
+  std::vector<std::optional<Tensor>> ret_tensors;  // none for outputs over inputs
   std::vector<UOp> input_bases;  // the captured call's input buffers, kept only when an output is a view of one
 };
 
@@ -247,14 +249,14 @@ std::vector<Tensor> JitFunction::call(const JitArgs& a, const Fn& fn) {
     c->names = a.names;
     c->expected = in.specs;
     c->values = a.values;
-    bool keep_inputs = false;
     for (const Tensor& t : outs) {
       c->ret.push_back(t.uop());
-      c->ret_requires_grad.push_back(t.requires_grad());
+      bool over_input = false;
       for (const UOp& u : t.uop().toposort())
-        if (std::find(in.bases.begin(), in.bases.end(), u) != in.bases.end()) keep_inputs = true;
+        if (std::find(in.bases.begin(), in.bases.end(), u) != in.bases.end()) over_input = true;
+      c->ret_tensors.push_back(over_input ? std::nullopt : std::optional<Tensor>(t));
+      if (over_input) c->input_bases = in.bases;
     }
-    if (keep_inputs) c->input_bases = in.bases;
     if (getenv("DEBUG") >= 1)
       std::cout << "JIT captured " << c->jit_cache.size() << " kernels with " << in.bufs.size() << " inputs\n";
     captured_ = std::move(c);
@@ -287,6 +289,9 @@ std::vector<Tensor> JitFunction::call(const JitArgs& a, const Fn& fn) {
               a.values[k].second.repr(), ", the captured call had ", c.values[k].second.repr(),
               " (arguments that aren't tensors are captured by value)");
 
+  // assigns left pending since the last call (new weights for the state, say) land before the kernels read them
+  realize_uops(pending_assign_uops());
+
   // an input that the replay also writes (an output of an earlier call, passed back in) is read from a copy
   std::vector<Buffer> bufs = in.bufs;
   for (size_t k = 0; k < bufs.size(); k++) {
@@ -311,8 +316,13 @@ std::vector<Tensor> JitFunction::call(const JitArgs& a, const Fn& fn) {
   std::vector<std::pair<UOp, UOp>> to_now;
   for (size_t k = 0; k < c.input_bases.size(); k++) to_now.push_back({c.input_bases[k], in.bases[k]});
   std::vector<Tensor> outs;
-  for (size_t o = 0; o < c.ret.size(); o++)
-    outs.push_back(tensor_from_uop(to_now.empty() ? c.ret[o] : c.ret[o].substitute(to_now), c.ret_requires_grad[o]));
+  for (size_t o = 0; o < c.ret.size(); o++) {
+    const std::optional<Tensor>& t = c.ret_tensors[o];
+    if (t && t->uop() == c.ret[o])
+      outs.push_back(*t);
+    else  // over an input, or the caller pointed the returned tensor elsewhere: a new tensor over the output
+      outs.push_back(tensor_from_uop(to_now.empty() ? c.ret[o] : c.ret[o].substitute(to_now), std::nullopt));
+  }
   cnt_++;
   return outs;
 }
