@@ -99,6 +99,10 @@ TEST_F(Jit, AReplayRunsExactlyTheCapturedKernels) {
     expect_near(q.tolist<float>(), {s * mx});
   }
   EXPECT_GE(f.jit_cache().size(), 3u);
+  size_t input_slots = 0;  // cleared between calls: the JIT doesn't keep a call's inputs alive
+  for (const ExecItem& ei : f.jit_cache())
+    for (const Buffer& b : ei.bufs) input_slots += !b;
+  EXPECT_GE(input_slots, 2u);
 }
 
 TEST_F(Jit, OutputsOfAllShapes) {
@@ -310,6 +314,30 @@ TEST_F(Jit, TheSameBufferTwiceFails) {
   Tensor a = vec({1, 2}, {2});
   std::string e = error_of([&] { f(a, a); });
   EXPECT_NE(e.find("duplicate inputs to TinyJit: inputs 0 and 1 are the same buffer"), std::string::npos) << e;
+}
+
+TEST_F(Jit, AnOutputFedBackToAFunctionThatAssignsToItFails) {  // it would be read from a copy but written in place
+  TinyJit f([](Tensor a) {
+    a.assign(a + 1);
+    return (a * 2).realize();
+  });
+  Tensor a = vec({1}, {1});
+  for (int i = 0; i < 3; i++) f(a);
+  EXPECT_EQ(a.item<float>(), 4);
+  Tensor out = f(a);
+  EXPECT_EQ(out.item<float>(), 10);
+  std::string e = error_of([&] { f(out); });
+  EXPECT_NE(e.find("input 0 is a buffer this JIT writes"), std::string::npos) << e;
+}
+
+TEST_F(Jit, AnInputMovedToANewBufferWhileCapturingFails) {  // assign's copy-on-write when another tensor shares it
+  TinyJit<void(Tensor)> f([](Tensor a) { a.assign(a + 1).realize(); });
+  Tensor x = vec({1, 2}, {2});
+  f(x);
+  Tensor alias(x.uop());  // shares x's buffer: x.assign writes a new buffer, so alias keeps its values
+  std::string e = error_of([&] { f(x); });
+  EXPECT_NE(e.find("input 0 got a new buffer inside the function"), std::string::npos) << e;
+  EXPECT_EQ(alias.tolist<float>(), (std::vector<float>{2, 3}));
 }
 
 TEST_F(Jit, NothingToCaptureFails) {

@@ -246,6 +246,7 @@ std::vector<Tensor> JitFunction::call(const JitArgs& a, const Fn& fn) {
         c->internal.insert(b.base());
       }
     }
+    for (auto& s : c->input_replace) c->jit_cache[s.j].bufs[s.i] = Buffer();  // the inputs are per call
     c->names = a.names;
     c->expected = in.specs;
     c->values = a.values;
