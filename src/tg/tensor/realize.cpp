@@ -18,13 +18,17 @@ Tensor& Tensor::kernelize() {
 
 Tensor& Tensor::realize() {
   kernelize();
-  UOp sink = UOp::sink({uop()});
-  // after scheduling, the tensors are just their buffers: drop the ASSIGNs
-  std::vector<std::pair<UOp, UOp>> remove_assign;
-  for (const UOp& u : sink.toposort())
-    if (u.op() == Ops::ASSIGN) remove_assign.push_back({u, uop_base(u.src(0))});
-  apply_map_to_tensors(remove_assign);
-  auto [schedule, var_vals] = create_schedule_with_vars(sink);
+  std::vector<ScheduleItem> schedule;
+  std::map<std::string, int64_t> var_vals;
+  {  // the kernel graph is gone before the planner runs: buffers no tensor holds (lb_refcount 0) can share memory
+    UOp sink = UOp::sink({uop()});
+    // after scheduling, the tensors are just their buffers: drop the ASSIGNs
+    std::vector<std::pair<UOp, UOp>> remove_assign;
+    for (const UOp& u : sink.toposort())
+      if (u.op() == Ops::ASSIGN) remove_assign.push_back({u, uop_base(u.src(0))});
+    apply_map_to_tensors(remove_assign);
+    std::tie(schedule, var_vals) = create_schedule_with_vars(sink);
+  }
   run_schedule(memory_planner(std::move(schedule)), var_vals);
   return *this;
 }

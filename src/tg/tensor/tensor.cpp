@@ -1043,4 +1043,13 @@ void apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& map) {
   for (size_t i = 0; i < live.size(); i++) live[i]->uop = new_sink.src(i);
 }
 
+std::vector<UOp> pending_assign_uops() {
+  std::vector<UOp> out;
+  auto& r = registry();
+  std::lock_guard lock(r.mu);
+  for (auto& w : r.all)
+    if (auto d = w.lock(); d && d->uop.op() == Ops::ASSIGN) out.push_back(d->uop);
+  return out;
+}
+
 }  // namespace tg
