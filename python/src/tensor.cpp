@@ -389,6 +389,15 @@ void bind_tensor(py::module_& m) {
              o.requires_grad = t.requires_grad();
              return Tensor(t.uop(), o);
            })
+      .def("assign",
+           [](py::object self, py::handle x) {
+             META("assign");
+             Tensor& t = self.cast<Tensor&>();
+             t.assign(py::isinstance<Tensor>(x)
+                          ? x.cast<Tensor>()
+                          : make_tensor(x, tg::TensorOptions{t.device(), t.dtype(), std::nullopt}));
+             return self;
+           })
       .def("contiguous",
            [](const Tensor& t) {
              META("contiguous");

@@ -232,6 +232,7 @@ class Tensor {
   // *** scheduling and data ***
   Tensor& kernelize();
   Tensor& realize();
+  static void realize(const std::vector<Tensor>& tensors);  // in one schedule (tinygrad's Tensor.realize(*lst))
   template <class T>
   std::vector<T> tolist() const;  // flat, row-major; T must match the dtype (int for dtypes.int, ...)
   template <class T>
