@@ -230,13 +230,6 @@ void bind_datasets(py::module_ m) {
 }  // namespace
 
 void bind_nn(py::module_& m) {
-  // Tensor.training and Tensor.train(), unless the Tensor's bindings have them already
-  py::object tensor_cls = m.attr("Tensor");
-  if (!py::hasattr(tensor_cls, "training")) {
-    py::class_<Tensor>(tensor_cls)
-        .def_property_static(
-            "training", [](py::object) { return Tensor::training; }, [](py::object, bool v) { Tensor::training = v; });
-  }
   py::module_ nn = m.def_submodule("nn", "tinygrad.nn: layers");
   bind_nn_layers(nn);
   bind_optim(nn.def_submodule("optim", "tinygrad.nn.optim"));

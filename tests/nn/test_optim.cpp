@@ -1,4 +1,5 @@
-// optimizers against plain float64 loops of their update rules, a few steps each, with gradients set by hand
+// optimizers against plain float64 loops of their update rules, a few steps each, with gradients from backward()
+// (or set by hand)
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -41,8 +42,15 @@ struct Problem {
     for (size_t p = 0; p < init.size(); p++) out.push_back(tensor(init[p], shapes[p]).requires_grad_(true).realize());
     return out;
   }
+  // the grads of step `step`, through backward: loss = sum over params of p * G, so d(loss)/dp = G exactly
   void set_grads(std::vector<Tensor>& ps, int step) const {
-    for (size_t p = 0; p < ps.size(); p++) ps[p].set_grad(tensor(grad(p, step), shapes[p]).realize());
+    std::optional<Tensor> loss;
+    for (size_t p = 0; p < ps.size(); p++) {
+      ps[p].set_grad(std::nullopt);
+      Tensor term = (ps[p] * tensor(grad(p, step), shapes[p])).sum();
+      loss = loss ? *loss + term : term;
+    }
+    loss->backward();
   }
 };
 
@@ -279,7 +287,7 @@ TEST(Optim, AdamWithRealizedStateStillTrains) {
   ASSERT_EQ(opt.m[0].uop(), opt.v[0].uop());
   std::vector<Tensor> state = {opt.b1_t, opt.b2_t, opt.lr};
   for (auto* s : {&opt.m, &opt.v}) state.insert(state.end(), s->begin(), s->end());
-  nn::realize(state);
+  Tensor::realize(state);
   LambRef ref{{.lr = 0.01, .eps = 1e-8, .adam = true}};
   std::vector<Vec> want = pb.init;
   Tensor::train tr;
@@ -330,5 +338,35 @@ TEST(Optim, KernelsPerStep) {
     EXPECT_LE(counts[0], c.ref_first) << c.name;
     EXPECT_EQ(counts[1], c.ref_steady) << c.name;
     EXPECT_EQ(counts[2], c.ref_steady) << c.name;
+  }
+}
+
+// end to end: backward and step fit a least-squares problem
+TEST(Optim, FitsALeastSquaresProblem) {
+  std::vector<float> xs, ys;
+  for (int i = 0; i < 16; i++) {
+    float a = std::sin(0.5f * float(i)), b = std::cos(0.3f * float(i));
+    xs.push_back(a), xs.push_back(b), ys.push_back(2 * a - 3 * b + 0.5f);
+  }
+  Tensor X(xs, {16, 2}), Y(ys, {16});
+  for (bool adam : {false, true}) {
+    Tensor w = Tensor::zeros({2}).contiguous().requires_grad_(true),
+           b = Tensor::zeros({1}).contiguous().requires_grad_(true);
+    std::unique_ptr<optim::Optimizer> opt =
+        adam ? boxed(optim::Adam({w, b}, {.lr = 0.1})) : boxed(optim::SGD({w, b}, {.lr = 0.2, .momentum = 0.5}));
+    Tensor::train tr;
+    auto loss = [&] { return ((X * w).sum(1) + b - Y).square().mean(); };
+    float first = loss().item<float>(), last = first;
+    for (int s = 0; s < 60; s++) {
+      opt->zero_grad();
+      Tensor l = loss();
+      l.backward();
+      opt->step();
+      last = l.item<float>();
+    }
+    EXPECT_LT(last, first / 100) << (adam ? "adam" : "sgd");
+    std::vector<float> got = w.tolist<float>();
+    EXPECT_NEAR(got[0], 2, 0.2);
+    EXPECT_NEAR(got[1], -3, 0.2);
   }
 }

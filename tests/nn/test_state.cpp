@@ -148,12 +148,3 @@ TEST(State, LoadStateDictErrorsNameTheKeys) {
   EXPECT_THROW(state::load_state_dict(fresh, sd), Error);
   EXPECT_EQ(vals(fresh.first.w), std::vector<float>(6, 1));
 }
-
-TEST(State, RealizeManyInOneSchedule) {
-  Tensor x = Tensor(std::vector<float>{1, 2, 3}, {3});
-  Tensor a = x * 2, b = x + 5;
-  nn::realize({a, b});
-  EXPECT_EQ(a.uop().op(), Ops::BUFFER);
-  EXPECT_EQ(b.uop().op(), Ops::BUFFER);
-  EXPECT_EQ(vals(b), (std::vector<float>{6, 7, 8}));
-}

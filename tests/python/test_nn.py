@@ -87,7 +87,7 @@ def test_lr_is_a_tensor(training):
   assert opt.lr.shape == (1,) and opt.lr.dtype == dtypes.float32
   w.grad = Tensor([1.0, 1.0])
   opt.step()
-  opt.lr = Tensor([0.25])
+  opt.lr.assign(Tensor([0.25])).realize()
   w.grad = Tensor([1.0, 1.0])
   opt.step()
   np.testing.assert_allclose(w.numpy(), [0.25, 1.25])
@@ -103,6 +103,19 @@ def test_group_and_zero_grad(training):
   np.testing.assert_allclose(b.numpy(), [2.9], rtol=1e-5)
   g.zero_grad()
   assert a.grad is None and b.grad is None
+
+def test_fits_least_squares():
+  x = np.stack([np.sin(0.5 * np.arange(16)), np.cos(0.3 * np.arange(16))], 1).astype(np.float32)
+  X, Y = Tensor(x), Tensor(x @ np.array([2, -3], dtype=np.float32) + 0.5)
+  w, b = Tensor.zeros(2).contiguous().requires_grad_(), Tensor.zeros(1).contiguous().requires_grad_()
+  opt = Adam([w, b], lr=0.1)
+  with Tensor.train():
+    for _ in range(60):
+      opt.zero_grad()
+      loss = ((X * w).sum(1) + b - Y).square().mean()
+      loss.backward()
+      opt.step()
+  np.testing.assert_allclose(w.numpy(), [2, -3], atol=0.2)
 
 def test_params_and_buffers():
   a, b = Tensor([1.0]), Tensor([2.0], requires_grad=False)

@@ -1,8 +1,7 @@
 // optimizers (tinygrad's nn/optim.py)
 #include "tg/nn/optim.h"
 
-#include "tg/nn/state.h"
-#include "tg/tensor/tensor_internal.h"
+#include "tg/helpers/helpers.h"
 
 namespace tg::nn::optim {
 
@@ -82,7 +81,7 @@ void Optimizer::zero_grad() {
   for (Tensor& p : params) p.set_grad(std::nullopt);
 }
 
-void Optimizer::step() { realize(schedule_step()); }
+void Optimizer::step() { Tensor::realize(schedule_step()); }
 
 std::vector<Tensor> Optimizer::schedule_step() {
   TG_CHECK(Tensor::training, "Tensor::training=false, Tensor::training must be enabled to use the optimizer: set ",

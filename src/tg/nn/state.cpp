@@ -1,13 +1,8 @@
-// state dicts (tinygrad's nn/state.py get_state_dict, load_state_dict) and realizing many tensors at once
+// state dicts (tinygrad's nn/state.py get_state_dict, load_state_dict)
 #include "tg/nn/state.h"
 
 #include <algorithm>
 #include <iostream>
-
-#include "tg/engine/realize.h"
-#include "tg/schedule/grouper.h"
-#include "tg/schedule/schedule.h"
-#include "tg/tensor/tensor_internal.h"
 
 namespace tg::nn {
 
@@ -61,26 +56,6 @@ std::vector<std::string> StateDict::keys() const {
   return out;
 }
 
-// *** realize ***
-
-void realize(const std::vector<Tensor>& tensors) {
-  if (tensors.empty()) return;
-  auto sink_of = [&] {
-    std::vector<UOp> srcs;
-    for (const Tensor& t : tensors) srcs.push_back(t.uop());
-    return UOp::sink(std::move(srcs));
-  };
-  apply_map_to_tensors(get_kernelize_map(sink_of()));
-  // the handles share their data with the tensors the map updated: their uops are the kernelized graphs now
-  UOp sink = sink_of();
-  std::vector<std::pair<UOp, UOp>> remove_assign;
-  for (const UOp& u : sink.toposort())
-    if (u.op() == Ops::ASSIGN) remove_assign.push_back({u, uop_base(u.src(0))});
-  apply_map_to_tensors(remove_assign);
-  auto [schedule, var_vals] = create_schedule_with_vars(sink);
-  run_schedule(memory_planner(std::move(schedule)), var_vals);
-}
-
 // *** load_state_dict ***
 
 namespace state {
@@ -126,7 +101,7 @@ std::vector<Tensor> load_state_dict_into(StateDict model_state, StateDict& state
   }
   if (opts.consume)
     for (auto& [k, v] : model_state) state_dict.erase(k);
-  if (opts.realize) realize(loaded);
+  if (opts.realize) Tensor::realize(loaded);
   return loaded;
 }
 

@@ -128,9 +128,6 @@ class StateDict {
   std::unordered_map<std::string, size_t> index_;
 };
 
-// realizes all tensors in one schedule (tinygrad's Tensor.realize(*lst))
-void realize(const std::vector<Tensor>& tensors);
-
 namespace state {
 
 // every tensor of the model under its dotted name, in declaration order
