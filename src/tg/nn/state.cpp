@@ -96,12 +96,16 @@ std::vector<Tensor> load_state_dict_into(StateDict model_state, StateDict& state
     }
     const Tensor& src = state_dict.at(k);
     v.replace(src.device() == v.device() ? src : Tensor(src.uop(), TensorOptions{v.device(), std::nullopt, false}));
-    if (opts.verbose) std::cout << "loaded " << k << " " << shape_str(v.shape()) << "\n";
     loaded.push_back(v);
   }
   if (opts.consume)
     for (auto& [k, v] : model_state) state_dict.erase(k);
   if (opts.realize) Tensor::realize(loaded);
+  if (opts.verbose) {
+    int64_t bytes = 0;
+    for (const Tensor& t : loaded) bytes += t.nbytes();
+    std::cout << "loaded " << loaded.size() << " tensors, " << double(bytes) / 1e6 << " MB\n";
+  }
   return loaded;
 }
 

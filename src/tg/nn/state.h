@@ -149,7 +149,7 @@ std::vector<Tensor> get_parameters(M& model) {
 
 struct LoadOptions {
   bool strict = true;    // every key of the model must be in the state dict, and nothing else may be there
-  bool verbose = false;  // print each loaded key and the total
+  bool verbose = false;  // print what was loaded, and the keys not loaded
   bool consume = false;  // erase loaded entries from the state dict
   bool realize = true;   // realize the loaded tensors (in one schedule)
 };
