@@ -18,8 +18,9 @@
 // TG_PARAMS(a, b, ...) defines `void visit(tg::nn::StateVisitor&)`, which names each member after its identifier.
 // A member may be a Tensor, std::optional<Tensor>, anything with such a visit (a nested model: dotted names),
 // std::vector / std::array of those (".0", ".1", ...), std::map<std::string, T> (".key"), std::optional<T>,
-// std::unique_ptr<T> or std::shared_ptr<T> (skipped while empty). Other members are simply not listed. A model
-// that needs other names writes visit by hand: `void visit(StateVisitor& v) { v("weight", w); v("bias", b); }`.
+// std::unique_ptr<T> or std::shared_ptr<T> (skipped while empty); members not named are not in the state. A model
+// that needs other names writes visit by hand: `void visit(StateVisitor& v) { v("weight", w); v("bias", b); }`,
+// and a derived model that adds members calls its base's first: `{ Base::visit(v); v("extra", extra); }`.
 #include <array>
 #include <functional>
 #include <map>
@@ -132,7 +133,7 @@ namespace state {
 
 // every tensor of the model under its dotted name, in declaration order
 template <class M>
-StateDict get_state_dict(M& model, const std::string& prefix = "") {
+StateDict get_state_dict(M&& model, const std::string& prefix = "") {
   StateDict out;
   StateVisitor v([&](const std::string& name, Tensor& t) { out.insert_or_assign(name, t); }, prefix);
   v("", model);
@@ -141,9 +142,9 @@ StateDict get_state_dict(M& model, const std::string& prefix = "") {
 
 // the tensors of get_state_dict, in order (handles: they share storage and grads with the model's tensors)
 template <class M>
-std::vector<Tensor> get_parameters(M& model) {
+std::vector<Tensor> get_parameters(M&& model) {
   std::vector<Tensor> out;
-  for (auto& kv : get_state_dict(model)) out.push_back(kv.second);
+  for (auto& kv : get_state_dict(std::forward<M>(model))) out.push_back(kv.second);
   return out;
 }
 
