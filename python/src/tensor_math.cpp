@@ -266,7 +266,8 @@ void bind_tensor_math(py::class_<Tensor>& cls) {
           "hardtanh",
           [](const Tensor& t, py::handle lo, py::handle hi) {
             META("hardtanh");
-            return t.hardtanh(to_const(lo), to_const(hi));
+            if (is_scalar(lo) && is_scalar(hi)) return t.hardtanh(to_const(lo), to_const(hi));
+            return clamp_py(t, lo, hi);  // tensor bounds, as the reference's clip
           },
           py::arg("min_val") = -1, py::arg("max_val") = 1)
       .def(
