@@ -888,7 +888,10 @@ Tensor Tensor::rand(const Shape& shape, TensorOptions opts) {
   bits = bits.bitcast(uint_dt);
   Tensor one = bits.ones_like(TensorOptions{device, dt, false}).bitcast(uint_dt);
   bits = bits.rshift(dt.itemsize() * 8 - nmant).bitwise_or(one);
-  Tensor out = bits.bitcast(dt).shrink({{0, numel}}).sub(bits.bitcast(dt).scalar_like(1.0)).reshape(shape);
+  // requires_grad as asked, unset by default (from the key and counter, which don't require grad, it would be false)
+  Tensor out =
+      tensor_from_uop(bits.bitcast(dt).shrink({{0, numel}}).sub(bits.bitcast(dt).scalar_like(1.0)).reshape(shape).uop(),
+                      opts.requires_grad);
   if (opts.requires_grad) out.requires_grad_(*opts.requires_grad);
   return out.contiguous();
 }
