@@ -706,14 +706,14 @@ Tensor Tensor::reduce(Ops op, std::vector<int64_t> axis, bool keepdim) const {
     if (std::find(axis.begin(), axis.end(), static_cast<int64_t>(i)) == axis.end()) ns.push_back(s[i]);
   return ret.reshape(ns);
 }
-Tensor Tensor::sum(std::vector<int64_t> axis, bool keepdim) const {
+Tensor Tensor::sum(std::vector<int64_t> axis, bool keepdim, std::optional<DType> acc) const {
   TG_META("sum");
-  Tensor ret = cast(sum_acc_dtype(dtype())).reduce(Ops::ADD, std::move(axis), keepdim);
-  return (dtype() == dtypes::float16 || dtype() == dtypes::bfloat16) ? ret.cast(dtype()) : ret;
+  Tensor ret = cast(acc ? *acc : sum_acc_dtype(dtype())).reduce(Ops::ADD, std::move(axis), keepdim);
+  return (!acc && (dtype() == dtypes::float16 || dtype() == dtypes::bfloat16)) ? ret.cast(dtype()) : ret;
 }
-Tensor Tensor::prod(std::vector<int64_t> axis, bool keepdim) const {
+Tensor Tensor::prod(std::vector<int64_t> axis, bool keepdim, std::optional<DType> acc) const {
   TG_META("prod");
-  return reduce(Ops::MUL, std::move(axis), keepdim);
+  return cast(acc ? *acc : dtype()).reduce(Ops::MUL, std::move(axis), keepdim);
 }
 Tensor Tensor::max(std::vector<int64_t> axis, bool keepdim) const {
   TG_META("max");
@@ -733,19 +733,21 @@ Tensor Tensor::mean(std::vector<int64_t> axis, bool keepdim) const {
     if (s[i] != r[i]) n *= s[i];
   return num.div(num.scalar_like(n)).cast(out);
 }
-Tensor Tensor::softmax(int64_t axis) const {
+Tensor Tensor::softmax(int64_t axis, std::optional<DType> dt) const {
   TG_META("softmax");
   Tensor m = *this - max(axis, true).detach();
+  if (dt) m = m.cast(*dt);
   Tensor e = m.exp();
   return e.div(e.sum(axis, true));
 }
-Tensor Tensor::log_softmax(int64_t axis) const {
+Tensor Tensor::log_softmax(int64_t axis, std::optional<DType> dt) const {
   TG_META("log_softmax");
   Tensor m = *this - max(axis, true).detach();
+  if (dt) m = m.cast(*dt);
   return m - m.exp().sum(axis, true).log();
 }
 
-Tensor Tensor::dot(const Tensor& w) const {
+Tensor Tensor::dot(const Tensor& w, std::optional<DType> dt) const {
   TG_META("dot");
   int64_t dx = ndim(), dw = w.ndim();
   TG_CHECK(dx > 0 && dw > 0, "both tensors need to be at least 1D, got ", dx, "D and ", dw, "D");
@@ -760,7 +762,7 @@ Tensor Tensor::dot(const Tensor& w) const {
   for (int64_t i = 0; i < ones; i++) nw.push_back(1);
   nw.insert(nw.end(), ws.end() + axis_w, ws.end());
   Tensor x = reshape(nx), ww = w.reshape(nw).transpose(-1, axis_w);
-  return (x * ww).sum(std::vector<int64_t>{-1}).cast(least_upper_dtype({x.dtype(), ww.dtype()}));
+  return (x * ww).sum(std::vector<int64_t>{-1}, false, dt).cast(dt ? *dt : least_upper_dtype({x.dtype(), ww.dtype()}));
 }
 
 // *** concatenation and bit casts ***
