@@ -75,7 +75,7 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
     m.push_back({0, static_cast<int64_t>(i) == d ? xs[i] : is[i]});
   }
   Tensor xx = x.shrink(m).unsqueeze(-1).transpose(-1, d);
-  return (xx * one_hot_along_dim(index.unsqueeze(-1), xs[static_cast<size_t>(d)])).sum(-1, false, x.dtype());
+  return (xx * nn_detail::one_hot_along_dim(index.unsqueeze(-1), xs[static_cast<size_t>(d)])).sum(-1, false, x.dtype());
 }
 
 Tensor tri(sint r, sint c, int64_t diagonal, const std::string& device) {
@@ -95,7 +95,9 @@ Tensor tri(sint r, sint c, int64_t diagonal, const std::string& device) {
 Tensor tril(const Tensor& x, int64_t diagonal) {
   Shape s = x.shape();
   TG_CHECK(s.size() >= 2, "tril needs at least 2 dims, got shape ", shape_str(s));
-  return tri(s[s.size() - 2], s.back(), diagonal + 1, x.device()).where(x.scalar_like(int64_t(0)), x).cast(x.dtype());
+  return nn_detail::tri(s[s.size() - 2], s.back(), diagonal + 1, x.device())
+      .where(x.scalar_like(int64_t(0)), x)
+      .cast(x.dtype());
 }
 
 }  // namespace nn_detail
@@ -181,7 +183,7 @@ Tensor Tensor::logcumsumexp(int64_t axis) const {
   Tensor flat = x.reshape({-1, last});
   Tensor running_max = flat.cummax(-1).unsqueeze(-1);  // (rows, last, 1)
   Tensor rows = flat.unsqueeze(1).expand({flat.shape()[0], last, last});
-  Tensor lower = tril(Tensor::ones({last, last}, {device(), std::nullopt, false})).unsqueeze(0);
+  Tensor lower = nn_detail::tril(Tensor::ones({last, last}, {device(), std::nullopt, false})).unsqueeze(0);
   Tensor ret = ((rows - running_max).exp() * lower).sum(-1).log() + running_max.squeeze(-1);
   return ret.reshape(x.shape()).transpose(-1, ax);
 }
@@ -197,7 +199,7 @@ Tensor Tensor::cumalu(int64_t axis_, Ops op, bool include_initial) const {
   Tensor t = transpose(axis, -1);
   Mask p(static_cast<size_t>(t.ndim()), {0, 0});
   p.back() = {n - (include_initial ? 0 : 1), include_initial ? -1 : 0};
-  Tensor pooled = pad_const(t, p, identity).pool({n});
+  Tensor pooled = nn_detail::pad_const(t, p, identity).pool({n});
   Tensor r = op == Ops::ADD ? pooled.sum(-1) : op == Ops::MAX ? pooled.max(-1) : pooled.prod({-1});
   return r.transpose(axis, -1);
 }
@@ -215,7 +217,7 @@ Tensor Tensor::split_cumalu(int64_t axis, Ops op) const {
   Tensor t = transpose(ax, -1);
   Mask p(static_cast<size_t>(t.ndim()), {0, 0});
   p.back() = {ceildiv(s, SPLIT) * SPLIT - s, 0};
-  t = pad_const(t, p, identity);
+  t = nn_detail::pad_const(t, p, identity);
   Shape blocks = t.shape();
   blocks.back() = blocks.back() / SPLIT;
   blocks.push_back(SPLIT);
@@ -288,7 +290,7 @@ Tensor Tensor::one_hot(int64_t num_classes) const {
   TG_CHECK(dtypes::is_int(dtype()), "expect integer dtype, getting dtype=", dtype());
   if (num_classes == -1) num_classes = (max().cast(dtypes::int64) + 1).item<int64_t>();
   TensorOptions o{device(), std::nullopt, std::nullopt};
-  return one_hot_along_dim(unsqueeze(-1), num_classes).where(Tensor(1, o), Tensor(0, o));
+  return nn_detail::one_hot_along_dim(unsqueeze(-1), num_classes).where(Tensor(1, o), Tensor(0, o));
 }
 
 Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& value,
@@ -300,7 +302,7 @@ Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& val
   std::optional<Tensor> mask = attn_mask;
   if (is_causal) {
     TG_CHECK(!attn_mask, "cannot set attn_mask when is_causal=True");
-    mask = tril(qk.ones_like({device(), dtypes::bool_, false}));
+    mask = nn_detail::tril(qk.ones_like({device(), dtypes::bool_, false}));
   }
   if (mask) {
     if (mask->dtype() == dtypes::bool_) {
@@ -345,7 +347,7 @@ Tensor Tensor::sparse_categorical_crossentropy(const Tensor& Y_in, const SparseC
   Tensor log_probs = log_softmax();
   Tensor loss_mask = o.ignore_index != -1 ? Y.ne(Y.scalar_like(o.ignore_index))
                                           : Y.ones_like({std::nullopt, dtypes::bool_, std::nullopt});
-  Tensor counted = one_hot_along_dim(Y.flatten().reshape({-1, 1}), classes);
+  Tensor counted = nn_detail::one_hot_along_dim(Y.flatten().reshape({-1, 1}), classes);
   ys.push_back(classes);
   Tensor y = (counted * loss_mask.reshape({-1, 1})).reshape(ys);
   Tensor smoothing = o.label_smoothing * (log_probs.mean(-1) * loss_mask);
@@ -372,10 +374,10 @@ Tensor Tensor::nll_loss(const Tensor& Y, const std::optional<Tensor>& weight, co
   Tensor w = Y.ones_like({std::nullopt, std::nullopt, false});
   if (weight) {  // weight[Y]
     TG_CHECK(weight->ndim() == 1, "nll_loss: weight must be 1-D, got shape ", shape_str(weight->shape()));
-    w = (one_hot_along_dim(Y.unsqueeze(-1), weight->shape()[0]) * *weight).sum(-1, false, weight->dtype());
+    w = (nn_detail::one_hot_along_dim(Y.unsqueeze(-1), weight->shape()[0]) * *weight).sum(-1, false, weight->dtype());
   }
   Tensor masked = o.ignore_index ? w * Y.ne(Y.scalar_like(*o.ignore_index)) : w;
-  Tensor nll = -gather(*this, 1, Y.unsqueeze(1)).squeeze(1) * masked;
+  Tensor nll = -nn_detail::gather(*this, 1, Y.unsqueeze(1)).squeeze(1) * masked;
   return o.reduction == "mean" ? nll.sum() / masked.sum() : nll.do_reduction(o.reduction);
 }
 
