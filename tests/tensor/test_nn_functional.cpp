@@ -980,3 +980,14 @@ TEST_F(NN, KernelCountsMatchTheReference) {
   EXPECT_EQ(count([&] { return logits.log_softmax().nll_loss(y); }), 5);
   EXPECT_EQ(count([&] { return x.interpolate({5, 9}); }), 13);
 }
+
+// reference: Tensor.manual_seed(0), x = (64, 64) realized, Tensor.rand(3) realized (the seed buffers exist); under
+// Tensor.train(): len(x.dropout(0.5).schedule()) == 6, and a (2,4,8) self-attention with dropout_p=0.1 schedules 10
+TEST_F(NN, DropoutKernelCount) {
+  Tensor::manual_seed(0);
+  Tensor x = Tensor::ones({64, 64}).contiguous().realize(), q = Tensor(values(64, 0.1), {2, 4, 8}).realize();
+  Tensor::rand({3}).realize();
+  Tensor::train t;
+  EXPECT_EQ(kernels_run_by([&] { x.dropout(0.5).realize(); }), 6);
+  EXPECT_EQ(kernels_run_by([&] { q.scaled_dot_product_attention(q, q, std::nullopt, 0.1).realize(); }), 10);
+}

@@ -856,7 +856,7 @@ void Tensor::manual_seed(uint64_t seed) {
   r.counters.clear();
 }
 
-Tensor Tensor::rand(const Shape& shape, TensorOptions opts) {
+Tensor Tensor::rand(const Shape& shape, TensorOptions opts, bool contiguous) {
   TG_META("rand");
   DType dt = opts.dtype ? *opts.dtype : dtypes::default_float;
   TG_CHECK(dtypes::is_float(dt), "rand only supports float dtypes, got ", dt);
@@ -899,12 +899,14 @@ Tensor Tensor::rand(const Shape& shape, TensorOptions opts) {
   bits = bits.rshift(dt.itemsize() * 8 - nmant).bitwise_or(one);
   Tensor out = bits.bitcast(dt).shrink({{0, numel}}).sub(bits.bitcast(dt).scalar_like(1.0)).reshape(shape);
   if (opts.requires_grad) out.requires_grad_(*opts.requires_grad);
-  return out.contiguous();
+  return contiguous ? out.contiguous() : out;
 }
 
-Tensor Tensor::rand_like(TensorOptions opts) const {
-  return rand(shape(), TensorOptions{opts.device ? opts.device : device(), opts.dtype ? opts.dtype : dtype(),
-                                     opts.requires_grad});
+Tensor Tensor::rand_like(TensorOptions opts, bool contiguous) const {
+  return rand(
+      shape(),
+      TensorOptions{opts.device ? opts.device : device(), opts.dtype ? opts.dtype : dtype(), opts.requires_grad},
+      contiguous);
 }
 Tensor Tensor::randn_like(TensorOptions opts) const {
   TG_META("randn_like");

@@ -127,10 +127,11 @@ class Tensor {
 
   // *** random: the reference's counter-based generator (threefry2x32), so a seed gives the same numbers every run ***
   static void manual_seed(uint64_t seed = 0);
-  static Tensor rand(const Shape& shape, TensorOptions opts = {});   // uniform in [0, 1)
+  // uniform in [0, 1); contiguous=false leaves the bits unrealized, to fuse into their user (as dropout does)
+  static Tensor rand(const Shape& shape, TensorOptions opts = {}, bool contiguous = true);
   static Tensor randn(const Shape& shape, TensorOptions opts = {});  // standard normal (Box-Muller)
   static Tensor uniform(const Shape& shape, double low = 0.0, double high = 1.0, TensorOptions opts = {});
-  Tensor rand_like(TensorOptions opts = {}) const;
+  Tensor rand_like(TensorOptions opts = {}, bool contiguous = true) const;
   Tensor randn_like(TensorOptions opts = {}) const;
   Tensor zeros_like(TensorOptions opts = {}) const { return full_like(ConstValue(int64_t(0)), opts); }
   Tensor ones_like(TensorOptions opts = {}) const { return full_like(ConstValue(int64_t(1)), opts); }
