@@ -991,3 +991,28 @@ TEST_F(NN, DropoutKernelCount) {
   EXPECT_EQ(kernels_run_by([&] { x.dropout(0.5).realize(); }), 6);
   EXPECT_EQ(kernels_run_by([&] { q.scaled_dot_product_attention(q, q, std::nullopt, 0.1).realize(); }), 10);
 }
+
+TEST_F(NN, ZeroAndOneSizedDims) {
+  Tensor empty_batch = Tensor::ones({0, 2, 4, 4});
+  EXPECT_EQ(empty_batch.max_pool2d().shape(), (Shape{0, 2, 2, 2}));
+  EXPECT_EQ(empty_batch.avg_pool2d({.kernel_size = {3, 3}, .padding = {1}}).shape(), (Shape{0, 2, 2, 2}));
+  EXPECT_EQ(empty_batch.conv_transpose2d(Tensor::ones({2, 3, 2, 2})).shape(), (Shape{0, 3, 5, 5}));
+  EXPECT_EQ(empty_batch.interpolate({2, 3}).shape(), (Shape{0, 2, 2, 3}));
+  EXPECT_TRUE(got(empty_batch.max_pool2d()).empty());
+  // a contraction over an empty dim is all zeros
+  Tensor a = Tensor::ones({2, 0}), b = Tensor::ones({0, 3});
+  EXPECT_EQ(got(Tensor::einsum("ij,jk->ik", {a, b})), std::vector<double>(6, 0.0));
+  // one element: the variance with correction 1 is 0/0, the mean and argmax are that element
+  Tensor one = Tensor(std::vector<float>{4.0f}, {1, 1});
+  EXPECT_TRUE(std::isnan(one.var().item<float>()));
+  EXPECT_EQ(one.var({}, false, 0).item<float>(), 0.0f);
+  EXPECT_EQ(one.argmax().item<int>(), 0);
+  EXPECT_EQ(one.max_pool2d({.kernel_size = {1, 1}}).item<float>(), 4.0f);
+  EXPECT_EQ(one.reshape({1, 1, 1, 1}).conv2d(Tensor(std::vector<float>{2.0f}, {1, 1, 1, 1})).item<float>(), 8.0f);
+  EXPECT_EQ(one.cumsum(1).item<float>(), 4.0f);
+  EXPECT_EQ(one.logsumexp().item<float>(), 4.0f);
+  // no samples: the mean loss is 0/0
+  Tensor no_logits = Tensor::ones({0, 3});
+  EXPECT_TRUE(
+      std::isnan(no_logits.sparse_categorical_crossentropy(Tensor::ones({0}, {.dtype = dtypes::int32})).item<float>()));
+}
