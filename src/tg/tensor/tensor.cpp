@@ -8,8 +8,10 @@
 #include <mutex>
 #include <numbers>
 #include <ostream>
+#include <unordered_set>
 
 #include "tg/engine/buffers.h"
+#include "tg/gradient/gradient.h"
 #include "tg/tensor/tensor_internal.h"
 
 namespace tg {
@@ -305,6 +307,7 @@ Tensor Tensor::apply_uop(UOp u, std::initializer_list<const Tensor*> inputs) con
     any_none |= !rg.has_value();
   }
   std::optional<bool> rg = any_true ? std::optional<bool>(true) : any_none ? std::nullopt : std::optional<bool>(false);
+  if (no_grad) rg = false;
   if (const Metadata* m = MetadataScope::current()) u.set_metadata(m);
   return tensor_from_uop(u, rg);
 }
@@ -971,6 +974,58 @@ Tensor& Tensor::assign(const Tensor& x) {
   return *this;
 }
 
+// *** autograd ***
+
+std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::optional<Tensor> seed,
+                                     bool materialize) const {
+  TG_CHECK(seed || shape().empty(), "when no gradient is provided, backward must be called on a scalar tensor, not ",
+           shape_str(shape()));
+  TG_CHECK(is_floating_point(), "only float Tensors have gradient, this one is ", dtype());
+  for (const Tensor& t : targets)
+    TG_CHECK(t.is_floating_point(), "only float Tensors have gradient, a target is ", t.dtype());
+  if (!seed) seed = Tensor(1.0, TensorOptions{device(), dtype(), false});
+  TG_CHECK(seed->shape() == shape(), "the gradient's shape ", shape_str(seed->shape()), " must match the tensor's ",
+           shape_str(shape()));
+  std::vector<UOp> target_uops;
+  for (const Tensor& t : targets) target_uops.push_back(t.uop());
+  auto grads = compute_gradient(uop(), seed->uop(), target_uops);
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < targets.size(); i++) {
+    auto it = grads.find(target_uops[i].get());
+    UOp g;
+    if (it != grads.end())
+      g = it->second;
+    else {
+      TG_CHECK(materialize, "target ", i, " (shape ", shape_str(targets[i].shape()),
+               ") is not in the graph of this tensor: no gradient flows to it");
+      g = target_uops[i].const_like(ConstValue(int64_t(0)));
+    }
+    out.push_back(Tensor(g, TensorOptions{targets[i].device(), std::nullopt, std::nullopt}));
+  }
+  return out;
+}
+
+Tensor& Tensor::backward(std::optional<Tensor> seed) {
+  std::unordered_set<const UOpNode*> in_graph;
+  for (const UOp& u : uop().toposort()) in_graph.insert(u.get());
+  std::vector<Tensor> need;
+  {
+    auto& r = registry();
+    std::lock_guard lock(r.mu);
+    for (auto& w : r.all)
+      if (auto d = w.lock(); d && d->requires_grad.value_or(false) && in_graph.count(d->uop.get()))
+        need.push_back(Tensor(std::move(d)));
+  }
+  std::vector<Tensor> grads = gradient(need, std::move(seed), true);
+  for (size_t i = 0; i < need.size(); i++) {
+    TG_ASSERT(grads[i].shape() == need[i].shape(), "grad shape ", shape_str(grads[i].shape()),
+              " must match tensor shape ", shape_str(need[i].shape()));
+    std::optional<Tensor> old = need[i].grad();
+    need[i].set_grad(old ? *old + grads[i] : grads[i]);
+  }
+  return *this;
+}
+
 // *** graph replacement after kernelize/realize: every live tensor follows ***
 
 void apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& map) {
@@ -981,21 +1036,24 @@ void apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& map) {
     for (auto& w : r.all)
       if (auto d = w.lock()) live.push_back(std::move(d));
   }
-  std::unordered_map<const UOpNode*, UOp> direct;
-  for (auto& [k, v] : map) direct.emplace(k.get(), v);
-  for (auto& d : live) {
-    if (auto it = direct.find(d->uop.get()); it != direct.end()) {
-      d->uop = it->second;
-      continue;
-    }
-    bool touches = false;  // only graphs that contain a replaced node are rewritten
-    for (const UOp& u : d->uop.toposort())
-      if (direct.count(u.get())) {
-        touches = true;
-        break;
-      }
-    if (touches) d->uop = d->uop.substitute(map);
-  }
+  if (live.empty() || map.empty()) return;
+  // one bottom-up substitute over every live graph at once (tinygrad's _apply_map_to_tensors): a replacement is
+  // itself searched for keys, so an intermediate value of the kernelize map (a node fused into a kernel) still
+  // ends at the final form of its sources
+  std::vector<UOp> roots;
+  for (auto& d : live) roots.push_back(d->uop);
+  UOp sink = UOp::sink(roots), new_sink = sink.substitute(map);
+  if (new_sink == sink) return;
+  for (size_t i = 0; i < live.size(); i++) live[i]->uop = new_sink.src(i);
+}
+
+std::vector<UOp> pending_assign_uops() {
+  std::vector<UOp> out;
+  auto& r = registry();
+  std::lock_guard lock(r.mu);
+  for (auto& w : r.all)
+    if (auto d = w.lock(); d && d->uop.op() == Ops::ASSIGN) out.push_back(d->uop);
+  return out;
 }
 
 }  // namespace tg

@@ -227,9 +227,13 @@ class Tensor {
     return sum(std::vector<int64_t>{axis}, keepdim, dtype);
   }
   Tensor prod(std::vector<int64_t> axis = {}, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  Tensor prod(int64_t axis, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const {
+    return prod(std::vector<int64_t>{axis}, keepdim, dtype);
+  }
   Tensor max(std::vector<int64_t> axis = {}, bool keepdim = false) const;
   Tensor max(int64_t axis, bool keepdim = false) const { return max(std::vector<int64_t>{axis}, keepdim); }
   Tensor min(std::vector<int64_t> axis = {}, bool keepdim = false) const;
+  Tensor min(int64_t axis, bool keepdim = false) const { return min(std::vector<int64_t>{axis}, keepdim); }
   Tensor mean(std::vector<int64_t> axis = {}, bool keepdim = false) const;
   Tensor mean(int64_t axis, bool keepdim = false) const { return mean(std::vector<int64_t>{axis}, keepdim); }
   Tensor softmax(int64_t axis = -1, std::optional<DType> dtype = std::nullopt) const;
@@ -297,7 +301,9 @@ class Tensor {
 
   // *** [autograd] the rules are in gradient/gradient.cpp ***
   // d(this)/d(targets): this must be a scalar unless a seed gradient of its shape is given
-  std::vector<Tensor> gradient(const std::vector<Tensor>& targets, std::optional<Tensor> seed = std::nullopt) const;
+  // (materialize_grads: a target the gradient doesn't reach gets zeros instead of an error)
+  std::vector<Tensor> gradient(const std::vector<Tensor>& targets, std::optional<Tensor> seed = std::nullopt,
+                               bool materialize_grads = false) const;
   // accumulates into .grad of every tensor in the graph with requires_grad=true
   Tensor& backward(std::optional<Tensor> seed = std::nullopt);
   // tinygrad's Tensor.training (dropout, batchnorm and the optimizers read it) and a no-grad switch: under no_grad,
@@ -335,6 +341,7 @@ class Tensor {
   // *** scheduling and data ***
   Tensor& kernelize();
   Tensor& realize();
+  static void realize(const std::vector<Tensor>& tensors);  // in one schedule (tinygrad's Tensor.realize(*lst))
   template <class T>
   std::vector<T> tolist() const;  // flat, row-major; T must match the dtype (int for dtypes.int, ...)
   template <class T>
