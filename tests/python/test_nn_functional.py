@@ -215,3 +215,18 @@ def test_losses():
   close(Tensor(lp.astype(np.float32)).nll_loss(Tensor(labels), weight=Tensor(w)), -(picked * w[labels]).sum() / w[labels].sum())
   close(Tensor(lp.astype(np.float32)).nll_loss(Tensor(labels), ignore_index=3, reduction="sum"), -picked[keep].sum())
   with pytest.raises((RuntimeError, ValueError)): Tensor(x).nll_loss(Tensor(labels), reduction="max")
+
+def test_dropout_while_training():
+  with Tensor.train():
+    d = Tensor.ones(32, 32).dropout(0.25).numpy()
+  assert set(np.unique(d).tolist()) <= {0.0, np.float32(1 / 0.75)} and 0.6 < (d != 0).mean() < 0.9
+
+def test_backward_through_conv_pool_loss():
+  x, w = Tensor(rand(2, 1, 4, 4), requires_grad=True), Tensor(rand(3, 1, 2, 2), requires_grad=True)
+  labels = Tensor([1, 2])
+  x.conv2d(w).max_pool2d(kernel_size=(3, 3)).flatten(1).sparse_categorical_crossentropy(labels).backward()
+  assert x.grad.shape == (2, 1, 4, 4) and w.grad.shape == (3, 1, 2, 2)
+  # conv2d(...).sum(): each weight's gradient is the sum of the inputs it touches
+  x2, w2 = rand(1, 1, 3, 3), Tensor(rand(1, 1, 2, 2), requires_grad=True)
+  Tensor(x2).conv2d(w2).sum().backward()
+  close(w2.grad, np.array([[[[x2[0, 0, i:i+2, j:j+2].sum() for j in range(2)] for i in range(2)]]]))
