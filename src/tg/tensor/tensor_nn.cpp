@@ -200,7 +200,7 @@ Tensor Tensor::cumalu(int64_t axis_, Ops op, bool include_initial) const {
   Mask p(static_cast<size_t>(t.ndim()), {0, 0});
   p.back() = {n - (include_initial ? 0 : 1), include_initial ? -1 : 0};
   Tensor pooled = nn_detail::pad_const(t, p, identity).pool({n});
-  Tensor r = op == Ops::ADD ? pooled.sum(-1) : op == Ops::MAX ? pooled.max(-1) : pooled.prod({-1});
+  Tensor r = op == Ops::ADD ? pooled.sum(-1) : op == Ops::MAX ? pooled.max(-1) : pooled.prod(-1);
   return r.transpose(axis, -1);
 }
 
