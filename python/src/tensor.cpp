@@ -503,14 +503,6 @@ void bind_tensor(py::module_& m) {
              META("bitwise_not");
              return t.bitwise_not();
            })
-      .def(
-          "clip",
-          [](const Tensor& t, py::object lo, py::object hi) {
-            META("clip");
-            return t.clip(lo.is_none() ? std::nullopt : std::optional<double>(lo.cast<double>()),
-                          hi.is_none() ? std::nullopt : std::optional<double>(hi.cast<double>()));
-          },
-          py::arg("min_") = py::none(), py::arg("max_") = py::none())
       .def("where",
            [](const Tensor& c, py::handle x, py::handle y) {
              META("where");
@@ -757,18 +749,14 @@ void bind_tensor(py::module_& m) {
         return a.idiv(operand(a, b), reverse);
       },
       py::arg("x"), py::arg("reverse") = false);
-  // python's //: floor division (tinygrad's div(rounding_mode="floor")); mod is already the floor one
-  auto floordiv = [](const Tensor& a, const Tensor& b) {
-    Tensor r = a.sub(a.mod(b));
-    return tg::dtypes::is_int(r.dtype()) ? r.idiv(b) : r.div(b);
-  };
-  cls.def("__floordiv__", [floordiv](const Tensor& a, py::handle b) {
+  // python's //: tinygrad's div(rounding_mode="floor")
+  cls.def("__floordiv__", [](const Tensor& a, py::handle b) {
     META("__floordiv__");
-    return floordiv(a, operand(a, b));
+    return a.div(operand(a, b), false, "floor");
   });
-  cls.def("__rfloordiv__", [floordiv](const Tensor& a, py::handle b) {
+  cls.def("__rfloordiv__", [](const Tensor& a, py::handle b) {
     META("__rfloordiv__");
-    return floordiv(operand(a, b), a);
+    return a.div(operand(a, b), true, "floor");
   });
   TG_PY_BINOP(mod, "__mod__", "__rmod__")
   TG_PY_BINOP(pow, "__pow__", "__rpow__")

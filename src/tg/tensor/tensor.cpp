@@ -466,26 +466,18 @@ Tensor Tensor::idiv(const Tensor& x, bool reverse) const {
   TG_META("idiv");
   return binop(Ops::IDIV, x, reverse);
 }
-Tensor Tensor::mod(const Tensor& x, bool reverse) const {  // python's floor modulo, as tinygrad's Tensor.mod
+Tensor Tensor::mod(const Tensor& x, bool reverse) const {  // python's floor modulo: a - floor(a / b) * b
   TG_META("mod");
   auto [a, b] = broadcasted(x, reverse);
-  if (dtypes::is_int(a.dtype())) {
-    Tensor q = a.idiv(b), r = a.binop(Ops::MOD, b, false);
-    Tensor opposite = ((a > 0) & (b < 0)) | ((a < 0) & (b > 0));
-    Tensor fq = (opposite & r.ne(r.scalar_like(int64_t(0)))).where(q - 1, q);
-    return a - fq * b;
-  }
-  Tensor d = a.div(b);
-  Tensor fl = d.cast(dtypes::int64).cast(d.dtype());
-  fl = (d < fl).where(fl - 1, fl);  // floor of the quotient
-  return a - fl * b;
+  return a - a.div(b, false, "floor") * b;
 }
 Tensor Tensor::pow(const Tensor& x, bool reverse) const {
   TG_META("pow");
   auto [base, e] = broadcasted(x, reverse);
   TG_CHECK(base.is_floating_point(), "base needs to be float, not ", base.dtype());
   Tensor ret = base.apply_uop(base.uop().alu(Ops::POW, {e.uop()}), {&base, &e});
-  return ret;
+  // an int tensor raised to a float comes back rounded to its own dtype
+  return !reverse && !dtypes::is_float(dtype()) ? ret.round().cast(dtype()) : ret;
 }
 Tensor Tensor::maximum(const Tensor& x) const {
   TG_META("maximum");
@@ -558,11 +550,9 @@ Tensor Tensor::rshift(int64_t bits) const {
            " and ", bits);
   return idiv(scalar_like(int64_t(1) << bits));
 }
-Tensor Tensor::clip(std::optional<double> lo, std::optional<double> hi) const {
+Tensor Tensor::clip(std::optional<ConstValue> lo, std::optional<ConstValue> hi) const {
   TG_META("clip");
-  TG_CHECK(lo || hi, "at least one of 'min_' or 'max_' must not be None");
-  Tensor r = lo ? maximum(scalar_like(*lo)) : *this;
-  return hi ? r.minimum(r.scalar_like(*hi)) : r;
+  return clamp(lo, hi);
 }
 
 // *** movement ***
