@@ -318,26 +318,6 @@ Tensor Tensor::max_unpool2d(const Tensor& indices, const MaxUnpool2dOptions& o) 
 
 // *** interpolate ***
 
-namespace {
-Tensor trunc_(const Tensor& x) { return x.cast(dtypes::int32).cast(x.dtype()); }
-Tensor floor_(const Tensor& x) {
-  Tensor b = trunc_(x);
-  return (x < b).where(b - 1, b);
-}
-Tensor ceil_(const Tensor& x) {
-  Tensor b = trunc_(x);
-  return (x > b).where(b + 1, b);
-}
-Tensor lerp_(const Tensor& x, const Tensor& end, const Tensor& weight) {
-  if (x.dtype() == dtypes::uint8) {  // fixed point with 7 bits of weight, as the reference
-    Tensor w_i = (weight * 128 + 0.5).cast(dtypes::int16);
-    Tensor step = ((end - x).cast(dtypes::int8) * w_i + 64).cast(dtypes::uint16).rshift(7);
-    return (x + step).cast(dtypes::uint8);
-  }
-  return x + (end - x) * weight;
-}
-}  // namespace
-
 Tensor Tensor::interpolate(const Shape& size, const std::string& mode, bool align_corners) const {
   TG_META("interpolate");
   TG_CHECK(!size.empty() && static_cast<int64_t>(size.size()) <= ndim(), "invalid size=", shape_str(size),
@@ -361,9 +341,9 @@ Tensor Tensor::interpolate(const Shape& size, const std::string& mode, bool alig
     int64_t dim = static_cast<int64_t>(d);
     if (mode == "linear") {
       Tensor index = (align_corners ? scale * arr : scale * (arr + 0.5) - 0.5).clip(0.0, static_cast<double>(s[d] - 1));
-      Tensor low = spread(floor_(index).cast(dtypes::int32)), high = spread(ceil_(index).cast(dtypes::int32));
-      Tensor perc = spread(index - floor_(index));
-      x = lerp_(nn_detail::gather(x, dim, low), nn_detail::gather(x, dim, high), perc);
+      Tensor low = spread(index.floor().cast(dtypes::int32)), high = spread(index.ceil().cast(dtypes::int32));
+      Tensor perc = spread(index - index.floor());
+      x = nn_detail::gather(x, dim, low).lerp(nn_detail::gather(x, dim, high), perc);
     } else {
       Tensor pos = mode == "nearest-exact" ? scale * (arr + 0.5) : scale * arr;
       x = nn_detail::gather(x, dim, spread(pos.cast(dtypes::int32)));
