@@ -386,3 +386,42 @@ TEST(Layers, ModelStateDict) {
   nn::state::load_state_dict(copy, nn::state::get_state_dict(m));
   expect_near(copy.layers[1].weight, vals(m.layers[1].weight), "loaded");
 }
+
+// end to end: a conv/batchnorm/linear model learns a toy task (label: is the top half brighter than the bottom)
+namespace {
+struct Tiny {
+  nn::Conv2d conv{1, 2, 3, {.stride = {3}}};
+  nn::BatchNorm bn{2};
+  nn::Linear head{8, 2};
+  TG_PARAMS(conv, bn, head)
+  Tensor operator()(const Tensor& x) { return head(bn(conv(x)).relu().flatten(1)); }
+};
+}  // namespace
+
+TEST(Layers, ModelTrains) {
+  Tensor::manual_seed(3);
+  Tiny m;
+  auto opt = nn::optim::Adam(nn::state::get_parameters(m), {.lr = 0.05});
+  EXPECT_EQ(opt.params.size(), 6u);  // the running stats and the counter are buffers
+  EXPECT_EQ(opt.buffers.size(), 3u);
+  std::vector<float> xs;
+  std::vector<int> ys;
+  for (int n = 0; n < 16; n++) {
+    int label = n % 2;
+    for (int i = 0; i < 36; i++)
+      xs.push_back(std::sin(float(n * 36 + i)) * 0.3f + ((i < 18) == (label == 1) ? 1.0f : 0.0f));
+    ys.push_back(label);
+  }
+  Tensor X(xs, {16, 1, 6, 6}), Y(ys, {16});
+  Tensor::train tr;
+  float first = 0, last = 0;
+  for (int s = 0; s < 12; s++) {
+    opt.zero_grad();
+    Tensor loss = m(X).sparse_categorical_crossentropy(Y);
+    loss.backward();
+    opt.step();
+    (s == 0 ? first : last) = loss.item<float>();
+  }
+  EXPECT_LT(last, first / 4);
+  EXPECT_EQ(m.bn.num_batches_tracked.tolist<int64_t>(), std::vector<int64_t>{12});
+}
