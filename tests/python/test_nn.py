@@ -253,3 +253,24 @@ def test_embedding_lstm():
   h2, c2 = cell(Tensor(arr(4, 2)), (h, c))
   assert h2.shape == (4, 3)
   assert list(get_state_dict(cell)) == ["weight_ih", "weight_hh", "bias_ih", "bias_hh"]
+
+def test_model_trains():
+  class Tiny:
+    def __init__(self): self.conv, self.bn, self.head = Conv2d(1, 2, 3, stride=3), BatchNorm(2), Linear(8, 2)
+    def __call__(self, x): return self.head(self.bn(self.conv(x)).relu().flatten(1))
+  m = Tiny()
+  opt = Adam(get_parameters(m), lr=0.05)
+  assert len(opt.params) == 6 and len(opt.buffers) == 3
+  labels = np.arange(16) % 2
+  x = 0.3 * np.sin(np.arange(16 * 36)).reshape(16, 1, 6, 6) + (np.arange(36).reshape(1, 1, 6, 6) < 18).astype(np.float64) * labels[:, None, None, None]
+  x += (np.arange(36).reshape(1, 1, 6, 6) >= 18) * (1 - labels[:, None, None, None])
+  X, Y = Tensor(x.astype(np.float32)), Tensor(labels.astype(np.int32))
+  losses = []
+  with Tensor.train():
+    for _ in range(12):
+      opt.zero_grad()
+      loss = m(X).sparse_categorical_crossentropy(Y)
+      loss.backward()
+      opt.step()
+      losses.append(loss.item())
+  assert losses[-1] < losses[0] / 4 and m.bn.num_batches_tracked.tolist() == [12]
