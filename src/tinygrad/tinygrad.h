@@ -3,6 +3,7 @@
 #include "tg/dtype/dtype.h"
 #include "tg/helpers/helpers.h"
 #include "tg/nn/datasets.h"
+#include "tg/nn/nn.h"
 #include "tg/nn/optim.h"
 #include "tg/nn/state.h"
 #include "tg/tensor/tensor.h"
