@@ -1,11 +1,13 @@
 #pragma once
-// layers (tinygrad's nn/__init__.py): plain structs of tensors, initialized with the reference's distributions, so
-// after Tensor::manual_seed(s) they hold the reference's numbers. Each lists its tensors with TG_PARAMS (state.h) in
-// the reference's attribute order, and is called as a function: `nn::Linear l(3, 4); Tensor y = l(x);`.
-// Optional tensors (bias=false, affine=false) are empty std::optionals, as the reference's None.
+// nn layers (tinygrad's nn/__init__.py), initialized as the reference initializes them. Each layer is a plain struct
+// of Tensors with a call operator and TG_PARAMS, so get_state_dict / get_parameters / load_state_dict see its
+// tensors under the reference's names ("weight", "bias", "running_mean", ...):
+//
+//   nn::Conv2d conv{1, 32, 5};                 // in, out, kernel size; options: {.stride = 2, .padding = {1}}
+//   nn::BatchNorm bn{32};                      // running stats are updated (by assign) when Tensor::training
+//   nn::Linear fc{576, 10};
+//   Tensor y = fc(bn(conv(x)).relu().max_pool2d().flatten(1));
 #include <optional>
-#include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -14,159 +16,125 @@
 
 namespace tg::nn {
 
-// y = x @ weight.T + bias; weight (out, in) and bias (out,) uniform in +-1/sqrt(in)
 struct Linear {
-  Linear(int64_t in_features, int64_t out_features, bool bias = true);
-  Tensor operator()(const Tensor& x) const;
   Tensor weight;
   std::optional<Tensor> bias;
+  Linear(int64_t in_features, int64_t out_features, bool bias = true);
+  Tensor operator()(const Tensor& x) const;
   TG_PARAMS(weight, bias)
-};
-
-// padding of a convolution: one value for every spatial dim (`.padding = 1`), one per dim, or a (before, after)
-// pair per dim in torch's flat order, last dim first (`.padding = {0, 1, 2, 3}`), or "same" (stride 1 only)
-struct ConvPadding {
-  std::vector<int64_t> values = {0};
-  bool same = false;
-  ConvPadding(int64_t p = 0) : values{p} {}  // NOLINT: implicit, for `.padding = 1`
-  ConvPadding(std::initializer_list<int64_t> p) : values(p) {}
-  ConvPadding(std::vector<int64_t> p) : values(std::move(p)) {}  // NOLINT
-  template <size_t N>
-  ConvPadding(const char (&s)[N]) : ConvPadding(std::string_view(s, N - 1), 0) {}  // NOLINT: "same"
-  ConvPadding(std::string_view s, int);
 };
 
 struct ConvOptions {
-  std::vector<int64_t> stride = {1};  // one value for every spatial dim, or one per dim
-  ConvPadding padding = 0;
+  std::vector<int64_t> stride = {1};
+  std::vector<int64_t> padding = {0};  // one value, one per dim, or one per side (as Tensor::conv2d)
+  bool padding_same = false;           // tinygrad's padding='same' (stride 1 only)
   std::vector<int64_t> dilation = {1};
   int64_t groups = 1;
   bool bias = true;
+  std::vector<int64_t> output_padding = {0};  // ConvTranspose only
 };
 
-// a convolution over the trailing len(kernel_size) dims; weight (out, in/groups, *kernel_size) and bias (out,)
-// uniform in +-1/sqrt(in*prod(kernel_size)). An int kernel size is square; a vector gives one size per dim.
+// N-d convolution: the kernel size's length is the number of spatial dims (an int kernel size means 2-d)
 struct Conv2d {
-  Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, ConvOptions opts = {});
-  Conv2d(int64_t in_channels, int64_t out_channels, std::vector<int64_t> kernel_size, ConvOptions opts = {});
-  Tensor operator()(const Tensor& x) const;
-  std::vector<int64_t> kernel_size, stride, dilation, padding;  // padding: the values conv2d gets
-  int64_t groups;
+  std::vector<int64_t> kernel_size;
+  ConvOptions opts;
   Tensor weight;
   std::optional<Tensor> bias;
+  Conv2d(int64_t in_channels, int64_t out_channels, std::vector<int64_t> kernel_size, ConvOptions opts = {});
+  Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, ConvOptions opts = {})
+      : Conv2d(in_channels, out_channels, std::vector<int64_t>{kernel_size, kernel_size}, std::move(opts)) {}
+  Tensor operator()(const Tensor& x) const;
   TG_PARAMS(weight, bias)
 };
-// a Conv2d with a kernel of one dim
 Conv2d Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, ConvOptions opts = {});
 
-struct ConvTransposeOptions {
-  std::vector<int64_t> stride = {1};
-  std::vector<int64_t> padding = {0};
-  std::vector<int64_t> output_padding = {0};
-  std::vector<int64_t> dilation = {1};
-  int64_t groups = 1;
-  bool bias = true;
-};
-// the transpose of Conv2d: weight (in, out/groups, *kernel_size). As the reference, it draws a Conv2d's weight
-// and bias first, then its own weight, so a seed gives the reference's numbers.
-struct ConvTranspose2d : Conv2d {
-  ConvTranspose2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, ConvTransposeOptions opts = {});
-  ConvTranspose2d(int64_t in_channels, int64_t out_channels, std::vector<int64_t> kernel_size,
-                  ConvTransposeOptions opts = {});
+struct ConvTranspose2d {
+  std::vector<int64_t> kernel_size;
+  ConvOptions opts;
+  std::optional<Tensor> bias;
+  Tensor weight;
+  ConvTranspose2d(int64_t in_channels, int64_t out_channels, std::vector<int64_t> kernel_size, ConvOptions opts = {});
+  ConvTranspose2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, ConvOptions opts = {})
+      : ConvTranspose2d(in_channels, out_channels, std::vector<int64_t>{kernel_size, kernel_size}, std::move(opts)) {}
   Tensor operator()(const Tensor& x) const;
-  std::vector<int64_t> output_padding;
+  TG_PARAMS(weight, bias)
 };
-ConvTranspose2d ConvTranspose1d(int64_t in_channels, int64_t out_channels, int64_t kernel_size,
-                                ConvTransposeOptions opts = {});
+ConvTranspose2d ConvTranspose1d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, ConvOptions opts = {});
 
 struct BatchNormOptions {
   double eps = 1e-5;
-  bool affine = true;               // learnable weight (ones) and bias (zeros)
-  bool track_running_stats = true;  // running_mean/running_var, used outside training
+  bool affine = true, track_running_stats = true;
   double momentum = 0.1;
 };
-// normalizes over every dim but 1 (channels). In training (Tensor::training) it uses the batch's statistics and
-// updates the running ones by assign (and counts num_batches_tracked); otherwise it uses the running ones.
 struct BatchNorm {
+  std::optional<Tensor> weight, bias, running_mean, running_var;
+  Tensor num_batches_tracked;
+  BatchNormOptions opts;
   explicit BatchNorm(int64_t sz, BatchNormOptions opts = {});
-  std::pair<Tensor, Tensor> calc_stats(const Tensor& x) const;  // (mean, var)
+  std::pair<Tensor, Tensor> calc_stats(const Tensor& x) const;  // (mean, var) of the batch, or the running ones
   Tensor operator()(const Tensor& x);
-  double eps;
-  bool track_running_stats;
-  double momentum;
-  std::optional<Tensor> weight, bias;
-  Tensor num_batches_tracked;  // int64, shape (1,)
-  std::optional<Tensor> running_mean, running_var;
   TG_PARAMS(weight, bias, num_batches_tracked, running_mean, running_var)
 };
 using BatchNorm2d = BatchNorm;
 using BatchNorm3d = BatchNorm;
 
-// normalizes over the last normalized_shape.size() dims, then x * weight + bias
 struct LayerNorm {
+  std::optional<Tensor> weight, bias;
+  Shape normalized_shape;
+  double eps;
+  LayerNorm(Shape normalized_shape, double eps = 1e-5, bool elementwise_affine = true);
   explicit LayerNorm(int64_t normalized_shape, double eps = 1e-5, bool elementwise_affine = true)
       : LayerNorm(Shape{normalized_shape}, eps, elementwise_affine) {}
-  explicit LayerNorm(Shape normalized_shape, double eps = 1e-5, bool elementwise_affine = true);
   Tensor operator()(const Tensor& x) const;
-  Shape normalized_shape;
-  std::vector<int64_t> axis;
-  double eps;
-  bool elementwise_affine;
-  std::optional<Tensor> weight, bias;
   TG_PARAMS(weight, bias)
 };
-// LayerNorm over the channels of (N, C, H, W)
+// LayerNorm over the channels of NCHW input
 struct LayerNorm2d : LayerNorm {
   using LayerNorm::LayerNorm;
   Tensor operator()(const Tensor& x) const;
 };
 
-// normalizes each of num_groups groups of channels, then the affine per channel
 struct GroupNorm {
-  GroupNorm(int64_t num_groups, int64_t num_channels, double eps = 1e-5, bool affine = true);
-  Tensor operator()(const Tensor& x) const;
+  std::optional<Tensor> weight, bias;
   int64_t num_groups, num_channels;
   double eps;
-  std::optional<Tensor> weight, bias;
+  GroupNorm(int64_t num_groups, int64_t num_channels, double eps = 1e-5, bool affine = true);
+  Tensor operator()(const Tensor& x) const;
   TG_PARAMS(weight, bias)
 };
 
-// normalizes each channel of each sample, then the affine per channel
 struct InstanceNorm {
-  explicit InstanceNorm(int64_t num_features, double eps = 1e-5, bool affine = true);
-  Tensor operator()(const Tensor& x) const;
+  std::optional<Tensor> weight, bias;
   int64_t num_features;
   double eps;
-  std::optional<Tensor> weight, bias;
+  explicit InstanceNorm(int64_t num_features, double eps = 1e-5, bool affine = true);
+  Tensor operator()(const Tensor& x) const;
   TG_PARAMS(weight, bias)
 };
 
-// x / rms(x) over the last dim (computed in float32), times weight
 struct RMSNorm {
+  std::optional<Tensor> weight;
+  double eps;
   explicit RMSNorm(int64_t dim, double eps = 1e-6, bool elementwise_affine = true);
   Tensor operator()(const Tensor& x) const;
-  Tensor _norm(const Tensor& x) const;
-  double eps;
-  std::optional<Tensor> weight;
   TG_PARAMS(weight)
 };
 
-// a lookup table: idx (any shape, ints) -> idx.shape + (embed_size,); weight glorot-uniform (vocab, embed)
 struct Embedding {
-  Embedding(int64_t vocab_size, int64_t embed_size);
-  Tensor operator()(const Tensor& idx) const;
-  int64_t vocab_sz, embed_sz;
   Tensor weight;
+  int64_t vocab_size, embed_size;
+  Embedding(int64_t vocab_size, int64_t embed_size);
+  Tensor operator()(const Tensor& idx) const;  // out-of-range indices give zeros, as the reference
   TG_PARAMS(weight)
 };
 
-// one LSTM step: (h, c) = cell(x, (h, c)); no state given starts from zeros. Gates in the order i, f, g, o.
 struct LSTMCell {
-  LSTMCell(int64_t input_size, int64_t hidden_size, bool bias = true);
-  std::pair<Tensor, Tensor> operator()(const Tensor& x,
-                                       const std::optional<std::pair<Tensor, Tensor>>& hc = std::nullopt) const;
   Tensor weight_ih, weight_hh;
   std::optional<Tensor> bias_ih, bias_hh;
+  LSTMCell(int64_t input_size, int64_t hidden_size, bool bias = true);
+  // (h, c) of the next step; no state: zeros
+  std::pair<Tensor, Tensor> operator()(const Tensor& x,
+                                       std::optional<std::pair<Tensor, Tensor>> hc = std::nullopt) const;
   TG_PARAMS(weight_ih, weight_hh, bias_ih, bias_hh)
 };
 
