@@ -504,6 +504,8 @@ TG_TENSOR_CMP(<, lt, "__lt__")
 TG_TENSOR_CMP(>, gt, "__gt__")
 TG_TENSOR_CMP(<=, le, "__le__")
 TG_TENSOR_CMP(>=, ge, "__ge__")
+TG_TENSOR_CMP(==, eq, "__eq__")  // elementwise, as tinygrad: a bool tensor, not a bool
+TG_TENSOR_CMP(!=, ne, "__ne__")
 #undef TG_TENSOR_CMP
 inline Tensor operator-(const Tensor& a) {
   MetadataScope m("__neg__");
