@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <numeric>
 
@@ -61,9 +62,10 @@ void expect_arr(const Tensor& t, const Arr& want, const std::string& what = "") 
 struct Batch {
   std::vector<std::pair<Tensor, Arr>> cases;
   std::vector<std::string> names;
-  void add(const Tensor& t, const Arr& want, const std::string& name = "") {
+  std::vector<double> tols;
+  void add(const Tensor& t, const Arr& want, const std::string& name = "", double tol = 0) {
     EXPECT_EQ(t.shape(), want.shape) << name << ": shape " << shape_str(t.shape()) << " vs " << shape_str(want.shape);
-    cases.push_back({t, want}), names.push_back(name);
+    cases.push_back({t, want}), names.push_back(name), tols.push_back(tol);
   }
   ~Batch() {
     if (cases.empty()) return;
@@ -75,7 +77,13 @@ struct Batch {
       const std::vector<double>& want = cases[i].second.v;
       std::vector<double> part(got.begin() + static_cast<std::ptrdiff_t>(at),
                                got.begin() + static_cast<std::ptrdiff_t>(std::min(got.size(), at + want.size())));
-      EXPECT_EQ(part, want) << names[i];
+      if (tols[i] == 0) {
+        EXPECT_EQ(part, want) << names[i];
+      } else {
+        EXPECT_EQ(part.size(), want.size()) << names[i];
+        if (part.size() != want.size()) continue;
+        for (size_t k = 0; k < want.size(); k++) EXPECT_NEAR(part[k], want[k], tols[i]) << names[i] << " at " << k;
+      }
       at += want.size();
     }
   }
@@ -293,4 +301,336 @@ TEST_F(Movement, TriuTrilOverDiagonals) {
   }
   EXPECT_EQ(Tensor({true, true}).reshape({1, 2}).triu(1).dtype(), dtypes::bool_);
   EXPECT_ERROR(Tensor::arange(3).triu(), "triu needs at least 2 dims");
+}
+
+// *** indexing ***
+
+namespace {
+// python's positions of start:stop:step over a dim of n: negative ends count from the end, then clamp, then step
+std::vector<int64_t> slice_positions(const Slice& s, int64_t n) {
+  int64_t step = s.step.value_or(1);
+  auto end = [&](std::optional<int64_t> v, int64_t open) {
+    if (!v) return open;
+    int64_t x = *v < 0 ? *v + n : *v;
+    return step > 0 ? std::clamp<int64_t>(x, 0, n) : std::clamp<int64_t>(x, -1, n - 1);
+  };
+  std::vector<int64_t> out;
+  for (int64_t i = end(s.start, step > 0 ? 0 : n - 1); step > 0 ? i < end(s.stop, n) : i > end(s.stop, -1); i += step)
+    out.push_back(i);
+  return out;
+}
+// a[indices] for ints, slices, None and one ellipsis: the positions each source dim takes, their product
+Arr basic_index(const Arr& a, std::vector<Index> idx) {
+  size_t used = 0;
+  for (const Index& i : idx) used += i.kind() == Index::Kind::Int || i.kind() == Index::Kind::Slice;
+  auto ell = std::find_if(idx.begin(), idx.end(), [](const Index& i) { return i.kind() == Index::Kind::Ellipsis; });
+  auto at = ell == idx.end() ? idx.end() : idx.erase(ell);
+  idx.insert(at, a.shape.size() - used, Index(Slice{}));
+  std::vector<std::vector<int64_t>> pos;  // per source dim
+  std::vector<int64_t> out_of;            // per output dim: its source dim, or -1 for a new one
+  Shape out;
+  size_t d = 0;
+  for (const Index& i : idx) {
+    if (i.kind() == Index::Kind::None) {
+      out.push_back(1), out_of.push_back(-1);
+      continue;
+    }
+    if (i.kind() == Index::Kind::Int) {
+      pos.push_back({i.as_int() < 0 ? i.as_int() + a.shape[d] : i.as_int()});
+    } else {
+      pos.push_back(slice_positions(i.as_slice(), a.shape[d]));
+      out.push_back(static_cast<sint>(pos.back().size())), out_of.push_back(static_cast<int64_t>(d));
+    }
+    d++;
+  }
+  return build(out, [&](auto& k) {
+    std::vector<int64_t> src;
+    for (auto& p : pos) src.push_back(p[0]);
+    for (size_t o = 0; o < out.size(); o++)
+      if (out_of[o] >= 0) src[static_cast<size_t>(out_of[o])] = pos[static_cast<size_t>(out_of[o])][k[o]];
+    return a.at(src);
+  });
+}
+}  // namespace
+
+TEST_F(Movement, BasicIndexingAgainstPythonSemantics) {
+  Arr a = Arr::iota({3, 4, 5}), e = Arr::iota({0, 3}), one = Arr::iota({1, 3});
+  std::vector<std::pair<const Arr*, std::vector<Index>>> cases = {
+      {&a, {1}},
+      {&a, {-1}},
+      {&a, {1, 2}},
+      {&a, {0, 0, 0}},
+      {&a, {-3, -4, -5}},
+      {&a, {Slice{}}},
+      {&a, {Slice{1, 3}}},
+      {&a, {Slice{.step = -1}}},
+      {&a, {Slice{.step = 2}}},
+      {&a, {Slice{.start = -2}}},
+      {&a, {Slice{.stop = -1, .step = -2}}},
+      {&a, {Slice{10, -10, -3}}},
+      {&a, {Slice{-100, 100, 3}}},
+      {&a, {Slice{3, 1}}},
+      {&a, {Slice{.start = 1, .step = -1}}},
+      {&a, {Slice{.step = 3}, Slice{.step = -3}, Slice{1, 5, 2}}},
+      {&a, {Slice{}, Slice{-1, -5, -2}, Slice{4, 0, -4}}},
+      {&a, {Ellipsis, 0}},
+      {&a, {None, 1, Ellipsis, None}},
+      {&a, {Slice{}, None, Slice{.step = -2}, 4}},
+      {&a, {Ellipsis}},
+      {&a, {None}},
+      {&a, {0, Ellipsis, Slice{.step = -1}, None}},
+      {&e, {Slice{}}},
+      {&e, {Slice{.step = -1}, 1}},
+      {&e, {Slice{.step = 2}, None, Slice{.step = -2}}},
+      {&one, {0}},
+      {&one, {-1, Slice{.step = -1}}},
+      {&one, {Slice{1, 5}}},
+  };
+  Batch b;
+  for (auto& [arr, idx] : cases) {
+    Arr want = basic_index(*arr, idx);
+    b.add(arr->tensor().index(idx), want, "case " + std::to_string(b.cases.size()));
+  }
+  b.add(a.tensor()[2][Slice{.step = -1}][3], basic_index(a, {2, 0}), "operator[]");
+}
+
+TEST_F(Movement, BasicIndexingIsMovementOnly) {
+  Tensor t = Arr::iota({3, 4}).tensor();
+  Tensor r = t.index({Slice{.step = -2}, None, 1});
+  for (const UOp& u : r.uop().toposort())
+    EXPECT_FALSE(u.op() == Ops::REDUCE_AXIS || u.op() == Ops::CMPNE || u.op() == Ops::CMPLT) << u.op();
+}
+
+TEST_F(Movement, IndexErrorsNameTheIndexDimAndSize) {
+  Tensor t = Tensor::zeros({3, 4});
+  EXPECT_ERROR(t.index({3}), "index 3 is out of bounds for dim 0 with size 3");
+  EXPECT_ERROR(t.index({0, -5}), "index -5 is out of bounds for dim 1 with size 4");
+  EXPECT_ERROR(t[Slice{}][4], "index 4 is out of bounds for dim 0 with size 3");  // t[:] is (3, 4) again
+  EXPECT_ERROR(t.index({Ellipsis, 0, Ellipsis}), "only have a single ellipsis");
+  EXPECT_ERROR(t.index({0, 0, 0}), "too many indices: 3 for shape (3, 4)");
+  EXPECT_ERROR(t.index({Slice{.step = 0}}), "slice step cannot be 0");
+  EXPECT_ERROR(t.index({Tensor({0.5f})}), "index dtype dtypes.float is not supported");
+  EXPECT_ERROR(t.index({Tensor({0, 1}), Tensor({0, 1, 2})}), "cannot broadcast indices");
+  EXPECT_ERROR(Tensor(1.0f).index({0}), "too many indices");
+}
+
+TEST_F(Movement, TensorIndicesSelectAndBroadcast) {
+  Arr a = Arr::iota({3, 4, 5}), b4 = Arr::iota({2, 3, 4, 5});
+  Tensor i({2, 0, -1, 2}), j({3, 0}), m2 = Tensor(std::vector<int>{4, 0, 1, 1}, {2, 2}), col({{1}, {0}}),
+                                      oob({5, -4, 1});
+  auto wrap = [](int64_t v, int64_t n) { return v < 0 ? v + n : v; };
+  std::vector<int64_t> iv{2, 0, -1, 2}, jv{3, 0}, mv{4, 0, 1, 1};
+  Batch b;
+  b.add(a.tensor().index({i}), build({4, 4, 5}, [&](auto& k) { return a.at({wrap(iv[k[0]], 3), k[1], k[2]}); }));
+  b.add(a.tensor().index({Slice{}, {3, 0}}), build({3, 2, 5}, [&](auto& k) { return a.at({k[0], jv[k[1]], k[2]}); }));
+  b.add(a.tensor().index({Ellipsis, m2}), build({3, 4, 2, 2}, [&](auto& k) {
+          return a.at({k[0], k[1], mv[k[2] * 2 + k[3]]});
+        }));
+  // adjacent index tensors broadcast together, in place: (2, 1) and (2,) -> (2, 2)
+  Tensor col2 = Tensor(std::vector<int>{1, 0}, {2, 1});
+  b.add(a.tensor().index({col2, j}), build({2, 2, 5}, [&](auto& k) {
+          return a.at({k[0] == 0 ? 1 : 0, jv[k[1]], k[2]});
+        }));
+  // apart, starting at dim 0: in place
+  b.add(a.tensor().index({Tensor({2, 0}), Slice{}, j}), build({2, 4}, [&](auto& k) {
+          return a.at({k[0] == 0 ? 2 : 0, k[1], jv[k[0]]});
+        }));
+  // apart, after a slice: the broadcast dims go first
+  b.add(b4.tensor().index({Slice{}, Tensor({2, 1}), Slice{}, j}), build({2, 2, 4}, [&](auto& k) {
+          return b4.at({k[1], k[0] == 0 ? 2 : 1, k[2], jv[k[0]]});
+        }));
+  // an int is a basic index: it drops its dim first (unlike numpy, the tensor's dim stays in place)
+  b.add(a.tensor().index({1, Slice{}, j}), build({4, 2}, [&](auto& k) { return a.at({1, k[0], jv[k[1]]}); }));
+  b.add(a.tensor().index({None, Tensor({2, 0})}), build({1, 2, 4, 5}, [&](auto& k) {
+          return a.at({k[1] == 0 ? 2 : 0, k[2], k[3]});
+        }));
+  b.add(a.tensor().index({Slice{.step = -1}, j}), build({3, 2, 5}, [&](auto& k) {
+          return a.at({2 - k[0], jv[k[1]], k[2]});
+        }));
+  // out-of-range values select 0 (the reference's behaviour); negatives wrap once
+  b.add(a.tensor().index({oob, 0, 0}), Arr{{3}, {0, 0, a.at({1, 0, 0})}});
+  b.add(a.tensor().index({col}).reshape({2, 20}),
+        build({2, 20}, [&](auto& k) { return a.v[static_cast<size_t>((k[0] == 0 ? 20 : 0) + k[1])]; }));
+}
+
+TEST_F(Movement, TensorIndicesKeepDtypeAndSpecialValues) {
+  Tensor f = Tensor(std::vector<float>{INFINITY, 1, NAN, -INFINITY}, {4});
+  std::vector<float> got = f.index({{1, 0, 3}}).tolist<float>();
+  EXPECT_EQ(got, (std::vector<float>{1, INFINITY, -INFINITY}));  // no inf * 0 = nan from the unselected ones
+  Tensor bools({true, false, true});
+  EXPECT_EQ(bools.index({{1, 2, 0}}).tolist<bool>(), (std::vector<bool>{false, true, true}));
+  Tensor i8 = Tensor(std::vector<int8_t>{-128, 5, 127}, {3});
+  Tensor r = i8.index({Tensor({2, 0})});
+  EXPECT_EQ(r.dtype(), dtypes::int8);
+  EXPECT_EQ(r.tolist<int8_t>(), (std::vector<int8_t>{127, -128}));
+}
+
+// *** setitem ***
+
+TEST_F(Movement, SetitemBasicWritesThroughTheView) {
+  Arr a = Arr::iota({3, 4});
+  Tensor t = a.tensor().contiguous().realize();
+  t.setitem({1}, 50.0);
+  t.setitem({Slice{}, Slice{.step = 2}}, Tensor(std::vector<float>{-1, -2}, {2}));  // broadcast along rows
+  t.setitem({Slice{.step = -1}, 3}, Tensor({7.0f, 8.0f, 9.0f}));
+  Arr want = build({3, 4}, [&](auto& k) {
+    if (k[1] == 3) return 9.0 - static_cast<double>(k[0]);
+    if (k[1] % 2 == 0) return k[1] == 0 ? -1.0 : -2.0;
+    return k[0] == 1 ? 50.0 : a.at(k);
+  });
+  expect_arr(t, want);
+  t.setitem({Ellipsis}, int64_t(3));
+  EXPECT_EQ(values(t), std::vector<double>(12, 3.0));
+}
+
+TEST_F(Movement, SetitemAdvancedLastWriteWins) {
+  Arr a = Arr::iota({3, 4});
+  Tensor t = a.tensor().contiguous().realize();
+  t.setitem({{2, 0, 2}}, Tensor(std::vector<float>{1, 2, 3}, {3, 1}));  // rows 2, 0, then 2 again
+  t.setitem({Slice{1, 3}, {0, 3}}, Tensor(std::vector<float>{-1, -2, -3, -4}, {2, 2}));
+  t.setitem({0, Tensor({9, 1})}, 100.0);  // 9 is out of range: ignored
+  Arr want = build({3, 4}, [&](auto& k) {
+    if (k[0] >= 1 && (k[1] == 0 || k[1] == 3)) return -1.0 - static_cast<double>((k[0] - 1) * 2 + (k[1] == 3));
+    if (k[0] == 0) return k[1] == 1 ? 100.0 : 2.0;
+    return k[0] == 2 ? 3.0 : a.at(k);
+  });
+  expect_arr(t, want);
+  // a value read from the target itself is taken before the write
+  Tensor u = Arr::iota({4}).tensor().contiguous().realize();
+  u.setitem({{0, 1}}, u.index({{3, 2}}));
+  EXPECT_EQ(values(u), (std::vector<double>{3, 2, 2, 3}));
+}
+
+TEST_F(Movement, SetitemErrors) {
+  Tensor t = Tensor::zeros({2, 3}).contiguous().realize();
+  EXPECT_ERROR(t.T().setitem({0}, 1.0), "setitem target needs to be contiguous");
+  Tensor g = Tensor::zeros({2}).contiguous().requires_grad_();
+  EXPECT_ERROR(g.setitem({0}, 1.0), "setitem with requires_grad is not supported");
+  EXPECT_ERROR(t.setitem({0}, Tensor::ones({2})), "can't set a value of shape (2,) to an index of shape (3,)");
+  EXPECT_ERROR(t.setitem({2}, 1.0), "index 2 is out of bounds for dim 0 with size 2");
+}
+
+// *** gather and scatter ***
+
+TEST_F(Movement, Gather) {
+  Arr a = Arr::iota({3, 4});
+  std::vector<int> i0{2, 0, 1, 4, 0, 0, 1, 2}, i1{3, 0, 1, 2, 2, 0};  // 4 along dim 0 is out of range: 0
+  Tensor idx0 = Tensor(i0, {2, 4}), idx1 = Tensor(i1, {3, 2});
+  Batch b;
+  b.add(a.tensor().gather(0, idx0), build({2, 4}, [&](auto& k) {
+          int v = i0[static_cast<size_t>(k[0] * 4 + k[1])];
+          return v < 3 ? a.at({v, k[1]}) : 0.0;
+        }));
+  b.add(a.tensor().gather(-1, idx1), build({3, 2}, [&](auto& k) {
+          return a.at({k[0], i1[static_cast<size_t>(k[0] * 2 + k[1])]});
+        }));
+  b.add(a.tensor().gather(1, Tensor::zeros({1, 0}, {.dtype = dtypes::int32})), Arr{{1, 0}, {}});
+  EXPECT_ERROR(a.tensor().gather(0, Tensor({0, 1})), "self.ndim must equal index.ndim");
+  EXPECT_ERROR(a.tensor().gather(0, Tensor::zeros({2, 5}, {.dtype = dtypes::int32})), "exceeds shape (3, 4)");
+}
+
+TEST_F(Movement, ScatterLastWriteWinsAndScalars) {
+  Arr src = Arr::iota({2, 5}, 1);
+  std::vector<int> iv{0, 1, 2, 0, 2, 2, 1, 0};  // (2, 4) along dim 0: column 0 gets rows 0 then 2
+  Tensor idx = Tensor(iv, {2, 4});
+  auto scattered = [&](double base, const std::function<double(double, double)>& combine, bool with_src) {
+    Arr out = build({3, 5}, [&](auto&) { return base; });
+    for (int64_t r = 0; r < 2; r++)
+      for (int64_t c = 0; c < 4; c++) {
+        size_t at = out.flat({iv[static_cast<size_t>(r * 4 + c)], c});
+        out.v[at] = combine(out.v[at], with_src ? src.at({r, c}) : 1.5);
+      }
+    return out;
+  };
+  Batch b;
+  b.add(Tensor::zeros({3, 5}).scatter(0, idx, src.tensor()), scattered(
+                                                                 0, [](double, double s) { return s; }, true));
+  b.add(Tensor::full({3, 5}, 2.0).scatter(0, idx, 1.5), scattered(
+                                                            2, [](double, double s) { return s; }, false));
+  b.add(Tensor::full({3, 5}, 2.0).scatter(0, idx, 1.5, "add"), scattered(2, std::plus<>(), false));
+  b.add(Tensor::full({3, 5}, 2.0).scatter(0, idx, 1.5, "multiply"), scattered(2, std::multiplies<>(), false));
+  Tensor idx1 = Tensor(std::vector<int>{4, 4, 0}, {1, 3});  // along dim 1 into a (2, 5)
+  b.add(Tensor::zeros({2, 5}).scatter(1, idx1, src.tensor()), Arr{{2, 5}, {3, 0, 0, 0, 2, 0, 0, 0, 0, 0}});
+  EXPECT_ERROR(Tensor::zeros({3, 5}).scatter(0, idx, 1.0, "max"), "must be one of None, 'multiply', or 'add'");
+  EXPECT_ERROR(Tensor::zeros({3, 5}).scatter(0, idx, Tensor::zeros({2, 5}, {.dtype = dtypes::int32})),
+               "to be equal to src.dtype=dtypes.int");
+}
+
+TEST_F(Movement, ScatterReduceModes) {
+  Arr self{{2, 3}, {-10, 20, 0, 5, 10, 7}}, src = Arr::iota({2, 3}, 1);
+  std::vector<int> iv{0, 0, 1, 0, 1, 1};  // along dim 1: row r, column c goes to column iv[r*3+c]
+  Tensor idx = Tensor(iv, {2, 3});
+  using Fold = std::function<double(const std::vector<double>&)>;
+  std::vector<std::pair<std::string, Fold>> modes = {
+      {"sum", [](auto& v) { return std::accumulate(v.begin(), v.end(), 0.0); }},
+      {"prod", [](auto& v) { return std::accumulate(v.begin(), v.end(), 1.0, std::multiplies<>()); }},
+      {"mean", [](auto& v) { return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size()); }},
+      {"amax", [](auto& v) { return *std::max_element(v.begin(), v.end()); }},
+      {"amin", [](auto& v) { return *std::min_element(v.begin(), v.end()); }},
+  };
+  Batch b;
+  for (auto& [mode, fold] : modes)
+    for (bool include_self : {true, false}) {
+      Arr want = build({2, 3}, [&](auto& k) {
+        std::vector<double> got;
+        if (include_self) got.push_back(self.at(k));
+        for (int64_t c = 0; c < 3; c++)
+          if (iv[static_cast<size_t>(k[0] * 3 + c)] == k[1]) got.push_back(src.at({k[0], c}));
+        return got.empty() ? self.at(k) : fold(got);
+      });
+      b.add(self.tensor().scatter_reduce(1, idx, src.tensor(), mode, include_self), want,
+            mode + (include_self ? " include_self" : ""), mode == "mean" ? 1e-5 : 0);
+    }
+  EXPECT_ERROR(self.tensor().scatter_reduce(1, idx, src.tensor(), "max"), "must be one of 'sum'");
+}
+
+TEST_F(Movement, MaskedSelect) {
+  Arr a = Arr::iota({3, 3});
+  Tensor mask = Tensor({true, false, true, false, true, false, false, false, true}).reshape({3, 3});
+  expect_arr(a.tensor().masked_select(mask), Arr{{4}, {0, 2, 4, 8}});
+  expect_arr(a.tensor().masked_select(Tensor({false, true, true})), Arr{{6}, {1, 2, 4, 5, 7, 8}});  // broadcast
+  EXPECT_EQ(a.tensor().masked_select(Tensor({false, false, false})).shape(), (Shape{0}));
+  EXPECT_ERROR(a.tensor().masked_select(Tensor({1, 0, 1})), "masked_select expects bool mask tensor");
+}
+
+// *** sorting ***
+
+TEST_F(Movement, SortIsStableBothWays) {
+  std::vector<float> v{3, 1, 2, 1, 3, 0, -1, 2, 2, 5, -1, 0, 4, 4, 1, 1, 0, 4};  // (3, 6), many ties
+  Tensor t = Tensor(v, {3, 6});
+  for (bool desc : {false, true})
+    for (int64_t dim : {1, 0}) {
+      auto [values_t, indices_t] = t.sort(dim, desc);
+      std::vector<float> got_v = values_t.tolist<float>();
+      std::vector<int> got_i = indices_t.tolist<int>();
+      size_t n = dim == 1 ? 6 : 3, lines = dim == 1 ? 3 : 6;
+      for (size_t l = 0; l < lines; l++) {
+        auto at = [&](size_t k) { return dim == 1 ? l * 6 + k : k * 6 + l; };
+        std::vector<int> order(n);
+        std::iota(order.begin(), order.end(), 0);
+        std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
+          return desc ? v[at(static_cast<size_t>(x))] > v[at(static_cast<size_t>(y))]
+                      : v[at(static_cast<size_t>(x))] < v[at(static_cast<size_t>(y))];
+        });
+        for (size_t k = 0; k < n; k++) {
+          EXPECT_EQ(got_i[at(k)], order[k]) << "desc " << desc << " dim " << dim << " line " << l << " slot " << k;
+          EXPECT_EQ(got_v[at(k)], v[at(static_cast<size_t>(order[k]))]);
+        }
+      }
+    }
+  auto [ev, ei] = Tensor::zeros({2, 0}).sort();
+  EXPECT_EQ(ev.shape(), (Shape{2, 0}));
+  EXPECT_EQ(ei.dtype(), dtypes::int32);
+}
+
+TEST_F(Movement, Topk) {
+  Tensor t = Tensor(std::vector<float>{0.1f, 0.5f, 1.2f, 3.4f, 2.1f, 2.2f, 1.9f, 0.3f, 4.5f, 0.8f}, {2, 5});
+  auto [v, i] = t.topk(2, {.dim = 1});
+  EXPECT_EQ(v.tolist<float>(), (std::vector<float>{3.4f, 2.1f, 4.5f, 2.2f}));
+  EXPECT_EQ(i.tolist<int>(), (std::vector<int>{3, 4, 3, 0}));
+  auto [sv, si] = t.topk(1, {.dim = 0, .largest = false});
+  EXPECT_EQ(sv.shape(), (Shape{1, 5}));
+  EXPECT_EQ(si.tolist<int>(), (std::vector<int>{0, 0, 1, 0, 1}));
+  EXPECT_ERROR(t.topk(6), "selected index k=6 is out of range");
+  EXPECT_ERROR(t.topk(1, {.sorted = false}), "sorted_=False is not supported");
 }

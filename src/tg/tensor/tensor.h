@@ -327,7 +327,8 @@ class Tensor {
   // [math] private helpers
 
   // [movement] private helpers
-  Tensor getitem(std::vector<Index> indices, bool* advanced = nullptr) const;
+  struct IndexPlan;  // what getitem did (tensor_index.cpp): setitem undoes it
+  Tensor getitem(std::vector<Index> indices, IndexPlan* plan = nullptr) const;
   Tensor sum_exact(std::vector<int64_t> axis) const;  // a sum in this dtype, where at most one term is nonzero
   std::pair<Tensor, Tensor> pre_scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
   Tensor masked_setitem(const Tensor& values, const Tensor& mask) const;  // the last true of mask's last dim wins

@@ -52,6 +52,15 @@ Shape broadcast_shapes(const std::vector<Shape>& shapes) {
   return out;
 }
 
+bool broadcastable(const Shape& from, const Shape& to) {
+  if (from.size() > to.size()) return false;
+  for (size_t i = 0; i < from.size(); i++) {
+    sint f = from[from.size() - 1 - i], t = to[to.size() - 1 - i];
+    if (f != t && f != 1) return false;
+  }
+  return true;
+}
+
 // python's slice.indices(size): start and stop clamped into the dim, defaults by the step's sign
 std::pair<sint, sint> slice_bounds(const Slice& sl, sint size, int64_t step) {
   sint lower = step > 0 ? 0 : -1, upper = step > 0 ? size : size - 1;
@@ -74,9 +83,17 @@ struct ParsedIndex {
 
 }  // namespace
 
+// the basic part of an index as movement ops: shrink, flip, every stride-th element, drop ints / add Nones
+struct Tensor::IndexPlan {
+  Mask cut;
+  std::vector<int64_t> flips, strides;
+  Shape cut_shape, strided_shape;  // after the shrink, after the strides
+  bool advanced = false;           // index tensors follow
+};
+
 // *** getitem ***
 
-Tensor Tensor::getitem(std::vector<Index> indices, bool* advanced) const {
+Tensor Tensor::getitem(std::vector<Index> indices, IndexPlan* plan) const {
   Shape s = shape();
   int64_t ellipses = 0, nones = 0;
   size_t fill_at = indices.size();
@@ -139,6 +156,7 @@ Tensor Tensor::getitem(std::vector<Index> indices, bool* advanced) const {
     strides.push_back(std::abs(p.stride));
   }
   x = x.shrink(cut).flip(flips);
+  if (plan) plan->cut = cut, plan->flips = flips, plan->strides = strides, plan->cut_shape = x.shape();
   if (std::any_of(strides.begin(), strides.end(), [](int64_t st) { return st != 1; })) {
     Shape xs = x.shape(), split, out;
     Mask pad, keep;
@@ -151,6 +169,7 @@ Tensor Tensor::getitem(std::vector<Index> indices, bool* advanced) const {
     }
     x = x.pad(pad).reshape(split).shrink(keep).reshape(out);
   }
+  if (plan) plan->strided_shape = x.shape();
   Shape kept;  // ints drop their dim, None adds one
   for (const ParsedIndex& p : parsed)
     if (p.kind != Index::Kind::Int) kept.push_back(p.size);
@@ -166,7 +185,7 @@ Tensor Tensor::getitem(std::vector<Index> indices, bool* advanced) const {
     if (p.tensor) dims.push_back(pos), tensors.push_back(*p.tensor);
     pos++;
   }
-  if (advanced) *advanced = !dims.empty();
+  if (plan) plan->advanced = !dims.empty();
   if (dims.empty()) return x;
   std::vector<Shape> shapes;
   for (const Tensor& t : tensors) shapes.push_back(t.shape());
@@ -239,33 +258,45 @@ Tensor& Tensor::setitem(const std::vector<Index>& indices, const Tensor& v) {
   TG_CHECK(!requires_grad().value_or(false) && !v.requires_grad().value_or(false),
            "setitem with requires_grad is not supported");
   realize();
-  bool advanced = false;
-  Tensor res = getitem(indices, &advanced);
-  Shape rs = res.shape();
+  IndexPlan plan;
+  Shape rs = getitem(indices, &plan).shape();
   Tensor value = to_device(v, device()).cast(dtype());
-  TG_CHECK(broadcast_shapes({rs, value.shape()}) == rs, "can't set a value of shape ", shape_str(value.shape()),
+  TG_CHECK(broadcastable(value.shape(), rs), "can't set a value of shape ", shape_str(value.shape()),
            " to an index of shape ", shape_str(rs));
   value = value.broadcast_to(rs);
-  if (!advanced) {  // a view of this tensor's buffer: the value is written through it
-    value = value.contiguous();
-    if (res.uop() == uop())
-      assign(value).realize();
-    else
-      res.assign(value).realize();
+  if (numel() == 0 || tg::prod(rs) == 0) return *this;
+  bool reads_self = false;  // a value that reads this buffer is computed before the write
+  for (const UOp& u : value.uop().toposort()) reads_self |= u == uop_base(uop());
+  if (reads_self) value = value.contiguous();
+  if (!plan.advanced) {
+    // the indexing's movement ops undone put the value (and a mask of true) where it goes: one kernel writes all
+    auto undo = [&](Tensor t) {
+      t = t.reshape(plan.strided_shape);
+      if (std::any_of(plan.strides.begin(), plan.strides.end(), [](int64_t s) { return s != 1; })) {
+        Shape spread, wide;
+        Mask pad, cut;
+        for (size_t i = 0; i < plan.strides.size(); i++) {
+          sint n = plan.strided_shape[i], stride = plan.strides[i];
+          spread.insert(spread.end(), {n, 1}), wide.push_back(n * stride);
+          pad.insert(pad.end(), {{0, 0}, {0, stride - 1}}), cut.push_back({0, plan.cut_shape[i]});
+        }
+        t = t.reshape(spread).pad(pad).reshape(wide).shrink(cut);
+      }
+      Mask back;
+      for (size_t i = 0; i < plan.cut.size(); i++) back.push_back({plan.cut[i].first, shape()[i] - plan.cut[i].second});
+      return t.flip(plan.flips).pad(back);
+    };
+    Tensor where = undo(Tensor::full(rs, true, TensorOptions{device(), dtypes::bool_, false}));
+    assign(where.where(undo(value), *this)).realize();
     return *this;
   }
   // advanced: the same index applied to 1 + the flat positions says which element each value goes to (0: an
   // out-of-range index, nothing), and a mask of (elements, values) picks the last value written to each element
   sint n = numel(), m = tg::prod(rs);
-  if (n == 0 || m == 0) return *this;
   TensorOptions ints{device(), std::nullopt, false};
   Tensor flat_pos = Tensor::arange(n, ints) + 1;
   Tensor target = flat_pos.reshape(shape()).getitem(indices).reshape({1, m});
-  bool reads_self = false;  // the values are computed before the write when they read this buffer
-  for (const UOp& u : value.uop().toposort()) reads_self |= u == uop_base(uop());
-  Tensor vals = value.reshape({1, m});
-  if (reads_self) vals = vals.contiguous();
-  Tensor written = flatten().reshape({n, 1}).masked_setitem(vals, target.eq(flat_pos.reshape({n, 1})));
+  Tensor written = flatten().masked_setitem(value.reshape({1, m}), target.eq(flat_pos.reshape({n, 1})));
   assign(written.reshape(shape())).realize();
   return *this;
 }
