@@ -416,8 +416,7 @@ TEST_F(Movement, IndexErrorsNameTheIndexDimAndSize) {
 
 TEST_F(Movement, TensorIndicesSelectAndBroadcast) {
   Arr a = Arr::iota({3, 4, 5}), b4 = Arr::iota({2, 3, 4, 5});
-  Tensor i({2, 0, -1, 2}), j({3, 0}), m2 = Tensor(std::vector<int>{4, 0, 1, 1}, {2, 2}), col({{1}, {0}}),
-                                      oob({5, -4, 1});
+  Tensor i({2, 0, -1, 2}), j({3, 0}), m2 = Tensor(std::vector<int>{4, 0, 1, 1}, {2, 2}), col({1, 0}), oob({5, -4, 1});
   auto wrap = [](int64_t v, int64_t n) { return v < 0 ? v + n : v; };
   std::vector<int64_t> iv{2, 0, -1, 2}, jv{3, 0}, mv{4, 0, 1, 1};
   Batch b;
@@ -569,8 +568,9 @@ TEST_F(Movement, ScatterReduceModes) {
       {"amin", [](auto& v) { return *std::min_element(v.begin(), v.end()); }},
   };
   Batch b;
-  for (auto& [mode, fold] : modes)
+  for (auto& [mode, fold_binding] : modes)
     for (bool include_self : {true, false}) {
+      auto& fold = fold_binding;  // a lambda can't capture a structured binding (clang 14)
       Arr want = build({2, 3}, [&](auto& k) {
         std::vector<double> got;
         if (include_self) got.push_back(self.at(k));
