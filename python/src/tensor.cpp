@@ -4,14 +4,12 @@
 
 #include <memory>
 
-#include "common.h"
+#include "tensor_common.h"
 #include "tg/runtime/device.h"
 
 namespace tgpy {
 using tg::DType;
 using tg::Tensor;
-
-namespace {
 
 std::optional<DType> to_dtype(py::handle h) {
   if (h.is_none()) return std::nullopt;
@@ -172,7 +170,7 @@ std::vector<int64_t> axes(py::handle axis) {
   return to_ints(axis);
 }
 // f(*shape) and f(shape): ints, or one sequence of them; None keeps the tensor's dim
-tg::Shape shape_args(const py::args& args, const Tensor* self = nullptr) {
+tg::Shape shape_args(const py::args& args, const Tensor* self) {
   py::object seq = args;
   if (args.size() == 1 && is_seq(args[0])) seq = args[0];
   tg::Shape s;
@@ -222,10 +220,6 @@ tg::Mask shrink_arg(const Tensor& t, py::handle arg) {
   return m;
 }
 
-#define META(name) tg::MetadataScope tg_meta_(name)
-
-}  // namespace
-
 void bind_realize(py::class_<Tensor>& cls);
 void bind_tensor_math(py::class_<Tensor>& cls);
 void bind_tensor_movement(py::class_<Tensor>& cls);
@@ -261,6 +255,26 @@ void bind_tensor(py::module_& m) {
           },
           py::arg("requires_grad") = true)
       .def_property("grad", &Tensor::grad, &Tensor::set_grad)
+      // *** autograd ***
+      .def(
+          "gradient",
+          [](const Tensor& t, py::args targets, std::optional<Tensor> gradient, bool materialize_grads) {
+            std::vector<Tensor> ts;
+            for (py::handle x : targets) ts.push_back(x.cast<Tensor>());
+            return t.gradient(ts, std::move(gradient), materialize_grads);
+          },
+          py::arg("gradient") = py::none(), py::arg("materialize_grads") = false)
+      .def(
+          "backward",
+          [](py::object self, std::optional<Tensor> gradient) {
+            self.cast<Tensor&>().backward(std::move(gradient));
+            return self;
+          },
+          py::arg("gradient") = py::none())
+      .def_property_static(
+          "training", [](py::handle) { return Tensor::training; }, [](py::handle, bool v) { Tensor::training = v; })
+      .def_property_static(
+          "no_grad", [](py::handle) { return Tensor::no_grad; }, [](py::handle, bool v) { Tensor::no_grad = v; })
       .def("__repr__", &Tensor::repr)
       .def("__hash__", [](py::handle self) { return reinterpret_cast<intptr_t>(self.ptr()); })
       .def("__bool__", [](const Tensor&) -> bool { throw py::type_error("__bool__ on Tensor is not defined"); })
@@ -375,6 +389,15 @@ void bind_tensor(py::module_& m) {
              o.requires_grad = t.requires_grad();
              return Tensor(t.uop(), o);
            })
+      .def("assign",
+           [](py::object self, py::handle x) {
+             META("assign");
+             Tensor& t = self.cast<Tensor&>();
+             t.assign(py::isinstance<Tensor>(x)
+                          ? x.cast<Tensor>()
+                          : make_tensor(x, tg::TensorOptions{t.device(), t.dtype(), std::nullopt}));
+             return self;
+           })
       .def("contiguous",
            [](const Tensor& t) {
              META("contiguous");
@@ -480,14 +503,6 @@ void bind_tensor(py::module_& m) {
              META("bitwise_not");
              return t.bitwise_not();
            })
-      .def(
-          "clip",
-          [](const Tensor& t, py::object lo, py::object hi) {
-            META("clip");
-            return t.clip(lo.is_none() ? std::nullopt : std::optional<double>(lo.cast<double>()),
-                          hi.is_none() ? std::nullopt : std::optional<double>(hi.cast<double>()));
-          },
-          py::arg("min_") = py::none(), py::arg("max_") = py::none())
       .def("where",
            [](const Tensor& c, py::handle x, py::handle y) {
              META("where");
@@ -732,18 +747,14 @@ void bind_tensor(py::module_& m) {
         return a.idiv(operand(a, b), reverse);
       },
       py::arg("x"), py::arg("reverse") = false);
-  // python's //: floor division (tinygrad's div(rounding_mode="floor")); mod is already the floor one
-  auto floordiv = [](const Tensor& a, const Tensor& b) {
-    Tensor r = a.sub(a.mod(b));
-    return tg::dtypes::is_int(r.dtype()) ? r.idiv(b) : r.div(b);
-  };
-  cls.def("__floordiv__", [floordiv](const Tensor& a, py::handle b) {
+  // python's //: tinygrad's div(rounding_mode="floor")
+  cls.def("__floordiv__", [](const Tensor& a, py::handle b) {
     META("__floordiv__");
-    return floordiv(a, operand(a, b));
+    return a.div(operand(a, b), false, "floor");
   });
-  cls.def("__rfloordiv__", [floordiv](const Tensor& a, py::handle b) {
+  cls.def("__rfloordiv__", [](const Tensor& a, py::handle b) {
     META("__rfloordiv__");
-    return floordiv(operand(a, b), a);
+    return a.div(operand(a, b), true, "floor");
   });
   TG_PY_BINOP(mod, "__mod__", "__rmod__")
   TG_PY_BINOP(pow, "__pow__", "__rpow__")

@@ -5,4 +5,4 @@ Variable = UOp.variable
 from tinygrad.dtype import dtypes                                     # noqa: F401
 from tinygrad.helpers import GlobalCounters, Context, getenv          # noqa: F401
 from tinygrad.device import Device                                    # noqa: F401
-# NOTE: TinyJit is not here yet: the C++ engine has no JIT
+from tinygrad.engine.jit import TinyJit                               # noqa: F401

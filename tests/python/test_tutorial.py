@@ -18,11 +18,8 @@ def normalize(src:str) -> str:
   norm = re.sub(r"tm (?:\x1b\[\d+m)?[ \d.]+(?:us|ms|s )(?:\x1b\[0m)?/[ \d.]+ms \([ \d.]+GFLOPS[ \d.]+\|[ \d.]+GB/s\)", mask, norm)
   return re.sub(r"\*\*\* ready in [ \d.]+ms", mask, norm)
 
-NO_GRADIENT = "the C++ Tensor has no gradient() yet"
 SECTIONS = ["s01_tensor", "s02_devices", "s03_lazy", "s04_uop", "s05_realize", "s06_graph", "s07_dedup",
-            pytest.param("s08_autodiff", marks=pytest.mark.xfail(reason=NO_GRADIENT)),
-            pytest.param("s09_chain", marks=pytest.mark.xfail(reason=NO_GRADIENT)),
-            "s10_kernelize", "s12_lowlevel_uop", "s13_pattern"]
+            "s08_autodiff", "s09_chain", "s10_kernelize", "s12_lowlevel_uop", "s13_pattern"]
 
 @pytest.mark.parametrize("section", SECTIONS)
 def test_section(section):

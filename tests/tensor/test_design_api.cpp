@@ -1,5 +1,5 @@
-// DESIGN.md section 4, "The C++ API, by example", line by line. The lines that need the Tensor-API issue (#4:
-// gradient, conv2d, sparse_categorical_crossentropy) are not here yet.
+// DESIGN.md section 4, "The C++ API, by example", line by line. The lines that need conv2d and
+// sparse_categorical_crossentropy (issue #4's nn functional group) are not here yet.
 #include <gtest/gtest.h>
 #include <tinygrad/tinygrad.h>
 
@@ -27,6 +27,8 @@ TEST(DesignApi, TheTutorialInCpp) {
   Tensor x = Tensor({2.0f}, {.requires_grad = true});
   Tensor y = x.pow(2) + 3 * x + 1;
   EXPECT_EQ(y.item<float>(), 11.0f);
+  std::vector<Tensor> g = y.sum().gradient({x});  // g[0].item<float>() == 7
+  EXPECT_EQ(g[0].item<float>(), 7.0f);
   Tensor s = t + 3 + 4;
   s.kernelize();  // ASSIGN(BUFFER, KERNEL) graph; +3+4 becomes +7 in codegen
   EXPECT_EQ(s.uop().op(), Ops::ASSIGN);

@@ -156,8 +156,9 @@ ExecItem lower_schedule_item(const ScheduleItem& si) {
   throw Error(cat("can't lower a schedule item with ast ", ast.op()));
 }
 
-std::optional<double> ExecItem::run(const VarVals& vars, bool wait, bool do_update_stats) {
-  for (Buffer& b : bufs) b.ensure_allocated();
+std::optional<double> ExecItem::run(const VarVals& vars, bool wait, bool do_update_stats, bool jit) {
+  if (!jit)
+    for (Buffer& b : bufs) b.ensure_allocated();
   const int64_t debug = getenv("DEBUG");
   std::optional<double> et = (*prg)(bufs, vars, wait || debug >= 2);
   if (!do_update_stats) return et;
@@ -185,8 +186,11 @@ std::optional<double> ExecItem::run(const VarVals& vars, bool wait, bool do_upda
     std::snprintf(mem_s, sizeof(mem_s), " arg %2zu mem %5.2f GB ", bufs.size(),
                   static_cast<double>(GlobalCounters::mem_used.load()) / 1e9);
     size_t pad = 41 > ansilen(prg->display_name) ? 41 - ansilen(prg->display_name) : 0;
-    std::cout << (prg->first_run ? colored(head, "green") : std::string(head)) << " " << prg->display_name
-              << std::string(pad, ' ') << mem_s << (et ? "tm " + ptm + tail : std::string()) << " " << meta << "\n";
+    std::cout << (jit              ? colored(head, "magenta")
+                  : prg->first_run ? colored(head, "green")
+                                   : std::string(head))
+              << " " << prg->display_name << std::string(pad, ' ') << mem_s << (et ? "tm " + ptm + tail : std::string())
+              << " " << meta << "\n";
   }
   prg->first_run = false;
   return et;
@@ -205,6 +209,7 @@ void run_schedule(std::vector<ScheduleItem> schedule, const VarVals& vars, bool 
         throw;
       }
     }();
+    if (capturing != nullptr) capturing->add(ei, vars);
     ei.run(vars, false, do_update_stats);
   }
 }

@@ -49,8 +49,18 @@ struct ExecItem {
   std::shared_ptr<Runner> prg;
   std::vector<Buffer> bufs;
   std::vector<const Metadata*> metadata;
-  std::optional<double> run(const VarVals& vars = {}, bool wait = false, bool do_update_stats = true);
+  // jit: a TinyJit replay (buffers already allocated; DEBUG=2 prints the line in magenta)
+  std::optional<double> run(const VarVals& vars = {}, bool wait = false, bool do_update_stats = true, bool jit = false);
 };
+
+// TinyJit's capture (tinygrad's `capturing`): while one is set on this thread, run_schedule hands it every ExecItem
+// (and the variable values it runs with) before running it
+class JitCapture {
+ public:
+  virtual ~JitCapture() = default;
+  virtual void add(const ExecItem& ei, const VarVals& vars) = 0;
+};
+inline thread_local JitCapture* capturing = nullptr;
 
 // the renderer a device compiles with (ClangRenderer for CPU)
 Renderer& renderer_for(const std::string& device);

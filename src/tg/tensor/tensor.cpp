@@ -8,8 +8,10 @@
 #include <mutex>
 #include <numbers>
 #include <ostream>
+#include <unordered_set>
 
 #include "tg/engine/buffers.h"
+#include "tg/gradient/gradient.h"
 #include "tg/tensor/tensor_internal.h"
 
 namespace tg {
@@ -305,6 +307,7 @@ Tensor Tensor::apply_uop(UOp u, std::initializer_list<const Tensor*> inputs) con
     any_none |= !rg.has_value();
   }
   std::optional<bool> rg = any_true ? std::optional<bool>(true) : any_none ? std::nullopt : std::optional<bool>(false);
+  if (no_grad) rg = false;
   if (const Metadata* m = MetadataScope::current()) u.set_metadata(m);
   return tensor_from_uop(u, rg);
 }
@@ -463,26 +466,18 @@ Tensor Tensor::idiv(const Tensor& x, bool reverse) const {
   TG_META("idiv");
   return binop(Ops::IDIV, x, reverse);
 }
-Tensor Tensor::mod(const Tensor& x, bool reverse) const {  // python's floor modulo, as tinygrad's Tensor.mod
+Tensor Tensor::mod(const Tensor& x, bool reverse) const {  // python's floor modulo: a - floor(a / b) * b
   TG_META("mod");
   auto [a, b] = broadcasted(x, reverse);
-  if (dtypes::is_int(a.dtype())) {
-    Tensor q = a.idiv(b), r = a.binop(Ops::MOD, b, false);
-    Tensor opposite = ((a > 0) & (b < 0)) | ((a < 0) & (b > 0));
-    Tensor fq = (opposite & r.ne(r.scalar_like(int64_t(0)))).where(q - 1, q);
-    return a - fq * b;
-  }
-  Tensor d = a.div(b);
-  Tensor fl = d.cast(dtypes::int64).cast(d.dtype());
-  fl = (d < fl).where(fl - 1, fl);  // floor of the quotient
-  return a - fl * b;
+  return a - a.div(b, false, "floor") * b;
 }
 Tensor Tensor::pow(const Tensor& x, bool reverse) const {
   TG_META("pow");
   auto [base, e] = broadcasted(x, reverse);
   TG_CHECK(base.is_floating_point(), "base needs to be float, not ", base.dtype());
   Tensor ret = base.apply_uop(base.uop().alu(Ops::POW, {e.uop()}), {&base, &e});
-  return ret;
+  // an int tensor raised to a float comes back rounded to its own dtype
+  return !reverse && !dtypes::is_float(dtype()) ? ret.round().cast(dtype()) : ret;
 }
 Tensor Tensor::maximum(const Tensor& x) const {
   TG_META("maximum");
@@ -555,11 +550,9 @@ Tensor Tensor::rshift(int64_t bits) const {
            " and ", bits);
   return idiv(scalar_like(int64_t(1) << bits));
 }
-Tensor Tensor::clip(std::optional<double> lo, std::optional<double> hi) const {
+Tensor Tensor::clip(std::optional<ConstValue> lo, std::optional<ConstValue> hi) const {
   TG_META("clip");
-  TG_CHECK(lo || hi, "at least one of 'min_' or 'max_' must not be None");
-  Tensor r = lo ? maximum(scalar_like(*lo)) : *this;
-  return hi ? r.minimum(r.scalar_like(*hi)) : r;
+  return clamp(lo, hi);
 }
 
 // *** movement ***
@@ -967,6 +960,58 @@ Tensor& Tensor::assign(const Tensor& x) {
   return *this;
 }
 
+// *** autograd ***
+
+std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::optional<Tensor> seed,
+                                     bool materialize) const {
+  TG_CHECK(seed || shape().empty(), "when no gradient is provided, backward must be called on a scalar tensor, not ",
+           shape_str(shape()));
+  TG_CHECK(is_floating_point(), "only float Tensors have gradient, this one is ", dtype());
+  for (const Tensor& t : targets)
+    TG_CHECK(t.is_floating_point(), "only float Tensors have gradient, a target is ", t.dtype());
+  if (!seed) seed = Tensor(1.0, TensorOptions{device(), dtype(), false});
+  TG_CHECK(seed->shape() == shape(), "the gradient's shape ", shape_str(seed->shape()), " must match the tensor's ",
+           shape_str(shape()));
+  std::vector<UOp> target_uops;
+  for (const Tensor& t : targets) target_uops.push_back(t.uop());
+  auto grads = compute_gradient(uop(), seed->uop(), target_uops);
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < targets.size(); i++) {
+    auto it = grads.find(target_uops[i].get());
+    UOp g;
+    if (it != grads.end())
+      g = it->second;
+    else {
+      TG_CHECK(materialize, "target ", i, " (shape ", shape_str(targets[i].shape()),
+               ") is not in the graph of this tensor: no gradient flows to it");
+      g = target_uops[i].const_like(ConstValue(int64_t(0)));
+    }
+    out.push_back(Tensor(g, TensorOptions{targets[i].device(), std::nullopt, std::nullopt}));
+  }
+  return out;
+}
+
+Tensor& Tensor::backward(std::optional<Tensor> seed) {
+  std::unordered_set<const UOpNode*> in_graph;
+  for (const UOp& u : uop().toposort()) in_graph.insert(u.get());
+  std::vector<Tensor> need;
+  {
+    auto& r = registry();
+    std::lock_guard lock(r.mu);
+    for (auto& w : r.all)
+      if (auto d = w.lock(); d && d->requires_grad.value_or(false) && in_graph.count(d->uop.get()))
+        need.push_back(Tensor(std::move(d)));
+  }
+  std::vector<Tensor> grads = gradient(need, std::move(seed), true);
+  for (size_t i = 0; i < need.size(); i++) {
+    TG_ASSERT(grads[i].shape() == need[i].shape(), "grad shape ", shape_str(grads[i].shape()),
+              " must match tensor shape ", shape_str(need[i].shape()));
+    std::optional<Tensor> old = need[i].grad();
+    need[i].set_grad(old ? *old + grads[i] : grads[i]);
+  }
+  return *this;
+}
+
 // *** graph replacement after kernelize/realize: every live tensor follows ***
 
 void apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& map) {
@@ -977,21 +1022,24 @@ void apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& map) {
     for (auto& w : r.all)
       if (auto d = w.lock()) live.push_back(std::move(d));
   }
-  std::unordered_map<const UOpNode*, UOp> direct;
-  for (auto& [k, v] : map) direct.emplace(k.get(), v);
-  for (auto& d : live) {
-    if (auto it = direct.find(d->uop.get()); it != direct.end()) {
-      d->uop = it->second;
-      continue;
-    }
-    bool touches = false;  // only graphs that contain a replaced node are rewritten
-    for (const UOp& u : d->uop.toposort())
-      if (direct.count(u.get())) {
-        touches = true;
-        break;
-      }
-    if (touches) d->uop = d->uop.substitute(map);
-  }
+  if (live.empty() || map.empty()) return;
+  // one bottom-up substitute over every live graph at once (tinygrad's _apply_map_to_tensors): a replacement is
+  // itself searched for keys, so an intermediate value of the kernelize map (a node fused into a kernel) still
+  // ends at the final form of its sources
+  std::vector<UOp> roots;
+  for (auto& d : live) roots.push_back(d->uop);
+  UOp sink = UOp::sink(roots), new_sink = sink.substitute(map);
+  if (new_sink == sink) return;
+  for (size_t i = 0; i < live.size(); i++) live[i]->uop = new_sink.src(i);
+}
+
+std::vector<UOp> pending_assign_uops() {
+  std::vector<UOp> out;
+  auto& r = registry();
+  std::lock_guard lock(r.mu);
+  for (auto& w : r.all)
+    if (auto d = w.lock(); d && d->uop.op() == Ops::ASSIGN) out.push_back(d->uop);
+  return out;
 }
 
 }  // namespace tg

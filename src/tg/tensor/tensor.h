@@ -23,6 +23,11 @@ class Tensor;
 // Optional arguments: a method with more than one or two optional knobs takes an options struct, written with
 // designated initializers at the call site: t.conv2d(w, b, {.stride = {2}, .padding = {1}}). Tensors stay positional.
 // *** [math] option structs ***
+struct IsCloseOptions {  // isclose: |a - b| <= atol + rtol * |b|; NaNs equal with equal_nan
+  double rtol = 1e-05;
+  double atol = 1e-08;
+  bool equal_nan = false;
+};
 
 // *** [movement] option structs ***
 // Entries of Tensor::index / setitem (tinygrad's __getitem__ / __setitem__), read like Python's subscripts:
@@ -187,7 +192,7 @@ class Tensor {
   Tensor bitwise_not() const;
   Tensor lshift(int64_t bits) const;
   Tensor rshift(int64_t bits) const;
-  Tensor clip(std::optional<double> min_, std::optional<double> max_) const;
+  Tensor clip(std::optional<ConstValue> min_, std::optional<ConstValue> max_) const;
 
   // a scalar operand becomes a const of this tensor's dtype when that keeps its kind (tinygrad's _broadcasted)
   Tensor scalar_like(ConstValue v) const;
@@ -212,9 +217,11 @@ class Tensor {
   Tensor sum(std::vector<int64_t> axis = {}, bool keepdim = false) const;  // no axis: all
   Tensor sum(int64_t axis, bool keepdim = false) const { return sum(std::vector<int64_t>{axis}, keepdim); }
   Tensor prod(std::vector<int64_t> axis = {}, bool keepdim = false) const;
+  Tensor prod(int64_t axis, bool keepdim = false) const { return prod(std::vector<int64_t>{axis}, keepdim); }
   Tensor max(std::vector<int64_t> axis = {}, bool keepdim = false) const;
   Tensor max(int64_t axis, bool keepdim = false) const { return max(std::vector<int64_t>{axis}, keepdim); }
   Tensor min(std::vector<int64_t> axis = {}, bool keepdim = false) const;
+  Tensor min(int64_t axis, bool keepdim = false) const { return min(std::vector<int64_t>{axis}, keepdim); }
   Tensor mean(std::vector<int64_t> axis = {}, bool keepdim = false) const;
   Tensor mean(int64_t axis, bool keepdim = false) const { return mean(std::vector<int64_t>{axis}, keepdim); }
   Tensor softmax(int64_t axis = -1) const;
@@ -226,6 +233,83 @@ class Tensor {
   }
 
   // *** [math] unary math, activations, more binary ops, casting shorthands, more creation/random (tensor_math.cpp) ***
+  // creation and random (tinygrad's names and defaults; dtype/device/requires_grad through TensorOptions)
+  static Tensor linspace(double start, double stop, int64_t steps, TensorOptions opts = {});  // float32 by default
+  static Tensor randint(const Shape& shape, int64_t low = 0, int64_t high = 10, TensorOptions opts = {});  // int32
+  static Tensor normal(const Shape& shape, double mean = 0.0, double std = 1.0, TensorOptions opts = {});
+  static Tensor scaled_uniform(const Shape& shape, TensorOptions opts = {});  // U(-1, 1) / sqrt(prod(shape))
+  static Tensor glorot_uniform(const Shape& shape, TensorOptions opts = {});
+  static Tensor kaiming_uniform(const Shape& shape, double a = 0.01, TensorOptions opts = {});
+  static Tensor kaiming_normal(const Shape& shape, double a = 0.01, TensorOptions opts = {});
+  static Tensor randperm(int64_t n, TensorOptions opts = {});  // int32 by default; the stable argsort of rand(n)
+  Tensor multinomial(int64_t num_samples = 1, bool replacement = false) const;  // int32 indices, 1D or 2D weights
+  Tensor empty_like(TensorOptions opts = {}) const;
+
+  // unary math
+  Tensor tan() const;
+  Tensor asin() const;
+  Tensor acos() const;
+  Tensor atan() const;
+  Tensor trunc() const;  // through int32, as the reference
+  Tensor ceil() const;
+  Tensor floor() const;
+  Tensor round() const;  // half to even
+  Tensor isinf(bool detect_positive = true, bool detect_negative = true) const;
+  Tensor isnan() const;
+  Tensor isfinite() const;
+  Tensor lerp(const Tensor& end, const Tensor& weight) const;
+  Tensor lerp(const Tensor& end, double weight) const;
+  Tensor clamp(std::optional<ConstValue> min_, std::optional<ConstValue> max_) const;  // clip
+
+  // activations
+  Tensor hardsigmoid(double alpha = 1.0 / 6, double beta = 0.5) const;
+  Tensor elu(double alpha = 1.0) const;
+  Tensor celu(double alpha = 1.0) const;
+  Tensor selu(double alpha = 1.67326, double gamma = 1.0507) const;
+  Tensor swish() const;
+  Tensor silu() const;
+  Tensor relu6() const;
+  Tensor hardswish() const;
+  Tensor tanh() const;
+  Tensor sinh() const;
+  Tensor cosh() const;
+  Tensor atanh() const;
+  Tensor asinh() const;
+  Tensor acosh() const;
+  Tensor hardtanh(ConstValue min_val = int64_t(-1), ConstValue max_val = int64_t(1)) const;
+  Tensor erf() const;
+  Tensor gelu() const;
+  Tensor quick_gelu() const;
+  Tensor leaky_relu(double neg_slope = 0.01) const;
+  Tensor mish() const;
+  Tensor softplus(double beta = 1) const;
+  Tensor softsign() const;
+  Tensor logsigmoid() const;
+
+  // binary: rounding_mode "trunc" or "floor" (ints divide as ints then; floats are rounded, keeping an int
+  // numerator's dtype); none is true division
+  Tensor div(const Tensor& x, bool reverse, std::optional<std::string> rounding_mode) const;
+  Tensor copysign(const Tensor& other) const;
+  template <Scalar T>
+  Tensor copysign(T other) const {
+    MetadataScope m("copysign");
+    return copysign(scalar_like(to_const(other)));
+  }
+  Tensor isclose(const Tensor& other, IsCloseOptions opts = {}) const;
+  Tensor masked_fill(const Tensor& mask, const Tensor& value) const;
+  template <Scalar T>
+  Tensor masked_fill(const Tensor& mask, T value) const {
+    MetadataScope m("masked_fill");
+    return mask.where(scalar_like(to_const(value)), *this);
+  }
+
+  // casting shorthands (float/int/bool/double/long are C++ keywords: a trailing underscore, as dtypes::float_)
+  Tensor float_() const;
+  Tensor half() const;
+  Tensor double_() const;
+  Tensor int_() const;
+  Tensor long_() const;
+  Tensor bool_() const;
 
   // *** [movement] high-level movement and indexing (tensor_movement.cpp, tensor_index.cpp) ***
   Tensor view(Shape shape) const;  // reshape
@@ -266,7 +350,9 @@ class Tensor {
 
   // *** [autograd] the rules are in gradient/gradient.cpp ***
   // d(this)/d(targets): this must be a scalar unless a seed gradient of its shape is given
-  std::vector<Tensor> gradient(const std::vector<Tensor>& targets, std::optional<Tensor> seed = std::nullopt) const;
+  // (materialize_grads: a target the gradient doesn't reach gets zeros instead of an error)
+  std::vector<Tensor> gradient(const std::vector<Tensor>& targets, std::optional<Tensor> seed = std::nullopt,
+                               bool materialize_grads = false) const;
   // accumulates into .grad of every tensor in the graph with requires_grad=true
   Tensor& backward(std::optional<Tensor> seed = std::nullopt);
   // tinygrad's Tensor.training (dropout, batchnorm and the optimizers read it) and a no-grad switch: under no_grad,
@@ -304,6 +390,7 @@ class Tensor {
   // *** scheduling and data ***
   Tensor& kernelize();
   Tensor& realize();
+  static void realize(const std::vector<Tensor>& tensors);  // in one schedule (tinygrad's Tensor.realize(*lst))
   template <class T>
   std::vector<T> tolist() const;  // flat, row-major; T must match the dtype (int for dtypes.int, ...)
   template <class T>
@@ -325,6 +412,7 @@ class Tensor {
   Tensor inverse() const;
   void check_dtype_for(DType want, const char* what) const;
   // [math] private helpers
+  Tensor poly_n(const std::vector<double>& coeffs) const;  // Horner from 0.0, as the reference's polyN
 
   // [movement] private helpers
   struct IndexPlan;  // what getitem did (tensor_index.cpp): setitem undoes it
