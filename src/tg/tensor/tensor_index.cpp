@@ -375,9 +375,9 @@ Tensor Tensor::scatter_reduce(int64_t dim, const Tensor& index, const Tensor& sr
   auto self_or = [&](ConstValue fill) { return include_self ? *this : untouched.where(*this, scalar_like(fill)); };
   auto masked = [&](ConstValue fill) { return mask.where(values, values.scalar_like(fill)); };
   if (reduce == "sum") return masked(int64_t(0)).sum(-1).add(self_or(int64_t(0)));
-  if (reduce == "prod") return masked(int64_t(1)).prod({-1}).mul(self_or(int64_t(1)));
+  if (reduce == "prod") return masked(int64_t(1)).prod(-1).mul(self_or(int64_t(1)));
   if (reduce == "amax") return masked(dtypes::min(dtype())).max(-1).maximum(self_or(dtypes::min(dtype())));
-  if (reduce == "amin") return masked(dtypes::max(dtype())).min({-1}).minimum(self_or(dtypes::max(dtype())));
+  if (reduce == "amin") return masked(dtypes::max(dtype())).min(-1).minimum(self_or(dtypes::max(dtype())));
   Tensor one = scalar_like(int64_t(1)), count = mask.where(one, zero_of(one)).sum(-1);
   count = count + (include_self ? one : untouched.where(one, zero_of(one)));
   return masked(int64_t(0)).sum(-1).add(self_or(int64_t(0))).div(count);
