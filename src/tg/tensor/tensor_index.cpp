@@ -386,16 +386,15 @@ Tensor Tensor::scatter_reduce(int64_t dim, const Tensor& index, const Tensor& sr
 Tensor Tensor::masked_select(const Tensor& mask) const {
   TG_META("masked_select");
   TG_CHECK(dtypes::is_bool(mask.dtype()), "masked_select expects bool mask tensor, got ", mask.dtype());
-  Tensor x = flatten(), m = to_device(mask, device()).broadcast_to(shape()).flatten().cast(dtypes::int32);
-  sint n = x.numel();
-  auto total = static_cast<sint>(m.sum().item<int32_t>());
-  if (total == 0) return x.shrink({{0, 0}});
-  // the k-th selected element is at the number of positions whose inclusive count of trues is at most k
-  TensorOptions ints{device(), std::nullopt, false};
-  Tensor upto = Tensor::ones({n, n}, TensorOptions{device(), dtypes::bool_, false}).tril();  // j <= i
-  Tensor counts = upto.where(m.reshape({1, n}), zero_of(m)).sum(1);
-  Tensor at = (counts.reshape({1, n}) <= Tensor::arange(total, ints).reshape({total, 1})).cast(dtypes::int32).sum(1);
-  return x.index({at});
+  Tensor x = flatten();
+  // the output's size depends on the mask's data: it is realized (as the reference's .item()), and the selected
+  // positions are read with it, so the selection is one gather
+  std::vector<bool> m = to_device(mask, device()).broadcast_to(shape()).flatten().tolist<bool>();
+  std::vector<int32_t> at;
+  for (size_t i = 0; i < m.size(); i++)
+    if (m[i]) at.push_back(static_cast<int32_t>(i));
+  if (at.empty()) return x.shrink({{0, 0}});
+  return x.index({Tensor(at, Shape{static_cast<sint>(at.size())}, TensorOptions{device(), std::nullopt, false})});
 }
 
 // *** sorting ***
