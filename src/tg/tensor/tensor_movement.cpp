@@ -225,7 +225,9 @@ Tensor Tensor::unfold(int64_t dim, int64_t size, int64_t step) const {
   sint windows = (n - size) / step + 1, len = windows * step;
   std::optional<Tensor> w;  // (..., windows, size)
   if (size <= step) {       // rows of `step` elements from the start of each window, the first `size` of them kept
-    x = len > n ? x.pad(last(x, {{0, len - n}})) : x.shrink(last(x, {{0, len}}));
+    Mask widen(lead.size(), {0, 0});
+    widen.push_back({0, len - n});
+    x = len > n ? x.pad(widen) : x.shrink(last(x, {{0, len}}));
     Tensor rows = x.reshape(with({windows, step}));
     w = rows.shrink(last(rows, {{0, windows}, {0, size}}));
   } else {  // the copies of x back to back, cut into rows of n + 1: row k starts at x[k], so row k, column m is x[k +
