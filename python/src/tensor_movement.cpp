@@ -24,6 +24,17 @@ auto rethrow_as(PyObject* type, F f) {
   }
 }
 
+// the reference asserts on shapes and raises RuntimeError on a dtype mismatch
+template <class F>
+Tensor scatter_errors(F f) {
+  try {
+    return f();
+  } catch (const tg::Error& e) {
+    raise(std::string(e.what()).rfind("expect self.dtype", 0) == 0 ? PyExc_RuntimeError : PyExc_AssertionError,
+          e.what());
+  }
+}
+
 bool is_seq(py::handle h) { return py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h); }
 bool is_int(py::handle h) { return PyLong_Check(h.ptr()) || (!PyFloat_Check(h.ptr()) && PyIndex_Check(h.ptr())); }
 
@@ -172,7 +183,7 @@ void bind_tensor_movement(py::class_<Tensor>& cls) {
     META("rearrange");
     std::vector<std::pair<std::string, tg::sint>> s;
     for (auto [k, v] : sizes) s.push_back({py::str(k), py_int(v)});
-    return t.rearrange(formula, s);
+    return rethrow_as(PyExc_AssertionError, [&] { return t.rearrange(formula, s); });
   });
   cls.def(
       "cat",
@@ -196,14 +207,16 @@ void bind_tensor_movement(py::class_<Tensor>& cls) {
       "split",
       [](const Tensor& t, py::handle sizes, int64_t dim) {
         META("split");
-        return to_tuple(PyLong_Check(sizes.ptr()) ? t.split(py_int(sizes), dim) : t.split(to_ints(sizes), dim));
+        return rethrow_as(PyExc_AssertionError, [&] {
+          return to_tuple(PyLong_Check(sizes.ptr()) ? t.split(py_int(sizes), dim) : t.split(to_ints(sizes), dim));
+        });
       },
       py::arg("sizes"), py::arg("dim") = 0);
   cls.def(
       "chunk",
       [](const Tensor& t, int64_t chunks, int64_t dim) {
         META("chunk");
-        return t.chunk(chunks, dim);
+        return rethrow_as(PyExc_AssertionError, [&] { return t.chunk(chunks, dim); });
       },
       py::arg("chunks"), py::arg("dim") = 0);
   cls.def(
@@ -228,7 +241,7 @@ void bind_tensor_movement(py::class_<Tensor>& cls) {
       "gather",
       [](const Tensor& t, int64_t dim, const Tensor& index) {
         META("gather");
-        return t.gather(dim, index);
+        return rethrow_as(PyExc_AssertionError, [&] { return t.gather(dim, index); });
       },
       py::arg("dim"), py::arg("index"));
   cls.def(
@@ -239,9 +252,9 @@ void bind_tensor_movement(py::class_<Tensor>& cls) {
           raise(PyExc_TypeError, "reduce='" + *reduce + "' must be one of None, 'multiply', or 'add'");
         if (py::isinstance<Tensor>(src)) {
           if (reduce) raise(PyExc_TypeError, "Tensor src is not supported with reduce arg. see scatter_reduce");
-          return t.scatter(dim, index, src.cast<Tensor>());
+          return scatter_errors([&] { return t.scatter(dim, index, src.cast<Tensor>()); });
         }
-        return t.scatter(dim, index, to_const(src), reduce.value_or(""));
+        return scatter_errors([&] { return t.scatter(dim, index, to_const(src), reduce.value_or("")); });
       },
       py::arg("dim"), py::arg("index"), py::arg("src"), py::arg("reduce") = py::none());
   cls.def(
@@ -249,7 +262,7 @@ void bind_tensor_movement(py::class_<Tensor>& cls) {
       [](const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
          bool include_self) {
         META("scatter_reduce");
-        return t.scatter_reduce(dim, index, src, reduce, include_self);
+        return scatter_errors([&] { return t.scatter_reduce(dim, index, src, reduce, include_self); });
       },
       py::arg("dim"), py::arg("index"), py::arg("src"), py::arg("reduce"), py::arg("include_self") = true);
   cls.def("masked_select", [](const Tensor& t, const Tensor& mask) {
