@@ -48,7 +48,7 @@ inline constexpr EllipsisIndex Ellipsis{};
 class Index {
  public:
   enum class Kind { Int, Slice, None, Ellipsis, Tensor };
-  Index(int64_t i) : kind_(Kind::Int), int_(i) {}  // NOLINT: implicit, as a subscript
+  Index(int64_t i) : kind_(Kind::Int), int_(i) {}  // every constructor is implicit: entries read as subscripts
   Index(Slice s) : kind_(Kind::Slice), slice_(s) {}
   Index(NoneIndex) : kind_(Kind::None) {}
   Index(EllipsisIndex) : kind_(Kind::Ellipsis) {}
@@ -342,7 +342,8 @@ class Tensor {
   Tensor index(const std::vector<Index>& indices) const;  // tinygrad's __getitem__, see Index above
   Tensor operator[](const Index& index) const;            // t[1], t[Slice{.step = -1}], t[{0, 2}]
   // tinygrad's __setitem__: writes v (broadcast, cast to this dtype) at the indexed places of this tensor's buffer,
-  // realizing it first (via assign). The target must have a contiguous view and neither may require grad.
+  // realizing it first, by one assign of the whole buffer (any index: flips and slices mixed with index tensors too;
+  // a position indexed twice takes the last value). The target must have a contiguous view; neither may require grad.
   Tensor& setitem(const std::vector<Index>& indices, const Tensor& v);
   Tensor& setitem(const std::vector<Index>& indices, ConstValue v);
 
