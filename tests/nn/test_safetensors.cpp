@@ -280,6 +280,17 @@ TEST_F(Safetensors, CorruptFiles) {
   EXPECT_EQ(state::safe_load(path()).at("e").shape(), (Shape{0, 5}));
 }
 
+TEST_F(Safetensors, SavesViewsAndUnrealizedGraphs) {
+  Tensor x = Tensor::arange(6).reshape({2, 3});
+  state::safe_save({{"t", x.T()}, {"sum", x.sum(1)}, {"lazy", x + 1}, {"col", x.shrink({{0, 2}, {1, 2}})}}, path());
+  StateDict sd = state::safe_load(path());
+  EXPECT_EQ(sd.at("t").shape(), (Shape{3, 2}));
+  EXPECT_EQ(sd.at("t").tolist<int32_t>(), (std::vector<int32_t>{0, 3, 1, 4, 2, 5}));  // row-major
+  EXPECT_EQ(sd.at("sum").tolist<int32_t>(), (std::vector<int32_t>{3, 12}));
+  EXPECT_EQ(sd.at("lazy").tolist<int32_t>(), (std::vector<int32_t>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(sd.at("col").tolist<int32_t>(), (std::vector<int32_t>{1, 4}));
+}
+
 TEST_F(Safetensors, SaveErrors) {
   EXPECT_THROW(state::safe_save({{"x", Tensor::zeros({2}, {.dtype = dtypes::fp8e4m3})}}, path()), Error);
   EXPECT_THROW(state::safe_save({{"__metadata__", Tensor::zeros({2})}}, path()), Error);
