@@ -291,6 +291,31 @@ TEST_F(Safetensors, SavesViewsAndUnrealizedGraphs) {
   EXPECT_EQ(sd.at("col").tolist<int32_t>(), (std::vector<int32_t>{1, 4}));
 }
 
+// every truncation and many one-byte changes of a good file: each loads or is an Error, nothing else
+TEST_F(Safetensors, MangledFilesLoadOrThrow) {
+  state::safe_save({{"a", Tensor({1.f, 2.f})}, {"b", Tensor(std::vector<int16_t>{3}, {})}}, path(), {{"k", "v"}});
+  const Bytes good = read();
+  auto try_load = [&](const Bytes& b) {
+    write(b);
+    try {
+      state::safe_load(path());
+      return true;
+    } catch (const Error&) {
+      return false;
+    }
+  };
+  EXPECT_TRUE(try_load(good));
+  for (size_t n = 0; n < good.size(); n++) EXPECT_FALSE(try_load(Bytes(good.begin(), good.begin() + n))) << n;
+  int loaded = 0;
+  for (size_t i = 0; i < good.size(); i++)
+    for (uint8_t v : Bytes{0x00, 0xFF, 0x80, '"', '9', '-', ',', '}', ' '}) {
+      Bytes b = good;
+      b[i] = v;
+      loaded += try_load(b);
+    }
+  EXPECT_GT(loaded, 0);  // some changes are harmless (spaces, data bytes)
+}
+
 TEST_F(Safetensors, SaveErrors) {
   EXPECT_THROW(state::safe_save({{"x", Tensor::zeros({2}, {.dtype = dtypes::fp8e4m3})}}, path()), Error);
   EXPECT_THROW(state::safe_save({{"__metadata__", Tensor::zeros({2})}}, path()), Error);
