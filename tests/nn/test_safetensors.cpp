@@ -295,10 +295,9 @@ TEST_F(Safetensors, SavesViewsAndUnrealizedGraphs) {
 TEST_F(Safetensors, MangledFilesLoadOrThrow) {
   state::safe_save({{"a", Tensor({1.f, 2.f})}, {"b", Tensor(std::vector<int16_t>{3}, {})}}, path(), {{"k", "v"}});
   const Bytes good = read();
-  auto try_load = [&](const Bytes& b) {
-    write(b);
+  auto try_load = [&](const Bytes& b) {  // the checks of safe_load, in memory (writing files is slow here)
     try {
-      state::safe_load(path());
+      state::safe_parse_header(b, "mangled");
       return true;
     } catch (const Error&) {
       return false;
