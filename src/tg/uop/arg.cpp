@@ -19,6 +19,8 @@ static uint64_t const_hash(const ConstValue& v) {
     bits = *b;
   else if (auto* i = std::get_if<int64_t>(&v))
     bits = static_cast<uint64_t>(*i);
+  else if (auto* u = std::get_if<uint64_t>(&v))
+    bits = *u;
   else
     bits = std::bit_cast<uint64_t>(std::get<double>(v));
   return hash_combine(v.index(), bits);
