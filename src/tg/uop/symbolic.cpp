@@ -352,7 +352,12 @@ const PatternMatcher<UOp>& symbolic_simple() {
        [](M m) { return m[x] | m[y]; }},  // max(x,y) -> x|y (bool)
       // *** cast ***
       {op(Ops::CAST, {cvar("c", {}, false)}).named("root"),  // cast(c) -> c'
-       [](M m) { return m["root"].const_like(m["c"].const_arg()); }},
+       [](M m) {
+         // an int const is read as its dtype first, as C converts it: a uint32 -1 (C's -1u) is 4294967295 in a uint64
+         UOp c = m["c"];
+         ConstValue v = dtypes::is_int(c.dtype()) ? truncate(c.const_arg(), c.dtype()) : c.const_arg();
+         return m["root"].const_like(v);
+       }},
       {op({Ops::CAST, Ops::BITCAST}).named("root"),
        [](M m) -> UOp {  // cast to the same dtype -> x
          UOp r = m["root"];
