@@ -107,8 +107,7 @@ TEST(ConstFold, Uint64LanesAsReferenceTruncate) {
   EXPECT_EQ(folded(idiv(V(u, {c(UINT64_MAX), c(B63 + 10)}), V(u, {c(2), c(3)}))),
             "(9223372036854775807, 3074457345618258606)");
   EXPECT_EQ(folded(V(u, {c(UINT64_MAX), c(B63 + 10)}) % V(u, {c(10), c(7)})), "(5, 4)");
-  EXPECT_EQ(folded(V(u, {c(UINT64_MAX - 1), c(B63)}).alu(Ops::SHR, {V(u, {c(1), c(63)})})),
-            "(9223372036854775807, 1)");
+  EXPECT_EQ(folded(V(u, {c(UINT64_MAX - 1), c(B63)}).alu(Ops::SHR, {V(u, {c(1), c(63)})})), "(9223372036854775807, 1)");
   EXPECT_EQ(folded(V(u, {c(UINT64_MAX), c(B63)}) ^ C(u.vec(2), int64_t(1))),
             "(18446744073709551614, 9223372036854775809)");
   EXPECT_EQ(folded(-V(u, {c(1), c(0)})), "(18446744073709551615, 0)");
