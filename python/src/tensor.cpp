@@ -589,19 +589,21 @@ void bind_tensor(py::module_& m) {
              META("rshift");
              return a.rshift(b);
            })
-      .def("dot",
-           [](const Tensor& a, const Tensor& b) {
-             META("dot");
-             return a.dot(b);
-           })
+      .def(
+          "dot",
+          [](const Tensor& a, const Tensor& b, py::object dtype) {
+            META("dot");
+            return a.dot(b, to_dtype(dtype));
+          },
+          py::arg("w"), py::arg("dtype") = py::none())
       .def(
           "matmul",
-          [](const Tensor& a, py::handle b, bool reverse) {
+          [](const Tensor& a, py::handle b, bool reverse, py::object dtype) {
             META("matmul");
             Tensor tb = operand(a, b);
-            return reverse ? tb.dot(a) : a.dot(tb);
+            return reverse ? tb.dot(a, to_dtype(dtype)) : a.dot(tb, to_dtype(dtype));
           },
-          py::arg("x"), py::arg("reverse") = false)
+          py::arg("x"), py::arg("reverse") = false, py::arg("dtype") = py::none())
       .def("__matmul__",
            [](const Tensor& a, py::handle b) {
              META("__matmul__");
@@ -685,18 +687,18 @@ void bind_tensor(py::module_& m) {
       // *** reduce ***
       .def(
           "sum",
-          [](const Tensor& t, py::object axis, bool keepdim) {
+          [](const Tensor& t, py::object axis, bool keepdim, py::object dtype) {
             META("sum");
-            return t.sum(axes(axis), keepdim);
+            return t.sum(axes(axis), keepdim, to_dtype(dtype));
           },
-          py::arg("axis") = py::none(), py::arg("keepdim") = false)
+          py::arg("axis") = py::none(), py::arg("keepdim") = false, py::arg("dtype") = py::none())
       .def(
           "prod",
-          [](const Tensor& t, py::object axis, bool keepdim) {
+          [](const Tensor& t, py::object axis, bool keepdim, py::object dtype) {
             META("prod");
-            return t.prod(axes(axis), keepdim);
+            return t.prod(axes(axis), keepdim, to_dtype(dtype));
           },
-          py::arg("axis") = py::none(), py::arg("keepdim") = false)
+          py::arg("axis") = py::none(), py::arg("keepdim") = false, py::arg("dtype") = py::none())
       .def(
           "max",
           [](const Tensor& t, py::object axis, bool keepdim) {

@@ -1,5 +1,6 @@
 #pragma once
 // Tensor: a lazy tensor whose every operation builds UOps (tinygrad's tensor.py). Nothing runs until realize().
+#include <functional>
 #include <initializer_list>
 #include <iosfwd>
 #include <memory>
@@ -30,8 +31,104 @@ struct IsCloseOptions {  // isclose: |a - b| <= atol + rtol * |b|; NaNs equal wi
 };
 
 // *** [movement] option structs ***
+// Entries of Tensor::index / setitem (tinygrad's __getitem__ / __setitem__), read like Python's subscripts:
+//   t[1, 0:5:2, None, ..., idx]  ->  t.index({1, Slice{0, 5, 2}, None, Ellipsis, idx})
+//   t[::-1]  ->  t.index({Slice{.step = -1}}),  t[[0, 2]]  ->  t.index({{0, 2}})  (a braced list of ints is a list
+//   index)
+// An int (negative counts from the end) must be in range, else tg::Error naming the index, the dim and its size.
+// A Tensor or list index is advanced (gather-like) indexing: several of them broadcast together; their dims go where
+// the first one was when they are adjacent, else first (as the reference, which counts ints as basic indices, unlike
+// numpy). NOTE: an out-of-range value in an index tensor selects 0 (and setitem ignores it), as in the reference.
+struct Slice {  // python's start:stop:step; an open end is nullopt
+  std::optional<int64_t> start = std::nullopt, stop = std::nullopt, step = std::nullopt;
+};
+struct NoneIndex {};      // a new axis of size 1 (Python's None)
+struct EllipsisIndex {};  // full slices for the dims the other entries leave (Python's ...)
+inline constexpr NoneIndex None{};
+inline constexpr EllipsisIndex Ellipsis{};
+class Index {
+ public:
+  enum class Kind { Int, Slice, None, Ellipsis, Tensor };
+  Index(int64_t i) : kind_(Kind::Int), int_(i) {}  // every constructor is implicit: entries read as subscripts
+  Index(Slice s) : kind_(Kind::Slice), slice_(s) {}
+  Index(NoneIndex) : kind_(Kind::None) {}
+  Index(EllipsisIndex) : kind_(Kind::Ellipsis) {}
+  Index(const Tensor& t);                      // an int tensor
+  Index(std::initializer_list<int64_t> list);  // a list of ints: an int tensor on the indexed tensor's device
+  Index(std::vector<int64_t> list);
+  Kind kind() const { return kind_; }
+  int64_t as_int() const { return int_; }
+  const Slice& as_slice() const { return slice_; }
+  const std::vector<int64_t>* as_list() const { return list_ ? &*list_ : nullptr; }  // else a Tensor
+  const Tensor& as_tensor() const;
+
+ private:
+  Kind kind_;
+  int64_t int_ = 0;
+  Slice slice_;
+  std::optional<std::vector<int64_t>> list_;
+  std::shared_ptr<const Tensor> tensor_;  // a pointer: Tensor is incomplete here
+};
+struct TopkOptions {
+  int64_t dim = -1;
+  bool largest = true;
+  bool sorted = true;  // tinygrad's sorted_; false is not supported (as the reference)
+};
 
 // *** [nn] option structs ***
+// Convolutions and pools work on any number of spatial dims (the trailing ones). stride, dilation and kernel_size
+// hold one value for every spatial dim or one per dim; padding holds one value, one per spatial dim, or a
+// (before, after) pair per dim in torch's flat order, last dim first: {left, right, top, bottom}.
+struct Conv2dOptions {
+  int64_t groups = 1;
+  std::vector<int64_t> stride = {1};
+  std::vector<int64_t> dilation = {1};
+  std::vector<int64_t> padding = {0};
+  std::optional<DType> dtype = std::nullopt;  // the accumulation dtype
+};
+struct ConvTranspose2dOptions {
+  int64_t groups = 1;
+  std::vector<int64_t> stride = {1};
+  std::vector<int64_t> dilation = {1};
+  std::vector<int64_t> padding = {0};
+  std::vector<int64_t> output_padding = {0};
+};
+struct AvgPool2dOptions {
+  std::vector<int64_t> kernel_size = {2, 2};
+  std::vector<int64_t> stride = {};  // empty: the kernel size
+  std::vector<int64_t> dilation = {1};
+  std::vector<int64_t> padding = {0};
+  bool ceil_mode = false;
+  bool count_include_pad = true;
+};
+struct MaxPool2dOptions {
+  std::vector<int64_t> kernel_size = {2, 2};
+  std::vector<int64_t> stride = {};  // empty: the kernel size
+  std::vector<int64_t> dilation = {1};
+  std::vector<int64_t> padding = {0};
+  bool ceil_mode = false;
+};
+struct MaxUnpool2dOptions {
+  std::vector<int64_t> kernel_size = {2, 2};
+  std::vector<int64_t> stride = {};  // empty: the kernel size
+  std::vector<int64_t> dilation = {1};
+  std::vector<int64_t> padding = {0};
+  std::vector<int64_t> output_size = {};  // empty: from the pool's arguments; else its trailing dims are used
+};
+// losses: reduction is "mean", "sum" or "none"
+struct SparseCrossEntropyOptions {
+  int64_t ignore_index = -1;  // -1: no index is ignored
+  double label_smoothing = 0.0;
+  std::string reduction = "mean";
+};
+struct CrossEntropyOptions {
+  std::string reduction = "mean";
+  double label_smoothing = 0.0;
+};
+struct NllLossOptions {
+  std::optional<int64_t> ignore_index = std::nullopt;
+  std::string reduction = "mean";
+};
 
 // The outermost Tensor method of a call names the nodes it makes (tinygrad's _metadata_wrapper); the names are
 // the reference's Python names, so kernels list the same metadata (['__add__'], ['sum', 'relu', '__matmul__']).
@@ -78,10 +175,11 @@ class Tensor {
 
   // *** random: the reference's counter-based generator (threefry2x32), so a seed gives the same numbers every run ***
   static void manual_seed(uint64_t seed = 0);
-  static Tensor rand(const Shape& shape, TensorOptions opts = {});   // uniform in [0, 1)
+  // uniform in [0, 1); contiguous=false leaves the bits unrealized, to fuse into their user (as dropout does)
+  static Tensor rand(const Shape& shape, TensorOptions opts = {}, bool contiguous = true);
   static Tensor randn(const Shape& shape, TensorOptions opts = {});  // standard normal (Box-Muller)
   static Tensor uniform(const Shape& shape, double low = 0.0, double high = 1.0, TensorOptions opts = {});
-  Tensor rand_like(TensorOptions opts = {}) const;
+  Tensor rand_like(TensorOptions opts = {}, bool contiguous = true) const;
   Tensor randn_like(TensorOptions opts = {}) const;
   Tensor zeros_like(TensorOptions opts = {}) const { return full_like(ConstValue(int64_t(0)), opts); }
   Tensor ones_like(TensorOptions opts = {}) const { return full_like(ConstValue(int64_t(1)), opts); }
@@ -171,22 +269,27 @@ class Tensor {
   Tensor bitcast(DType dt) const;  // reinterprets the bits; a size change splits or merges the last dim
 
   // *** reduce ***
-  Tensor sum(std::vector<int64_t> axis = {}, bool keepdim = false) const;  // no axis: all
-  Tensor sum(int64_t axis, bool keepdim = false) const { return sum(std::vector<int64_t>{axis}, keepdim); }
-  Tensor prod(std::vector<int64_t> axis = {}, bool keepdim = false) const;
-  Tensor prod(int64_t axis, bool keepdim = false) const { return prod(std::vector<int64_t>{axis}, keepdim); }
+  // no axis: all; dtype: the accumulation dtype (default: sum_acc_dtype, and half stays half)
+  Tensor sum(std::vector<int64_t> axis = {}, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  Tensor sum(int64_t axis, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const {
+    return sum(std::vector<int64_t>{axis}, keepdim, dtype);
+  }
+  Tensor prod(std::vector<int64_t> axis = {}, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  Tensor prod(int64_t axis, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const {
+    return prod(std::vector<int64_t>{axis}, keepdim, dtype);
+  }
   Tensor max(std::vector<int64_t> axis = {}, bool keepdim = false) const;
   Tensor max(int64_t axis, bool keepdim = false) const { return max(std::vector<int64_t>{axis}, keepdim); }
   Tensor min(std::vector<int64_t> axis = {}, bool keepdim = false) const;
   Tensor min(int64_t axis, bool keepdim = false) const { return min(std::vector<int64_t>{axis}, keepdim); }
   Tensor mean(std::vector<int64_t> axis = {}, bool keepdim = false) const;
   Tensor mean(int64_t axis, bool keepdim = false) const { return mean(std::vector<int64_t>{axis}, keepdim); }
-  Tensor softmax(int64_t axis = -1) const;
-  Tensor log_softmax(int64_t axis = -1) const;
-  Tensor dot(const Tensor& w) const;
-  Tensor matmul(const Tensor& w) const {
+  Tensor softmax(int64_t axis = -1, std::optional<DType> dtype = std::nullopt) const;
+  Tensor log_softmax(int64_t axis = -1, std::optional<DType> dtype = std::nullopt) const;
+  Tensor dot(const Tensor& w, std::optional<DType> dtype = std::nullopt) const;
+  Tensor matmul(const Tensor& w, std::optional<DType> dtype = std::nullopt) const {
     MetadataScope m("matmul");
-    return dot(w);
+    return dot(w, dtype);
   }
 
   // *** [math] unary math, activations, more binary ops, casting shorthands, more creation/random (tensor_math.cpp) ***
@@ -268,9 +371,92 @@ class Tensor {
   Tensor long_() const;
   Tensor bool_() const;
 
-  // *** [movement] high-level movement and indexing (tensor_movement.cpp) ***
+  // *** [movement] high-level movement and indexing (tensor_movement.cpp, tensor_index.cpp) ***
+  Tensor view(Shape shape) const;  // reshape
+  // mode: "constant" (value), "reflect" (mirror without the edge), "replicate" (the edge), "circular" (wrap);
+  // negative pads shrink, except in circular mode
+  Tensor pad(const Mask& padding, std::string_view mode, double value = 0.0) const;
+  Tensor repeat(std::vector<int64_t> repeats) const;  // tiles: one count per dim, leading counts add dims
+  Tensor repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt) const;  // no dim: flattened
+  std::vector<Tensor> split(int64_t size, int64_t dim = 0) const;  // pieces of `size`, the last one may be smaller
+  std::vector<Tensor> split(const std::vector<int64_t>& sizes, int64_t dim = 0) const;  // sizes sum to the dim
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;  // at most `chunks` pieces of ceil(n/chunks)
+  Tensor unfold(int64_t dim, int64_t size, int64_t step) const;      // dim -> (windows, size), size last
+  static std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors, std::string_view indexing = "ij");
+  Tensor unflatten(int64_t dim, Shape sizes) const;  // one -1 is inferred
+  Tensor roll(int64_t shift, int64_t dim) const;
+  Tensor roll(const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims) const;
+  // einops' rearrange: x.rearrange("b c (h w) -> b (c h) w", {{"h", 2}}); "..." stands for the unnamed dims
+  Tensor rearrange(std::string_view formula, const std::vector<std::pair<std::string, sint>>& sizes = {}) const;
+  Tensor gather(int64_t dim, const Tensor& index) const;  // out[..i..] = this[..index[..i..]..] along dim
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;  // repeated indices: the last one wins
+  Tensor scatter(int64_t dim, const Tensor& index, ConstValue src, std::string_view reduce = "") const;  // add|multiply
+  Tensor scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce,
+                        bool include_self = true) const;  // sum|prod|mean|amax|amin
+  Tensor masked_select(const Tensor& mask) const;         // 1-D; realizes the mask to know the count
+  // (values, int32 indices), stable: equal values keep their order
+  std::pair<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;
+  std::pair<Tensor, Tensor> topk(int64_t k, TopkOptions opts = {}) const;
+  Tensor triu(int64_t diagonal = 0) const;                // keeps j - i >= diagonal of the last two dims
+  Tensor tril(int64_t diagonal = 0) const;                // keeps j - i <= diagonal
+  Tensor index(const std::vector<Index>& indices) const;  // tinygrad's __getitem__, see Index above
+  Tensor operator[](const Index& index) const;            // t[1], t[Slice{.step = -1}], t[{0, 2}]
+  // tinygrad's __setitem__: writes v (broadcast, cast to this dtype) at the indexed places of this tensor's buffer,
+  // realizing it first, by one assign of the whole buffer (any index: flips and slices mixed with index tensors too;
+  // a position indexed twice takes the last value). The target must have a contiguous view; neither may require grad.
+  Tensor& setitem(const std::vector<Index>& indices, const Tensor& v);
+  Tensor& setitem(const std::vector<Index>& indices, ConstValue v);
 
   // *** [nn] reductions, processing and linalg, nn functional (tensor_nn.cpp) ***
+  // reductions; an empty axis list means every axis
+  Tensor any(std::vector<int64_t> axis = {}, bool keepdim = false) const;
+  Tensor all(std::vector<int64_t> axis = {}, bool keepdim = false) const;
+  Tensor var(std::vector<int64_t> axis = {}, bool keepdim = false, double correction = 1) const;
+  Tensor std(std::vector<int64_t> axis = {}, bool keepdim = false, double correction = 1) const;
+  std::pair<Tensor, Tensor> var_mean(std::vector<int64_t> axis = {}, bool keepdim = false,
+                                     double correction = 1) const;  // (var, mean)
+  std::pair<Tensor, Tensor> std_mean(std::vector<int64_t> axis = {}, bool keepdim = false,
+                                     double correction = 1) const;                        // (std, mean)
+  Tensor argmax(std::optional<int64_t> axis = std::nullopt, bool keepdim = false) const;  // none: of the flattened
+  Tensor argmin(std::optional<int64_t> axis = std::nullopt, bool keepdim = false) const;
+  Tensor logsumexp(std::vector<int64_t> axis = {}, bool keepdim = false) const;
+  Tensor logcumsumexp(int64_t axis = 0) const;
+  Tensor cumsum(int64_t axis = 0) const;
+  Tensor cumprod(int64_t axis) const;
+  Tensor cummax(int64_t axis = 0) const;  // the running max (the reference returns no indices)
+
+  // processing and linalg
+  Tensor conv2d(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+                const Conv2dOptions& opts = {}) const;
+  Tensor conv_transpose2d(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+                          const ConvTranspose2dOptions& opts = {}) const;
+  Tensor avg_pool2d(const AvgPool2dOptions& opts = {}) const;
+  Tensor max_pool2d(const MaxPool2dOptions& opts = {}) const;
+  std::pair<Tensor, Tensor> max_pool2d_with_indices(const MaxPool2dOptions& opts = {}) const;  // return_indices=True
+  Tensor max_unpool2d(const Tensor& indices, const MaxUnpool2dOptions& opts = {}) const;
+  // mode: "linear" (align_corners allowed), "nearest" or "nearest-exact"; size: the trailing dims' new sizes
+  Tensor interpolate(const Shape& size, const std::string& mode = "linear", bool align_corners = false) const;
+  static Tensor einsum(const std::string& formula, const std::vector<Tensor>& operands,
+                       std::optional<DType> dtype = std::nullopt);
+  Tensor sequential(const std::vector<std::function<Tensor(const Tensor&)>>& ll) const;
+
+  // nn functional
+  Tensor linear(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+                std::optional<DType> dtype = std::nullopt) const;
+  Tensor layernorm(std::vector<int64_t> axis = {-1}, double eps = 1e-5) const;
+  Tensor batchnorm(const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, const Tensor& mean,
+                   const Tensor& invstd, std::vector<int64_t> axis = {1}) const;
+  Tensor dropout(double p = 0.5) const;  // only while Tensor::training
+  Tensor one_hot(int64_t num_classes = -1) const;
+  Tensor scaled_dot_product_attention(const Tensor& key, const Tensor& value,
+                                      const std::optional<Tensor>& attn_mask = std::nullopt, double dropout_p = 0.0,
+                                      bool is_causal = false) const;
+  Tensor binary_crossentropy(const Tensor& Y, const std::string& reduction = "mean") const;
+  Tensor binary_crossentropy_logits(const Tensor& Y, const std::string& reduction = "mean") const;
+  Tensor sparse_categorical_crossentropy(const Tensor& Y, const SparseCrossEntropyOptions& opts = {}) const;
+  Tensor cross_entropy(const Tensor& Y, const CrossEntropyOptions& opts = {}) const;
+  Tensor nll_loss(const Tensor& Y, const std::optional<Tensor>& weight = std::nullopt,
+                  const NllLossOptions& opts = {}) const;
 
   // *** [autograd] the rules are in gradient/gradient.cpp ***
   // d(this)/d(targets): this must be a scalar unless a seed gradient of its shape is given
@@ -339,8 +525,18 @@ class Tensor {
   Tensor poly_n(const std::vector<double>& coeffs) const;  // Horner from 0.0, as the reference's polyN
 
   // [movement] private helpers
+  struct IndexPlan;  // what getitem did (tensor_index.cpp): setitem undoes it
+  Tensor getitem(std::vector<Index> indices, IndexPlan* plan = nullptr) const;
+  Tensor sum_exact(std::vector<int64_t> axis) const;  // a sum in this dtype, where at most one term is nonzero
+  std::pair<Tensor, Tensor> pre_scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor masked_setitem(const Tensor& values, const Tensor& mask) const;  // the last true of mask's last dim wins
+  std::pair<Tensor, Tensor> sort_ranked(int64_t dim, bool descending, std::optional<int64_t> k) const;
 
   // [nn] private helpers
+  Tensor pool(const Shape& k, std::vector<int64_t> stride = {1}, std::vector<int64_t> dilation = {1}) const;
+  Tensor cumalu(int64_t axis, Ops op, bool include_initial = false) const;
+  Tensor split_cumalu(int64_t axis, Ops op) const;
+  Tensor do_reduction(const std::string& reduction) const;
 
   // [autograd] private helpers
 
@@ -391,6 +587,8 @@ TG_TENSOR_CMP(<, lt, "__lt__")
 TG_TENSOR_CMP(>, gt, "__gt__")
 TG_TENSOR_CMP(<=, le, "__le__")
 TG_TENSOR_CMP(>=, ge, "__ge__")
+TG_TENSOR_CMP(==, eq, "__eq__")  // elementwise, as tinygrad: a bool tensor, not a bool
+TG_TENSOR_CMP(!=, ne, "__ne__")
 #undef TG_TENSOR_CMP
 inline Tensor operator-(const Tensor& a) {
   MetadataScope m("__neg__");
