@@ -31,7 +31,8 @@ int main() {
   double target = std::stod(getenv_str("TARGET_EVAL_ACC_PCT", "0"));
   std::string dir = getenv_str("MNIST_DIR", "data/mnist");
   try {
-    auto [X_train, Y_train, X_test, Y_test] = nn::datasets::mnist(dir);
+    nn::datasets::MNIST data = nn::datasets::mnist(dir);  // (no structured binding: clang 14 can't capture one)
+    Tensor X_train = data.X_train, Y_train = data.Y_train, X_test = data.X_test, Y_test = data.Y_test;
     int64_t n_train = X_train.shape()[0];
     std::vector<uint8_t> xs = X_train.tolist<uint8_t>(), ys = Y_train.tolist<uint8_t>();
     std::printf("MNIST from %s: %lld train, %lld test digits; %lld steps of batch %lld\n", dir.c_str(),

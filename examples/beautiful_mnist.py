@@ -3,11 +3,10 @@
 # STEPS (70), BS (512) and TARGET_EVAL_ACC_PCT as the reference. One change: the batch is gathered with numpy from the
 # training set and passed to the jitted step, where the reference indexes X_train with a tensor of random indices (a
 # one-hot gather over the whole training set every step, which its own TODO calls slow).
-import time
 from typing import Callable, List
 import numpy as np
-from tinygrad import Tensor, TinyJit, nn
-from tinygrad.helpers import getenv
+from tinygrad import Tensor, TinyJit, nn, GlobalCounters
+from tinygrad.helpers import getenv, colored, trange
 from tinygrad.nn.datasets import mnist
 
 class Model:
@@ -42,14 +41,16 @@ if __name__ == "__main__":
   @TinyJit
   def get_test_acc() -> Tensor: return (model(X_test).argmax(axis=1) == Y_test).mean()*100
 
-  test_acc, steps, st = float('nan'), getenv("STEPS", 70), time.perf_counter()
-  for i in range(steps):
+  test_acc = float('nan')
+  for i in (t:=trange(getenv("STEPS", 70))):
+    GlobalCounters.reset()   # NOTE: this makes it nice for DEBUG=2 timing
     samples = rng.integers(0, xs.shape[0], getenv("BS", 512))
     loss = train_step(Tensor(xs[samples]), Tensor(ys[samples]))
-    if i%10 == 9 or i == steps-1: test_acc = get_test_acc().item()
-    print(f"\r{i+1:4d}/{steps}  loss: {loss.item():6.2f}  test_accuracy: {test_acc:5.2f}%  {(i+1)/(time.perf_counter()-st):5.2f} steps/s",
-          end="", flush=True)
-  print(f"\ntest accuracy: {test_acc:.2f}%")
+    if i%10 == 9 or i == t.total-1: test_acc = get_test_acc().item()
+    t.set_description(f"loss: {loss.item():6.2f} test_accuracy: {test_acc:5.2f}%")
+  print(f"test accuracy: {test_acc:.2f}%")
 
+  # verify eval acc
   if target := getenv("TARGET_EVAL_ACC_PCT", 0.0):
-    if not (test_acc >= target and test_acc != 100.0): raise SystemExit(f"test_acc={test_acc} < {target}")
+    if test_acc >= target and test_acc != 100.0: print(colored(f"{test_acc=} >= {target}", "green"))
+    else: raise ValueError(colored(f"{test_acc=} < {target}", "red"))
