@@ -34,9 +34,11 @@ void bind_realize(py::class_<Tensor>& cls) {
             return self;
           })
       .def("realize",
-           [](py::object self) {
+           [](py::object self, py::args lst) {
              tg::MetadataScope m("realize");
-             self.cast<Tensor&>().realize();
+             std::vector<Tensor> ts{self.cast<Tensor>()};
+             for (py::handle x : lst) ts.push_back(x.cast<Tensor>());
+             Tensor::realize(ts);
              return self;
            })
       .def("data",

@@ -389,6 +389,15 @@ void bind_tensor(py::module_& m) {
              o.requires_grad = t.requires_grad();
              return Tensor(t.uop(), o);
            })
+      .def("assign",
+           [](py::object self, py::handle x) {
+             META("assign");
+             Tensor& t = self.cast<Tensor&>();
+             t.assign(py::isinstance<Tensor>(x)
+                          ? x.cast<Tensor>()
+                          : make_tensor(x, tg::TensorOptions{t.device(), t.dtype(), std::nullopt}));
+             return self;
+           })
       .def("contiguous",
            [](const Tensor& t) {
              META("contiguous");
@@ -494,14 +503,6 @@ void bind_tensor(py::module_& m) {
              META("bitwise_not");
              return t.bitwise_not();
            })
-      .def(
-          "clip",
-          [](const Tensor& t, py::object lo, py::object hi) {
-            META("clip");
-            return t.clip(lo.is_none() ? std::nullopt : std::optional<double>(lo.cast<double>()),
-                          hi.is_none() ? std::nullopt : std::optional<double>(hi.cast<double>()));
-          },
-          py::arg("min_") = py::none(), py::arg("max_") = py::none())
       .def("where",
            [](const Tensor& c, py::handle x, py::handle y) {
              META("where");
@@ -588,19 +589,21 @@ void bind_tensor(py::module_& m) {
              META("rshift");
              return a.rshift(b);
            })
-      .def("dot",
-           [](const Tensor& a, const Tensor& b) {
-             META("dot");
-             return a.dot(b);
-           })
+      .def(
+          "dot",
+          [](const Tensor& a, const Tensor& b, py::object dtype) {
+            META("dot");
+            return a.dot(b, to_dtype(dtype));
+          },
+          py::arg("w"), py::arg("dtype") = py::none())
       .def(
           "matmul",
-          [](const Tensor& a, py::handle b, bool reverse) {
+          [](const Tensor& a, py::handle b, bool reverse, py::object dtype) {
             META("matmul");
             Tensor tb = operand(a, b);
-            return reverse ? tb.dot(a) : a.dot(tb);
+            return reverse ? tb.dot(a, to_dtype(dtype)) : a.dot(tb, to_dtype(dtype));
           },
-          py::arg("x"), py::arg("reverse") = false)
+          py::arg("x"), py::arg("reverse") = false, py::arg("dtype") = py::none())
       .def("__matmul__",
            [](const Tensor& a, py::handle b) {
              META("__matmul__");
@@ -684,18 +687,18 @@ void bind_tensor(py::module_& m) {
       // *** reduce ***
       .def(
           "sum",
-          [](const Tensor& t, py::object axis, bool keepdim) {
+          [](const Tensor& t, py::object axis, bool keepdim, py::object dtype) {
             META("sum");
-            return t.sum(axes(axis), keepdim);
+            return t.sum(axes(axis), keepdim, to_dtype(dtype));
           },
-          py::arg("axis") = py::none(), py::arg("keepdim") = false)
+          py::arg("axis") = py::none(), py::arg("keepdim") = false, py::arg("dtype") = py::none())
       .def(
           "prod",
-          [](const Tensor& t, py::object axis, bool keepdim) {
+          [](const Tensor& t, py::object axis, bool keepdim, py::object dtype) {
             META("prod");
-            return t.prod(axes(axis), keepdim);
+            return t.prod(axes(axis), keepdim, to_dtype(dtype));
           },
-          py::arg("axis") = py::none(), py::arg("keepdim") = false)
+          py::arg("axis") = py::none(), py::arg("keepdim") = false, py::arg("dtype") = py::none())
       .def(
           "max",
           [](const Tensor& t, py::object axis, bool keepdim) {
@@ -746,18 +749,14 @@ void bind_tensor(py::module_& m) {
         return a.idiv(operand(a, b), reverse);
       },
       py::arg("x"), py::arg("reverse") = false);
-  // python's //: floor division (tinygrad's div(rounding_mode="floor")); mod is already the floor one
-  auto floordiv = [](const Tensor& a, const Tensor& b) {
-    Tensor r = a.sub(a.mod(b));
-    return tg::dtypes::is_int(r.dtype()) ? r.idiv(b) : r.div(b);
-  };
-  cls.def("__floordiv__", [floordiv](const Tensor& a, py::handle b) {
+  // python's //: tinygrad's div(rounding_mode="floor")
+  cls.def("__floordiv__", [](const Tensor& a, py::handle b) {
     META("__floordiv__");
-    return floordiv(a, operand(a, b));
+    return a.div(operand(a, b), false, "floor");
   });
-  cls.def("__rfloordiv__", [floordiv](const Tensor& a, py::handle b) {
+  cls.def("__rfloordiv__", [](const Tensor& a, py::handle b) {
     META("__rfloordiv__");
-    return floordiv(operand(a, b), a);
+    return a.div(operand(a, b), true, "floor");
   });
   TG_PY_BINOP(mod, "__mod__", "__rmod__")
   TG_PY_BINOP(pow, "__pow__", "__rpow__")

@@ -450,7 +450,7 @@ const std::vector<UnaryCase>& unary_cases() {
       {"bitwise_not", [](const Tensor& x) { return ~x; }, nullptr, [](int64_t x) { return ~x; }, kInts, kAny},
       {"bitwise_not_bool", [](const Tensor& x) { return ~x; }, nullptr, [](int64_t x) { return int64_t(!x); }, kBool,
        kAny},
-      // clip's bounds are doubles (python floats): an int tensor clips to float, so only floats here
+      // float tensors here; int bounds keep an int tensor int (tests/tensor/test_math.cpp)
       {"clip", [](const Tensor& x) { return x.clip(-2, 3); }, [](double x) { return std::min(std::max(x, -2.0), 3.0); },
        nullptr, kFloats, kAny},
       {"contiguous", [](const Tensor& x) { return x.contiguous(); }, [](double x) { return x; },

@@ -1,5 +1,4 @@
-// DESIGN.md section 4, "The C++ API, by example", line by line. The lines that need the Tensor-API issue (#4:
-// gradient, conv2d, sparse_categorical_crossentropy) are not here yet.
+// DESIGN.md section 4, "The C++ API, by example", line by line.
 #include <gtest/gtest.h>
 #include <tinygrad/tinygrad.h>
 
@@ -27,6 +26,8 @@ TEST(DesignApi, TheTutorialInCpp) {
   Tensor x = Tensor({2.0f}, {.requires_grad = true});
   Tensor y = x.pow(2) + 3 * x + 1;
   EXPECT_EQ(y.item<float>(), 11.0f);
+  std::vector<Tensor> g = y.sum().gradient({x});  // g[0].item<float>() == 7
+  EXPECT_EQ(g[0].item<float>(), 7.0f);
   Tensor s = t + 3 + 4;
   s.kernelize();  // ASSIGN(BUFFER, KERNEL) graph; +3+4 becomes +7 in codegen
   EXPECT_EQ(s.uop().op(), Ops::ASSIGN);
@@ -52,6 +53,12 @@ TEST(DesignApi, BeyondTheTutorial) {
   // m.reshape(3,2).T = [[1,3,5],[2,4,6]]; padded rows: [0,0,0],[1,3,5],[2,4,6],[0,0,0]; rows 0..3, cols 1..3; flipped
   EXPECT_EQ(w.tolist<float>(), (std::vector<float>{4, 6, 3, 5, 0, 0}));
   Tensor X = Tensor(std::vector<float>(12, 0.5f), {3, 4}, {.requires_grad = true});
+  Tensor img = Tensor::randn({2, 3, 7, 7}), W = Tensor::randn({4, 3, 3, 3});
+  Tensor conv = img.conv2d(W);  // (2, 4, 5, 5)
+  EXPECT_EQ(conv.shape(), (Shape{2, 4, 5, 5}));
+  Tensor loss = conv.flatten(1).sparse_categorical_crossentropy(Tensor(std::vector<int>{0, 1}, {2}));
+  EXPECT_EQ(loss.shape(), Shape{});
+  EXPECT_TRUE(std::isfinite(loss.item<float>()));
   Tensor sel = (X > 0.5f).where(X.exp(), X.sqrt());
   EXPECT_NEAR(sel.tolist<float>()[0], std::sqrt(0.5f), 1e-6);
   Tensor sm = m.softmax(-1), lsm = m.log_softmax(1);

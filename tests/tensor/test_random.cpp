@@ -56,3 +56,11 @@ TEST(Random, BadInput) {
   EXPECT_THROW(Tensor::rand({2}, {.dtype = dtypes::int32}), Error);
   EXPECT_THROW(Tensor::rand({-1}), Error);
 }
+
+TEST(Random, RequiresGradIsUnsetUnlessAsked) {  // as the reference: None, so an optimizer can take them as params
+  EXPECT_FALSE(Tensor::rand({3}).requires_grad().has_value());
+  EXPECT_FALSE(Tensor::uniform({3}, -1, 1).requires_grad().has_value());
+  EXPECT_FALSE(Tensor::randn({3}).requires_grad().has_value());
+  EXPECT_EQ(Tensor::rand({3}, {.requires_grad = true}).requires_grad(), std::optional<bool>(true));
+  EXPECT_EQ(Tensor::uniform({3}, -1, 1, {.requires_grad = false}).requires_grad(), std::optional<bool>(false));
+}

@@ -54,6 +54,16 @@ TEST_F(Realize, DedupNeverAliasesState) {
   EXPECT_EQ(b.tolist<float>(), (std::vector<float>{2, 2, 2, 2}));
 }
 
+TEST_F(Realize, DedupNeverAliasesStateWithMoreDims) {  // a realized (2, 3) tensor is a RESHAPE of its buffer
+  Tensor a = Tensor::zeros({2, 3}).contiguous(), b = Tensor::zeros({2, 3}).contiguous();
+  a.realize();
+  b.realize();
+  a.assign(a + 1).realize();
+  EXPECT_EQ(a.tolist<float>(), std::vector<float>(6, 1));
+  EXPECT_EQ(b.tolist<float>(), std::vector<float>(6, 0));
+  EXPECT_EQ(a.shape(), (Shape{2, 3}));
+}
+
 TEST_F(Realize, AssignInPlace) {
   Tensor a = Tensor(std::vector<float>{1, 2, 3}, {3}).contiguous().realize();
   a.assign(a * 3).realize();

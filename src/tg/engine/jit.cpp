@@ -23,27 +23,6 @@ namespace {
 
 // realizes several graphs in one schedule, as Tensor::realize does for one (tinygrad's Tensor.realize(*lst));
 // every live tensor follows
-void realize_uops(std::vector<UOp> uops) {
-  std::vector<UOp> todo;
-  for (UOp& u : uops)
-    if (std::find(todo.begin(), todo.end(), u) == todo.end()) todo.push_back(std::move(u));
-  if (todo.empty()) return;
-  std::vector<std::pair<UOp, UOp>> kernelized = get_kernelize_map(UOp::sink(todo));
-  apply_map_to_tensors(kernelized);
-  for (UOp& u : todo) u = u.substitute(kernelized);
-  kernelized.clear();
-  UOp sink = UOp::sink(todo);
-  todo.clear();
-  std::vector<std::pair<UOp, UOp>> remove_assign;  // after scheduling, the tensors are just their buffers
-  for (const UOp& u : sink.toposort())
-    if (u.op() == Ops::ASSIGN) remove_assign.push_back({u, uop_base(u.src(0))});
-  apply_map_to_tensors(remove_assign);
-  remove_assign.clear();
-  auto [schedule, var_vals] = create_schedule_with_vars(sink);
-  sink = UOp();  // the kernel graph is gone before the planner runs: buffers no tensor holds can share memory
-  run_schedule(memory_planner(std::move(schedule)), var_vals);
-}
-
 // the function's outputs, with every assign it left pending (optimizer updates of state that isn't returned)
 void realize_outputs(const std::vector<Tensor>& outs) {
   std::vector<UOp> uops = pending_assign_uops();

@@ -2,6 +2,7 @@
 // data, tolist, item)
 #include "tg/engine/realize.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "tg/engine/buffers.h"
@@ -16,21 +17,36 @@ Tensor& Tensor::kernelize() {
   return *this;
 }
 
-Tensor& Tensor::realize() {
-  kernelize();
-  std::vector<ScheduleItem> schedule;
-  std::map<std::string, int64_t> var_vals;
-  {  // the kernel graph is gone before the planner runs: buffers no tensor holds (lb_refcount 0) can share memory
-    UOp sink = UOp::sink({uop()});
-    // after scheduling, the tensors are just their buffers: drop the ASSIGNs
-    std::vector<std::pair<UOp, UOp>> remove_assign;
-    for (const UOp& u : sink.toposort())
-      if (u.op() == Ops::ASSIGN) remove_assign.push_back({u, uop_base(u.src(0))});
-    apply_map_to_tensors(remove_assign);
-    std::tie(schedule, var_vals) = create_schedule_with_vars(sink);
-  }
+void realize_uops(std::vector<UOp> uops) {
+  std::vector<UOp> todo;
+  for (UOp& u : uops)
+    if (std::find(todo.begin(), todo.end(), u) == todo.end()) todo.push_back(std::move(u));
+  if (todo.empty()) return;
+  std::vector<std::pair<UOp, UOp>> kernelized = get_kernelize_map(UOp::sink(todo));
+  apply_map_to_tensors(kernelized);
+  for (UOp& u : todo) u = u.substitute(kernelized);
+  kernelized.clear();
+  UOp sink = UOp::sink(todo);
+  todo.clear();
+  std::vector<std::pair<UOp, UOp>> remove_assign;  // after scheduling, the tensors are just their buffers
+  for (const UOp& u : sink.toposort())
+    if (u.op() == Ops::ASSIGN) remove_assign.push_back({u, uop_base(u.src(0))});
+  apply_map_to_tensors(remove_assign);
+  remove_assign.clear();
+  auto [schedule, var_vals] = create_schedule_with_vars(sink);
+  sink = UOp();  // the kernel graph is gone before the planner runs: buffers no tensor holds can share memory
   run_schedule(memory_planner(std::move(schedule)), var_vals);
+}
+
+Tensor& Tensor::realize() {
+  realize_uops({uop()});
   return *this;
+}
+
+void Tensor::realize(const std::vector<Tensor>& tensors) {
+  std::vector<UOp> uops;
+  for (const Tensor& t : tensors) uops.push_back(t.uop());
+  realize_uops(std::move(uops));
 }
 
 std::vector<uint8_t> Tensor::data_bytes() const {

@@ -466,26 +466,18 @@ Tensor Tensor::idiv(const Tensor& x, bool reverse) const {
   TG_META("idiv");
   return binop(Ops::IDIV, x, reverse);
 }
-Tensor Tensor::mod(const Tensor& x, bool reverse) const {  // python's floor modulo, as tinygrad's Tensor.mod
+Tensor Tensor::mod(const Tensor& x, bool reverse) const {  // python's floor modulo: a - floor(a / b) * b
   TG_META("mod");
   auto [a, b] = broadcasted(x, reverse);
-  if (dtypes::is_int(a.dtype())) {
-    Tensor q = a.idiv(b), r = a.binop(Ops::MOD, b, false);
-    Tensor opposite = ((a > 0) & (b < 0)) | ((a < 0) & (b > 0));
-    Tensor fq = (opposite & r.ne(r.scalar_like(int64_t(0)))).where(q - 1, q);
-    return a - fq * b;
-  }
-  Tensor d = a.div(b);
-  Tensor fl = d.cast(dtypes::int64).cast(d.dtype());
-  fl = (d < fl).where(fl - 1, fl);  // floor of the quotient
-  return a - fl * b;
+  return a - a.div(b, false, "floor") * b;
 }
 Tensor Tensor::pow(const Tensor& x, bool reverse) const {
   TG_META("pow");
   auto [base, e] = broadcasted(x, reverse);
   TG_CHECK(base.is_floating_point(), "base needs to be float, not ", base.dtype());
   Tensor ret = base.apply_uop(base.uop().alu(Ops::POW, {e.uop()}), {&base, &e});
-  return ret;
+  // an int tensor raised to a float comes back rounded to its own dtype
+  return !reverse && !dtypes::is_float(dtype()) ? ret.round().cast(dtype()) : ret;
 }
 Tensor Tensor::maximum(const Tensor& x) const {
   TG_META("maximum");
@@ -558,11 +550,9 @@ Tensor Tensor::rshift(int64_t bits) const {
            " and ", bits);
   return idiv(scalar_like(int64_t(1) << bits));
 }
-Tensor Tensor::clip(std::optional<double> lo, std::optional<double> hi) const {
+Tensor Tensor::clip(std::optional<ConstValue> lo, std::optional<ConstValue> hi) const {
   TG_META("clip");
-  TG_CHECK(lo || hi, "at least one of 'min_' or 'max_' must not be None");
-  Tensor r = lo ? maximum(scalar_like(*lo)) : *this;
-  return hi ? r.minimum(r.scalar_like(*hi)) : r;
+  return clamp(lo, hi);
 }
 
 // *** movement ***
@@ -709,14 +699,14 @@ Tensor Tensor::reduce(Ops op, std::vector<int64_t> axis, bool keepdim) const {
     if (std::find(axis.begin(), axis.end(), static_cast<int64_t>(i)) == axis.end()) ns.push_back(s[i]);
   return ret.reshape(ns);
 }
-Tensor Tensor::sum(std::vector<int64_t> axis, bool keepdim) const {
+Tensor Tensor::sum(std::vector<int64_t> axis, bool keepdim, std::optional<DType> acc) const {
   TG_META("sum");
-  Tensor ret = cast(sum_acc_dtype(dtype())).reduce(Ops::ADD, std::move(axis), keepdim);
-  return (dtype() == dtypes::float16 || dtype() == dtypes::bfloat16) ? ret.cast(dtype()) : ret;
+  Tensor ret = cast(acc ? *acc : sum_acc_dtype(dtype())).reduce(Ops::ADD, std::move(axis), keepdim);
+  return (!acc && (dtype() == dtypes::float16 || dtype() == dtypes::bfloat16)) ? ret.cast(dtype()) : ret;
 }
-Tensor Tensor::prod(std::vector<int64_t> axis, bool keepdim) const {
+Tensor Tensor::prod(std::vector<int64_t> axis, bool keepdim, std::optional<DType> acc) const {
   TG_META("prod");
-  return reduce(Ops::MUL, std::move(axis), keepdim);
+  return cast(acc ? *acc : dtype()).reduce(Ops::MUL, std::move(axis), keepdim);
 }
 Tensor Tensor::max(std::vector<int64_t> axis, bool keepdim) const {
   TG_META("max");
@@ -736,19 +726,21 @@ Tensor Tensor::mean(std::vector<int64_t> axis, bool keepdim) const {
     if (s[i] != r[i]) n *= s[i];
   return num.div(num.scalar_like(n)).cast(out);
 }
-Tensor Tensor::softmax(int64_t axis) const {
+Tensor Tensor::softmax(int64_t axis, std::optional<DType> dt) const {
   TG_META("softmax");
   Tensor m = *this - max(axis, true).detach();
+  if (dt) m = m.cast(*dt);
   Tensor e = m.exp();
   return e.div(e.sum(axis, true));
 }
-Tensor Tensor::log_softmax(int64_t axis) const {
+Tensor Tensor::log_softmax(int64_t axis, std::optional<DType> dt) const {
   TG_META("log_softmax");
   Tensor m = *this - max(axis, true).detach();
+  if (dt) m = m.cast(*dt);
   return m - m.exp().sum(axis, true).log();
 }
 
-Tensor Tensor::dot(const Tensor& w) const {
+Tensor Tensor::dot(const Tensor& w, std::optional<DType> dt) const {
   TG_META("dot");
   int64_t dx = ndim(), dw = w.ndim();
   TG_CHECK(dx > 0 && dw > 0, "both tensors need to be at least 1D, got ", dx, "D and ", dw, "D");
@@ -763,7 +755,7 @@ Tensor Tensor::dot(const Tensor& w) const {
   for (int64_t i = 0; i < ones; i++) nw.push_back(1);
   nw.insert(nw.end(), ws.end() + axis_w, ws.end());
   Tensor x = reshape(nx), ww = w.reshape(nw).transpose(-1, axis_w);
-  return (x * ww).sum(std::vector<int64_t>{-1}).cast(least_upper_dtype({x.dtype(), ww.dtype()}));
+  return (x * ww).sum(std::vector<int64_t>{-1}, false, dt).cast(dt ? *dt : least_upper_dtype({x.dtype(), ww.dtype()}));
 }
 
 // *** concatenation and bit casts ***
@@ -857,7 +849,7 @@ void Tensor::manual_seed(uint64_t seed) {
   r.counters.clear();
 }
 
-Tensor Tensor::rand(const Shape& shape, TensorOptions opts) {
+Tensor Tensor::rand(const Shape& shape, TensorOptions opts, bool contiguous) {
   TG_META("rand");
   DType dt = opts.dtype ? *opts.dtype : dtypes::default_float;
   TG_CHECK(dtypes::is_float(dt), "rand only supports float dtypes, got ", dt);
@@ -898,14 +890,19 @@ Tensor Tensor::rand(const Shape& shape, TensorOptions opts) {
   bits = bits.bitcast(uint_dt);
   Tensor one = bits.ones_like(TensorOptions{device, dt, false}).bitcast(uint_dt);
   bits = bits.rshift(dt.itemsize() * 8 - nmant).bitwise_or(one);
-  Tensor out = bits.bitcast(dt).shrink({{0, numel}}).sub(bits.bitcast(dt).scalar_like(1.0)).reshape(shape);
+  // requires_grad as asked, unset by default (from the key and counter, which don't require grad, it would be false)
+  Tensor out =
+      tensor_from_uop(bits.bitcast(dt).shrink({{0, numel}}).sub(bits.bitcast(dt).scalar_like(1.0)).reshape(shape).uop(),
+                      opts.requires_grad);
   if (opts.requires_grad) out.requires_grad_(*opts.requires_grad);
-  return out.contiguous();
+  return contiguous ? out.contiguous() : out;
 }
 
-Tensor Tensor::rand_like(TensorOptions opts) const {
-  return rand(shape(), TensorOptions{opts.device ? opts.device : device(), opts.dtype ? opts.dtype : dtype(),
-                                     opts.requires_grad});
+Tensor Tensor::rand_like(TensorOptions opts, bool contiguous) const {
+  return rand(
+      shape(),
+      TensorOptions{opts.device ? opts.device : device(), opts.dtype ? opts.dtype : dtype(), opts.requires_grad},
+      contiguous);
 }
 Tensor Tensor::randn_like(TensorOptions opts) const {
   TG_META("randn_like");
@@ -955,7 +952,13 @@ Tensor& Tensor::assign(const Tensor& x) {
   TG_CHECK(device() == x.device(), "assign device mismatch ", device(), " != ", x.device());
   TG_CHECK(dtype() == x.dtype(), "assign dtype mismatch ", dtype(), " != ", x.dtype());
   UOp target = uop();
-  if (target.op() == Ops::BUFFER) {
+  // a realized tensor is its BUFFER, or a contiguous view (VIEW, RESHAPE) of the whole buffer
+  bool whole_buffer = target.op() == Ops::BUFFER;
+  if (UOp base = uop_base(target); !whole_buffer && base.op() == Ops::BUFFER && uop_size(base) == numel()) {
+    const ShapeTracker* st = uop_st(target);
+    whole_buffer = st != nullptr && st->contiguous() && target.src(0) == base;
+  }
+  if (whole_buffer) {
     // copy-on-write: a buffer that another live tensor also points at (graph dedup) is not written in place
     bool shared = false;
     {
@@ -964,7 +967,7 @@ Tensor& Tensor::assign(const Tensor& x) {
       for (auto& w : r.all)
         if (auto other = w.lock(); other && other != d_ && other->uop == target) shared = true;
     }
-    if (shared) target = uop_new_buffer(device(), numel(), dtype());
+    if (shared) target = uop_reshape(uop_new_buffer(device(), numel(), dtype()), shape());
   }
   d_->uop = UOp::make(Ops::ASSIGN, dtype(), {target, x.uop()});
   return *this;

@@ -1,5 +1,6 @@
 #pragma once
 // Tensor: a lazy tensor whose every operation builds UOps (tinygrad's tensor.py). Nothing runs until realize().
+#include <functional>
 #include <initializer_list>
 #include <iosfwd>
 #include <memory>
@@ -23,10 +24,68 @@ class Tensor;
 // Optional arguments: a method with more than one or two optional knobs takes an options struct, written with
 // designated initializers at the call site: t.conv2d(w, b, {.stride = {2}, .padding = {1}}). Tensors stay positional.
 // *** [math] option structs ***
+struct IsCloseOptions {  // isclose: |a - b| <= atol + rtol * |b|; NaNs equal with equal_nan
+  double rtol = 1e-05;
+  double atol = 1e-08;
+  bool equal_nan = false;
+};
 
 // *** [movement] option structs ***
 
 // *** [nn] option structs ***
+// Convolutions and pools work on any number of spatial dims (the trailing ones). stride, dilation and kernel_size
+// hold one value for every spatial dim or one per dim; padding holds one value, one per spatial dim, or a
+// (before, after) pair per dim in torch's flat order, last dim first: {left, right, top, bottom}.
+struct Conv2dOptions {
+  int64_t groups = 1;
+  std::vector<int64_t> stride = {1};
+  std::vector<int64_t> dilation = {1};
+  std::vector<int64_t> padding = {0};
+  std::optional<DType> dtype = std::nullopt;  // the accumulation dtype
+};
+struct ConvTranspose2dOptions {
+  int64_t groups = 1;
+  std::vector<int64_t> stride = {1};
+  std::vector<int64_t> dilation = {1};
+  std::vector<int64_t> padding = {0};
+  std::vector<int64_t> output_padding = {0};
+};
+struct AvgPool2dOptions {
+  std::vector<int64_t> kernel_size = {2, 2};
+  std::vector<int64_t> stride = {};  // empty: the kernel size
+  std::vector<int64_t> dilation = {1};
+  std::vector<int64_t> padding = {0};
+  bool ceil_mode = false;
+  bool count_include_pad = true;
+};
+struct MaxPool2dOptions {
+  std::vector<int64_t> kernel_size = {2, 2};
+  std::vector<int64_t> stride = {};  // empty: the kernel size
+  std::vector<int64_t> dilation = {1};
+  std::vector<int64_t> padding = {0};
+  bool ceil_mode = false;
+};
+struct MaxUnpool2dOptions {
+  std::vector<int64_t> kernel_size = {2, 2};
+  std::vector<int64_t> stride = {};  // empty: the kernel size
+  std::vector<int64_t> dilation = {1};
+  std::vector<int64_t> padding = {0};
+  std::vector<int64_t> output_size = {};  // empty: from the pool's arguments; else its trailing dims are used
+};
+// losses: reduction is "mean", "sum" or "none"
+struct SparseCrossEntropyOptions {
+  int64_t ignore_index = -1;  // -1: no index is ignored
+  double label_smoothing = 0.0;
+  std::string reduction = "mean";
+};
+struct CrossEntropyOptions {
+  std::string reduction = "mean";
+  double label_smoothing = 0.0;
+};
+struct NllLossOptions {
+  std::optional<int64_t> ignore_index = std::nullopt;
+  std::string reduction = "mean";
+};
 
 // The outermost Tensor method of a call names the nodes it makes (tinygrad's _metadata_wrapper); the names are
 // the reference's Python names, so kernels list the same metadata (['__add__'], ['sum', 'relu', '__matmul__']).
@@ -73,10 +132,11 @@ class Tensor {
 
   // *** random: the reference's counter-based generator (threefry2x32), so a seed gives the same numbers every run ***
   static void manual_seed(uint64_t seed = 0);
-  static Tensor rand(const Shape& shape, TensorOptions opts = {});   // uniform in [0, 1)
+  // uniform in [0, 1); contiguous=false leaves the bits unrealized, to fuse into their user (as dropout does)
+  static Tensor rand(const Shape& shape, TensorOptions opts = {}, bool contiguous = true);
   static Tensor randn(const Shape& shape, TensorOptions opts = {});  // standard normal (Box-Muller)
   static Tensor uniform(const Shape& shape, double low = 0.0, double high = 1.0, TensorOptions opts = {});
-  Tensor rand_like(TensorOptions opts = {}) const;
+  Tensor rand_like(TensorOptions opts = {}, bool contiguous = true) const;
   Tensor randn_like(TensorOptions opts = {}) const;
   Tensor zeros_like(TensorOptions opts = {}) const { return full_like(ConstValue(int64_t(0)), opts); }
   Tensor ones_like(TensorOptions opts = {}) const { return full_like(ConstValue(int64_t(1)), opts); }
@@ -144,7 +204,7 @@ class Tensor {
   Tensor bitwise_not() const;
   Tensor lshift(int64_t bits) const;
   Tensor rshift(int64_t bits) const;
-  Tensor clip(std::optional<double> min_, std::optional<double> max_) const;
+  Tensor clip(std::optional<ConstValue> min_, std::optional<ConstValue> max_) const;
 
   // a scalar operand becomes a const of this tensor's dtype when that keeps its kind (tinygrad's _broadcasted)
   Tensor scalar_like(ConstValue v) const;
@@ -166,29 +226,160 @@ class Tensor {
   Tensor bitcast(DType dt) const;  // reinterprets the bits; a size change splits or merges the last dim
 
   // *** reduce ***
-  Tensor sum(std::vector<int64_t> axis = {}, bool keepdim = false) const;  // no axis: all
-  Tensor sum(int64_t axis, bool keepdim = false) const { return sum(std::vector<int64_t>{axis}, keepdim); }
-  Tensor prod(std::vector<int64_t> axis = {}, bool keepdim = false) const;
-  Tensor prod(int64_t axis, bool keepdim = false) const { return prod(std::vector<int64_t>{axis}, keepdim); }
+  // no axis: all; dtype: the accumulation dtype (default: sum_acc_dtype, and half stays half)
+  Tensor sum(std::vector<int64_t> axis = {}, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  Tensor sum(int64_t axis, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const {
+    return sum(std::vector<int64_t>{axis}, keepdim, dtype);
+  }
+  Tensor prod(std::vector<int64_t> axis = {}, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  Tensor prod(int64_t axis, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const {
+    return prod(std::vector<int64_t>{axis}, keepdim, dtype);
+  }
   Tensor max(std::vector<int64_t> axis = {}, bool keepdim = false) const;
   Tensor max(int64_t axis, bool keepdim = false) const { return max(std::vector<int64_t>{axis}, keepdim); }
   Tensor min(std::vector<int64_t> axis = {}, bool keepdim = false) const;
   Tensor min(int64_t axis, bool keepdim = false) const { return min(std::vector<int64_t>{axis}, keepdim); }
   Tensor mean(std::vector<int64_t> axis = {}, bool keepdim = false) const;
   Tensor mean(int64_t axis, bool keepdim = false) const { return mean(std::vector<int64_t>{axis}, keepdim); }
-  Tensor softmax(int64_t axis = -1) const;
-  Tensor log_softmax(int64_t axis = -1) const;
-  Tensor dot(const Tensor& w) const;
-  Tensor matmul(const Tensor& w) const {
+  Tensor softmax(int64_t axis = -1, std::optional<DType> dtype = std::nullopt) const;
+  Tensor log_softmax(int64_t axis = -1, std::optional<DType> dtype = std::nullopt) const;
+  Tensor dot(const Tensor& w, std::optional<DType> dtype = std::nullopt) const;
+  Tensor matmul(const Tensor& w, std::optional<DType> dtype = std::nullopt) const {
     MetadataScope m("matmul");
-    return dot(w);
+    return dot(w, dtype);
   }
 
   // *** [math] unary math, activations, more binary ops, casting shorthands, more creation/random (tensor_math.cpp) ***
+  // creation and random (tinygrad's names and defaults; dtype/device/requires_grad through TensorOptions)
+  static Tensor linspace(double start, double stop, int64_t steps, TensorOptions opts = {});  // float32 by default
+  static Tensor randint(const Shape& shape, int64_t low = 0, int64_t high = 10, TensorOptions opts = {});  // int32
+  static Tensor normal(const Shape& shape, double mean = 0.0, double std = 1.0, TensorOptions opts = {});
+  static Tensor scaled_uniform(const Shape& shape, TensorOptions opts = {});  // U(-1, 1) / sqrt(prod(shape))
+  static Tensor glorot_uniform(const Shape& shape, TensorOptions opts = {});
+  static Tensor kaiming_uniform(const Shape& shape, double a = 0.01, TensorOptions opts = {});
+  static Tensor kaiming_normal(const Shape& shape, double a = 0.01, TensorOptions opts = {});
+  static Tensor randperm(int64_t n, TensorOptions opts = {});  // int32 by default; the stable argsort of rand(n)
+  Tensor multinomial(int64_t num_samples = 1, bool replacement = false) const;  // int32 indices, 1D or 2D weights
+  Tensor empty_like(TensorOptions opts = {}) const;
+
+  // unary math
+  Tensor tan() const;
+  Tensor asin() const;
+  Tensor acos() const;
+  Tensor atan() const;
+  Tensor trunc() const;  // through int32, as the reference
+  Tensor ceil() const;
+  Tensor floor() const;
+  Tensor round() const;  // half to even
+  Tensor isinf(bool detect_positive = true, bool detect_negative = true) const;
+  Tensor isnan() const;
+  Tensor isfinite() const;
+  Tensor lerp(const Tensor& end, const Tensor& weight) const;
+  Tensor lerp(const Tensor& end, double weight) const;
+  Tensor clamp(std::optional<ConstValue> min_, std::optional<ConstValue> max_) const;  // clip
+
+  // activations
+  Tensor hardsigmoid(double alpha = 1.0 / 6, double beta = 0.5) const;
+  Tensor elu(double alpha = 1.0) const;
+  Tensor celu(double alpha = 1.0) const;
+  Tensor selu(double alpha = 1.67326, double gamma = 1.0507) const;
+  Tensor swish() const;
+  Tensor silu() const;
+  Tensor relu6() const;
+  Tensor hardswish() const;
+  Tensor tanh() const;
+  Tensor sinh() const;
+  Tensor cosh() const;
+  Tensor atanh() const;
+  Tensor asinh() const;
+  Tensor acosh() const;
+  Tensor hardtanh(ConstValue min_val = int64_t(-1), ConstValue max_val = int64_t(1)) const;
+  Tensor erf() const;
+  Tensor gelu() const;
+  Tensor quick_gelu() const;
+  Tensor leaky_relu(double neg_slope = 0.01) const;
+  Tensor mish() const;
+  Tensor softplus(double beta = 1) const;
+  Tensor softsign() const;
+  Tensor logsigmoid() const;
+
+  // binary: rounding_mode "trunc" or "floor" (ints divide as ints then; floats are rounded, keeping an int
+  // numerator's dtype); none is true division
+  Tensor div(const Tensor& x, bool reverse, std::optional<std::string> rounding_mode) const;
+  Tensor copysign(const Tensor& other) const;
+  template <Scalar T>
+  Tensor copysign(T other) const {
+    MetadataScope m("copysign");
+    return copysign(scalar_like(to_const(other)));
+  }
+  Tensor isclose(const Tensor& other, IsCloseOptions opts = {}) const;
+  Tensor masked_fill(const Tensor& mask, const Tensor& value) const;
+  template <Scalar T>
+  Tensor masked_fill(const Tensor& mask, T value) const {
+    MetadataScope m("masked_fill");
+    return mask.where(scalar_like(to_const(value)), *this);
+  }
+
+  // casting shorthands (float/int/bool/double/long are C++ keywords: a trailing underscore, as dtypes::float_)
+  Tensor float_() const;
+  Tensor half() const;
+  Tensor double_() const;
+  Tensor int_() const;
+  Tensor long_() const;
+  Tensor bool_() const;
 
   // *** [movement] high-level movement and indexing (tensor_movement.cpp) ***
 
   // *** [nn] reductions, processing and linalg, nn functional (tensor_nn.cpp) ***
+  // reductions; an empty axis list means every axis
+  Tensor any(std::vector<int64_t> axis = {}, bool keepdim = false) const;
+  Tensor all(std::vector<int64_t> axis = {}, bool keepdim = false) const;
+  Tensor var(std::vector<int64_t> axis = {}, bool keepdim = false, double correction = 1) const;
+  Tensor std(std::vector<int64_t> axis = {}, bool keepdim = false, double correction = 1) const;
+  std::pair<Tensor, Tensor> var_mean(std::vector<int64_t> axis = {}, bool keepdim = false,
+                                     double correction = 1) const;  // (var, mean)
+  std::pair<Tensor, Tensor> std_mean(std::vector<int64_t> axis = {}, bool keepdim = false,
+                                     double correction = 1) const;                        // (std, mean)
+  Tensor argmax(std::optional<int64_t> axis = std::nullopt, bool keepdim = false) const;  // none: of the flattened
+  Tensor argmin(std::optional<int64_t> axis = std::nullopt, bool keepdim = false) const;
+  Tensor logsumexp(std::vector<int64_t> axis = {}, bool keepdim = false) const;
+  Tensor logcumsumexp(int64_t axis = 0) const;
+  Tensor cumsum(int64_t axis = 0) const;
+  Tensor cumprod(int64_t axis) const;
+  Tensor cummax(int64_t axis = 0) const;  // the running max (the reference returns no indices)
+
+  // processing and linalg
+  Tensor conv2d(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+                const Conv2dOptions& opts = {}) const;
+  Tensor conv_transpose2d(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+                          const ConvTranspose2dOptions& opts = {}) const;
+  Tensor avg_pool2d(const AvgPool2dOptions& opts = {}) const;
+  Tensor max_pool2d(const MaxPool2dOptions& opts = {}) const;
+  std::pair<Tensor, Tensor> max_pool2d_with_indices(const MaxPool2dOptions& opts = {}) const;  // return_indices=True
+  Tensor max_unpool2d(const Tensor& indices, const MaxUnpool2dOptions& opts = {}) const;
+  // mode: "linear" (align_corners allowed), "nearest" or "nearest-exact"; size: the trailing dims' new sizes
+  Tensor interpolate(const Shape& size, const std::string& mode = "linear", bool align_corners = false) const;
+  static Tensor einsum(const std::string& formula, const std::vector<Tensor>& operands,
+                       std::optional<DType> dtype = std::nullopt);
+  Tensor sequential(const std::vector<std::function<Tensor(const Tensor&)>>& ll) const;
+
+  // nn functional
+  Tensor linear(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+                std::optional<DType> dtype = std::nullopt) const;
+  Tensor layernorm(std::vector<int64_t> axis = {-1}, double eps = 1e-5) const;
+  Tensor batchnorm(const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, const Tensor& mean,
+                   const Tensor& invstd, std::vector<int64_t> axis = {1}) const;
+  Tensor dropout(double p = 0.5) const;  // only while Tensor::training
+  Tensor one_hot(int64_t num_classes = -1) const;
+  Tensor scaled_dot_product_attention(const Tensor& key, const Tensor& value,
+                                      const std::optional<Tensor>& attn_mask = std::nullopt, double dropout_p = 0.0,
+                                      bool is_causal = false) const;
+  Tensor binary_crossentropy(const Tensor& Y, const std::string& reduction = "mean") const;
+  Tensor binary_crossentropy_logits(const Tensor& Y, const std::string& reduction = "mean") const;
+  Tensor sparse_categorical_crossentropy(const Tensor& Y, const SparseCrossEntropyOptions& opts = {}) const;
+  Tensor cross_entropy(const Tensor& Y, const CrossEntropyOptions& opts = {}) const;
+  Tensor nll_loss(const Tensor& Y, const std::optional<Tensor>& weight = std::nullopt,
+                  const NllLossOptions& opts = {}) const;
 
   // *** [autograd] the rules are in gradient/gradient.cpp ***
   // d(this)/d(targets): this must be a scalar unless a seed gradient of its shape is given
@@ -232,6 +423,7 @@ class Tensor {
   // *** scheduling and data ***
   Tensor& kernelize();
   Tensor& realize();
+  static void realize(const std::vector<Tensor>& tensors);  // in one schedule (tinygrad's Tensor.realize(*lst))
   template <class T>
   std::vector<T> tolist() const;  // flat, row-major; T must match the dtype (int for dtypes.int, ...)
   template <class T>
@@ -253,10 +445,15 @@ class Tensor {
   Tensor inverse() const;
   void check_dtype_for(DType want, const char* what) const;
   // [math] private helpers
+  Tensor poly_n(const std::vector<double>& coeffs) const;  // Horner from 0.0, as the reference's polyN
 
   // [movement] private helpers
 
   // [nn] private helpers
+  Tensor pool(const Shape& k, std::vector<int64_t> stride = {1}, std::vector<int64_t> dilation = {1}) const;
+  Tensor cumalu(int64_t axis, Ops op, bool include_initial = false) const;
+  Tensor split_cumalu(int64_t axis, Ops op) const;
+  Tensor do_reduction(const std::string& reduction) const;
 
   // [autograd] private helpers
 

@@ -8,6 +8,8 @@ namespace tg {
 Tensor tensor_from_uop(const UOp& u, std::optional<bool> requires_grad);
 // points every live tensor whose graph holds a key of `map` at the replacement (after kernelize/realize)
 void apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& map);
+// kernelizes, schedules and runs these graphs together (Tensor::realize of several tensors)
+void realize_uops(std::vector<UOp> uops);
 // the graphs of live tensors that are an assign not yet realized (x.assign(y) without realize), for TinyJit
 std::vector<UOp> pending_assign_uops();
 

@@ -40,9 +40,10 @@ UOp usum(const std::vector<UOp>& xs) {
   for (size_t i = 1; i < xs.size(); i++) r = r + xs[i];
   return r;
 }
+// as the reference: x.const_like(v).cast(bool), so a tensor-level x keeps its shape and device (x < x on a tensor)
 UOp bool_const(const UOp& like, bool v) {
   DType d = like.dtype().count() > 1 ? dtypes::bool_.vec(like.dtype().count()) : dtypes::bool_;
-  return UOp::const_(d, v);
+  return like.const_like(v).cast(d);
 }
 
 }  // namespace

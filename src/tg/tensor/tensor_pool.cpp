@@ -1,0 +1,473 @@
+// The Tensor's [nn] group, part 2: processing and linalg. Every sliding-window op (conv2d, the pools, cumsum) is a
+// view: _pool turns the trailing dims into (output positions..., kernel positions...) with movement ops only, and a
+// reduce over the kernel dims finishes the job (tinygrad's tensor.py).
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+
+#include "tg/tensor/tensor_internal.h"
+#include "tg/tensor/tensor_nn_internal.h"
+
+namespace tg {
+
+using namespace nn_detail;
+
+namespace {
+
+// tinygrad's repeat: each dim d becomes repeats[d] copies of itself (a reshape, an expand and a reshape)
+Tensor repeat_dims(const Tensor& x, const std::vector<sint>& repeats) {
+  Shape s = x.shape(), unsqueezed, expanded, final_shape;
+  for (size_t i = 0; i < s.size(); i++) {
+    unsqueezed.insert(unsqueezed.end(), {1, s[i]});
+    expanded.insert(expanded.end(), {repeats[i], s[i]});
+    final_shape.push_back(repeats[i] * s[i]);
+  }
+  return x.reshape(unsqueezed).expand(expanded).reshape(final_shape);
+}
+
+// the (before, after) pairs of a flat torch-order padding list, first dim first (tinygrad's _flat_to_grouped)
+std::vector<std::pair<int64_t, int64_t>> flat_to_grouped(const std::vector<int64_t>& pads) {
+  std::vector<std::pair<int64_t, int64_t>> g;
+  for (size_t k = pads.size() / 2; k-- > 0;) g.push_back({pads[2 * k], pads[2 * k + 1]});
+  return g;
+}
+
+// ceil_mode: more padding after each dim, so that a last window that starts inside the input (or its padding
+// before) is kept (relationship 15 of arxiv.org/pdf/1603.07285, section 5.1)
+std::vector<int64_t> apply_ceil_mode(std::vector<int64_t> pads, const Shape& k_, const std::vector<int64_t>& s_,
+                                     const std::vector<int64_t>& d_, const Shape& i_) {
+  auto grouped = flat_to_grouped(pads);
+  for (size_t dim = 0; dim < k_.size(); dim++) {
+    auto [pB, pA] = grouped[dim];
+    sint i = i_[dim], k = k_[dim], s = s_[dim], d = d_[dim];
+    sint o = ceildiv(i + pB + pA - (d * (k - 1) + 1), s) + 1;
+    pads[pads.size() - 1 - 2 * dim] +=
+        s * (o - 1) + (d * (k - 1) + 1) - (i + pB + pA) - std::max<sint>(s * (o - 1) - (pB + i - 1), 0);
+  }
+  return pads;
+}
+
+Shape trailing(const Shape& s, size_t n) { return Shape(s.end() - static_cast<std::ptrdiff_t>(n), s.end()); }
+std::vector<int64_t> last_axes(size_t n) {
+  std::vector<int64_t> axis;
+  for (int64_t i = -static_cast<int64_t>(n); i < 0; i++) axis.push_back(i);
+  return axis;
+}
+
+}  // namespace
+
+// (..., *i_) -> (..., *o_, *k_): every window of the trailing dims, stride and dilation applied
+Tensor Tensor::pool(const Shape& k_, std::vector<int64_t> stride, std::vector<int64_t> dilation) const {
+  Shape s = shape();
+  size_t nk = k_.size();
+  TG_CHECK(s.size() >= nk, "can't pool ", shape_str(s), " with ", shape_str(k_));
+  std::vector<int64_t> s_ = as_tuple(stride, nk, "stride"), d_ = as_tuple(dilation, nk, "dilation");
+  size_t nn = s.size() - nk;
+  Shape i_ = trailing(s, nk), o_;
+  for (size_t j = 0; j < nk; j++) {
+    TG_CHECK(s_[j] > 0 && d_[j] > 0, "stride and dilation must be positive, got stride ", py_tuple(s_), " dilation ",
+             py_tuple(d_));
+    TG_CHECK(d_[j] * (k_[j] - 1) + 1 <= i_[j], "kernel size cannot be greater than actual input size: kernel ",
+             shape_str(k_), " (dilation ", py_tuple(d_), ") on input ", shape_str(s));
+    o_.push_back(ceildiv(i_[j] - d_[j] * (k_[j] - 1), s_[j]));
+  }
+  auto keep = [&](Mask m) {  // the leading (not pooled) dims stay whole
+    Mask full;
+    for (size_t j = 0; j < nn; j++) full.push_back({0, s[j]});
+    full.insert(full.end(), m.begin(), m.end());
+    return full;
+  };
+  auto lead = [&](Shape tail) {
+    Shape r(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(nn));
+    r.insert(r.end(), tail.begin(), tail.end());
+    return r;
+  };
+  std::vector<int64_t> order;
+  for (size_t j = 0; j < nn; j++) order.push_back(static_cast<int64_t>(j));
+  bool overlapping = false;
+  for (size_t j = 0; j < nk; j++) overlapping |= k_[j] > s_[j] || d_[j] != 1;
+  if (overlapping) {
+    // repeat the input so windows of (i*f + d) elements, read k times, line up without padding; f doubles the
+    // input when the strided windows would run past it
+    std::vector<sint> f_, reps(nn, 1);
+    for (size_t j = 0; j < nk; j++) {
+      f_.push_back(1 + (o_[j] * s_[j] > i_[j] - d_[j] * (k_[j] - 1) ? 1 : 0));
+      reps.push_back(ceildiv(k_[j] * (i_[j] * f_[j] + d_[j]), i_[j]));
+    }
+    Tensor x = repeat_dims(*this, reps);
+    Mask m1, m2, m3;
+    Shape r1, r2, r3;
+    for (size_t j = 0; j < nk; j++) {
+      sint w = i_[j] * f_[j] + d_[j];
+      m1.push_back({0, k_[j] * w});
+      r1.insert(r1.end(), {k_[j], w});  // dilation: row t of a window starts t*(i*f+d) later, i.e. t*d further
+      m2.insert(m2.end(), {{0, k_[j]}, {0, o_[j] * s_[j]}});
+      r2.insert(r2.end(), {k_[j], o_[j], s_[j]});  // stride: every s-th start
+      m3.insert(m3.end(), {{0, k_[j]}, {0, o_[j]}, {0, 1}});
+      r3.insert(r3.end(), {k_[j], o_[j]});
+    }
+    x = x.shrink(keep(m1)).reshape(lead(r1));
+    x = x.shrink(keep(m2)).reshape(lead(r2));
+    x = x.shrink(keep(m3)).reshape(lead(r3));
+    for (size_t j = 0; j < nk; j++) order.push_back(static_cast<int64_t>(nn + 2 * j + 1));
+    for (size_t j = 0; j < nk; j++) order.push_back(static_cast<int64_t>(nn + 2 * j));
+    return x.permute(order);
+  }
+  // windows that don't overlap: pad to o*s, split each dim into (o, s) and keep the first k of every s
+  Mask pad_m(nn, {0, 0}), m1, m2;
+  Shape r1;
+  for (size_t j = 0; j < nk; j++) {
+    pad_m.push_back({0, std::max<sint>(0, o_[j] * s_[j] - i_[j])});
+    m1.push_back({0, o_[j] * s_[j]});
+    r1.insert(r1.end(), {o_[j], s_[j]});
+    m2.insert(m2.end(), {{0, o_[j]}, {0, k_[j]}});
+  }
+  Tensor x = pad(pad_m);
+  Shape padded = x.shape();
+  Mask sh;
+  for (size_t j = 0; j < nn; j++) sh.push_back({0, padded[j]});
+  sh.insert(sh.end(), m1.begin(), m1.end());
+  x = x.shrink(sh).reshape(lead(r1)).shrink(keep(m2));
+  for (size_t j = 0; j < nk; j++) order.push_back(static_cast<int64_t>(nn + 2 * j));
+  for (size_t j = 0; j < nk; j++) order.push_back(static_cast<int64_t>(nn + 2 * j + 1));
+  return x.permute(order);
+}
+
+// *** convolutions ***
+
+Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, const Conv2dOptions& o) const {
+  TG_META("conv2d");
+  Shape xs = shape(), ws = weight.shape();
+  TG_CHECK(ws.size() >= 3 && xs.size() == ws.size(), "Input Tensor shape ", shape_str(xs),
+           " does not match the shape of the weights ", shape_str(ws),
+           ": conv2d needs (bs, cin, *spatial) and (cout, cin/groups, *kernel) of the same rank");
+  TG_CHECK(o.groups >= 1, "conv2d: groups must be positive, got ", o.groups);
+  sint bs = xs[0], cin_ = xs[1], cout = ws[0], cin = ws[1];
+  TG_CHECK(o.groups * cin == cin_, "Input Tensor shape ", shape_str(xs), " does not match the shape of the weights ",
+           shape_str(ws), ". (", o.groups * cin, " vs. ", cin_, ")");
+  TG_CHECK(cout % o.groups == 0, "conv2d: weight shape ", shape_str(ws), " has ", cout,
+           " output channels, not a multiple of groups=", o.groups);
+  size_t nd = ws.size() - 2;
+  Shape HW = trailing(ws, nd);
+  std::vector<int64_t> pads = resolve_pool_pads(o.padding, nd, xs);
+  // (bs, groups*cin, *oyx, *HW)
+  Tensor x = pad(flat_to_mask(pads, xs.size())).pool(HW, o.stride, o.dilation);
+  sint groups = o.groups, rcout = cout / groups;
+  Shape px = x.shape(), oyx(px.begin() + 2, px.end() - static_cast<std::ptrdiff_t>(nd));
+  // broadcast to (bs, groups, rcout, *oyx, cin, *HW) against the weight, and sum cin and the kernel
+  Shape r{bs, groups, cin, 1}, e{bs, groups, cin, rcout}, wr{1, groups, rcout};
+  r.insert(r.end(), oyx.begin(), oyx.end());
+  r.insert(r.end(), HW.begin(), HW.end());
+  e.insert(e.end(), oyx.begin(), oyx.end());
+  e.insert(e.end(), HW.begin(), HW.end());
+  wr.insert(wr.end(), nd, 1);
+  wr.push_back(cin);
+  wr.insert(wr.end(), HW.begin(), HW.end());
+  std::vector<int64_t> order{0, 1, 3}, axes;
+  for (size_t i = 0; i < nd; i++) order.push_back(static_cast<int64_t>(4 + i));
+  order.push_back(2);
+  for (size_t i = 0; i < nd; i++) order.push_back(static_cast<int64_t>(4 + nd + i));
+  for (size_t i = 0; i <= nd; i++) axes.push_back(-1 - static_cast<int64_t>(i));
+  x = x.reshape(r).expand(e).permute(order);
+  Shape out{bs, cout};
+  out.insert(out.end(), oyx.begin(), oyx.end());
+  Tensor ret = (x * weight.reshape(wr)).sum(axes, true, o.dtype).reshape(out);
+  if (!bias) return ret;
+  Shape bshape{1, -1};
+  bshape.insert(bshape.end(), nd, 1);
+  return ret.add(bias->reshape(bshape));
+}
+
+// a conv2d of the input, spread out by the stride, with the kernel flipped and its in/out channels swapped
+Tensor Tensor::conv_transpose2d(const Tensor& weight, const std::optional<Tensor>& bias,
+                                const ConvTranspose2dOptions& o) const {
+  TG_META("conv_transpose2d");
+  Shape xs = shape(), ws = weight.shape();
+  TG_CHECK(ws.size() >= 3 && xs.size() == ws.size(), "conv_transpose2d: input shape ", shape_str(xs),
+           " does not match the shape of the weights ", shape_str(ws),
+           ": it needs (bs, cin, *spatial) and (cin, cout/groups, *kernel) of the same rank");
+  TG_CHECK(o.groups >= 1 && ws[0] % o.groups == 0 && xs[1] == ws[0], "conv_transpose2d: input shape ", shape_str(xs),
+           " does not match the shape of the weights ", shape_str(ws), " with groups=", o.groups);
+  size_t nd = ws.size() - 2;
+  Shape HW = trailing(ws, nd), us{o.groups, ws[0] / o.groups};
+  us.insert(us.end(), ws.begin() + 1, ws.end());
+  std::vector<int64_t> spatial;
+  for (size_t i = 0; i < nd; i++) spatial.push_back(static_cast<int64_t>(3 + i));
+  Tensor w = weight.reshape(us).transpose(1, 2).flip(spatial);  // (groups, cout/groups, cin/groups, *HW)
+  auto padding = flat_to_grouped(resolve_pool_pads(o.padding, nd, xs));
+  std::vector<int64_t> stride = as_tuple(o.stride, nd, "stride"), dilation = as_tuple(o.dilation, nd, "dilation"),
+                       out_pad = as_tuple(o.output_padding, nd, "output_padding");
+  Tensor x = *this;
+  if (std::any_of(stride.begin(), stride.end(), [](int64_t s) { return s > 1; })) {
+    // (k) -> (k, 1) -> pad to (k, s) -> (k*s) -> the last s-1 zeros go: s-1 zeros between the inputs
+    Shape r{xs[0], xs[1]}, spread{xs[0], xs[1]};
+    Mask p(2 + 2 * nd, {0, 0}), sh{{0, xs[0]}, {0, xs[1]}};
+    for (size_t i = 0; i < nd; i++) {
+      sint k = xs[2 + i], s = stride[i];
+      r.insert(r.end(), {k, 1});
+      p[2 + 2 * i + 1] = {0, s - 1};
+      spread.push_back(k * s);
+      sh.push_back({0, k * s - (s - 1)});
+    }
+    x = x.reshape(r).pad(p).reshape(spread).shrink(sh);
+  }
+  std::vector<int64_t> flat;
+  for (size_t i = nd; i-- > 0;) {
+    sint full = (HW[i] - 1) * dilation[i];
+    flat.insert(flat.end(), {full - padding[i].first, full - padding[i].second + out_pad[i]});
+  }
+  return x.conv2d(w.flatten(0, 1), bias, {.groups = o.groups, .dilation = dilation, .padding = flat});
+}
+
+// *** pools ***
+
+Tensor Tensor::avg_pool2d(const AvgPool2dOptions& o) const {
+  TG_META("avg_pool2d");
+  Shape k_(o.kernel_size.begin(), o.kernel_size.end());
+  size_t nd = k_.size();
+  TG_CHECK(nd >= 1 && static_cast<size_t>(ndim()) >= nd, "avg_pool2d: kernel ", shape_str(k_), " doesn't fit shape ",
+           shape_str(shape()));
+  std::vector<int64_t> stride = o.stride.empty() ? o.kernel_size : o.stride, axis = last_axes(nd);
+  auto pooled = [&](const Tensor& x, const std::vector<int64_t>& pads) {
+    return x.pad(flat_to_mask(pads, static_cast<size_t>(x.ndim()))).pool(k_, stride, o.dilation);
+  };
+  std::vector<int64_t> reg_pads = resolve_pool_pads(o.padding, nd, shape());
+  std::vector<int64_t> ceil_pads = apply_ceil_mode(reg_pads, k_, as_tuple(stride, nd, "stride"),
+                                                   as_tuple(o.dilation, nd, "dilation"), trailing(shape(), nd));
+  if (!o.count_include_pad) {
+    const std::vector<int64_t>& pads = o.ceil_mode ? ceil_pads : reg_pads;
+    return pooled(*this, pads).sum(axis) / pooled(ones_like(), pads).sum(axis);
+  }
+  if (!o.ceil_mode) return pooled(*this, reg_pads).mean(axis);
+  // the regular padding counts, the extra ceil_mode padding doesn't
+  std::vector<int64_t> extra(ceil_pads.size());
+  for (size_t i = 0; i < extra.size(); i++) extra[i] = ceil_pads[i] - reg_pads[i];
+  Tensor ones = pad(flat_to_mask(reg_pads, static_cast<size_t>(ndim()))).ones_like();
+  return pooled(*this, ceil_pads).sum(axis) / pooled(ones, extra).sum(axis);
+}
+
+namespace {
+struct MaxPoolParts {
+  Tensor padded;  // padded with the dtype's min, to be pooled
+  std::vector<int64_t> pads, stride;
+  Shape k_;
+};
+MaxPoolParts max_pool_parts(const Tensor& t, const MaxPool2dOptions& o) {
+  Shape k_(o.kernel_size.begin(), o.kernel_size.end());
+  size_t nd = k_.size();
+  TG_CHECK(nd >= 1 && static_cast<size_t>(t.ndim()) >= nd, "max_pool2d: kernel ", shape_str(k_), " doesn't fit shape ",
+           shape_str(t.shape()));
+  std::vector<int64_t> stride = o.stride.empty() ? o.kernel_size : o.stride;
+  std::vector<int64_t> pads = resolve_pool_pads(o.padding, nd, t.shape());
+  if (o.ceil_mode)
+    pads = apply_ceil_mode(pads, k_, as_tuple(stride, nd, "stride"), as_tuple(o.dilation, nd, "dilation"),
+                           trailing(t.shape(), nd));
+  Tensor padded = nn_detail::pad_const(t, flat_to_mask(pads, static_cast<size_t>(t.ndim())), dtypes::min(t.dtype()));
+  return {padded, pads, stride, k_};
+}
+}  // namespace
+
+Tensor Tensor::max_pool2d(const MaxPool2dOptions& o) const {
+  TG_META("max_pool2d");
+  MaxPoolParts p = max_pool_parts(*this, o);
+  return p.padded.pool(p.k_, p.stride, o.dilation).max(last_axes(p.k_.size()));
+}
+
+std::pair<Tensor, Tensor> Tensor::max_pool2d_with_indices(const MaxPool2dOptions& o) const {
+  TG_META("max_pool2d");
+  MaxPoolParts p = max_pool_parts(*this, o);
+  Tensor pooled = p.padded.pool(p.k_, p.stride, o.dilation);
+  std::vector<int64_t> axis = last_axes(p.k_.size());
+  // the flat index into the spatial dims of the first max in each window, as a countdown that max() can pick
+  Shape spatial = trailing(shape(), p.k_.size());
+  sint spatial_sz = tg::prod(spatial);
+  Tensor idx = arange(static_cast<double>(spatial_sz), 0, -1, {device(), dtypes::default_int, false}).reshape(spatial);
+  Tensor m = pooled.eq(pooled.max(axis, true));
+  idx = m * nn_detail::pad_const(idx, flat_to_mask(p.pads, spatial.size()), dtypes::min(idx.dtype()))
+                .pool(p.k_, p.stride, o.dilation);
+  return {pooled.max(axis), spatial_sz - idx.max(axis)};
+}
+
+Tensor Tensor::max_unpool2d(const Tensor& indices, const MaxUnpool2dOptions& o) const {
+  TG_META("max_unpool2d");
+  Shape s = shape();
+  TG_CHECK(s.size() >= 3, "max_unpool2d needs (bs, c, *spatial), got shape ", shape_str(s));
+  TG_CHECK(indices.shape() == s, "max_unpool2d: indices of shape ", shape_str(indices.shape()),
+           " don't match the input ", shape_str(s));
+  size_t nd = s.size() - 2;
+  Shape spatial = trailing(s, nd), output_size;
+  if (o.output_size.empty()) {
+    std::vector<int64_t> k_ = as_tuple(o.kernel_size, nd, "kernel_size"), d_ = as_tuple(o.dilation, nd, "dilation"),
+                         s_ = as_tuple(o.stride.empty() ? o.kernel_size : o.stride, nd, "stride");
+    auto p_ = flat_to_grouped(resolve_pool_pads(o.padding, nd, s));
+    for (size_t i = 0; i < nd; i++)  // the inverse of the pool's output size
+      output_size.push_back((spatial[i] - 1) * s_[i] - (p_[i].first + p_[i].second) + (d_[i] * (k_[i] - 1) + 1));
+  } else {
+    TG_CHECK(o.output_size.size() >= nd, "max_unpool2d: output_size ", py_tuple(o.output_size), " has fewer than ", nd,
+             " dims");
+    output_size = trailing(Shape(o.output_size.begin(), o.output_size.end()), nd);
+  }
+  sint bs = s[0], c = s[1];
+  Tensor hot = nn_detail::one_hot_along_dim(indices.reshape({bs, c, 1, -1}), tg::prod(output_size), 2);
+  Tensor ret = (hot * reshape({bs, c, 1, -1})).sum(3);
+  Shape out{bs, c};
+  out.insert(out.end(), output_size.begin(), output_size.end());
+  return ret.reshape(out);
+}
+
+// *** interpolate ***
+
+Tensor Tensor::interpolate(const Shape& size, const std::string& mode, bool align_corners) const {
+  TG_META("interpolate");
+  TG_CHECK(!size.empty() && static_cast<int64_t>(size.size()) <= ndim(), "invalid size=", shape_str(size),
+           " for shape ", shape_str(shape()));
+  TG_CHECK(mode == "linear" || mode == "nearest" || mode == "nearest-exact",
+           "only supports linear, nearest or nearest-exact interpolate, got mode='", mode, "'");
+  TG_CHECK(!align_corners || mode == "linear",
+           "align_corners option can only be set with the interpolating mode linear");
+  Shape s = shape(), expand = s;
+  Tensor x = *this;
+  for (size_t k = 1; k <= size.size(); k++) {
+    size_t d = s.size() - k;
+    sint out = size[size.size() - k], ac = align_corners ? 1 : 0;
+    TG_CHECK(out > 0 && out - ac > 0, "interpolate: can't resize dim ", d, " of shape ", shape_str(s), " to ", out,
+             align_corners ? " with align_corners" : "");
+    double scale = static_cast<double>(s[d] - ac) / static_cast<double>(out - ac);
+    Tensor arr = arange(0, static_cast<double>(out), 1, {device(), dtypes::float32, std::nullopt});
+    Shape rs(s.size(), 1);
+    rs[d] = expand[d] = out;
+    auto spread = [&](const Tensor& t) { return t.reshape(rs).expand(expand); };
+    int64_t dim = static_cast<int64_t>(d);
+    if (mode == "linear") {
+      Tensor index = (align_corners ? scale * arr : scale * (arr + 0.5) - 0.5).clip(0.0, static_cast<double>(s[d] - 1));
+      Tensor low = spread(index.floor().cast(dtypes::int32)), high = spread(index.ceil().cast(dtypes::int32));
+      Tensor perc = spread(index - index.floor());
+      x = nn_detail::gather(x, dim, low).lerp(nn_detail::gather(x, dim, high), perc);
+    } else {
+      Tensor pos = mode == "nearest-exact" ? scale * (arr + 0.5) : scale * arr;
+      x = nn_detail::gather(x, dim, spread(pos.cast(dtypes::int32)));
+    }
+  }
+  return x.cast(dtype());
+}
+
+// *** einsum ***
+
+Tensor Tensor::einsum(const std::string& formula_in, const std::vector<Tensor>& xs, std::optional<DType> dt) {
+  TG_META("einsum");
+  std::string formula;
+  for (char c : formula_in)
+    if (c != ' ') formula += c;
+  size_t arrow = formula.find("->");
+  std::string lhs = formula.substr(0, arrow);
+  std::vector<std::string> inputs{""};
+  for (char c : lhs) {
+    if (c == ',')
+      inputs.push_back("");
+    else
+      inputs.back() += c;
+  }
+  TG_CHECK(inputs.size() == xs.size(), "number of inputs doesn't match number of operands in formula, expected ",
+           inputs.size(), ", got ", xs.size());
+  auto is_alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  auto once_sorted = [&](const std::string& within, const std::string& skip) {  // letters seen once, sorted
+    std::string r;
+    for (char c : within)
+      if (is_alpha(c) && std::count(within.begin(), within.end(), c) == 1 && skip.find(c) == std::string::npos) r += c;
+    std::sort(r.begin(), r.end());
+    return r;
+  };
+  std::string output;
+  if (formula.find("...") != std::string::npos) {
+    // the ellipsis dims get letters the formula doesn't use, aligned right across the operands
+    std::string unused;
+    for (char c = 'a'; c <= 'z'; c++) unused += c;
+    for (char c = 'A'; c <= 'Z'; c++) unused += c;
+    std::erase_if(unused, [&](char c) { return formula.find(c) != std::string::npos; });
+    size_t longest = 0;
+    for (size_t i = 0; i < inputs.size(); i++) {
+      size_t at = inputs[i].find("...");
+      if (at == std::string::npos) continue;
+      int64_t count = std::max<int64_t>(xs[i].ndim(), 1) - static_cast<int64_t>(inputs[i].size() - 3);
+      TG_CHECK(count >= 0 && count <= static_cast<int64_t>(unused.size()), "einsum: operand ", i, " of shape ",
+               shape_str(xs[i].shape()), " doesn't fit '", inputs[i], "'");
+      longest = std::max(longest, static_cast<size_t>(count));
+      inputs[i].replace(at, 3, unused.substr(unused.size() - static_cast<size_t>(count)));
+    }
+    std::string ell = unused.substr(unused.size() - longest), joined;
+    for (size_t i = 0; i < inputs.size(); i++) joined += (i ? "," : "") + inputs[i];
+    if (arrow != std::string::npos) {
+      output = formula.substr(arrow + 2);
+      if (size_t at = output.find("..."); at != std::string::npos) output.replace(at, 3, ell);
+    } else {
+      output = ell + once_sorted(joined, ell);
+    }
+  } else {
+    output = arrow != std::string::npos ? formula.substr(arrow + 2) : once_sorted(formula, "");
+  }
+  std::map<char, sint> letter_val;  // sorted by letter, as python's sorted()
+  for (size_t i = 0; i < inputs.size(); i++) {
+    Shape s = xs[i].shape();
+    TG_CHECK(inputs[i].size() == s.size(), "einsum: '", inputs[i], "' has ", inputs[i].size(), " letters for operand ",
+             i, " of shape ", shape_str(s));
+    for (size_t j = 0; j < s.size(); j++) {
+      char c = inputs[i][j];
+      TG_CHECK(std::count(inputs[i].begin(), inputs[i].end(), c) == 1, "einsum: letter '", c,
+               "' repeats within operand '", inputs[i], "' (no diagonals)");
+      auto [it, fresh] = letter_val.emplace(c, s[j]);
+      TG_CHECK(fresh || it->second == s[j], "einsum: letter '", c, "' is ", it->second, " and ", s[j]);
+    }
+  }
+  for (char c : output)
+    TG_CHECK(letter_val.count(c) && std::count(output.begin(), output.end(), c) == 1, "einsum: output letter '", c,
+             "' is not an input letter, or repeats, in '", formula_in, "'");
+  // every operand permuted to sorted letter order, with size-1 dims for the letters it lacks, then expanded
+  std::optional<Tensor> product;
+  for (size_t i = 0; i < xs.size(); i++) {
+    const std::string& letters = inputs[i];
+    std::vector<int64_t> order(letters.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return letters[static_cast<size_t>(a)] < letters[static_cast<size_t>(b)];
+    });
+    Shape r, e;
+    for (auto [c, v] : letter_val) {
+      r.push_back(letters.find(c) != std::string::npos ? v : 1);
+      e.push_back(v);
+    }
+    Tensor x = xs[i].permute(order).reshape(r).expand(e);
+    product = product ? *product * x : x;
+  }
+  std::vector<int64_t> reduce_axes;
+  std::string kept;
+  int64_t ax = 0;
+  for (auto [c, v] : letter_val) {
+    if (output.find(c) == std::string::npos)
+      reduce_axes.push_back(ax);
+    else
+      kept += c;
+    ax++;
+  }
+  Tensor r = *product;
+  if (!reduce_axes.empty()) {
+    r = r.sum(reduce_axes, false, dt);
+  } else {  // as sum over no axes: only the accumulation cast
+    DType in = r.dtype();
+    r = r.cast(dt ? *dt : sum_acc_dtype(in));
+    if (!dt && (in == dtypes::float16 || in == dtypes::bfloat16)) r = r.cast(in);
+  }
+  // the kept letters are in sorted order; each output position takes its letter's rank
+  std::vector<int64_t> rank;
+  for (char c : output) rank.push_back(static_cast<int64_t>(kept.find(c)));
+  return r.permute(rank);
+}
+
+Tensor Tensor::sequential(const std::vector<std::function<Tensor(const Tensor&)>>& ll) const {
+  TG_META("sequential");
+  Tensor x = *this;
+  for (const auto& f : ll) x = f(x);
+  return x;
+}
+
+}  // namespace tg

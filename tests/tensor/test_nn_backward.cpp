@@ -1,0 +1,174 @@
+// Backward of the [nn] methods: Tensor::gradient against central finite differences in float64 (gradcheck.h), and
+// the kernel counts of forward + backward graphs against the reference tinygrad (2025-06-12, CPU=1): inputs
+// realized with requires_grad=True, loss.backward(), then len(Tensor.schedule(loss, *grads)), noted at each test.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "gradcheck.h"
+#include "tg/runtime/device.h"
+#include "tg/tensor/tensor.h"
+
+using namespace tg;
+using tg::test::expect_grad_matches;
+
+namespace {
+
+struct NNBackward : ::testing::Test {
+  void SetUp() override { Device::DEFAULT = "CPU"; }
+};
+
+std::vector<double> vals(int64_t n, double seed, double scale = 1.0) {
+  std::vector<double> v(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); i++) v[i] = scale * std::sin(static_cast<double>(i) * 1.7 + seed);
+  return v;
+}
+
+int64_t kernels_run_by(const std::function<void()>& f) {
+  int64_t before = GlobalCounters::kernel_count;
+  f();
+  return GlobalCounters::kernel_count - before;
+}
+Tensor param(int64_t n, const Shape& s, double seed) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); i++) v[i] = static_cast<float>(std::sin(static_cast<double>(i) * 1.7 + seed));
+  return Tensor(v, s, {.requires_grad = true}).realize();
+}
+int64_t realize_all(std::vector<Tensor> ts) {
+  return kernels_run_by([&] {
+    for (Tensor& t : ts) t.realize();
+  });
+}
+
+}  // namespace
+
+TEST_F(NNBackward, Conv2d) {
+  expect_grad_matches([](const std::vector<Tensor>& x) { return x[0].conv2d(x[1], x[2]); },
+                      {vals(2 * 2 * 4 * 4, 0.1), vals(3 * 2 * 2 * 2, 0.2), vals(3, 0.3)},
+                      {{2, 2, 4, 4}, {3, 2, 2, 2}, {3}});
+  expect_grad_matches(
+      [](const std::vector<Tensor>& x) {
+        return x[0].conv2d(x[1], std::nullopt, {.groups = 2, .stride = {2}, .dilation = {1, 2}, .padding = {1}});
+      },
+      {vals(1 * 4 * 5 * 5, 0.4), vals(2 * 2 * 2 * 2, 0.5)}, {{1, 4, 5, 5}, {2, 2, 2, 2}});
+}
+
+TEST_F(NNBackward, ConvTranspose2d) {
+  expect_grad_matches(
+      [](const std::vector<Tensor>& x) {
+        return x[0].conv_transpose2d(x[1], std::nullopt, {.stride = {2}, .padding = {1}});
+      },
+      {vals(1 * 2 * 3 * 3, 0.1), vals(2 * 2 * 3 * 3, 0.2)}, {{1, 2, 3, 3}, {2, 2, 3, 3}});
+}
+
+TEST_F(NNBackward, Pools) {
+  std::vector<double> x = vals(1 * 2 * 5 * 5, 0.3);
+  expect_grad_matches([](const std::vector<Tensor>& t) { return t[0].max_pool2d(); }, {x}, {{1, 2, 5, 5}});
+  expect_grad_matches(
+      [](const std::vector<Tensor>& t) {
+        return t[0].max_pool2d({.kernel_size = {3, 3}, .stride = {2}, .padding = {1}, .ceil_mode = true});
+      },
+      {x}, {{1, 2, 5, 5}});
+  expect_grad_matches(
+      [](const std::vector<Tensor>& t) {
+        return t[0].avg_pool2d({.kernel_size = {3, 3}, .stride = {2}, .padding = {1}, .count_include_pad = false});
+      },
+      {x}, {{1, 2, 5, 5}});
+  expect_grad_matches([](const std::vector<Tensor>& t) { return t[0].avg_pool2d({.ceil_mode = true}); }, {x},
+                      {{1, 2, 5, 5}});
+}
+
+TEST_F(NNBackward, Norms) {
+  expect_grad_matches([](const std::vector<Tensor>& t) { return t[0].layernorm(); }, {vals(12, 0.1)}, {{3, 4}});
+  expect_grad_matches(
+      [](const std::vector<Tensor>& t) {
+        Tensor mean = t[0].mean({0, 2}), invstd = (t[0].var({0, 2}) + 1e-5).rsqrt();
+        return t[0].batchnorm(t[1], t[2], mean, invstd);
+      },
+      {vals(2 * 3 * 4, 0.2), vals(3, 0.3), vals(3, 0.4)}, {{2, 3, 4}, {3}, {3}});
+}
+
+TEST_F(NNBackward, Losses) {
+  Tensor y = Tensor(std::vector<int>{2, 0, 1}, {3});
+  std::vector<double> logits = vals(3 * 4, 0.5, 2.0);
+  expect_grad_matches([&](const std::vector<Tensor>& t) { return t[0].sparse_categorical_crossentropy(y); }, {logits},
+                      {{3, 4}});
+  expect_grad_matches(
+      [&](const std::vector<Tensor>& t) {
+        return t[0].sparse_categorical_crossentropy(y, {.ignore_index = 0, .label_smoothing = 0.1});
+      },
+      {logits}, {{3, 4}});
+  expect_grad_matches([&](const std::vector<Tensor>& t) { return t[0].cross_entropy(y, {.label_smoothing = 0.2}); },
+                      {logits}, {{3, 4}});
+  expect_grad_matches([&](const std::vector<Tensor>& t) { return t[0].log_softmax().nll_loss(y, t[1]); },
+                      {logits, {0.5, 2.0, 1.0, 1.5}}, {{3, 4}, {4}});
+  std::vector<double> p{0.2, 0.7, 0.4}, target{0, 1, 1};
+  expect_grad_matches([&](const std::vector<Tensor>& t) { return t[0].binary_crossentropy(t[1]); }, {p, target},
+                      {{3}, {3}});
+  expect_grad_matches([&](const std::vector<Tensor>& t) { return t[0].binary_crossentropy_logits(t[1]); },
+                      {vals(3, 0.6, 3.0), target}, {{3}, {3}});
+}
+
+TEST_F(NNBackward, CumulativeAndReductions) {
+  std::vector<double> x = vals(3 * 4, 0.7);
+  expect_grad_matches([](const std::vector<Tensor>& t) { return t[0].cumsum(1); }, {x}, {{3, 4}});
+  expect_grad_matches([](const std::vector<Tensor>& t) { return t[0].cumprod(0); }, {x}, {{3, 4}});
+  expect_grad_matches([](const std::vector<Tensor>& t) { return t[0].cummax(1); }, {x}, {{3, 4}});
+  expect_grad_matches([](const std::vector<Tensor>& t) { return t[0].logcumsumexp(1); }, {x}, {{3, 4}});
+  expect_grad_matches([](const std::vector<Tensor>& t) { return t[0].logsumexp({1}); }, {x}, {{3, 4}});
+  expect_grad_matches([](const std::vector<Tensor>& t) { return t[0].var({0}); }, {x}, {{3, 4}});
+  expect_grad_matches([](const std::vector<Tensor>& t) { return t[0].std({}, false, 0); }, {x}, {{3, 4}});
+}
+
+TEST_F(NNBackward, ProcessingAndAttention) {
+  expect_grad_matches(
+      [](const std::vector<Tensor>& t) {
+        return t[0].interpolate({3, 5});
+      },
+      {vals(2 * 3, 0.1)}, {{2, 3}});
+  expect_grad_matches(
+      [](const std::vector<Tensor>& t) {
+        return Tensor::einsum("ij,jk->ki", {t[0], t[1]});
+      },
+      {vals(6, 0.2), vals(6, 0.3)}, {{2, 3}, {3, 2}});
+  expect_grad_matches([](const std::vector<Tensor>& t) { return t[0].linear(t[1], t[2]); },
+                      {vals(6, 0.4), vals(6, 0.5), vals(3, 0.6)}, {{3, 2}, {2, 3}, {3}});
+  expect_grad_matches(
+      [](const std::vector<Tensor>& t) {
+        return t[0].scaled_dot_product_attention(t[1], t[2], std::nullopt, 0.0, true);
+      },
+      {vals(2 * 3, 0.7), vals(2 * 3, 0.8), vals(2 * 3, 0.9)}, {{1, 2, 3}, {1, 2, 3}, {1, 2, 3}});
+}
+
+// reference: x (2,3,7,7), w (4,3,3,3), b (4) with requires_grad; loss = x.conv2d(w, b).sum(); loss.backward();
+// len(Tensor.schedule(loss, x.grad, w.grad, b.grad)) == 5, and with .relu().max_pool2d() after a conv2d with
+// stride=2, padding=1: 9
+TEST_F(NNBackward, Conv2dKernelCount) {
+  Tensor x = param(2 * 3 * 7 * 7, {2, 3, 7, 7}, 0.1), w = param(4 * 3 * 3 * 3, {4, 3, 3, 3}, 0.2),
+         b = param(4, {4}, 0.3);
+  Tensor loss = x.conv2d(w, b).sum();
+  loss.backward();
+  EXPECT_LE(realize_all({loss, *x.grad(), *w.grad(), *b.grad()}), 5);
+  Tensor x2 = param(2 * 3 * 7 * 7, {2, 3, 7, 7}, 0.4), w2 = param(4 * 3 * 3 * 3, {4, 3, 3, 3}, 0.5),
+         b2 = param(4, {4}, 0.6);
+  Tensor loss2 = x2.conv2d(w2, b2, {.stride = {2}, .padding = {1}}).relu().max_pool2d().sum();
+  loss2.backward();
+  EXPECT_LE(realize_all({loss2, *x2.grad(), *w2.grad(), *b2.grad()}), 9);
+}
+
+// reference: logits (8,10) with requires_grad, labels 1..8: softmax().sum() then backward: 5 kernels for
+// (loss, logits.grad); sparse_categorical_crossentropy, cross_entropy and log_softmax().nll_loss: 8 each
+TEST_F(NNBackward, SoftmaxAndCrossEntropyKernelCount) {
+  Tensor y = Tensor({1, 2, 3, 4, 5, 6, 7, 8}).realize();
+  auto count = [&](const std::function<Tensor(const Tensor&)>& f, double seed) {
+    Tensor logits = param(80, {8, 10}, seed);
+    Tensor loss = f(logits);
+    loss.backward();
+    return realize_all({loss, *logits.grad()});
+  };
+  EXPECT_LE(count([](const Tensor& l) { return l.softmax().sum(); }, 0.1), 5);
+  EXPECT_LE(count([&](const Tensor& l) { return l.sparse_categorical_crossentropy(y); }, 0.2), 8);
+  EXPECT_LE(count([&](const Tensor& l) { return l.cross_entropy(y); }, 0.3), 8);
+  EXPECT_LE(count([&](const Tensor& l) { return l.log_softmax().nll_loss(y); }, 0.4), 8);
+}
