@@ -30,10 +30,13 @@ class Runner {
 
 class CompiledRunner : public Runner {
  public:
-  CompiledRunner(ProgramSpec p, std::string display_name);  // display_name: the coloured kernel name
+  // display_name: the coloured kernel name. threaded_src: for the CPU, the kernel as ClangRenderer::render_threaded
+  // writes it, compiled instead of p.src (which is what DEBUG prints); max_threads: the cores it may be split across.
+  CompiledRunner(ProgramSpec p, std::string display_name, std::string threaded_src = "", int max_threads = 1);
   std::optional<double> operator()(const std::vector<Buffer>& bufs, const VarVals& vars, bool wait) override;
   ProgramSpec p;
   std::string lib;
+  int max_threads = 1;
 
  private:
   std::unique_ptr<Program> prg_;

@@ -1,5 +1,6 @@
 #include "tg/renderer/cstyle.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -394,6 +395,13 @@ CStyleLanguage::Rendered CStyleLanguage::render_uops(const std::vector<UOp>& uop
     TG_ASSERT(l.has_value(), "failed to render ", op, " ", u.dtype(), " ", u.src().size(), " sources ",
               arg_repr(u.arg()));
 
+    if (u.get() == split_range_) {  // the threaded variant's outermost loop runs this core's share of it
+      TG_ASSERT(op == Ops::RANGE && depth == 1, "the loop split across threads must be the outermost RANGE");
+      const std::string &i = r_.at(u.get()), &end = r_.at(u.src(0).get()), t = render_dtype(u.dtype());
+      out.kernel.push_back(cat("  ", t, " tg_lo = (", t, ")((long long)(", end, ")*tg_core/tg_ncores);"));
+      out.kernel.push_back(cat("  ", t, " tg_hi = (", t, ")((long long)(", end, ")*(tg_core+1)/tg_ncores);"));
+      l = cat("for (", t, " ", i, " = tg_lo; ", i, " < tg_hi; ", i, "++) {");
+    }
     if (op == Ops::ENDIF || op == Ops::ENDRANGE) depth--;
     static constexpr OpSet always_inline{Ops::CONST, Ops::GEP, Ops::INDEX, Ops::CUSTOMI};
     static constexpr OpSet single_use_inline =
@@ -495,7 +503,58 @@ std::string ClangRenderer::render_kernel(const std::string& function_name, const
          CStyleLanguage::render_kernel(function_name, kernel, bufs, uops, prefix) + "\n";
 }
 
-std::string ClangRenderer::entry_shim(const std::string& function_name, const std::vector<KernelParam>& params) const {
+std::optional<UOp> ClangRenderer::thread_split_range(const std::vector<UOp>& uops, int64_t global_axes) {
+  size_t start = 0;
+  std::vector<const UOpNode*> stored;
+  for (const UOp& u : uops)
+    if (u.op() == Ops::STORE)
+      for (const UOp& b : u.src(0).toposort())
+        if (b.op() == Ops::DEFINE_GLOBAL) stored.push_back(b.get());
+  // before the loop: only what every core may compute for itself (no stores, no accumulators, no other loops), and
+  // loads only of buffers the kernel does not write
+  for (; start < uops.size() && uops[start].op() != Ops::RANGE; start++) {
+    const UOp& u = uops[start];
+    static constexpr OpSet pure = GroupOp::ALU | OpSet{Ops::DEFINE_GLOBAL, Ops::DEFINE_VAR, Ops::CONST, Ops::VCONST,
+                                                       Ops::CAST,          Ops::BITCAST,    Ops::VECTORIZE, Ops::GEP,
+                                                       Ops::INDEX,         Ops::NOOP,       Ops::SINK};
+    if (u.op() == Ops::LOAD) {
+      for (const UOp& b : u.src(0).toposort())
+        if (b.op() == Ops::DEFINE_GLOBAL && std::find(stored.begin(), stored.end(), b.get()) != stored.end())
+          return std::nullopt;
+    } else if (!pure.has(u.op())) {
+      return std::nullopt;
+    }
+  }
+  if (start == uops.size()) return std::nullopt;
+  const UOp& r = uops[start];
+  const auto* axis = std::get_if<int64_t>(&r.arg<ConstValue>());
+  if (axis == nullptr || *axis >= global_axes || r.dtype() != dtypes::int32) return std::nullopt;
+  // after the loop: nothing but the SINK
+  size_t end = start + 1;
+  while (end < uops.size() && !(uops[end].op() == Ops::ENDRANGE && uops[end].src(0) == r)) end++;
+  if (end == uops.size()) return std::nullopt;
+  for (size_t i = end + 1; i < uops.size(); i++)
+    if (uops[i].op() != Ops::SINK) return std::nullopt;
+  return r;
+}
+
+std::string ClangRenderer::render_threaded(const std::vector<UOp>& uops, const UOp& split_range) {
+  split_range_ = split_range.get();
+  Rendered rd;
+  try {
+    rd = render_uops(uops);
+  } catch (...) {
+    split_range_ = nullptr;
+    throw;
+  }
+  split_range_ = nullptr;
+  for (const char* name : {"tg_core", "tg_ncores"})
+    rd.bufs.push_back({.name = name, .dtype = dtypes::int32, .is_buffer = false, .is_mutable = false, .index = 0});
+  return render_kernel(rd.name, rd.kernel, rd.bufs, uops);
+}
+
+std::string ClangRenderer::entry_shim(const std::string& function_name, const std::vector<KernelParam>& params,
+                                      bool threaded) const {
   std::vector<std::string> args;
   size_t nbuf = 0;
   for (const KernelParam& p : params) {
@@ -504,8 +563,14 @@ std::string ClangRenderer::entry_shim(const std::string& function_name, const st
     else
       args.push_back(cat("(", render_dtype(p.dtype), ")vars[", p.index, "]"));
   }
-  return cat("void tg_entry_", function_name, "(void** bufs, const long long* vars) { ", function_name, "(",
-             join(args, ", "), "); }\n");
+  if (!threaded)
+    return cat("void tg_entry_", function_name, "(void** bufs, const long long* vars) { ", function_name, "(",
+               join(args, ", "), "); }\n");
+  std::string a = join(args, ", ") + (args.empty() ? "" : ", ");
+  return cat("void tg_entry_", function_name, "(void** bufs, const long long* vars) { ", function_name, "(", a,
+             "0, 1); }\nvoid tg_entry_threads_", function_name,
+             "(void** bufs, const long long* vars, int core, int ncores) { ", function_name, "(", a,
+             "core, ncores); }\n");
 }
 
 }  // namespace tg

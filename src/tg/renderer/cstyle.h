@@ -62,6 +62,9 @@ class CStyleLanguage : public Renderer {
   // r[u]: the variable name or inline text of a uop rendered earlier in this render() (for rules)
   const std::string& operator[](const UOp& u) const;
 
+ protected:
+  const UOpNode* split_range_ = nullptr;  // set while rendering ClangRenderer::render_threaded
+
  private:
   std::unordered_map<const UOpNode*, std::string> r_;
 };
@@ -81,7 +84,20 @@ class ClangRenderer : public CStyleLanguage {
   //   void tg_entry_NAME(void** bufs, const long long* vars) { NAME((float*)bufs[0], (int)vars[0]); }
   // Buffers come in signature order (bufs[k] is the k-th buffer parameter, as tinygrad passes them positionally);
   // variables come in ProgramSpec::vars order (sorted), as tinygrad passes var values.
-  std::string entry_shim(const std::string& function_name, const std::vector<KernelParam>& params) const;
+  // threaded (for render_threaded's kernel): also
+  //   void tg_entry_threads_NAME(void** bufs, const long long* vars, int core, int ncores)
+  // and tg_entry_NAME runs the whole loop (core 0 of 1).
+  std::string entry_shim(const std::string& function_name, const std::vector<KernelParam>& params,
+                         bool threaded = false) const;
+
+  // *** CPU threads (never printed: DEBUG shows render()'s source, as the reference renders it) ***
+  // The outermost loop of a linearized kernel when its iterations can run on separate cores: a RANGE of a global axis
+  // (arg < global_axes), with nothing but pure ops and loads of buffers the kernel does not write before it, and
+  // nothing after it. nullopt when the kernel has no such loop.
+  static std::optional<UOp> thread_split_range(const std::vector<UOp>& uops, int64_t global_axes);
+  // the kernel as render() writes it, with two more int parameters (tg_core, tg_ncores) and split_range running only
+  // iterations [N*tg_core/tg_ncores, N*(tg_core+1)/tg_ncores) of its N
+  std::string render_threaded(const std::vector<UOp>& uops, const UOp& split_range);
 };
 
 }  // namespace tg

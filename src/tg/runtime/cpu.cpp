@@ -1,5 +1,7 @@
 #include "tg/runtime/cpu.h"
 
+#include "tg/runtime/threadpool.h"
+
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -8,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -205,6 +208,7 @@ CPUProgram::CPUProgram(std::string name, const std::string& lib) : name(std::mov
     throw Error(cat("no ", entry, " in the compiled kernel: the source must define the entry shim"));
   }
   fxn_ = reinterpret_cast<Entry>(sym);
+  if (void* t = ::dlsym(handle_, ("tg_entry_threads_" + this->name).c_str())) threaded_ = reinterpret_cast<Threaded>(t);
 }
 
 CPUProgram::~CPUProgram() { release(); }
@@ -215,19 +219,25 @@ void CPUProgram::release() {
   if (!path_.empty()) ::unlink(path_.c_str()), path_.clear();
 }
 
-std::optional<double> CPUProgram::call(std::span<const Opaque> bufs, std::span<const int64_t> vals, bool wait, Dims,
-                                       Dims) {
+std::optional<double> CPUProgram::call(std::span<const Opaque> bufs, std::span<const int64_t> vals, bool wait,
+                                       Dims global_size, Dims) {
   static_assert(sizeof(long long) == sizeof(int64_t));
   // NOTE: the shim only reads both arrays; int64_t is long here, the same bits as long long, and the shim lives in
   // another (dlopen'ed) object, so no aliasing assumption spans the call
   void** b = const_cast<void**>(bufs.data());
   const auto* v = reinterpret_cast<const long long*>(vals.data());
+  const int cores = threaded_ != nullptr ? static_cast<int>(std::clamp<int64_t>(global_size[0], 1, 1024)) : 1;
+  auto run = [&] {
+    if (cores == 1) return fxn_(b, v);
+    Threaded t = threaded_;
+    parallel_for(cores, [&](int core) { t(b, v, core, cores); });
+  };
   if (!wait) {
-    fxn_(b, v);
+    run();
     return std::nullopt;
   }
   auto st = std::chrono::steady_clock::now();
-  fxn_(b, v);
+  run();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - st).count();
 }
 

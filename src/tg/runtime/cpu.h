@@ -8,6 +8,10 @@
 // that casts bufs[i] to the kernel's i-th pointer parameter type and passes vars[j] as its j-th int parameter,
 // in the kernel's parameter order. CPUProgram(name, lib) finds tg_entry_<name> and calls it with the buffers'
 // host pointers and the variables' values.
+// A kernel compiled to run on several cores (ClangRenderer::render_threaded) also defines
+//   void tg_entry_threads_<name>(void** bufs, const long long* vars, int core, int ncores);
+// which runs core's share of the kernel; called with global_size[0] > 1, the program runs that many shares at once
+// on the thread pool (tinygrad's CPU device likewise launches global_size[0] threads).
 #include <atomic>
 #include <memory>
 #include <string>
@@ -38,6 +42,7 @@ class ClangCompiler : public Compiler {
 class CPUProgram : public Program {
  public:
   using Entry = void (*)(void** bufs, const long long* vars);
+  using Threaded = void (*)(void** bufs, const long long* vars, int core, int ncores);
   CPUProgram(std::string name, const std::string& lib);  // lib: the bytes of the shared object
   ~CPUProgram() override;
   CPUProgram(const CPUProgram&) = delete;
@@ -53,6 +58,7 @@ class CPUProgram : public Program {
   void release();
   void* handle_ = nullptr;
   Entry fxn_ = nullptr;
+  Threaded threaded_ = nullptr;  // tg_entry_threads_<name>, when the kernel has it
   // the loaded file stays (a memfd, or a temp file) until dlclose: glibc dedups dlopen by path, so a path must
   // not be reused while its library is loaded
   int fd_ = -1;
