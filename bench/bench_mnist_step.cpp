@@ -30,14 +30,7 @@ int main(int argc, char** argv) {
   Tensor::manual_seed(0);
   Model model;
   auto opt = nn::optim::Adam(nn::state::get_parameters(model));
-  TinyJit train_step([&](Tensor x, Tensor y) {
-    Tensor::train t;
-    opt.zero_grad();
-    Tensor loss = model(x).sparse_categorical_crossentropy(y);
-    loss.backward();
-    opt.step();
-    return loss;
-  });
+  TinyJit train_step([&](Tensor x, Tensor y) { return train_step_body(model, opt, x, y); });
   std::vector<uint8_t> xs(static_cast<size_t>(bs * 784)), ys(static_cast<size_t>(bs));
   for (size_t i = 0; i < xs.size(); i++) xs[i] = static_cast<uint8_t>((i * 2654435761u) >> 24);
   for (size_t i = 0; i < ys.size(); i++) ys[i] = static_cast<uint8_t>(i % 10);

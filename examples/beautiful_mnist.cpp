@@ -42,14 +42,7 @@ int main() {
     Model model;
     auto opt = nn::optim::Adam(nn::state::get_parameters(model));
 
-    TinyJit train_step([&](Tensor x, Tensor y) {
-      Tensor::train t;
-      opt.zero_grad();
-      Tensor loss = model(x).sparse_categorical_crossentropy(y);
-      loss.backward();
-      opt.step();
-      return loss;
-    });
+    TinyJit train_step([&](Tensor x, Tensor y) { return train_step_body(model, opt, x, y); });
     TinyJit<Tensor()> get_test_acc([&]() -> Tensor { return (model(X_test).argmax(1) == Y_test).mean() * 100; });
 
     std::mt19937 rng(1337);

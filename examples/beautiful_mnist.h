@@ -2,6 +2,7 @@
 // the model of tinygrad's examples/beautiful_mnist.py, shared by examples/beautiful_mnist.cpp and
 // bench/bench_mnist_step.cpp
 #include "tg/nn/nn.h"
+#include "tg/nn/optim.h"
 
 namespace tg {
 
@@ -21,5 +22,15 @@ struct Model {
     return l1(h.flatten(1));
   }
 };
+
+// one training step (run under TinyJit by the callers): forward, the loss, backward, the optimizer's update
+inline Tensor train_step_body(Model& model, nn::optim::Optimizer& opt, const Tensor& x, const Tensor& y) {
+  Tensor::train t;
+  opt.zero_grad();
+  Tensor loss = model(x).sparse_categorical_crossentropy(y);
+  loss.backward();
+  opt.step();
+  return loss;
+}
 
 }  // namespace tg

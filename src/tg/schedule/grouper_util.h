@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tg/shape/uop_shape.h"
+#include "tg/uop/toposort.h"
 #include "tg/uop/upat.h"
 
 namespace tg {
@@ -74,29 +75,6 @@ class MetaTable {
  private:
   std::unordered_map<const UOpNode*, std::pair<UOp, std::vector<const Metadata*>>> m_;
 };
-
-// UOp.toposort(gate): a node whose gate is false is left out, with everything only reachable through it
-template <class Gate>
-std::vector<UOp> toposort_gated(const UOp& root, Gate gate) {
-  std::vector<UOp> ret;
-  std::unordered_set<const UOpNode*> seen;
-  std::vector<std::pair<UOp, bool>> stack{{root, false}};
-  while (!stack.empty()) {
-    auto [node, visited] = std::move(stack.back());
-    stack.pop_back();
-    if (seen.count(node.get())) continue;
-    if (!visited) {
-      if (gate(node)) {
-        stack.push_back({node, true});
-        for (auto s = node.src().rbegin(); s != node.src().rend(); ++s) stack.push_back({*s, false});
-      }
-    } else {
-      seen.insert(node.get());
-      ret.push_back(node);
-    }
-  }
-  return ret;
-}
 
 // graph_rewrite_map: rewrites every node of sink's graph with one shared cache (tinygrad's RewriteContext), so
 // the map has an entry per node. A replaced node's metadata is added to its replacement's. input_map chains a
