@@ -622,7 +622,7 @@ Tensor Tensor::shrink(const Mask& arg) const {
   }
   return noop ? *this : apply_uop(uop_shrink(uop(), arg), {this});
 }
-Tensor Tensor::pad(const Mask& padding, double value) const {
+Tensor Tensor::pad(const Mask& padding, ConstValue value) const {
   TG_META("pad");
   Shape s = shape();
   TG_CHECK(padding.size() == s.size(), "padding length ", padding.size(), " must match ndim ", s.size(), " of shape ",
@@ -641,7 +641,7 @@ Tensor Tensor::pad(const Mask& padding, double value) const {
     x = x.shrink(sh);
   }
   Tensor padded = x.apply_uop(uop_pad(x.uop(), p), {&x});
-  if (value == 0) return padded;
+  if (!as_bool(value)) return padded;
   Tensor ones = x.ones_like();
   Tensor mask = ones.apply_uop(uop_pad(ones.uop(), p), {&ones});
   return padded + mask.where(padded.scalar_like(int64_t(0)), padded.scalar_like(value));

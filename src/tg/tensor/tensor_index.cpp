@@ -22,19 +22,6 @@ Tensor zero_of(const Tensor& t) {
   return t.scalar_like(t.dtype() == dtypes::bool_ ? ConstValue(false) : ConstValue(int64_t(0)));
 }
 
-Tensor to_device(const Tensor& t, const std::string& device) {
-  if (t.device() == device) return t;
-  return Tensor(t.uop(), TensorOptions{device, std::nullopt, t.requires_grad()});
-}
-
-// t == arange(num_classes) along `dim` of t (tinygrad's _one_hot_along_dim): a bool mask, t broadcast to it
-Tensor one_hot_along_dim(const Tensor& t, sint num_classes, int64_t dim) {
-  TG_CHECK(dtypes::is_int(t.dtype()), "one-hot needs an int index tensor, got ", t.dtype());
-  Shape s(static_cast<size_t>(t.ndim() - t.resolve_dim(dim)), 1);
-  s[0] = num_classes;
-  return t.eq(Tensor::arange(num_classes, TensorOptions{t.device(), std::nullopt, false}).reshape(s));
-}
-
 Shape broadcast_shapes(const std::vector<Shape>& shapes) {
   size_t n = 0;
   for (const Shape& s : shapes) n = std::max(n, s.size());
@@ -303,6 +290,18 @@ Tensor& Tensor::setitem(const std::vector<Index>& indices, const Tensor& v) {
 
 // *** gather and scatter ***
 
+Tensor to_device(const Tensor& t, const std::string& device) {
+  if (t.device() == device) return t;
+  return Tensor(t.uop(), TensorOptions{device, std::nullopt, t.requires_grad()});
+}
+
+Tensor one_hot_along_dim(const Tensor& t, sint num_classes, int64_t dim) {
+  TG_CHECK(dtypes::is_int(t.dtype()), "one-hot needs an int index tensor, got ", t.dtype());
+  Shape s(static_cast<size_t>(t.ndim() - t.resolve_dim(dim)), 1);
+  s[0] = num_classes;
+  return t.eq(Tensor::arange(num_classes, TensorOptions{t.device(), std::nullopt, false}).reshape(s));
+}
+
 Tensor Tensor::gather(int64_t dim, const Tensor& index) const {
   TG_META("gather");
   TG_CHECK(index.ndim() == ndim(), "self.ndim must equal index.ndim, got shapes ", shape_str(shape()), " and ",
@@ -316,7 +315,8 @@ Tensor Tensor::gather(int64_t dim, const Tensor& index) const {
              shape_str(s), " at dim ", k);
     cut.push_back({0, static_cast<int64_t>(k) == d ? s[k] : is[k]});
   }
-  // x[.., 1 at d, .., j] against index[..] == j
+  // x[.., 1 at d, .., j] against index[..] == j, picked by a where (the reference multiplies by the mask, so an inf
+  // or nan that isn't picked turns the sum into nan; here it doesn't)
   Tensor x = shrink(cut).unsqueeze(-1).transpose(-1, d);
   Tensor mask = one_hot_along_dim(to_device(index, device()).unsqueeze(-1), s[static_cast<size_t>(d)], -1);
   return mask.where(x, zero_of(x)).sum_exact({-1});
