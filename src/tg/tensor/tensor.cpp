@@ -960,14 +960,7 @@ Tensor& Tensor::assign(const Tensor& x) {
   }
   if (whole_buffer) {
     // copy-on-write: a buffer that another live tensor also points at (graph dedup) is not written in place
-    bool shared = false;
-    {
-      auto& r = registry();
-      std::lock_guard lock(r.mu);
-      for (auto& w : r.all)
-        if (auto other = w.lock(); other && other != d_ && other->uop == target) shared = true;
-    }
-    if (shared) target = uop_reshape(uop_new_buffer(device(), numel(), dtype()), shape());
+    if (live_tensors_holding(target) > 1) target = uop_reshape(uop_new_buffer(device(), numel(), dtype()), shape());
   }
   d_->uop = UOp::make(Ops::ASSIGN, dtype(), {target, x.uop()});
   return *this;
@@ -1044,6 +1037,15 @@ void apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& map) {
   UOp sink = UOp::sink(roots), new_sink = sink.substitute(map);
   if (new_sink == sink) return;
   for (size_t i = 0; i < live.size(); i++) live[i]->uop = new_sink.src(i);
+}
+
+size_t live_tensors_holding(const UOp& u) {
+  auto& r = registry();
+  std::lock_guard lock(r.mu);
+  size_t n = 0;
+  for (auto& w : r.all)
+    if (auto d = w.lock(); d && d->uop == u) n++;
+  return n;
 }
 
 std::vector<UOp> pending_assign_uops() {

@@ -526,7 +526,7 @@ class Tensor {
   Tensor poly_n(const std::vector<double>& coeffs) const;  // Horner from 0.0, as the reference's polyN
 
   // [movement] private helpers
-  struct IndexPlan;  // what getitem did (tensor_index.cpp): setitem undoes it
+  struct IndexPlan;  // what getitem did (tensor_index.cpp): setitem writes through its view or undoes it
   Tensor getitem(std::vector<Index> indices, IndexPlan* plan = nullptr) const;
   Tensor sum_exact(std::vector<int64_t> axis) const;  // a sum in this dtype, where at most one term is nonzero
   std::pair<Tensor, Tensor> pre_scatter(int64_t dim, const Tensor& index, const Tensor& src) const;

@@ -70,12 +70,10 @@ struct ParsedIndex {
 
 }  // namespace
 
-// the basic part of an index as movement ops: shrink, flip, every stride-th element, drop ints / add Nones
+// what getitem did: the basic part of an index is movement ops (shrink, flip, every stride-th element, drop ints /
+// add Nones), index tensors follow
 struct Tensor::IndexPlan {
-  Mask cut;
-  std::vector<int64_t> flips, strides;
-  Shape cut_shape, strided_shape;  // after the shrink, after the strides
-  bool advanced = false;           // index tensors follow
+  bool advanced = false;
 };
 
 // *** getitem ***
@@ -143,7 +141,6 @@ Tensor Tensor::getitem(std::vector<Index> indices, IndexPlan* plan) const {
     strides.push_back(std::abs(p.stride));
   }
   x = x.shrink(cut).flip(flips);
-  if (plan) plan->cut = cut, plan->flips = flips, plan->strides = strides, plan->cut_shape = x.shape();
   if (std::any_of(strides.begin(), strides.end(), [](int64_t st) { return st != 1; })) {
     Shape xs = x.shape(), split, out;
     Mask pad, keep;
@@ -156,7 +153,6 @@ Tensor Tensor::getitem(std::vector<Index> indices, IndexPlan* plan) const {
     }
     x = x.pad(pad).reshape(split).shrink(keep).reshape(out);
   }
-  if (plan) plan->strided_shape = x.shape();
   Shape kept;  // ints drop their dim, None adds one
   for (const ParsedIndex& p : parsed)
     if (p.kind != Index::Kind::Int) kept.push_back(p.size);
@@ -245,8 +241,10 @@ Tensor& Tensor::setitem(const std::vector<Index>& indices, const Tensor& v) {
   TG_CHECK(!requires_grad().value_or(false) && !v.requires_grad().value_or(false),
            "setitem with requires_grad is not supported");
   realize();
+  bool shared = live_tensors_holding(uop()) > 1;  // before this function makes tensors of its own
   IndexPlan plan;
-  Shape rs = getitem(indices, &plan).shape();
+  Tensor view = getitem(indices, &plan);
+  Shape rs = view.shape();
   Tensor value = to_device(v, device()).cast(dtype());
   TG_CHECK(broadcastable(value.shape(), rs), "can't set a value of shape ", shape_str(value.shape()),
            " to an index of shape ", shape_str(rs));
@@ -256,25 +254,14 @@ Tensor& Tensor::setitem(const std::vector<Index>& indices, const Tensor& v) {
   for (const UOp& u : value.uop().toposort()) reads_self |= u == uop_base(uop());
   if (reads_self) value = value.contiguous();
   if (!plan.advanced) {
-    // the indexing's movement ops undone put the value (and a mask of true) where it goes: one kernel writes all
-    auto undo = [&](Tensor t) {
-      t = t.reshape(plan.strided_shape);
-      if (std::any_of(plan.strides.begin(), plan.strides.end(), [](int64_t s) { return s != 1; })) {
-        Shape spread, wide;
-        Mask pad, cut;
-        for (size_t i = 0; i < plan.strides.size(); i++) {
-          sint n = plan.strided_shape[i], stride = plan.strides[i];
-          spread.insert(spread.end(), {n, 1}), wide.push_back(n * stride);
-          pad.insert(pad.end(), {{0, 0}, {0, stride - 1}}), cut.push_back({0, plan.cut_shape[i]});
-        }
-        t = t.reshape(spread).pad(pad).reshape(wide).shrink(cut);
-      }
-      Mask back;
-      for (size_t i = 0; i < plan.cut.size(); i++) back.push_back({plan.cut[i].first, shape()[i] - plan.cut[i].second});
-      return t.flip(plan.flips).pad(back);
-    };
-    Tensor where = undo(Tensor::full(rs, true, TensorOptions{device(), dtypes::bool_, false}));
-    assign(where.where(undo(value), *this)).realize();
+    // the value is assigned to the view of this tensor's buffer (tinygrad's res.assign(v)): one kernel writes just
+    // the indexed elements in place. A buffer another tensor also holds (graph dedup) is copied to its own first,
+    // so the write is never a copy-on-write.
+    if (shared) {
+      assign(contiguous()).realize();
+      view = getitem(indices);
+    }
+    tensor_from_uop(UOp::make(Ops::ASSIGN, dtype(), {view.uop(), value.uop()}), false).realize();
     return *this;
   }
   // advanced: the same index applied to 1 + the flat positions says which element each value goes to (0: an
