@@ -72,7 +72,7 @@ void write_value(uint8_t* dst, DType d, const ConstValue& v) {
   else if (s == dtypes::uint32)
     put(static_cast<uint32_t>(as_int(v)));
   else if (s == dtypes::int64 || s == dtypes::uint64)
-    put(static_cast<int64_t>(as_int(v)));
+    put(static_cast<uint64_t>(as_i128(v)));  // the bits, modulo 2**64
   else if (s == dtypes::float32)
     put(static_cast<float>(as_double(v)));
   else if (s == dtypes::float64)
@@ -112,7 +112,8 @@ ConstValue read_host(const void* data, size_t i, DType host) {
   if (host == dtypes::uint16) return int64_t(get(uint16_t{}));
   if (host == dtypes::int32) return int64_t(get(int32_t{}));
   if (host == dtypes::uint32) return int64_t(get(uint32_t{}));
-  if (host == dtypes::int64 || host == dtypes::uint64) return get(int64_t{});
+  if (host == dtypes::int64) return get(int64_t{});
+  if (host == dtypes::uint64) return int_const(get(uint64_t{}));
   throw Error(tg::cat("unsupported host dtype ", host));
 }
 }  // namespace
@@ -192,8 +193,7 @@ Tensor::Tensor(bool v, TensorOptions opts) : Tensor(const_tensor(v, dtypes::bool
 
 static DType from_py(const ConstValue& v) {
   if (std::holds_alternative<bool>(v)) return dtypes::bool_;
-  if (std::holds_alternative<int64_t>(v)) return dtypes::default_int;
-  return dtypes::default_float;
+  return std::holds_alternative<double>(v) ? dtypes::default_float : dtypes::default_int;
 }
 
 Tensor Tensor::full(const Shape& shape, ConstValue fill, TensorOptions opts) {
@@ -314,7 +314,7 @@ Tensor Tensor::apply_uop(UOp u, std::initializer_list<const Tensor*> inputs) con
 
 Tensor Tensor::scalar_like(ConstValue v) const {
   DType x = dtype(),
-        y = (dtypes::is_float(x) || x.is_image() || (dtypes::is_int(x) && std::holds_alternative<int64_t>(v)))
+        y = (dtypes::is_float(x) || x.is_image() || (dtypes::is_int(x) && from_py(v) == dtypes::default_int))
                 ? x
                 : from_py(v);
   return Tensor(track(uop_const(y, dtypes::as_const(v, y), device(), Shape{}), false));
