@@ -642,10 +642,10 @@ void bind_tensor(py::module_& m) {
            })
       .def(
           "pad",
-          [](const Tensor& t, py::handle padding, const std::string& mode, double value) {
+          [](const Tensor& t, py::handle padding, const std::string& mode, py::handle value) {
             META("pad");
             if (mode != "constant") throw py::value_error("pad: only mode='constant' is supported");
-            return t.pad(pad_arg(t, padding), value);
+            return t.pad(pad_arg(t, padding), to_const(value));
           },
           py::arg("padding"), py::arg("mode") = "constant", py::arg("value") = 0.0)
       .def("shrink",

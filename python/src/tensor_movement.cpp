@@ -146,12 +146,13 @@ void bind_tensor_movement(py::class_<Tensor>& cls) {
   py::delattr(cls, "pad");  // the constant-only pad of python/src/tensor.cpp: this one has every mode
   cls.def(
       "pad",
-      [](const Tensor& t, py::handle padding, const std::string& mode, double value) {
+      [](const Tensor& t, py::handle padding, const std::string& mode, py::handle value) {
         META("pad");
         if (mode != "constant" && mode != "reflect" && mode != "replicate" && mode != "circular")
           raise(PyExc_NotImplementedError, "mode='" + mode + "' is not supported");
         tg::Mask p = pad_arg(t, padding);
-        return rethrow_as(PyExc_ValueError, [&] { return t.pad(p, mode, value); });
+        tg::ConstValue v = to_const(value);
+        return rethrow_as(PyExc_ValueError, [&] { return t.pad(p, mode, v); });
       },
       py::arg("padding"), py::arg("mode") = "constant", py::arg("value") = 0.0);
   cls.def("repeat", [](const Tensor& t, py::handle repeats, py::args rest) {

@@ -109,6 +109,15 @@ def test_pad_errors():
   with pytest.raises(ValueError): t.pad((1, 1, 1))
   eq(t.pad((1, -1), value=2.0), np.array([[2, 1, 1]] * 2, np.float32))
 
+def test_pad_value_dtype():  # as the reference: an int fill keeps an int tensor int, a float fill makes it float
+  i = Tensor([3, -1, 5])
+  assert i.pad((1, 1), value=7).dtype == dtypes.int32
+  eq(i.pad((1, 1), value=7), np.array([7, 3, -1, 5, 7], np.int32))
+  eq(i.pad((2, 0), value=-2**31), np.array([-2**31, -2**31, 3, -1, 5], np.int32))
+  eq(i.pad((1, 0), value=2.5), np.array([2.5, 3, -1, 5], np.float32))
+  eq(Tensor([1, 2], dtype=dtypes.uint8).pad((0, 1), value=255), np.array([1, 2, 255], np.uint8))
+  eq(Tensor([True, False]).pad((1, 0), value=True), np.array([1, 1, 0], np.int32))
+
 def test_split_chunk_unfold_meshgrid():
   a = np.arange(10, dtype=np.float32).reshape(5, 2)
   parts = Tensor(a).split(2)

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <numeric>
 
 #include "tg/runtime/device.h"
@@ -142,6 +143,30 @@ TEST_F(Movement, PadModesAgainstIndexMaps) {
     return (i < 0 || i >= 3) ? -1.5 : a.at({i, j});
   });
   b.add(a.tensor().pad({{1, 0}, {-1, 0}}, "constant", -1.5), want);
+}
+
+// reference: an int fill keeps an int tensor's dtype, a float fill makes it float, a bool tensor padded with an int
+// becomes int; the fill is one kernel with the pad
+TEST_F(Movement, PadFillKeepsTheDtypeAsTheReference) {
+  Tensor u = Tensor(std::vector<uint8_t>{1, 2, 3}, {1, 3}).realize();
+  Tensor u255 = u.pad({{0, 0}, {1, 1}}, int64_t(255));
+  EXPECT_EQ(u255.dtype(), dtypes::uint8);
+  EXPECT_EQ(u255.tolist<uint8_t>(), (std::vector<uint8_t>{255, 1, 2, 3, 255}));
+  Tensor i = Tensor(std::vector<int32_t>{3, -1, 5}, {3});
+  Tensor imin = i.pad({{2, -1}}, dtypes::min(dtypes::int32));
+  EXPECT_EQ(imin.dtype(), dtypes::int32);
+  EXPECT_EQ(imin.tolist<int32_t>(),
+            (std::vector<int32_t>{std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::min(), 3, -1}));
+  Tensor f = u.pad({{0, 0}, {1, 1}}, 2.5);
+  EXPECT_EQ(f.dtype(), dtypes::float32);
+  EXPECT_EQ(f.tolist<float>(), (std::vector<float>{2.5f, 1, 2, 3, 2.5f}));
+  Tensor b = Tensor({true, false}).pad({{1, 1}}, true);
+  EXPECT_EQ(b.dtype(), dtypes::int32);
+  EXPECT_EQ(b.tolist<int32_t>(), (std::vector<int32_t>{1, 1, 0, 1}));
+  EXPECT_EQ(i.pad({{1, 2}}, "reflect").tolist<int32_t>(), (std::vector<int32_t>{-1, 3, -1, 5, -1, 3}));
+  int64_t before = GlobalCounters::kernel_count;
+  i.pad({{1, 1}}, "constant", int64_t(7)).realize();
+  EXPECT_EQ(GlobalCounters::kernel_count - before, 1);
 }
 
 TEST_F(Movement, PadModeErrors) {

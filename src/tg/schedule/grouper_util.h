@@ -160,4 +160,13 @@ UOpMap graph_rewrite_map(const UOp& sink, const PatternMatcher<UOp, Ctx>& pm, Ct
   return new_map;
 }
 
+// the BUFFER a kernel source stands for (tinygrad's buf_uop): itself, or what an ASSIGN writes; an assign to a
+// contiguous range (BUFFER_VIEW) writes its base BUFFER
+inline UOp buf_uop(const UOp& u) {
+  if (u.op() == Ops::BUFFER) return u;
+  TG_ASSERT(u.op() == Ops::ASSIGN, "buf_uop: must be ASSIGN, not ", u.op());
+  UOp b = uop_base(u.src(0));
+  return b.op() == Ops::BUFFER_VIEW ? b.src(0) : b;
+}
+
 }  // namespace tg

@@ -622,7 +622,7 @@ Tensor Tensor::shrink(const Mask& arg) const {
   }
   return noop ? *this : apply_uop(uop_shrink(uop(), arg), {this});
 }
-Tensor Tensor::pad(const Mask& padding, double value) const {
+Tensor Tensor::pad(const Mask& padding, ConstValue value) const {
   TG_META("pad");
   Shape s = shape();
   TG_CHECK(padding.size() == s.size(), "padding length ", padding.size(), " must match ndim ", s.size(), " of shape ",
@@ -641,7 +641,7 @@ Tensor Tensor::pad(const Mask& padding, double value) const {
     x = x.shrink(sh);
   }
   Tensor padded = x.apply_uop(uop_pad(x.uop(), p), {&x});
-  if (value == 0) return padded;
+  if (!as_bool(value)) return padded;
   Tensor ones = x.ones_like();
   Tensor mask = ones.apply_uop(uop_pad(ones.uop(), p), {&ones});
   return padded + mask.where(padded.scalar_like(int64_t(0)), padded.scalar_like(value));
@@ -960,14 +960,7 @@ Tensor& Tensor::assign(const Tensor& x) {
   }
   if (whole_buffer) {
     // copy-on-write: a buffer that another live tensor also points at (graph dedup) is not written in place
-    bool shared = false;
-    {
-      auto& r = registry();
-      std::lock_guard lock(r.mu);
-      for (auto& w : r.all)
-        if (auto other = w.lock(); other && other != d_ && other->uop == target) shared = true;
-    }
-    if (shared) target = uop_reshape(uop_new_buffer(device(), numel(), dtype()), shape());
+    if (live_tensors_holding(target) > 1) target = uop_reshape(uop_new_buffer(device(), numel(), dtype()), shape());
   }
   d_->uop = UOp::make(Ops::ASSIGN, dtype(), {target, x.uop()});
   return *this;
@@ -1044,6 +1037,15 @@ void apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& map) {
   UOp sink = UOp::sink(roots), new_sink = sink.substitute(map);
   if (new_sink == sink) return;
   for (size_t i = 0; i < live.size(); i++) live[i]->uop = new_sink.src(i);
+}
+
+size_t live_tensors_holding(const UOp& u) {
+  auto& r = registry();
+  std::lock_guard lock(r.mu);
+  size_t n = 0;
+  for (auto& w : r.all)
+    if (auto d = w.lock(); d && d->uop == u) n++;
+  return n;
 }
 
 std::vector<UOp> pending_assign_uops() {

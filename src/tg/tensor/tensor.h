@@ -257,7 +257,8 @@ class Tensor {
   Tensor expand(Shape shape) const;   // -1 keeps a dim
   Tensor permute(std::vector<int64_t> order) const;
   Tensor flip(std::vector<int64_t> axes) const;
-  Tensor pad(const Mask& padding, double value = 0.0) const;  // (before, after) per dim
+  // (before, after) per dim; the fill is a scalar operand (scalar_like): an int fill keeps an int tensor int
+  Tensor pad(const Mask& padding, ConstValue value = 0.0) const;
   Tensor shrink(const Mask& arg) const;
   Tensor transpose(int64_t dim0 = 1, int64_t dim1 = 0) const;
   Tensor T() const { return transpose(); }
@@ -375,7 +376,7 @@ class Tensor {
   Tensor view(Shape shape) const;  // reshape
   // mode: "constant" (value), "reflect" (mirror without the edge), "replicate" (the edge), "circular" (wrap);
   // negative pads shrink, except in circular mode
-  Tensor pad(const Mask& padding, std::string_view mode, double value = 0.0) const;
+  Tensor pad(const Mask& padding, std::string_view mode, ConstValue value = 0.0) const;
   Tensor repeat(std::vector<int64_t> repeats) const;  // tiles: one count per dim, leading counts add dims
   Tensor repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt) const;  // no dim: flattened
   std::vector<Tensor> split(int64_t size, int64_t dim = 0) const;  // pieces of `size`, the last one may be smaller
@@ -525,7 +526,7 @@ class Tensor {
   Tensor poly_n(const std::vector<double>& coeffs) const;  // Horner from 0.0, as the reference's polyN
 
   // [movement] private helpers
-  struct IndexPlan;  // what getitem did (tensor_index.cpp): setitem undoes it
+  struct IndexPlan;  // what getitem did (tensor_index.cpp): setitem writes through its view or undoes it
   Tensor getitem(std::vector<Index> indices, IndexPlan* plan = nullptr) const;
   Tensor sum_exact(std::vector<int64_t> axis) const;  // a sum in this dtype, where at most one term is nonzero
   std::pair<Tensor, Tensor> pre_scatter(int64_t dim, const Tensor& index, const Tensor& src) const;

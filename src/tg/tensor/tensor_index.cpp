@@ -22,19 +22,6 @@ Tensor zero_of(const Tensor& t) {
   return t.scalar_like(t.dtype() == dtypes::bool_ ? ConstValue(false) : ConstValue(int64_t(0)));
 }
 
-Tensor to_device(const Tensor& t, const std::string& device) {
-  if (t.device() == device) return t;
-  return Tensor(t.uop(), TensorOptions{device, std::nullopt, t.requires_grad()});
-}
-
-// t == arange(num_classes) along `dim` of t (tinygrad's _one_hot_along_dim): a bool mask, t broadcast to it
-Tensor one_hot_along_dim(const Tensor& t, sint num_classes, int64_t dim) {
-  TG_CHECK(dtypes::is_int(t.dtype()), "one-hot needs an int index tensor, got ", t.dtype());
-  Shape s(static_cast<size_t>(t.ndim() - t.resolve_dim(dim)), 1);
-  s[0] = num_classes;
-  return t.eq(Tensor::arange(num_classes, TensorOptions{t.device(), std::nullopt, false}).reshape(s));
-}
-
 Shape broadcast_shapes(const std::vector<Shape>& shapes) {
   size_t n = 0;
   for (const Shape& s : shapes) n = std::max(n, s.size());
@@ -83,12 +70,10 @@ struct ParsedIndex {
 
 }  // namespace
 
-// the basic part of an index as movement ops: shrink, flip, every stride-th element, drop ints / add Nones
+// what getitem did: the basic part of an index is movement ops (shrink, flip, every stride-th element, drop ints /
+// add Nones), index tensors follow
 struct Tensor::IndexPlan {
-  Mask cut;
-  std::vector<int64_t> flips, strides;
-  Shape cut_shape, strided_shape;  // after the shrink, after the strides
-  bool advanced = false;           // index tensors follow
+  bool advanced = false;
 };
 
 // *** getitem ***
@@ -156,7 +141,6 @@ Tensor Tensor::getitem(std::vector<Index> indices, IndexPlan* plan) const {
     strides.push_back(std::abs(p.stride));
   }
   x = x.shrink(cut).flip(flips);
-  if (plan) plan->cut = cut, plan->flips = flips, plan->strides = strides, plan->cut_shape = x.shape();
   if (std::any_of(strides.begin(), strides.end(), [](int64_t st) { return st != 1; })) {
     Shape xs = x.shape(), split, out;
     Mask pad, keep;
@@ -169,7 +153,6 @@ Tensor Tensor::getitem(std::vector<Index> indices, IndexPlan* plan) const {
     }
     x = x.pad(pad).reshape(split).shrink(keep).reshape(out);
   }
-  if (plan) plan->strided_shape = x.shape();
   Shape kept;  // ints drop their dim, None adds one
   for (const ParsedIndex& p : parsed)
     if (p.kind != Index::Kind::Int) kept.push_back(p.size);
@@ -258,8 +241,10 @@ Tensor& Tensor::setitem(const std::vector<Index>& indices, const Tensor& v) {
   TG_CHECK(!requires_grad().value_or(false) && !v.requires_grad().value_or(false),
            "setitem with requires_grad is not supported");
   realize();
+  bool shared = live_tensors_holding(uop()) > 1;  // before this function makes tensors of its own
   IndexPlan plan;
-  Shape rs = getitem(indices, &plan).shape();
+  Tensor view = getitem(indices, &plan);
+  Shape rs = view.shape();
   Tensor value = to_device(v, device()).cast(dtype());
   TG_CHECK(broadcastable(value.shape(), rs), "can't set a value of shape ", shape_str(value.shape()),
            " to an index of shape ", shape_str(rs));
@@ -269,25 +254,14 @@ Tensor& Tensor::setitem(const std::vector<Index>& indices, const Tensor& v) {
   for (const UOp& u : value.uop().toposort()) reads_self |= u == uop_base(uop());
   if (reads_self) value = value.contiguous();
   if (!plan.advanced) {
-    // the indexing's movement ops undone put the value (and a mask of true) where it goes: one kernel writes all
-    auto undo = [&](Tensor t) {
-      t = t.reshape(plan.strided_shape);
-      if (std::any_of(plan.strides.begin(), plan.strides.end(), [](int64_t s) { return s != 1; })) {
-        Shape spread, wide;
-        Mask pad, cut;
-        for (size_t i = 0; i < plan.strides.size(); i++) {
-          sint n = plan.strided_shape[i], stride = plan.strides[i];
-          spread.insert(spread.end(), {n, 1}), wide.push_back(n * stride);
-          pad.insert(pad.end(), {{0, 0}, {0, stride - 1}}), cut.push_back({0, plan.cut_shape[i]});
-        }
-        t = t.reshape(spread).pad(pad).reshape(wide).shrink(cut);
-      }
-      Mask back;
-      for (size_t i = 0; i < plan.cut.size(); i++) back.push_back({plan.cut[i].first, shape()[i] - plan.cut[i].second});
-      return t.flip(plan.flips).pad(back);
-    };
-    Tensor where = undo(Tensor::full(rs, true, TensorOptions{device(), dtypes::bool_, false}));
-    assign(where.where(undo(value), *this)).realize();
+    // the value is assigned to the view of this tensor's buffer (tinygrad's res.assign(v)): one kernel writes just
+    // the indexed elements in place. A buffer another tensor also holds (graph dedup) is copied to its own first,
+    // so the write is never a copy-on-write.
+    if (shared) {
+      assign(contiguous()).realize();
+      view = getitem(indices);
+    }
+    tensor_from_uop(UOp::make(Ops::ASSIGN, dtype(), {view.uop(), value.uop()}), false).realize();
     return *this;
   }
   // advanced: the same index applied to 1 + the flat positions says which element each value goes to (0: an
@@ -303,6 +277,18 @@ Tensor& Tensor::setitem(const std::vector<Index>& indices, const Tensor& v) {
 
 // *** gather and scatter ***
 
+Tensor to_device(const Tensor& t, const std::string& device) {
+  if (t.device() == device) return t;
+  return Tensor(t.uop(), TensorOptions{device, std::nullopt, t.requires_grad()});
+}
+
+Tensor one_hot_along_dim(const Tensor& t, sint num_classes, int64_t dim) {
+  TG_CHECK(dtypes::is_int(t.dtype()), "one-hot needs an int index tensor, got ", t.dtype());
+  Shape s(static_cast<size_t>(t.ndim() - t.resolve_dim(dim)), 1);
+  s[0] = num_classes;
+  return t.eq(Tensor::arange(num_classes, TensorOptions{t.device(), std::nullopt, false}).reshape(s));
+}
+
 Tensor Tensor::gather(int64_t dim, const Tensor& index) const {
   TG_META("gather");
   TG_CHECK(index.ndim() == ndim(), "self.ndim must equal index.ndim, got shapes ", shape_str(shape()), " and ",
@@ -316,7 +302,8 @@ Tensor Tensor::gather(int64_t dim, const Tensor& index) const {
              shape_str(s), " at dim ", k);
     cut.push_back({0, static_cast<int64_t>(k) == d ? s[k] : is[k]});
   }
-  // x[.., 1 at d, .., j] against index[..] == j
+  // x[.., 1 at d, .., j] against index[..] == j, picked by a where (the reference multiplies by the mask, so an inf
+  // or nan that isn't picked turns the sum into nan; here it doesn't)
   Tensor x = shrink(cut).unsqueeze(-1).transpose(-1, d);
   Tensor mask = one_hot_along_dim(to_device(index, device()).unsqueeze(-1), s[static_cast<size_t>(d)], -1);
   return mask.where(x, zero_of(x)).sum_exact({-1});

@@ -63,7 +63,7 @@ Tensor Tensor::unflatten(int64_t dim, Shape sizes) const {
 
 // *** padding ***
 
-Tensor Tensor::pad(const Mask& padding, std::string_view mode, double value) const {
+Tensor Tensor::pad(const Mask& padding, std::string_view mode, ConstValue value) const {
   TG_META("pad");
   TG_CHECK(mode == "constant" || mode == "reflect" || mode == "replicate" || mode == "circular", "mode='", mode,
            "' is not supported, use constant, reflect, replicate or circular");
