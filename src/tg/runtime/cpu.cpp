@@ -1,7 +1,5 @@
 #include "tg/runtime/cpu.h"
 
-#include "tg/runtime/threadpool.h"
-
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -17,6 +15,8 @@
 #include <fstream>
 #include <iterator>
 #include <sstream>
+
+#include "tg/runtime/threadpool.h"
 
 extern char** environ;
 
