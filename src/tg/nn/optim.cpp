@@ -7,26 +7,11 @@ namespace tg::nn::optim {
 
 namespace {
 
-// whether two handles are one tensor (tinygrad dedups params by object identity). Handles of one tensor share its
-// grad slot; Tensor has no public identity, so a marker grad set through one handle is looked for through the other.
-// Only tensors with the same graph can be the same tensor, so this runs rarely.
-bool same_tensor(const Tensor& a, const Tensor& b) {
-  if (a.uop() != b.uop()) return false;
-  Tensor ha = a, hb = b;
-  std::optional<Tensor> saved = ha.grad();
-  Tensor marker = Tensor::empty({1}, TensorOptions{a.device(), std::nullopt, false});
-  ha.set_grad(marker);
-  std::optional<Tensor> seen = hb.grad();
-  bool same = seen && seen->uop() == marker.uop();
-  ha.set_grad(saved);
-  return same;
-}
-
 std::vector<Tensor> dedup(const std::vector<Tensor>& ts) {
   std::vector<Tensor> out;
   for (const Tensor& t : ts) {
     bool seen = false;
-    for (const Tensor& o : out) seen = seen || same_tensor(o, t);
+    for (const Tensor& o : out) seen = seen || o.is(t);  // tinygrad dedups params by identity
     if (!seen) out.push_back(t);
   }
   return out;

@@ -198,6 +198,7 @@ class Tensor {
   Tensor& requires_grad_(bool v = true);
   std::optional<Tensor> grad() const;
   void set_grad(std::optional<Tensor> g);
+  bool is(const Tensor& o) const { return d_ == o.d_; }  // one tensor (Python's `is`), not equal values
   std::string repr() const;  // <Tensor <UOp CPU (4,) int (<Ops.COPY: 7>, None)> on CPU with grad None>
 
   // *** elementwise ***
