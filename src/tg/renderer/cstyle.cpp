@@ -470,6 +470,8 @@ const PatternMatcher<UOp>& clang_extra_matcher() {
              return m["x"].cast(dtypes::float32).cast(dtypes::float16);
            }},                                                   // (half)double -> (half)(float)double
           {op(Ops::SQRT).named("alu"), no_vectorized_alu_rule},  // sqrt(float4) -> 4 sqrts
+          // the other libm builtins are scalar too (vector ALUs survive when a kernel renders with devectorize=0)
+          {op({Ops::EXP2, Ops::LOG2, Ops::SIN}).named("alu"), no_vectorized_alu_rule},
       } +
       extra_pm();
   return pm;
@@ -514,9 +516,9 @@ std::optional<UOp> ClangRenderer::thread_split_range(const std::vector<UOp>& uop
   // loads only of buffers the kernel does not write
   for (; start < uops.size() && uops[start].op() != Ops::RANGE; start++) {
     const UOp& u = uops[start];
-    static constexpr OpSet pure = GroupOp::ALU | OpSet{Ops::DEFINE_GLOBAL, Ops::DEFINE_VAR, Ops::CONST, Ops::VCONST,
-                                                       Ops::CAST,          Ops::BITCAST,    Ops::VECTORIZE, Ops::GEP,
-                                                       Ops::INDEX,         Ops::NOOP,       Ops::SINK};
+    static constexpr OpSet pure =
+        GroupOp::ALU | OpSet{Ops::DEFINE_GLOBAL, Ops::DEFINE_VAR, Ops::CONST, Ops::VCONST, Ops::CAST, Ops::BITCAST,
+                             Ops::VECTORIZE,     Ops::GEP,        Ops::INDEX, Ops::NOOP,   Ops::SINK};
     if (u.op() == Ops::LOAD) {
       for (const UOp& b : u.src(0).toposort())
         if (b.op() == Ops::DEFINE_GLOBAL && std::find(stored.begin(), stored.end(), b.get()) != stored.end())
