@@ -9,6 +9,7 @@
 #   conv2 fwd     (512,32,24,24) conv (32,32,5,5)          the second (the heaviest), forward
 #   conv2 fwd+bwd the same, forward and backward to the input and the weight (loss: (output * G).sum(), G random)
 #   conv3 fwd+bwd (512,32,10,10) conv (64,32,3,3)
+#   conv4 fwd+bwd (512,64,8,8) conv (64,64,3,3)
 #   mnist step    one training step of the model (Conv2d 1->32 5x5, relu, Conv2d 32->32 5x5, relu, BatchNorm, max_pool,
 #                 Conv2d 32->64 3x3, relu, Conv2d 64->64 3x3, relu, BatchNorm, max_pool, flatten, Linear 576->10;
 #                 sparse categorical cross-entropy, Adam), ours under TinyJit as the example runs it
@@ -149,6 +150,8 @@ WORKLOADS = {
                      3 * 2 * 512 * 32 * 20 * 20 * 32 * 25),
     "conv3_fwdbwd": ("conv3 fwd+bwd", lambda: conv_pair((512, 32, 10, 10), (64, 32, 3, 3), True),
                      3 * 2 * 512 * 64 * 8 * 8 * 32 * 9),
+    "conv4_fwdbwd": ("conv4 fwd+bwd", lambda: conv_pair((512, 64, 8, 8), (64, 64, 3, 3), True),
+                     3 * 2 * 512 * 64 * 6 * 6 * 64 * 9),
     "mnist_step": ("mnist train step", w_mnist, None),
 }
 

@@ -82,6 +82,23 @@ std::optional<std::vector<Opt>> apply_tile(const Kernel& k, std::vector<std::pai
         for (size_t j = i + 1; j < unrolls.size(); j++)
           if (unrolls[j].first > axis) unrolls[j].first--;
     }
+    // loop order: the global axes along which the inputs move farthest outermost, so the inner loops revisit the
+    // blocks they load while those are still in cache
+    auto cost = [&](int a) {
+      sint c = 0;
+      for (size_t i = 0; i < kc.bufs.size(); i++)
+        if (kc.bufs[i].op() == Ops::LOAD) {
+          std::optional<sint> s = real_strides(kc.sts[i])[static_cast<size_t>(a)];
+          c += s ? std::abs(*s) : sint(1) << 40;
+        }
+      return c;
+    };
+    for (int pos = 0; pos < kc.first_reduce(); pos++) {
+      int best = pos;
+      for (int q = pos + 1; q < kc.first_reduce(); q++)
+        if (cost(q) > cost(best)) best = q;
+      if (best != pos) kc.apply_opt({OptOps::SWAP, pos, best});
+    }
   } catch (const KernelOptError&) {
     return std::nullopt;
   }
@@ -125,7 +142,7 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
     bool v_unit = false;
     for (int a = lo; a < hi; a++) {
       int c = pow2_amount(size(a), 16);
-      if (c < 4) continue;
+      if (c < 2) continue;
       bool ok = true, any_contig = false;
       for (auto& s : in) {
         ok &= stride_is(st(s, a), 0) || stride_is(st(s, a), 1);
@@ -137,13 +154,15 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
     }
     return v;
   };
-  // the fill axis among [lo, hi), when the vector axis v gives fewer than 16 lanes: the inputs broadcasting v
-  // broadcast it too, and the contiguous ones have a stride on it (rows of the same vector); the closest rows first
-  auto fill_axis = [&](int lo, int hi, int v, int need) {
-    int f = -1;
+  // the fill axis among [lo, hi) and its amount, when the vector axis v gives fewer than 16 lanes (va): the inputs
+  // broadcasting v broadcast it too, and the contiguous ones have a stride on it (rows of the same vector). The
+  // most lanes first (up to 16 in all), then the closest rows; or the other way round (more_lanes false).
+  auto fill = [&](int lo, int hi, int v, int va, bool more_lanes) -> std::pair<int, int> {
+    int f = -1, fa = 1;
     sint best = 0;
-    for (int a = lo; a < hi && need > 1; a++) {
-      if (a == v || size(a) % need != 0) continue;
+    for (int a = lo; a < hi && va < 16; a++) {
+      int need = pow2_amount(size(a), 16 / va);
+      if (a == v || need < 2) continue;
       bool ok = true;
       sint far = 0;
       for (auto& s : in) {
@@ -154,16 +173,18 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
           ok &= stride_is(st(s, a), 0);
         }
       }
-      if (ok && (f < 0 || far <= best)) f = a, best = far;
+      bool better = more_lanes ? std::make_pair(need, -far) > std::make_pair(fa, -best)
+                               : std::make_pair(-far, need) > std::make_pair(-best, fa);
+      if (ok && (f < 0 || better)) f = a, fa = need, best = far;
     }
-    return f;
+    return {f, fa};
   };
 
   // 1. output lanes: a vector axis of the output (contiguous inputs: vector loads; broadcast ones: splats), the
   // outer lanes along an axis the contiguous inputs repeat on, so one vector load serves every accumulator
   int va = 0, v = vector_axis(0, fr, va);
   if (v >= 0) {
-    int f = va < 16 ? fill_axis(0, fr, v, 16 / va) : -1, fa = f >= 0 ? 16 / va : 1;
+    auto [f, fa] = fill(0, fr, v, va, true);
     const int inner = va * fa;
     int s_ax = -1, sa = 1;
     for (int a = 0; a < fr; a++) {
@@ -174,7 +195,7 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
       int c = pow2_amount(size(a), std::min(16, 128 / inner));
       if (c > sa) s_ax = a, sa = c;
     }
-    if (inner * sa >= 32) {  // else too few lanes to beat the scalar code
+    if (inner >= 4 && inner * sa >= 32) {  // else too few lanes to beat the scalar code
       std::vector<std::pair<int, int>> ups;
       if (s_ax >= 0) ups.push_back({s_ax, sa});
       if (f >= 0) ups.push_back({f, fa});
@@ -190,7 +211,8 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
   // vector load serves several accumulators
   int ra = 0, rv = vector_axis(fr, n, ra);
   if (rv < 0) return std::nullopt;
-  int rf = ra < 16 ? fill_axis(fr, n, rv, 16 / ra) : -1, rfa = rf >= 0 ? 16 / ra : 1;
+  auto [rf, rfa] = fill(fr, n, rv, ra, false);
+  if (ra * rfa < 4) return std::nullopt;
   std::vector<std::pair<int, int>> ups;
   std::vector<size_t> reused;  // the inputs whose loads an output axis chosen so far reuses
   for (int a = 0; a < fr && ups.size() < 2; a++) {
