@@ -209,3 +209,52 @@ TEST(CPUThreads, ReductionsAndElementwiseSameBits) {
                                t.cumsum(1), t.sum()};
   });
 }
+
+TEST(CPUThreads, VectorTileMatmulSplitsAcrossCores) {
+  // big enough for the CPU vector tile (codegen/heuristic.h): its kernel must be split across cores too
+  const int64_t M = 128, K = 128, N = 128;
+  auto a = host(M * K, 7), b = host(K * N, 8);
+  auto make = [&] { return std::vector<Tensor>{Tensor(a, {M, K}).matmul(Tensor(b, {K, N}))}; };
+  expect_same_bits(make);
+  std::vector<float> got = make()[0].tolist<float>();
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      double ref = 0;
+      for (int64_t k = 0; k < K; k++) ref += double(a[size_t(i * K + k)]) * double(b[size_t(k * N + j)]);
+      ASSERT_NEAR(got[size_t(i * N + j)], ref, 1e-4) << i << "," << j;
+    }
+}
+
+TEST(CPUThreads, VectorTileConvMatchesFloat64) {
+  // a conv big enough for the CPU vector tiles, forward and both gradients, against float64 loops
+  const int64_t B = 4, C = 32, H = 24, K = 5, O = H - K + 1;
+  auto x = host(B * C * H * H, 9), w = host(C * C * K * K, 10), g = host(B * C * O * O, 11);
+  Tensor tx = Tensor(x, {B, C, H, H}), tw = Tensor(w, {C, C, K, K});
+  tx.requires_grad_(), tw.requires_grad_();
+  Tensor out = tx.conv2d(tw);
+  std::vector<Tensor> grads = (out * Tensor(g, {B, C, O, O})).sum().gradient({tx, tw});
+  Tensor::realize({out, grads[0], grads[1]});
+  std::vector<float> o = out.tolist<float>(), gx = grads[0].tolist<float>(), gw = grads[1].tolist<float>();
+  std::vector<double> ro(o.size()), rgx(gx.size()), rgw(gw.size());
+  auto X = [&](int64_t b, int64_t c, int64_t y, int64_t xx) { return size_t(((b * C + c) * H + y) * H + xx); };
+  auto W = [&](int64_t co, int64_t ci, int64_t ky, int64_t kx) { return size_t(((co * C + ci) * K + ky) * K + kx); };
+  auto G = [&](int64_t b, int64_t c, int64_t y, int64_t xx) { return size_t(((b * C + c) * O + y) * O + xx); };
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t co = 0; co < C; co++)
+      for (int64_t oy = 0; oy < O; oy++)
+        for (int64_t ox = 0; ox < O; ox++)
+          for (int64_t ci = 0; ci < C; ci++)
+            for (int64_t ky = 0; ky < K; ky++)
+              for (int64_t kx = 0; kx < K; kx++) {
+                double xv = x[X(b, ci, oy + ky, ox + kx)], wv = w[W(co, ci, ky, kx)], gv = g[G(b, co, oy, ox)];
+                ro[G(b, co, oy, ox)] += xv * wv;
+                rgx[X(b, ci, oy + ky, ox + kx)] += gv * wv;
+                rgw[W(co, ci, ky, kx)] += gv * xv;
+              }
+  auto check = [](const std::vector<float>& got, const std::vector<double>& ref, double tol, const char* what) {
+    for (size_t i = 0; i < ref.size(); i++) ASSERT_NEAR(got[i], ref[i], tol) << what << " at " << i;
+  };
+  check(o, ro, 1e-4, "out");
+  check(gx, rgx, 1e-4, "grad x");
+  check(gw, rgw, 1e-3, "grad w");
+}
