@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # tinygrad.cpp against PyTorch's CPU eager mode, in one process, on the shapes of tinygrad's examples/beautiful_mnist.py
 # (batch 512). Both sides use the same number of threads (CPU_THREADS for us, torch.set_num_threads for torch; default:
-# the CPUs this process may run on). Each figure is the median of several timed runs after a warm-up run (which
+# the CPUs this process may run on; TORCH_THREADS sets torch's alone). Each figure is the median of several timed runs after a warm-up run (which
 # compiles our kernels); the last column is our time over torch's (below 1: we are faster).
 #
 #   matmul        1024x1024 @ 1024x1024, float32
@@ -26,7 +26,8 @@ import torch
 from tinygrad import Tensor, TinyJit, nn
 
 THREADS = int(os.environ.get("CPU_THREADS", len(os.sched_getaffinity(0))))
-torch.set_num_threads(THREADS)
+TORCH_THREADS = int(os.environ.get("TORCH_THREADS", THREADS))
+torch.set_num_threads(TORCH_THREADS)
 
 
 def median_time(fn, repeats):
@@ -161,7 +162,7 @@ def main():
   ap.add_argument("--only", default=",".join(WORKLOADS))
   ap.add_argument("--repeats", type=int, default=5)
   args = ap.parse_args()
-  print(f"threads: {THREADS} (ours CPU_THREADS, torch.set_num_threads); torch {torch.__version__}; "
+  print(f"threads: ours {THREADS} (CPU_THREADS), torch {TORCH_THREADS} (TORCH_THREADS); torch {torch.__version__}; "
         f"median of {args.repeats} runs after a warm-up")
   print(f"{'workload':18s} {'tinygrad.cpp':>14s} {'torch':>14s} {'ours/torch':>11s}   GFLOP/s ours | torch")
   for key in args.only.split(","):
