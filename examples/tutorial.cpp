@@ -7,9 +7,6 @@
 //
 // The tests (label tutorial, examples/CMakeLists.txt) compare the output with the reference's transcripts, copied to
 // tests/data/tutorial. Run with CPU=1; s11 and s11b print their kernels with DEBUG=2 or DEBUG=4 (and NOOPT=1).
-//
-// Autograd (the sections "Automatic Differentiation" and "Chain Rule") has no gradient() yet: the forward values
-// are printed and the gradient lines are replaced by the note "autograd: see issue 4".
 #include <tinygrad/tinygrad.h>
 
 #include <cstdlib>
@@ -148,9 +145,8 @@ void s08_autodiff(Session&) {
   print_item(y.item<float>());  // 4 + 6 + 1 = 11.0
 
   mark("08 Automatic Differentiation (b)");
-  // grad, = loss.gradient(x); print(grad.item())  # 7.0
-  (void)loss;
-  std::cout << "autograd: see issue 4\n";
+  Tensor grad = loss.gradient({x})[0];  // grad, = loss.gradient(x)
+  print_item(grad.item<float>());       // 7.0
 }
 
 // *** 09 Chain Rule ***
@@ -164,9 +160,8 @@ void s09_chain(Session&) {
   print_item(z.item<float>());  // log(2^2 + 1) = log(5) = 1.6094378232955933
 
   mark("09 Chain Rule (b)");
-  // grad, = loss.gradient(x); print(grad.item())  # 0.800000011920929
-  (void)loss;
-  std::cout << "autograd: see issue 4\n";
+  Tensor grad = loss.gradient({x})[0];  // grad, = loss.gradient(x)
+  print_item(grad.item<float>());       // 0.800000011920929
 }
 
 // *** 10 Graph Optimization and Kernel Generation ***

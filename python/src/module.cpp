@@ -26,9 +26,14 @@ tg::ConstValue to_const(py::handle h) {
   if (PyLong_Check(o)) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-    if (overflow != 0) {  // uint64 range: wrap, as the value is truncated to the dtype anyway
-      unsigned long long u = PyLong_AsUnsignedLongLongMask(o);
-      return static_cast<int64_t>(u);
+    if (overflow !=
+        0) {  // uint64's upper half is exact; past that, wrap, as the value is truncated to the dtype anyway
+      if (overflow > 0) {
+        unsigned long long u = PyLong_AsUnsignedLongLong(o);
+        if (!PyErr_Occurred()) return tg::int_const(u);
+        PyErr_Clear();
+      }
+      return static_cast<int64_t>(PyLong_AsUnsignedLongLongMask(o));
     }
     return static_cast<int64_t>(v);
   }
@@ -44,6 +49,7 @@ tg::ConstValue to_const(py::handle h) {
 py::object from_const(const tg::ConstValue& v) {
   if (auto* b = std::get_if<bool>(&v)) return py::bool_(*b);
   if (auto* i = std::get_if<int64_t>(&v)) return py::int_(*i);
+  if (auto* u = std::get_if<uint64_t>(&v)) return py::int_(*u);
   return py::float_(std::get<double>(v));
 }
 

@@ -1,4 +1,5 @@
 // bindings of tinygrad.nn (layers, optim, state, datasets): the submodules tinygrad._C.nn{,.optim,.state,.datasets}
+#include <fstream>
 #include <unordered_set>
 
 #include "common.h"
@@ -188,7 +189,122 @@ void bind_optim(py::module_ m) {
       py::arg("weight_decay") = 0.01, py::arg("fused") = py::none());
 }
 
+// *** safetensors: python values <-> JSON (the header's metadata), paths as str or os.PathLike ***
+
+tg::json::Value to_json(py::handle h, int depth = 1) {
+  namespace json = tg::json;
+  if (h.is_none()) return nullptr;
+  if (py::isinstance<py::bool_>(h)) return h.cast<bool>();
+  if (py::isinstance<py::int_>(h)) {
+    try {
+      return h.cast<int64_t>();
+    } catch (const py::cast_error&) {
+      throw py::value_error(tg::cat("metadata int ", std::string(py::repr(h)), " does not fit int64"));
+    }
+  }
+  if (py::isinstance<py::float_>(h)) return h.cast<double>();
+  if (py::isinstance<py::str>(h)) return h.cast<std::string>();
+  bool container = py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h) || py::isinstance<py::dict>(h);
+  if (container && depth > json::max_depth)
+    throw py::value_error(tg::cat("metadata nested deeper than ", json::max_depth));
+  if (py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h)) {
+    json::Array a;
+    for (py::handle x : h) a.push_back(to_json(x, depth + 1));
+    return a;
+  }
+  if (py::isinstance<py::dict>(h)) {
+    json::Object o;
+    for (auto [k, v] : py::reinterpret_borrow<py::dict>(h)) {
+      if (!py::isinstance<py::str>(k))
+        throw py::type_error(tg::cat("metadata keys must be str, not ", std::string(py::repr(k))));
+      o.emplace_back(k.cast<std::string>(), to_json(v, depth + 1));
+    }
+    return o;
+  }
+  throw py::type_error(tg::cat("metadata value ", std::string(py::repr(h)), " is not JSON serializable"));
+}
+
+py::object from_json(const tg::json::Value& v) {
+  using K = tg::json::Value::Kind;
+  switch (v.kind()) {
+    case K::null: return py::none();
+    case K::boolean: return py::bool_(v.as_bool());
+    case K::integer: return py::int_(v.as_int());
+    case K::number: return py::float_(v.as_double());
+    case K::string: return py::str(v.as_string());
+    case K::array: {
+      py::list l;
+      for (const auto& x : v.as_array()) l.append(from_json(x));
+      return l;
+    }
+    case K::object: {
+      py::dict d;
+      for (const auto& [k, x] : v.as_object()) d[py::str(k)] = from_json(x);
+      return d;
+    }
+  }
+  return py::none();
+}
+
+std::string fspath(py::handle fn) {
+  return py::module_::import("os").attr("fspath")(fn).cast<std::string>();  // str, bytes or os.PathLike
+}
+
+py::dict to_py_dict(const tg::nn::StateDict& sd) {
+  py::dict d;
+  for (const auto& [k, t] : sd) d[py::str(k)] = py::cast(t);
+  return d;
+}
+
+void bind_safetensors(py::module_ m) {
+  namespace state = tg::nn::state;
+  m.def(
+      "safe_save",
+      [](const py::dict& tensors, py::handle fn, py::object metadata) {
+        tg::json::Object meta;
+        if (!metadata.is_none()) {
+          if (!py::isinstance<py::dict>(metadata))
+            throw py::type_error(tg::cat("metadata must be a dict, not ", std::string(py::repr(metadata))));
+          meta = to_json(metadata).as_object();
+        }
+        state::safe_save(to_state_dict(tensors), fspath(fn), meta);
+      },
+      py::arg("tensors"), py::arg("fn"), py::arg("metadata") = py::none(),
+      "writes the dict of tensors to a .safetensors file, with optional metadata (a dict, written as JSON)");
+  m.def(
+      "safe_load",
+      [](py::handle fn) {
+        if (py::isinstance<Tensor>(fn)) return to_py_dict(state::safe_load(fn.cast<Tensor>()));
+        return to_py_dict(state::safe_load(fspath(fn)));
+      },
+      py::arg("fn"), "the dict of tensors in a .safetensors file (a path, or a uint8 Tensor of its bytes)");
+  m.def(
+      "safe_load_metadata",
+      [](py::handle fn) {
+        if (py::isinstance<Tensor>(fn)) {
+          Tensor t = fn.cast<Tensor>();
+          TG_CHECK(t.ndim() == 1 && t.dtype() == tg::dtypes::uint8,
+                   "safe_load_metadata: the tensor must be 1-D uint8 (a file's bytes), got ", t.dtype(), " ",
+                   tg::shape_str(t.shape()));
+          std::vector<uint8_t> bytes = t.data_bytes();
+          state::SafetensorsHeader h = state::safe_parse_header(bytes, "tensor");
+          return py::make_tuple(t, h.data_start, from_json(h.json));
+        }
+        std::string path = fspath(fn);
+        state::SafetensorsHeader h = state::safe_load_metadata(path);  // checks the file before reading it whole
+        std::ifstream f(path, std::ios::binary);
+        std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), {});
+        TG_CHECK(f.good() || f.eof(), "safe_load_metadata: can't read ", tg::py_str_repr(path));
+        Tensor t(bytes, tg::Shape{static_cast<int64_t>(bytes.size())});
+        return py::make_tuple(t, h.data_start, from_json(h.json));
+      },
+      py::arg("fn"),
+      "(the file's bytes as a uint8 Tensor, where the data starts, the header as a dict), as tinygrad returns them; "
+      "NOTE: the Tensor is a copy of the whole file");
+}
+
 void bind_state(py::module_ m) {
+  bind_safetensors(m);
   m.def("get_state_dict", &get_state_dict, py::arg("obj"), py::arg("prefix") = "");
   m.def(
       "get_parameters",

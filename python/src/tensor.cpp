@@ -80,7 +80,7 @@ Tensor from_list(py::handle data, tg::TensorOptions o) {
     return Tensor(d.get(), shape, o);
   }
   std::vector<int64_t> d;
-  for (auto& v : vals) d.push_back(tg::as_int(v));
+  for (auto& v : vals) d.push_back(static_cast<int64_t>(static_cast<uint64_t>(tg::as_i128(v))));  // an int's bits
   return Tensor(d.data(), shape, o);
 }
 
@@ -150,8 +150,8 @@ Tensor make_tensor(py::handle data, const tg::TensorOptions& o) {
   if (is_scalar(data)) {
     tg::ConstValue v = to_const(data);
     if (auto* b = std::get_if<bool>(&v)) return Tensor(*b, o);
-    if (auto* i = std::get_if<int64_t>(&v)) return Tensor(*i, o);
-    return Tensor(std::get<double>(v), o);
+    if (auto* d = std::get_if<double>(&v)) return Tensor(*d, o);
+    return Tensor(static_cast<int64_t>(static_cast<uint64_t>(tg::as_i128(v))), o);  // an int's bits
   }
   throw py::type_error("can't create a Tensor from " + std::string(py::repr(data)));
 }
@@ -642,10 +642,10 @@ void bind_tensor(py::module_& m) {
            })
       .def(
           "pad",
-          [](const Tensor& t, py::handle padding, const std::string& mode, double value) {
+          [](const Tensor& t, py::handle padding, const std::string& mode, py::handle value) {
             META("pad");
             if (mode != "constant") throw py::value_error("pad: only mode='constant' is supported");
-            return t.pad(pad_arg(t, padding), value);
+            return t.pad(pad_arg(t, padding), to_const(value));
           },
           py::arg("padding"), py::arg("mode") = "constant", py::arg("value") = 0.0)
       .def("shrink",

@@ -72,3 +72,27 @@ JIT = ContextVar("JIT", 1)
 TRACEMETA, TRANSCENDENTAL, DEVECTORIZE = ContextVar("TRACEMETA", 1), ContextVar("TRANSCENDENTAL", 1), ContextVar("DEVECTORIZE", 1)
 CACHELEVEL, DISABLE_COMPILER_CACHE, LRU = ContextVar("CACHELEVEL", 2), ContextVar("DISABLE_COMPILER_CACHE", 0), ContextVar("LRU", 1)
 SPLIT_REDUCEOP, NO_MEMORY_PLANNER = ContextVar("SPLIT_REDUCEOP", 1), ContextVar("NO_MEMORY_PLANNER", 0)
+
+# a small progress bar with tinygrad's tqdm interface (iterate, set_description, update), written to stderr
+class tqdm:
+  def __init__(self, iterable=None, desc:str='', disable:bool=False, unit:str='it', total:int|None=None):
+    self.iterable, self.desc, self.disable, self.unit = iterable, desc, disable, unit
+    self.total = total if total is not None else (len(iterable) if hasattr(iterable, "__len__") else None)
+    self.n, self.st = 0, __import__("time").perf_counter()
+  def __iter__(self):
+    for x in self.iterable:
+      yield x
+      self.update(1)
+    self.close()
+  def set_description(self, desc:str): self.desc = desc; self._print()
+  def update(self, n:int=1): self.n += n; self._print()
+  def _print(self):
+    if self.disable: return
+    import sys, time
+    rate = self.n / max(time.perf_counter() - self.st, 1e-9)
+    sys.stderr.write(f"\r{self.desc + ': ' if self.desc else ''}{self.n}/{self.total if self.total is not None else '?'} [{rate:.2f} {self.unit}/s]")
+    sys.stderr.flush()
+  def close(self):
+    if not self.disable: __import__("sys").stderr.write("\n")
+
+def trange(n:int, **kwargs) -> tqdm: return tqdm(range(n), total=n, **kwargs)

@@ -883,7 +883,7 @@ TEST(ReduceOpsLarge, OddMillion) {
 TEST(ReduceOps, ZeroSizeGivesTheIdentity) {
   Tensor z = Tensor::zeros({3, 0});
   EXPECT_EQ(z.sum(1).tolist<float>(), (std::vector<float>{0, 0, 0}));
-  EXPECT_EQ(z.prod({1}).tolist<float>(), (std::vector<float>{1, 1, 1}));
+  EXPECT_EQ(z.prod(1).tolist<float>(), (std::vector<float>{1, 1, 1}));
   EXPECT_EQ(z.max(1).tolist<float>(), std::vector<float>(3, -std::numeric_limits<float>::infinity()));
   EXPECT_EQ(z.sum(0).shape(), (Shape{0}));
   EXPECT_EQ(z.sum(0).tolist<float>(), std::vector<float>{});

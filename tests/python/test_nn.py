@@ -178,3 +178,98 @@ def test_mnist(tmp_path):
   (tmp_path / "t10k-labels-idx1-ubyte.gz").write_bytes(gzip.compress(idx([1], [9]))[:-5])
   with pytest.raises(RuntimeError, match="gzip"): mnist(dir=str(tmp_path))
   with pytest.raises(RuntimeError, match="fetch_mnist"): mnist(dir=str(tmp_path / "nope"))
+
+# *** layers ***
+
+from tinygrad.nn import (BatchNorm, BatchNorm2d, BatchNorm3d, Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, Linear,
+                         GroupNorm, InstanceNorm, LayerNorm, LayerNorm2d, RMSNorm, Embedding, LSTMCell)
+
+def arr(*shape, scale=1.0): return (scale * np.sin(0.37 * np.arange(np.prod(shape)) + 0.1)).reshape(shape).astype(np.float32)
+
+def test_layer_classes():
+  assert BatchNorm2d is BatchNorm and BatchNorm3d is BatchNorm
+  assert isinstance(Conv1d(1, 2, 3), Conv2d) and isinstance(ConvTranspose1d(1, 2, 3), ConvTranspose2d)
+  assert Conv1d(1, 2, 3).weight.shape == (2, 1, 3) and Conv2d(2, 4, (3, 2), groups=2).weight.shape == (4, 1, 3, 2)
+  assert ConvTranspose2d(4, 6, 3, groups=2).weight.shape == (4, 3, 3, 3)
+  assert Linear(3, 2, bias=False).bias is None and list(get_state_dict(Linear(3, 2, bias=False))) == ["weight"]
+  bound = 1 / np.sqrt(50)
+  w = Linear(50, 40).weight.numpy()
+  assert w.min() >= -bound and w.max() <= bound and w.min() < -0.8 * bound and w.max() > 0.8 * bound
+
+class Model:
+  def __init__(self):
+    self.c1, self.bn = Conv2d(1, 4, 3, padding="same"), BatchNorm2d(4)
+    self.layers = [Linear(4, 3), LayerNorm(3)]
+
+def test_model_state_dict():
+  m = Model()
+  assert list(get_state_dict(m)) == ["c1.weight", "c1.bias", "bn.weight", "bn.bias", "bn.num_batches_tracked", "bn.running_mean",
+                                     "bn.running_var", "layers.0.weight", "layers.0.bias", "layers.1.weight", "layers.1.bias"]
+  m2 = Model()
+  load_state_dict(m2, get_state_dict(m), verbose=False)
+  np.testing.assert_equal(m2.layers[0].weight.numpy(), m.layers[0].weight.numpy())
+
+def test_linear_conv():
+  l = Linear(3, 2)
+  x = arr(4, 3)
+  np.testing.assert_allclose(l(Tensor(x)).numpy(), x @ l.weight.numpy().T + l.bias.numpy(), atol=1e-5)
+  c = Conv2d(2, 3, 3, padding="same")
+  assert c.padding == (1, 1, 1, 1) and c.kernel_size == (3, 3)
+  x = arr(1, 2, 4, 5)
+  w, b, xp = c.weight.numpy(), c.bias.numpy(), np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+  want = np.array([[[(xp[0, :, i:i+3, j:j+3] * w[o]).sum() + b[o] for j in range(5)] for i in range(4)] for o in range(3)])
+  np.testing.assert_allclose(c(Tensor(x)).numpy()[0], want, atol=1e-5)
+  assert ConvTranspose2d(2, 3, 2, stride=2)(Tensor(x)).shape == (1, 3, 8, 10)
+  with pytest.raises(RuntimeError, match="same"): Conv2d(1, 1, 3, stride=2, padding="same")
+
+def test_batchnorm(training):
+  bn = BatchNorm(3)
+  x = arr(4, 3, 2, 2, scale=2.0)
+  y = bn(Tensor(x)).numpy()
+  mean, var = x.mean(axis=(0, 2, 3)), x.var(axis=(0, 2, 3))
+  np.testing.assert_allclose(y, (x - mean[None, :, None, None]) / np.sqrt(var[None, :, None, None] + 1e-5), atol=1e-5)
+  np.testing.assert_allclose(bn.running_mean.numpy(), 0.1 * mean, atol=1e-6)
+  np.testing.assert_allclose(bn.running_var.numpy(), 0.9 + 0.1 * 48 / 45 * var, atol=1e-6)
+  assert bn.num_batches_tracked.tolist() == [1] and bn.weight.tolist() == [1.0, 1.0, 1.0]
+
+def test_norms():
+  x = arr(2, 4, 3, scale=2.0)
+  def ln(v, axes): return (v - v.mean(axis=axes, keepdims=True)) / np.sqrt(v.var(axis=axes, keepdims=True) + 1e-5)
+  np.testing.assert_allclose(LayerNorm(3)(Tensor(x)).numpy(), ln(x, -1), atol=1e-5)
+  np.testing.assert_allclose(LayerNorm((4, 3))(Tensor(x)).numpy(), ln(x, (1, 2)), atol=1e-5)
+  np.testing.assert_allclose(GroupNorm(2, 4)(Tensor(x)).numpy(), ln(x.reshape(2, 2, 6), -1).reshape(2, 4, 3), atol=1e-5)
+  np.testing.assert_allclose(InstanceNorm(4)(Tensor(x)).numpy(), ln(x, -1), atol=1e-5)
+  np.testing.assert_allclose(RMSNorm(3)(Tensor(x)).numpy(), x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6), atol=1e-5)
+  img = arr(1, 3, 2, 2)
+  np.testing.assert_allclose(LayerNorm2d(3)(Tensor(img)).numpy(), ln(img, 1), atol=1e-5)
+
+def test_embedding_lstm():
+  e = Embedding(5, 3)
+  np.testing.assert_allclose(e(Tensor([[4, 0], [2, 2]])).numpy(), e.weight.numpy()[[[4, 0], [2, 2]]], atol=1e-6)
+  cell = LSTMCell(2, 3)
+  h, c = cell(Tensor(arr(4, 2)))
+  assert h.shape == (4, 3) and c.shape == (4, 3)
+  h2, c2 = cell(Tensor(arr(4, 2)), (h, c))
+  assert h2.shape == (4, 3)
+  assert list(get_state_dict(cell)) == ["weight_ih", "weight_hh", "bias_ih", "bias_hh"]
+
+def test_model_trains():
+  class Tiny:
+    def __init__(self): self.conv, self.bn, self.head = Conv2d(1, 2, 3, stride=3), BatchNorm(2), Linear(8, 2)
+    def __call__(self, x): return self.head(self.bn(self.conv(x)).relu().flatten(1))
+  m = Tiny()
+  opt = Adam(get_parameters(m), lr=0.05)
+  assert len(opt.params) == 6 and len(opt.buffers) == 3
+  labels = np.arange(16) % 2
+  x = 0.3 * np.sin(np.arange(16 * 36)).reshape(16, 1, 6, 6) + (np.arange(36).reshape(1, 1, 6, 6) < 18).astype(np.float64) * labels[:, None, None, None]
+  x += (np.arange(36).reshape(1, 1, 6, 6) >= 18) * (1 - labels[:, None, None, None])
+  X, Y = Tensor(x.astype(np.float32)), Tensor(labels.astype(np.int32))
+  losses = []
+  with Tensor.train():
+    for _ in range(12):
+      opt.zero_grad()
+      loss = m(X).sparse_categorical_crossentropy(Y)
+      loss.backward()
+      opt.step()
+      losses.append(loss.item())
+  assert losses[-1] < losses[0] / 4 and m.bn.num_batches_tracked.tolist() == [12]

@@ -287,6 +287,49 @@ TEST(Schedule, T347) {
   EXPECT_EQ(names(sched[1].metadata), (std::vector<std::string>{"__add__"}));
 }
 
+// *** assign into a view of a buffer ***
+
+// reference: t = Tensor.zeros(4, 3).contiguous().realize(); a = t[1].assign(Tensor.ones(3)); a.schedule(): one item
+// over t's buffer, storing through the row's view; a realized is a BUFFER_VIEW, and (a + 1).schedule() first
+// makes its Buffer a view of t's (base + 12 bytes) with a BUFFER_VIEW item
+TEST(Schedule, AssignToARowIsABufferView) {
+  Tensor t = Tensor::zeros({4, 3}).contiguous().realize();
+  Tensor a = t.index({1}).assign(Tensor::ones({3}));
+  UOp sink = UOp::sink(kernelize({a}));
+  EXPECT_EQ(sink.src(0).op(), Ops::ASSIGN);
+  EXPECT_EQ(sink.src(0).src(0).repr(), UOp::make(Ops::BUFFER_VIEW, dtypes::float32, {t.uop().src(0)},
+                                                 Tuple{ConstValue(int64_t(3)), ConstValue(int64_t(3))})
+                                           .repr());
+  EXPECT_EQ(uop_shape(sink.src(0)), (Shape{3}));
+  auto [sched, vars] = create_schedule_with_vars(sink);
+  ASSERT_EQ(sched.size(), 1u);
+  ASSERT_EQ(sched[0].bufs.size(), 1u);
+  EXPECT_EQ(sched[0].bufs[0].repr(), "<buf real:True device:CPU size:12 dtype:dtypes.float>");
+  EXPECT_EQ(sched[0].ast.repr(), R"(UOp(Ops.SINK, dtypes.void, arg=None, src=(
+  UOp(Ops.STORE, dtypes.void, arg=None, src=(
+    UOp(Ops.VIEW, dtypes.float.ptr(12), arg=ShapeTracker(views=(View(shape=(3,), strides=(1,), offset=3, mask=None, contiguous=False),)), src=(
+      UOp(Ops.DEFINE_GLOBAL, dtypes.float.ptr(12), arg=0, src=()),)),
+    UOp(Ops.CONST, dtypes.float, arg=1.0, src=(
+      UOp(Ops.VIEW, dtypes.void, arg=ShapeTracker(views=(View(shape=(3,), strides=(0,), offset=0, mask=None, contiguous=False),)), src=()),)),)),)))");
+  sched.clear();
+  sink = UOp();
+  a.realize();
+  ASSERT_EQ(a.uop().op(), Ops::BUFFER_VIEW);
+  EXPECT_EQ(uop_shape(a.uop()), (Shape{3}));
+  EXPECT_EQ(uop_size(a.uop()), 3);
+  auto [s2, v2] = create_schedule_with_vars(UOp::sink(kernelize({a + 1})));
+  ASSERT_EQ(s2.size(), 2u);
+  EXPECT_EQ(s2[0].ast.repr(), R"(UOp(Ops.BUFFER_VIEW, dtypes.float, arg=(3, 3), src=(
+  UOp(Ops.LOAD, dtypes.float, arg=None, src=(
+    UOp(Ops.VIEW, dtypes.float.ptr(12), arg=ShapeTracker(views=(View(shape=(12,), strides=(1,), offset=0, mask=None, contiguous=True),)), src=(
+      UOp(Ops.DEFINE_GLOBAL, dtypes.float.ptr(12), arg=1, src=()),)),)),)))");
+  ASSERT_EQ(s2[0].bufs.size(), 2u);
+  EXPECT_EQ(s2[0].bufs[0].repr(), "<buf real:False device:CPU size:3 dtype:dtypes.float offset:12>");
+  EXPECT_EQ(s2[0].bufs[1].repr(), "<buf real:True device:CPU size:12 dtype:dtypes.float>");
+  EXPECT_EQ(s2[0].bufs[0].base(), s2[0].bufs[1]);
+  EXPECT_EQ(s2[1].bufs[1], s2[0].bufs[0]);  // the add reads the view
+}
+
 // *** memory planner ***
 
 std::vector<Tensor> chain4() {

@@ -563,6 +563,14 @@ TEST_F(MathTest, RandomMatchesTheReference) {
   Tensor::manual_seed(42);
   EXPECT_EQ(Tensor({1, 2, 3, 4}).multinomial(20, true).tolist<int>(),
             (std::vector<int>{2, 1, 3, 2, 3, 1, 2, 2, 3, 3, 3, 3, 3, 3, 2, 3, 2, 3, 3, 3}));
+  // reference: 8 kernels for 20 samples of a realized (4,) weight, 9 for 5 samples of (3, 600) (a two-stage cumsum)
+  Tensor w4 = Tensor({1.0f, 2.0f, 3.0f, 4.0f}).realize(), w600 = Tensor::rand({3, 600}).realize();
+  int64_t before = GlobalCounters::kernel_count;
+  w4.multinomial(20, true).realize();
+  EXPECT_EQ(GlobalCounters::kernel_count - before, 8);
+  before = GlobalCounters::kernel_count;
+  w600.multinomial(5, true).realize();
+  EXPECT_EQ(GlobalCounters::kernel_count - before, 9);
   Tensor::manual_seed(42);
   Tensor m2 = make({1, 0, 3, 0, 0, 1}, dtypes::float32, {2, 3}).multinomial(1);
   EXPECT_EQ(m2.shape(), (Shape{2, 1}));

@@ -172,3 +172,24 @@ TEST_F(NNBackward, SoftmaxAndCrossEntropyKernelCount) {
   EXPECT_LE(count([&](const Tensor& l) { return l.cross_entropy(y); }, 0.3), 8);
   EXPECT_LE(count([&](const Tensor& l) { return l.log_softmax().nll_loss(y); }, 0.4), 8);
 }
+
+// reference (same params, loss.backward(), kernels of Tensor.realize(loss, x.grad)): x (2,3,4,6)
+// interpolate((5,9)).sum(): 20, with mode="nearest": 9; x (3,4) logcumsumexp(1).sum(): 11, cumsum(1): 3, cumprod(1): 6,
+// cummax(1): 6; x (2,4,8) scaled_dot_product_attention(x, x, is_causal=True).sum(): 12
+TEST_F(NNBackward, GatherTriangleAndCumulativeKernelCounts) {
+  auto count = [&](const std::function<Tensor(const Tensor&)>& f, const Shape& s, double seed) {
+    Tensor x = param(prod(s), s, seed);
+    Tensor loss = f(x).sum();
+    loss.backward();
+    return kernels_run_by([&] { Tensor::realize({loss, *x.grad()}); });
+  };
+  EXPECT_EQ(count([](const Tensor& x) { return x.interpolate({5, 9}); }, {2, 3, 4, 6}, 0.1), 20);
+  EXPECT_EQ(count([](const Tensor& x) { return x.interpolate({5, 9}, "nearest"); }, {2, 3, 4, 6}, 0.1), 9);
+  EXPECT_EQ(count([](const Tensor& x) { return x.logcumsumexp(1); }, {3, 4}, 0.1), 11);
+  EXPECT_EQ(count([](const Tensor& x) { return x.cumsum(1); }, {3, 4}, 0.1), 3);
+  EXPECT_EQ(count([](const Tensor& x) { return x.cumprod(1); }, {3, 4}, 0.1), 6);
+  EXPECT_EQ(count([](const Tensor& x) { return x.cummax(1); }, {3, 4}, 0.1), 6);
+  EXPECT_EQ(count([](const Tensor& x) { return x.scaled_dot_product_attention(x, x, std::nullopt, 0.0, true); },
+                  {2, 4, 8}, 0.1),
+            12);
+}

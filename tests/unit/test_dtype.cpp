@@ -77,11 +77,7 @@ TEST(DType, TableFromReference) {
     std::string fmt = trim(cols[4]);
     EXPECT_EQ(d.fmt() == 0 ? "None" : std::string(1, d.fmt()), fmt);
     EXPECT_EQ(const_repr(dtypes::min(d)), trim(cols[5]));
-    // NOTE: ulong's max (2**64-1) does not fit the int64 ConstValue; it saturates to INT64_MAX
-    if (d == dtypes::uint64)
-      EXPECT_EQ(dtypes::max(d), ConstValue(INT64_MAX));
-    else
-      EXPECT_EQ(const_repr(dtypes::max(d)), trim(cols[6]));
+    EXPECT_EQ(const_repr(dtypes::max(d)), trim(cols[6]));  // ulong's 2**64-1 too: a uint64_t ConstValue
   }
 }
 
@@ -231,8 +227,11 @@ TEST(DType, Truncate) {
       {dtypes::uint32, int64_t(-1), "4294967295"},
       {dtypes::int64, INT64_MAX, "9223372036854775807"},
       {dtypes::int64, INT64_MIN, "-9223372036854775808"},
-      // NOTE: python gives 18446744073709551615; the int64 ConstValue holds uint64's bit pattern
-      {dtypes::uint64, int64_t(-1), "-1"},
+      {dtypes::uint64, int64_t(-1), "18446744073709551615"},
+      {dtypes::uint64, INT64_MIN, "9223372036854775808"},
+      {dtypes::uint64, UINT64_MAX, "18446744073709551615"},
+      {dtypes::int64, UINT64_MAX, "-1"},
+      {dtypes::uint32, UINT64_MAX, "4294967295"},
       {dtypes::int32.vec(4), int64_t(2147483648), "-2147483648"},  // truncation is by the scalar
       {dtypes::half, 0.1, "0.0999755859375"},
       {dtypes::half, 65519.0, "65504.0"},
@@ -271,6 +270,8 @@ TEST(DType, AsConst) {
       {dtypes::float32, int64_t(3), "3.0"},
       {dtypes::half, 0.1, "0.1"},  // no truncation, as the reference
       {dtypes::uint8, int64_t(300), "300"},
+      {dtypes::uint64, 1e19, "10000000000000000000"},  // int(1e19): above INT64_MAX, exact
+      {dtypes::uint64, int64_t(-1), "-1"},             // not truncated
       {dtypes::bool_, int64_t(3), "True"},
       {dtypes::bool_, 0.0, "False"},
       {dtypes::float32.vec(4), int64_t(3), "3.0"},  // a vector dtype uses its scalar

@@ -899,8 +899,6 @@ const PatternMatcher<UOp, ReduceContext>& pm_reduce() {
 
 namespace {
 
-__extension__ typedef __int128 i128;
-
 int bit_length(i128 v) {
   int n = 0;
   while (v > 0) v >>= 1, n++;

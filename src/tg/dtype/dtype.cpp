@@ -239,8 +239,7 @@ ConstValue min(DType d) {
 ConstValue max(DType d) {
   if (is_int(d)) {
     int bits = d.scalar().itemsize() * 8;
-    // NOTE: uint64's max (2**64-1) does not fit an int64 ConstValue: it saturates to INT64_MAX
-    if (is_unsigned(d)) return bits >= 64 ? INT64_MAX : int64_t((uint64_t(1) << bits) - 1);
+    if (is_unsigned(d)) return bits >= 64 ? ConstValue(UINT64_MAX) : int64_t((uint64_t(1) << bits) - 1);
     return bits >= 64 ? INT64_MAX : int64_t((uint64_t(1) << (bits - 1)) - 1);
   }
   if (is_float(d)) return INFINITY;
@@ -254,7 +253,7 @@ ConstValue as_const(ConstValue v, DType d) {
   if (is_int(d)) {
     if (auto* f = std::get_if<double>(&v))
       TG_CHECK(std::isfinite(*f), "cannot convert float ", py_float_repr(*f), " to integer dtype ", d.repr());
-    return as_int(v);  // python int() truncates toward zero
+    return int_const(as_i128(v));  // python int() truncates toward zero
   }
   if (is_float(d)) return as_double(v);
   return as_bool(v);
@@ -431,48 +430,61 @@ ConstValue truncate(ConstValue v, DType d) {
   if (s == fp8e4m3 || s == fp8e5m2) return fp8_to_float(float_to_fp8(as_double(v), s), s);
   if (s == float32) return static_cast<double>(static_cast<float>(as_double(v)));
   if (s == float64) return as_double(v);
-  if (is_int(s)) {
-    uint64_t u = static_cast<uint64_t>(as_int(v));
+  if (is_int(s)) {  // ctypes: the value modulo 2**bits, read back as the dtype
+    uint64_t u = static_cast<uint64_t>(as_i128(v));
     if (s == uint8) return int64_t(uint8_t(u));
     if (s == uint16) return int64_t(uint16_t(u));
     if (s == uint32) return int64_t(uint32_t(u));
+    if (s == uint64) return int_const(u);
     if (s == int8) return int64_t(int8_t(u));
     if (s == int16) return int64_t(int16_t(u));
     if (s == int32) return int64_t(int32_t(u));
-    return int64_t(u);  // int64, uint64 (bit pattern)
+    return static_cast<int64_t>(u);
   }
   return v;
 }
 
 // *** ConstValue helpers ***
 
+ConstValue int_const(i128 v) {
+  if (v < INT64_MIN) return INT64_MIN;
+  if (v <= INT64_MAX) return static_cast<int64_t>(v);
+  return v <= UINT64_MAX ? static_cast<uint64_t>(v) : UINT64_MAX;
+}
 double as_double(const ConstValue& v) {
   if (auto* b = std::get_if<bool>(&v)) return *b ? 1.0 : 0.0;
   if (auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
+  if (auto* u = std::get_if<uint64_t>(&v)) return static_cast<double>(*u);
   return std::get<double>(v);
 }
 int64_t as_int(const ConstValue& v) {
+  i128 x = as_i128(v);
+  return x > INT64_MAX ? INT64_MAX : x < INT64_MIN ? INT64_MIN : static_cast<int64_t>(x);
+}
+i128 as_i128(const ConstValue& v) {
   if (auto* b = std::get_if<bool>(&v)) return *b;
   if (auto* i = std::get_if<int64_t>(&v)) return *i;
+  if (auto* u = std::get_if<uint64_t>(&v)) return *u;
   double f = std::get<double>(v);
   TG_CHECK(std::isfinite(f), "cannot convert float ", py_float_repr(f), " to integer");
-  if (f >= 9.2233720368547758e18) return INT64_MAX;
-  if (f <= -9.2233720368547758e18) return INT64_MIN;
-  return static_cast<int64_t>(f);
+  constexpr double lim = 0x1p100;  // far outside any 64-bit dtype: such floats saturate here and again later
+  return f >= lim ? i128(1) << 100 : f <= -lim ? -(i128(1) << 100) : static_cast<i128>(f);
 }
 bool as_bool(const ConstValue& v) {
   if (auto* b = std::get_if<bool>(&v)) return *b;
   if (auto* i = std::get_if<int64_t>(&v)) return *i != 0;
+  if (auto* u = std::get_if<uint64_t>(&v)) return *u != 0;
   return std::get<double>(v) != 0.0;
 }
 std::string const_repr(const ConstValue& v) {
   if (auto* b = std::get_if<bool>(&v)) return *b ? "True" : "False";
   if (auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
+  if (auto* u = std::get_if<uint64_t>(&v)) return std::to_string(*u);
   return py_float_repr(std::get<double>(v));
 }
 bool const_eq_numeric(const ConstValue& a, const ConstValue& b) {
   if (std::holds_alternative<double>(a) || std::holds_alternative<double>(b)) return as_double(a) == as_double(b);
-  return as_int(a) == as_int(b);
+  return as_i128(a) == as_i128(b);
 }
 
 }  // namespace tg

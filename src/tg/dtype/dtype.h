@@ -48,7 +48,10 @@ class DType {
 };
 std::ostream& operator<<(std::ostream& os, DType d);
 
-using ConstValue = std::variant<bool, int64_t, double>;  // python's bool | int | float
+// python's bool | int | float. An int is an int64_t, or a uint64_t when it is above INT64_MAX (uint64's upper half),
+// never both ways: build ints that may be that large with int_const, so equal values stay equal variants.
+using ConstValue = std::variant<bool, int64_t, double, uint64_t>;
+__extension__ typedef __int128 i128;
 
 namespace dtypes {
 extern const DType void_, bool_, int8, uint8, int16, uint16, int32, uint32, int64, uint64, fp8e4m3, fp8e5m2, float16,
@@ -80,7 +83,8 @@ DType least_upper_dtype(const std::vector<DType>& ds);
 DType least_upper_float(DType d);
 DType sum_acc_dtype(DType d);
 
-// const values into a dtype, as tinygrad's `truncate` table does (wraps ints, rounds floats to the width)
+// const values into a dtype, as tinygrad's `truncate` table does (wraps ints modulo 2**bits into the dtype's range, so
+// uint64 gives [0, 2**64); rounds floats to the width)
 ConstValue truncate(ConstValue v, DType d);
 double truncate_fp16(double x);
 double truncate_bf16(double x);
@@ -88,8 +92,10 @@ double fp8_to_float(uint8_t bits, DType d);
 uint8_t float_to_fp8(double x, DType d);
 
 // ConstValue helpers
+ConstValue int_const(i128 v);  // the python int v: int64_t or uint64_t; saturates outside [INT64_MIN, UINT64_MAX]
 double as_double(const ConstValue& v);
-int64_t as_int(const ConstValue& v);
+int64_t as_int(const ConstValue& v);  // saturates: a uint64_t above INT64_MAX is INT64_MAX, as a huge float is
+i128 as_i128(const ConstValue& v);    // exact for ints and bools; floats truncate toward zero, saturating
 bool as_bool(const ConstValue& v);
 std::string const_repr(const ConstValue& v);                      // python repr: True, 4, 2.0
 bool const_eq_numeric(const ConstValue& a, const ConstValue& b);  // python ==: 1 == 1.0 == True

@@ -53,6 +53,16 @@ Buffer uop_buffer(const UOp& u) {
   return it->second;
 }
 
+void uop_set_buffer(const UOp& buf, Buffer b) {
+  (void)registered;
+  TG_ASSERT(buf.op() == Ops::BUFFER, "must be BUFFER, not ", buf.op());
+  auto& m = buffer_map();
+  std::lock_guard lock(m.mu);
+  auto [it, fresh] = m.map.emplace(buf.get(), std::move(b));
+  TG_ASSERT(fresh, "BUFFER already has a Buffer: ", it->second.repr());
+  it->second.ref(1);  // held by a BUFFER node, as uop_buffer's
+}
+
 std::optional<Buffer> uop_realized(const UOp& u) {
   if (u.op() != Ops::BUFFER) return std::nullopt;
   auto& m = buffer_map();

@@ -9,6 +9,8 @@
 namespace tg {
 
 Buffer uop_buffer(const UOp& buf);  // BUFFER (or a contiguous view of one): its Buffer, made lazily
+// gives a BUFFER that has no Buffer yet this one (the schedule makes a BUFFER_VIEW's output a view of its base)
+void uop_set_buffer(const UOp& buf, Buffer b);
 std::optional<Buffer> uop_realized(
     const UOp& u);                   // the allocated Buffer of a BUFFER, else nullopt (tinygrad's realized)
 bool uop_is_realized(const UOp& u);  // base is an allocated BUFFER

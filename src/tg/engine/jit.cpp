@@ -84,8 +84,8 @@ std::vector<bool> written_bufs(const ExecItem& ei) {
   if (auto* cr = dynamic_cast<const CompiledRunner*>(ei.prg.get())) {
     for (size_t i = 0; i < ei.bufs.size() && i < cr->p.globals.size(); i++)
       w[i] = std::find(cr->p.outs.begin(), cr->p.outs.end(), cr->p.globals[i]) != cr->p.outs.end();
-  } else if (!w.empty()) {
-    w[0] = true;  // a copy writes its destination
+  } else if (!w.empty() && dynamic_cast<const ViewOp*>(ei.prg.get()) == nullptr) {
+    w[0] = true;  // a copy writes its destination (a view op writes nothing)
   }
   return w;
 }

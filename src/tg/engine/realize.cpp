@@ -72,6 +72,20 @@ std::optional<double> CompiledRunner::operator()(const std::vector<Buffer>& bufs
   return (*prg_)(handles, vals, wait, g, l);
 }
 
+static std::string view_name(const Buffer& buf) {
+  char b[64];
+  std::snprintf(b, sizeof(b), "view %8lld @ %-10lld", static_cast<long long>(buf.nbytes()),
+                static_cast<long long>(buf.offset()));
+  return colored(b, "yellow");
+}
+ViewOp::ViewOp(const Buffer& buf) : Runner(view_name(buf), buf.device()) {}
+
+std::optional<double> ViewOp::operator()(const std::vector<Buffer>& bufs, const VarVals&, bool) {
+  TG_CHECK(bufs.size() >= 2 && bufs[0].is_view() && bufs[0].base() == bufs[1].base(),
+           "a view op's output must be a view of its input's base");
+  return std::nullopt;
+}
+
 static std::string copy_name(int64_t total_sz, const std::string& dest, const std::string& src) {
   char buf[128];
   std::string d = dest.substr(0, 7), s = src.substr(0, 7);
@@ -181,6 +195,10 @@ ExecItem lower_schedule_item(const ScheduleItem& si) {
     std::vector<Buffer> bufs;
     for (int64_t g : runner->p.globals) bufs.push_back(si.bufs.at(static_cast<size_t>(g)));
     return ExecItem{runner, std::move(bufs), si.metadata};
+  }
+  if (ast.op() == Ops::BUFFER_VIEW) {
+    TG_CHECK(si.bufs.size() >= 2, "a buffer view needs two buffers");
+    return ExecItem{std::make_shared<ViewOp>(si.bufs[0]), si.bufs, si.metadata};
   }
   if (ast.op() == Ops::COPY) {
     TG_CHECK(si.bufs.size() >= 2, "a copy needs two buffers");

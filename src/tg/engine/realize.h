@@ -48,6 +48,14 @@ class CompiledRunner : public Runner {
   std::unique_ptr<Program> prg_;
 };
 
+// a BUFFER_VIEW: its output Buffer is already a view of its input's memory, so running it does nothing (it only
+// checks that); it counts as a kernel run, as the reference's
+class ViewOp : public Runner {
+ public:
+  explicit ViewOp(const Buffer& buf);
+  std::optional<double> operator()(const std::vector<Buffer>& bufs, const VarVals& vars, bool wait) override;
+};
+
 class BufferCopy : public Runner {
  public:
   BufferCopy(int64_t total_sz, const std::string& dest_device, const std::string& src_device);

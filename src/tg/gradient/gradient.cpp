@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "tg/shape/uop_shape.h"
+#include "tg/uop/toposort.h"
 
 namespace tg {
 
@@ -158,23 +159,9 @@ std::vector<UOp> deepwalk(const UOp& root, const std::vector<UOp>& targets) {
         on_path.insert(u.get());
         break;
       }
-  auto gate = [&](const UOp& u) { return u.op() != Ops::DETACH && u.op() != Ops::ASSIGN && on_path.count(u.get()); };
-  std::vector<UOp> order;
-  std::unordered_set<const UOpNode*> done;
-  std::vector<std::pair<UOp, bool>> stack{{root, false}};
-  while (!stack.empty()) {
-    auto [u, visited] = std::move(stack.back());
-    stack.pop_back();
-    if (done.count(u.get())) continue;
-    if (visited) {
-      done.insert(u.get());
-      order.push_back(std::move(u));
-    } else if (gate(u)) {
-      stack.push_back({u, true});
-      for (auto it = u.src().rbegin(); it != u.src().rend(); ++it) stack.push_back({*it, false});
-    }
-  }
-  return order;
+  return toposort_gated(root, [&](const UOp& u) {
+    return u.op() != Ops::DETACH && u.op() != Ops::ASSIGN && on_path.count(u.get()) != 0;
+  });
 }
 
 }  // namespace

@@ -1,8 +1,20 @@
-// state dicts (tinygrad's nn/state.py get_state_dict, load_state_dict)
+// state dicts and safetensors (tinygrad's nn/state.py get_state_dict, load_state_dict, safe_save, safe_load)
 #include "tg/nn/state.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
+#include <memory>
+
+#include "tg/engine/buffers.h"
+#include "tg/shape/uop_shape.h"
 
 namespace tg::nn {
 
@@ -107,6 +119,229 @@ std::vector<Tensor> load_state_dict_into(StateDict model_state, StateDict& state
     std::cout << "loaded " << loaded.size() << " tensors, " << double(bytes) / 1e6 << " MB\n";
   }
   return loaded;
+}
+
+// *** safetensors ***
+
+namespace {
+
+struct SafeDType {
+  const char* name;
+  const DType* dtype;
+};
+// tinygrad's safe_dtypes, in its order
+const SafeDType safe_dtypes[] = {{"BOOL", &dtypes::bool_},  {"I8", &dtypes::int8},       {"U8", &dtypes::uint8},
+                                 {"I16", &dtypes::int16},   {"U16", &dtypes::uint16},    {"I32", &dtypes::int32},
+                                 {"U32", &dtypes::uint32},  {"I64", &dtypes::int64},     {"U64", &dtypes::uint64},
+                                 {"F16", &dtypes::float16}, {"BF16", &dtypes::bfloat16}, {"F32", &dtypes::float32},
+                                 {"F64", &dtypes::float64}};
+
+std::string safe_dtype_names() {
+  std::vector<std::string> names;
+  for (const auto& d : safe_dtypes) names.emplace_back(d.name);
+  return join(names, ", ");
+}
+
+// a whole file, mapped read-only (an empty file maps nothing)
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    TG_CHECK(fd >= 0, "safetensors: can't open ", py_str_repr(path), ": ", std::strerror(errno));
+    std::unique_ptr<int, void (*)(int*)> close_fd(&fd, [](int* f) { ::close(*f); });
+    struct stat st {};
+    TG_CHECK(::fstat(fd, &st) == 0, "safetensors: can't stat ", py_str_repr(path), ": ", std::strerror(errno));
+    TG_CHECK(S_ISREG(st.st_mode), "safetensors: ", py_str_repr(path), " is not a regular file");
+    size_ = static_cast<size_t>(st.st_size);
+    if (size_ == 0) return;
+    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    TG_CHECK(p != MAP_FAILED, "safetensors: can't map ", py_str_repr(path), " (", size_,
+             " bytes): ", std::strerror(errno));
+    data_ = static_cast<const uint8_t*>(p);
+  }
+  ~MappedFile() {
+    if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  std::span<const uint8_t> bytes() const { return {data_, size_}; }
+
+ private:
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// a realized tensor holding a copy of `info`'s bytes at `data` (the data section)
+Tensor safe_tensor(const uint8_t* data, const SafeTensorInfo& info, const std::string& device) {
+  int64_t numel = tg::prod(info.shape);
+  UOp buf = uop_new_buffer(device, numel, info.dtype);
+  if (numel > 0)  // as Tensor's host constructors: no data, no allocation
+    uop_buffer(buf).allocate().copyin(data + info.start, static_cast<size_t>(info.end - info.start));
+  return Tensor(uop_reshape(buf, info.shape), TensorOptions{device, std::nullopt, std::nullopt});
+}
+
+std::string canonical_device(const std::optional<std::string>& device) {
+  std::string d = Device::canonicalize(device ? std::string_view(*device) : std::string_view(Device::DEFAULT.str()));
+  Device::get(d);
+  return d;
+}
+
+StateDict safe_tensors(std::span<const uint8_t> file, const std::string& what, const std::string& device) {
+  SafetensorsHeader h = safe_parse_header(file, what);
+  StateDict out;
+  for (const SafeTensorInfo& info : h.tensors)
+    out.insert_or_assign(info.name, safe_tensor(file.data() + h.data_start, info, device));
+  return out;
+}
+
+}  // namespace
+
+std::string safe_dtype_name(DType dt) {
+  for (const auto& d : safe_dtypes)
+    if (*d.dtype == dt) return d.name;
+  throw Error(cat("safetensors can't hold ", dt, " (its dtypes: ", safe_dtype_names(), ")"));
+}
+
+DType safe_dtype(const std::string& name) {
+  for (const auto& d : safe_dtypes)
+    if (name == d.name) return *d.dtype;
+  throw Error(cat("unknown safetensors dtype ", py_str_repr(name), " (known: ", safe_dtype_names(), ")"));
+}
+
+SafetensorsHeader safe_parse_header(std::span<const uint8_t> file, const std::string& what) {
+  auto fail = [&](const auto&... xs) { throw Error(cat("safetensors ", what, ": ", xs...)); };
+  if (file.size() < 8) fail("the file is ", file.size(), " bytes, too short for the 8-byte header length");
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; i--) n = n << 8 | file[static_cast<size_t>(i)];
+  if (n > file.size() - 8) fail("header length ", n, " goes beyond the file: 8 + ", n, " > ", file.size(), " bytes");
+  SafetensorsHeader h;
+  h.data_start = static_cast<int64_t>(8 + n);
+  try {
+    h.json = json::parse(std::string_view(reinterpret_cast<const char*>(file.data() + 8), n));
+  } catch (const Error& e) {
+    fail("bad JSON header (", n, " bytes from byte 8): ", e.what());
+  }
+  if (!h.json.is_object()) fail("the header must be a JSON object, got ", json::Value::kind_name(h.json.kind()));
+  const int64_t data_size = static_cast<int64_t>(file.size()) - h.data_start;
+  for (const auto& [name, entry] : h.json.as_object()) {
+    if (name == "__metadata__") {
+      if (!entry.is_object())
+        fail("\"__metadata__\" must be an object, got ", json::Value::kind_name(entry.kind()), " ", entry.dump());
+      h.metadata = entry.as_object();
+      continue;
+    }
+    std::string tname = cat("tensor ", py_str_repr(name));
+    if (!entry.is_object()) fail(tname, ": the entry must be an object, got ", entry.dump());
+    const json::Value* dtype = entry.find("dtype");
+    const json::Value* shape = entry.find("shape");
+    const json::Value* offsets = entry.find("data_offsets");
+    for (auto [field, v] : {std::pair{"dtype", dtype}, {"shape", shape}, {"data_offsets", offsets}})
+      if (v == nullptr) fail(tname, " has no \"", field, "\": ", entry.dump());
+    SafeTensorInfo info;
+    info.name = name;
+    if (!dtype->is_string()) fail(tname, ": dtype must be a string, got ", dtype->dump());
+    const SafeDType* sd = nullptr;
+    for (const auto& d : safe_dtypes)
+      if (dtype->as_string() == d.name) sd = &d;
+    if (sd == nullptr)
+      fail(tname, ": unknown dtype ", py_str_repr(dtype->as_string()), " (known: ", safe_dtype_names(), ")");
+    info.dtype = *sd->dtype;
+    bool shape_ok = shape->is_array();
+    if (shape_ok)
+      for (const json::Value& d : shape->as_array()) shape_ok = shape_ok && d.is_int() && d.as_int() >= 0;
+    if (!shape_ok) fail(tname, ": shape must be a list of non-negative ints, got ", shape->dump());
+    for (const json::Value& d : shape->as_array()) info.shape.push_back(d.as_int());
+    bool offsets_ok = offsets->is_array() && offsets->as_array().size() == 2;
+    if (offsets_ok)
+      for (const json::Value& o : offsets->as_array()) offsets_ok = offsets_ok && o.is_int() && o.as_int() >= 0;
+    if (!offsets_ok) fail(tname, ": data_offsets must be two non-negative ints, got ", offsets->dump());
+    info.start = offsets->as_array()[0].as_int(), info.end = offsets->as_array()[1].as_int();
+    if (info.end < info.start) fail(tname, ": data_offsets [", info.start, ", ", info.end, "] end before they start");
+    if (info.end > data_size)
+      fail(tname, ": data_offsets [", info.start, ", ", info.end, "] go beyond the data: ", data_size,
+           " bytes (from byte ", h.data_start, " of a ", file.size(), "-byte file)");
+    int64_t nbytes = info.dtype.itemsize();  // no overflow: a shape too large can't match the offsets anyway
+    bool too_big = false;
+    for (int64_t d : info.shape) too_big = too_big || __builtin_mul_overflow(nbytes, d, &nbytes);
+    if (too_big || nbytes != info.end - info.start)
+      fail(tname, ": data_offsets [", info.start, ", ", info.end, "] hold ", info.end - info.start, " bytes, but ",
+           sd->name, " ", shape_str(info.shape), " needs ",
+           too_big ? std::string("more than 2**63") : std::to_string(nbytes));
+    h.tensors.push_back(std::move(info));
+  }
+  // no two tensors may share a byte (an empty tensor has none to share)
+  std::vector<const SafeTensorInfo*> order;
+  for (const SafeTensorInfo& t : h.tensors)
+    if (t.end > t.start) order.push_back(&t);
+  std::sort(order.begin(), order.end(), [](const SafeTensorInfo* a, const SafeTensorInfo* b) {
+    return a->start != b->start ? a->start < b->start : a->end < b->end;
+  });
+  for (size_t i = 1; i < order.size(); i++)
+    if (order[i]->start < order[i - 1]->end)
+      fail("tensors ", py_str_repr(order[i - 1]->name), " [", order[i - 1]->start, ", ", order[i - 1]->end, "] and ",
+           py_str_repr(order[i]->name), " [", order[i]->start, ", ", order[i]->end, "] overlap");
+  return h;
+}
+
+SafetensorsHeader safe_load_metadata(const std::string& path) {
+  MappedFile f(path);
+  return safe_parse_header(f.bytes(), py_str_repr(path));
+}
+
+StateDict safe_load(const std::string& path, std::optional<std::string> device) {
+  std::string dev = canonical_device(device);
+  MappedFile f(path);
+  return safe_tensors(f.bytes(), py_str_repr(path), dev);
+}
+
+StateDict safe_load(const Tensor& file, std::optional<std::string> device) {
+  TG_CHECK(file.ndim() == 1 && file.dtype() == dtypes::uint8,
+           "safe_load: the tensor must be 1-D uint8 (a file's bytes), got ", file.dtype(), " ",
+           shape_str(file.shape()));
+  std::string dev = canonical_device(device ? device : std::optional<std::string>(file.device()));
+  std::vector<uint8_t> bytes = file.data_bytes();
+  return safe_tensors(bytes, "tensor", dev);
+}
+
+void safe_save(const StateDict& tensors, const std::string& path, const json::Object& metadata) {
+  json::Object header;
+  if (!metadata.empty()) header.emplace_back("__metadata__", metadata);
+  int64_t offset = 0;
+  std::vector<Tensor> ts;
+  for (const auto& [name, t] : tensors) {
+    TG_CHECK(name != "__metadata__", "safe_save: a tensor can't be named \"__metadata__\"");
+    std::string dt;
+    try {
+      dt = safe_dtype_name(t.dtype());
+    } catch (const Error& e) {
+      throw Error(cat("safe_save: tensor ", py_str_repr(name), ": ", e.what()));
+    }
+    json::Array shape;
+    for (sint d : t.shape()) shape.emplace_back(d);
+    header.emplace_back(name, json::Object{{"dtype", dt},
+                                           {"shape", std::move(shape)},
+                                           {"data_offsets", json::Array{offset, offset + t.nbytes()}}});
+    offset += t.nbytes();
+    ts.push_back(t);
+  }
+  std::string j = json::Value(std::move(header)).dump();
+  j.append((8 - j.size() % 8) % 8, ' ');
+  Tensor::realize(ts);
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "wb"), std::fclose);
+  TG_CHECK(f != nullptr, "safe_save: can't open ", py_str_repr(path), " for writing: ", std::strerror(errno));
+  auto write = [&](const void* p, size_t n) {
+    TG_CHECK(n == 0 || std::fwrite(p, 1, n, f.get()) == n, "safe_save: writing ", py_str_repr(path),
+             " failed: ", std::strerror(errno));
+  };
+  uint8_t len[8];
+  for (size_t i = 0; i < 8; i++) len[i] = static_cast<uint8_t>(static_cast<uint64_t>(j.size()) >> (8 * i));
+  write(len, 8);
+  write(j.data(), j.size());
+  for (const Tensor& t : ts) {
+    std::vector<uint8_t> bytes = t.data_bytes();
+    write(bytes.data(), bytes.size());
+  }
+  TG_CHECK(std::fclose(f.release()) == 0, "safe_save: writing ", py_str_repr(path), " failed: ", std::strerror(errno));
 }
 
 }  // namespace state

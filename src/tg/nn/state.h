@@ -26,12 +26,14 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "tg/helpers/json.h"
 #include "tg/tensor/tensor.h"
 
 namespace tg::nn {
@@ -169,6 +171,56 @@ std::vector<Tensor> load_state_dict(M& model, const StateDict& state_dict, LoadO
   StateDict copy = state_dict;
   return load_state_dict_into(get_state_dict(model), copy, opts);
 }
+
+// *** safetensors (tinygrad's safe_save, safe_load, safe_load_metadata) ***
+//
+// A .safetensors file: an 8-byte little-endian header length N, N bytes of JSON, then the data. The JSON object maps
+// each tensor's name to {"dtype":"F32","shape":[2,3],"data_offsets":[start,end]}, byte offsets into the data (which
+// starts at 8 + N), and may hold "__metadata__", an object (of strings, by the format; tinygrad writes any JSON).
+// dtypes: BOOL I8 U8 I16 U16 I32 U32 I64 U64 F16 BF16 F32 F64 (tinygrad's safe_dtypes; no F8 types).
+//
+//   nn::state::safe_save(nn::state::get_state_dict(net), "net.safetensors", {{"epoch", "3"}});
+//   nn::state::load_state_dict(net, nn::state::safe_load("net.safetensors"));
+//
+// safe_load maps the file (mmap) and copies each tensor's bytes from the mapping straight into a new, realized
+// buffer on the device; the mapping is gone when it returns. (tinygrad's tensors stay on its DISK device and are
+// read when used; the runtime here has no buffer over foreign memory, so this is one eager copy per tensor.)
+// A corrupt file is a tg::Error naming the file, the tensor and the values: too short, a header length beyond the
+// file, bad JSON, an entry without dtype/shape/data_offsets, an unknown dtype, offsets out of range or reversed, a
+// byte size that disagrees with the shape, overlapping tensors.
+
+struct SafeTensorInfo {
+  std::string name;
+  DType dtype;
+  Shape shape;
+  int64_t start = 0, end = 0;  // data_offsets: bytes, counted from data_start
+};
+
+struct SafetensorsHeader {
+  json::Value json;                     // the whole header as parsed (what tinygrad's safe_load_metadata returns)
+  int64_t data_start = 0;               // 8 + the header length
+  std::vector<SafeTensorInfo> tensors;  // in the header's order, checked against the file
+  json::Object metadata;                // "__metadata__", empty without one
+};
+
+// writes the tensors (realized in one schedule, then copied out) in the state dict's order; the header is written
+// as tinygrad writes it (compact JSON, "__metadata__" first when metadata is not empty, spaces up to a multiple of
+// 8 bytes), so the same dict gives the same bytes
+void safe_save(const StateDict& tensors, const std::string& path, const json::Object& metadata = {});
+
+// every tensor of the file, in the header's order, on `device` (default: Device::DEFAULT)
+StateDict safe_load(const std::string& path, std::optional<std::string> device = std::nullopt);
+// the same from a 1-D uint8 tensor holding a file's bytes; default device: the tensor's
+StateDict safe_load(const Tensor& file, std::optional<std::string> device = std::nullopt);
+
+// the header of the file, checked as safe_load checks it; reads no tensor data
+SafetensorsHeader safe_load_metadata(const std::string& path);
+// the header of a whole file's bytes; `what` names it in errors
+SafetensorsHeader safe_parse_header(std::span<const uint8_t> file, const std::string& what);
+
+// the safetensors name of a dtype ("F32"), and back; a dtype safetensors can't hold is an Error
+std::string safe_dtype_name(DType dt);
+DType safe_dtype(const std::string& name);
 
 }  // namespace state
 }  // namespace tg::nn

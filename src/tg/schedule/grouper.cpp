@@ -80,11 +80,6 @@ sint size_of(const UOp& u) {
 UOp make_contiguous(const UOp& u) { return UOp::make(Ops::CONTIGUOUS, u.dtype(), {u}); }
 UOp make_gbarrier(const UOp& u) { return UOp::make(Ops::GBARRIER, u.dtype(), {u}); }
 UOp make_assign(const UOp& t, const UOp& x) { return UOp::make(Ops::ASSIGN, t.dtype(), {t, x}); }
-UOp buf_uop(const UOp& u) {
-  if (u.op() == Ops::BUFFER) return u;
-  TG_ASSERT(u.op() == Ops::ASSIGN, "buf_uop: must be ASSIGN, not ", u.op());
-  return uop_base(u.src(0));
-}
 const std::vector<int64_t>& axis_arg(const UOp& r) { return r.arg<ReduceArg>().axes; }
 bool has_mask(const ShapeTracker& st) {
   return std::any_of(st.views.begin(), st.views.end(), [](const View& v) { return v.mask.has_value(); });
@@ -164,9 +159,10 @@ std::optional<std::vector<std::vector<int64_t>>> get_contraction_with_reduce(con
 
 struct GrouperCtx {
   MetaTable* meta = nullptr;
-  UOpMap contig;               // replace_contiguous: base -> contiguous view of it
-  UOpSet* realizes = nullptr;  // do_realize / add_gbarrier
-  std::vector<UOp> bufs;       // add_buffer_ops: the kernel's buffers, output first
+  UOpMap contig;                         // replace_contiguous: base -> contiguous view of it
+  UOpSet* realizes = nullptr;            // do_realize / add_gbarrier
+  std::vector<UOp> bufs;                 // add_buffer_ops: the kernel's buffers, output first
+  std::optional<ShapeTracker> store_st;  // check_load_st: how the kernel stores its first output
 };
 using GPM = PatternMatcher<UOp, GrouperCtx>;
 
@@ -815,15 +811,28 @@ const GPM& remove_tags() {
 
 // *** create kernels ***
 
+// the element offset of a view that reads one contiguous range of its buffer, in order
+std::optional<sint> contiguous_range(const ShapeTracker& st) {
+  if (st.views.size() != 1) return std::nullopt;
+  const View& v = st.views[0];
+  if (v.mask || v.strides != strides_for_shape(v.shape)) return std::nullopt;
+  return v.offset;
+}
+
 UOp create_kernel(const UOp& x, UOp b, MetaTable& meta) {
   if (!b) b = uop_new_buffer(uop_device_str(x), size_of(x), x.dtype());
   std::vector<UOp> src{b};
   src.insert(src.end(), x.src().begin(), x.src().end());
   UOp kernel = UOp::make(Ops::KERNEL, dtypes::void_, src, kernel_arg(UOp::sink({x}), meta.get(x)));
-  UOp bb = uop_base(b), buffer = bb;
-  if (size_of(b) != size_of(bb))
-    buffer = UOp::make(Ops::BUFFER_VIEW, b.dtype(), {bb},
-                       Tuple{ConstValue(size_of(b)), ConstValue(st_of(b).views[0].offset)});
+  // an assign to a view of a buffer writes the view's elements of the whole buffer (the kernel stores through the
+  // view). Afterwards the assign is: the buffer; a BUFFER_VIEW of the range when the view is a contiguous range of
+  // it (as the reference); else the view of the buffer (there the reference's BUFFER_VIEW reads the wrong elements)
+  UOp bb = uop_base(b);
+  std::optional<sint> range = contiguous_range(st_of(b));
+  if (!range) return uop_view(make_assign(bb, kernel), st_of(b));
+  UOp buffer = size_of(b) == size_of(bb)
+                   ? bb
+                   : UOp::make(Ops::BUFFER_VIEW, b.dtype(), {bb}, Tuple{ConstValue(size_of(b)), ConstValue(*range)});
   return uop_reshape(make_assign(buffer, kernel), uop_shape(x));
 }
 
@@ -901,11 +910,14 @@ const GPM& add_buffer_ops() {
   return pm;
 }
 
-UOp check_load_st(M m) {
+UOp check_load_st(M m, GrouperCtx& ctx) {
   UOp glbl = m["glbl"], view = m["view"];
   const ShapeTracker& st = st_of(view);
   const auto* garg = std::get_if<ConstValue>(&glbl.arg());
   if (garg == nullptr || *garg != ConstValue(int64_t(0)) || st.contiguous()) return {};
+  // fine if it reads each element where it is stored (x[1] += 1: the view's element is read, then written), which
+  // the reference doesn't allow
+  if (ctx.store_st && st == *ctx.store_st) return {};
   if (st.views.size() == 1) {
     // fine if it becomes contiguous when you shrink expanded axes
     Mask arg;
@@ -934,7 +946,12 @@ const GPM& fix_kernel_ops() {
 const GPM& replace_globals() {
   static const GPM pm{
       {op(Ops::ASSIGN, {op(Ops::BUFFER), op(Ops::KERNEL)}).any_len().named("assign"),
-       [](M m) { return m["assign"].src(0); }},                         // ASSIGN(BUFFER, KERNEL) -> BUFFER
+       [](M m) { return m["assign"].src(0); }},  // ASSIGN(BUFFER, KERNEL) -> BUFFER
+      {op(Ops::ASSIGN, {op(Ops::BUFFER_VIEW, {op(Ops::BUFFER).named("b")}).named("bv"), op(Ops::KERNEL)}).any_len(),
+       [](M m) {
+         const Tuple& arg = m["bv"].arg<Tuple>();
+         return uop_view(m["b"], ShapeTracker{{View::create({as_int(arg.at(0))}, std::nullopt, as_int(arg.at(1)))}});
+       }},  // ASSIGN(BUFFER_VIEW(BUFFER), KERNEL) -> the range of BUFFER
       {op(Ops::MSTACK).named("x"), [](M m) { return m["x"].src(0); }},  // HACK: MSTACK -> its 0 branch
   };
   return pm;
@@ -957,6 +974,8 @@ UOp fix_kernel_ast(M m) {
     while (b.op() == Ops::MSELECT || b.op() == Ops::MSTACK) b = b.src(0);
     ctx.bufs.push_back(b);
   }
+  if (ast.op() == Ops::SINK && !ast.src().empty() && ast.src(0).op() != Ops::STORE)
+    if (const ShapeTracker* st = uop_st(uop_base(ast.src(0)))) ctx.store_st = *st;
   static const GPM last = view_left() + add_buffer_ops() + fix_kernel_ops();
   ast = graph_rewrite(ast, last, ctx, {.bottom_up = true});
   if (ast.op() == Ops::SINK) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tg/shape/uop_shape.h"
+#include "tg/uop/toposort.h"
 #include "tg/uop/upat.h"
 
 namespace tg {
@@ -74,29 +75,6 @@ class MetaTable {
  private:
   std::unordered_map<const UOpNode*, std::pair<UOp, std::vector<const Metadata*>>> m_;
 };
-
-// UOp.toposort(gate): a node whose gate is false is left out, with everything only reachable through it
-template <class Gate>
-std::vector<UOp> toposort_gated(const UOp& root, Gate gate) {
-  std::vector<UOp> ret;
-  std::unordered_set<const UOpNode*> seen;
-  std::vector<std::pair<UOp, bool>> stack{{root, false}};
-  while (!stack.empty()) {
-    auto [node, visited] = std::move(stack.back());
-    stack.pop_back();
-    if (seen.count(node.get())) continue;
-    if (!visited) {
-      if (gate(node)) {
-        stack.push_back({node, true});
-        for (auto s = node.src().rbegin(); s != node.src().rend(); ++s) stack.push_back({*s, false});
-      }
-    } else {
-      seen.insert(node.get());
-      ret.push_back(node);
-    }
-  }
-  return ret;
-}
 
 // graph_rewrite_map: rewrites every node of sink's graph with one shared cache (tinygrad's RewriteContext), so
 // the map has an entry per node. A replaced node's metadata is added to its replacement's. input_map chains a
@@ -180,6 +158,15 @@ UOpMap graph_rewrite_map(const UOp& sink, const PatternMatcher<UOp, Ctx>& pm, Ct
   if (input_map != nullptr)
     for (const auto& [k, v] : input_map->items()) new_map.set(k, new_map.get_or(v, v));
   return new_map;
+}
+
+// the BUFFER a kernel source stands for (tinygrad's buf_uop): itself, or what an ASSIGN writes; an assign to a
+// contiguous range (BUFFER_VIEW) writes its base BUFFER
+inline UOp buf_uop(const UOp& u) {
+  if (u.op() == Ops::BUFFER) return u;
+  TG_ASSERT(u.op() == Ops::ASSIGN, "buf_uop: must be ASSIGN, not ", u.op());
+  UOp b = uop_base(u.src(0));
+  return b.op() == Ops::BUFFER_VIEW ? b.src(0) : b;
 }
 
 }  // namespace tg

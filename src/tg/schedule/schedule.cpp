@@ -28,12 +28,6 @@ const PatternMatcher<UOp, VarVals>& pm_unbind() {
   return pm;
 }
 
-UOp buf_uop_of(const UOp& s) {
-  if (s.op() == Ops::BUFFER) return s;
-  TG_ASSERT(s.op() == Ops::ASSIGN, "buf_uop: must be ASSIGN, not ", s.op());
-  return uop_base(s.src(0));
-}
-
 }  // namespace
 
 std::pair<std::vector<ScheduleItem>, std::map<std::string, int64_t>> create_schedule_with_vars(const UOp& sched_sink) {
@@ -66,9 +60,13 @@ std::pair<std::vector<ScheduleItem>, std::map<std::string, int64_t>> create_sche
     queue.pop_front();
     const KernelArg& ka = get_kernel(k);
     UOp ast = graph_rewrite(ka.ast, pm_unbind(), var_vals);
-    TG_CHECK(ast.op() != Ops::BUFFER_VIEW, "BUFFER_VIEW kernels are not supported yet");
+    if (ast.op() == Ops::BUFFER_VIEW) {  // the output is a view of the input's Buffer: (size, offset) in elements
+      Buffer base = uop_buffer(buf_uop(k.src(1)));
+      const Tuple& arg = ast.arg<Tuple>();
+      uop_set_buffer(k.src(0), base.view(as_int(arg.at(0)), ast.dtype(), as_int(arg.at(1)) * base.dtype().itemsize()));
+    }
     ScheduleItem si{ast, {}, ka.metadata};
-    for (const UOp& s : k.src()) si.bufs.push_back(uop_buffer(buf_uop_of(s)));
+    for (const UOp& s : k.src()) si.bufs.push_back(uop_buffer(buf_uop(s)));
     schedule.push_back(std::move(si));
     for (const UOp& x : children[k.get()])
       if (--in_degree[x.get()] == 0) queue.push_back(x);

@@ -59,6 +59,11 @@ static std::optional<ShapeTracker> compute_st(const UOpNode* n) {
     TG_CHECK(size != nullptr, "BUFFER needs its size as arg, got ", arg_repr(n->arg));
     return ShapeTracker::from_shape({as_int(*size)});
   }
+  if (op == Ops::BUFFER_VIEW) {  // (size, offset) elements of its base BUFFER: a flat shape of its own size
+    const auto* arg = std::get_if<Tuple>(&n->arg);
+    TG_CHECK(arg != nullptr && arg->size() == 2, "BUFFER_VIEW needs (size, offset) as arg, got ", arg_repr(n->arg));
+    return ShapeTracker::from_shape({as_int(arg->at(0))});
+  }
   if (op == Ops::KERNEL) return std::nullopt;  // TODO: from the kernel's ast size, with the grouper
   const ShapeTracker* first = nullptr;
   for (const UOp& s : n->src) {
@@ -104,6 +109,7 @@ Shape uop_shape(const UOp& u) {
 }
 sint uop_size(const UOp& u) {
   if (u.op() == Ops::BUFFER) return as_int(u.arg<ConstValue>());
+  if (u.op() == Ops::BUFFER_VIEW) return as_int(u.arg<Tuple>().at(0));
   return prod(uop_shape(u));
 }
 

@@ -72,7 +72,7 @@ void write_value(uint8_t* dst, DType d, const ConstValue& v) {
   else if (s == dtypes::uint32)
     put(static_cast<uint32_t>(as_int(v)));
   else if (s == dtypes::int64 || s == dtypes::uint64)
-    put(static_cast<int64_t>(as_int(v)));
+    put(static_cast<uint64_t>(as_i128(v)));  // the bits, modulo 2**64
   else if (s == dtypes::float32)
     put(static_cast<float>(as_double(v)));
   else if (s == dtypes::float64)
@@ -112,7 +112,8 @@ ConstValue read_host(const void* data, size_t i, DType host) {
   if (host == dtypes::uint16) return int64_t(get(uint16_t{}));
   if (host == dtypes::int32) return int64_t(get(int32_t{}));
   if (host == dtypes::uint32) return int64_t(get(uint32_t{}));
-  if (host == dtypes::int64 || host == dtypes::uint64) return get(int64_t{});
+  if (host == dtypes::int64) return get(int64_t{});
+  if (host == dtypes::uint64) return int_const(get(uint64_t{}));
   throw Error(tg::cat("unsupported host dtype ", host));
 }
 }  // namespace
@@ -192,8 +193,7 @@ Tensor::Tensor(bool v, TensorOptions opts) : Tensor(const_tensor(v, dtypes::bool
 
 static DType from_py(const ConstValue& v) {
   if (std::holds_alternative<bool>(v)) return dtypes::bool_;
-  if (std::holds_alternative<int64_t>(v)) return dtypes::default_int;
-  return dtypes::default_float;
+  return std::holds_alternative<double>(v) ? dtypes::default_float : dtypes::default_int;
 }
 
 Tensor Tensor::full(const Shape& shape, ConstValue fill, TensorOptions opts) {
@@ -314,7 +314,7 @@ Tensor Tensor::apply_uop(UOp u, std::initializer_list<const Tensor*> inputs) con
 
 Tensor Tensor::scalar_like(ConstValue v) const {
   DType x = dtype(),
-        y = (dtypes::is_float(x) || x.is_image() || (dtypes::is_int(x) && std::holds_alternative<int64_t>(v)))
+        y = (dtypes::is_float(x) || x.is_image() || (dtypes::is_int(x) && from_py(v) == dtypes::default_int))
                 ? x
                 : from_py(v);
   return Tensor(track(uop_const(y, dtypes::as_const(v, y), device(), Shape{}), false));
@@ -622,7 +622,7 @@ Tensor Tensor::shrink(const Mask& arg) const {
   }
   return noop ? *this : apply_uop(uop_shrink(uop(), arg), {this});
 }
-Tensor Tensor::pad(const Mask& padding, double value) const {
+Tensor Tensor::pad(const Mask& padding, ConstValue value) const {
   TG_META("pad");
   Shape s = shape();
   TG_CHECK(padding.size() == s.size(), "padding length ", padding.size(), " must match ndim ", s.size(), " of shape ",
@@ -641,7 +641,7 @@ Tensor Tensor::pad(const Mask& padding, double value) const {
     x = x.shrink(sh);
   }
   Tensor padded = x.apply_uop(uop_pad(x.uop(), p), {&x});
-  if (value == 0) return padded;
+  if (!as_bool(value)) return padded;
   Tensor ones = x.ones_like();
   Tensor mask = ones.apply_uop(uop_pad(ones.uop(), p), {&ones});
   return padded + mask.where(padded.scalar_like(int64_t(0)), padded.scalar_like(value));
@@ -960,14 +960,7 @@ Tensor& Tensor::assign(const Tensor& x) {
   }
   if (whole_buffer) {
     // copy-on-write: a buffer that another live tensor also points at (graph dedup) is not written in place
-    bool shared = false;
-    {
-      auto& r = registry();
-      std::lock_guard lock(r.mu);
-      for (auto& w : r.all)
-        if (auto other = w.lock(); other && other != d_ && other->uop == target) shared = true;
-    }
-    if (shared) target = uop_reshape(uop_new_buffer(device(), numel(), dtype()), shape());
+    if (live_tensors_holding(target) > 1) target = uop_reshape(uop_new_buffer(device(), numel(), dtype()), shape());
   }
   d_->uop = UOp::make(Ops::ASSIGN, dtype(), {target, x.uop()});
   return *this;
@@ -1044,6 +1037,15 @@ void apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& map) {
   UOp sink = UOp::sink(roots), new_sink = sink.substitute(map);
   if (new_sink == sink) return;
   for (size_t i = 0; i < live.size(); i++) live[i]->uop = new_sink.src(i);
+}
+
+size_t live_tensors_holding(const UOp& u) {
+  auto& r = registry();
+  std::lock_guard lock(r.mu);
+  size_t n = 0;
+  for (auto& w : r.all)
+    if (auto d = w.lock(); d && d->uop == u) n++;
+  return n;
 }
 
 std::vector<UOp> pending_assign_uops() {

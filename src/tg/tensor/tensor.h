@@ -31,6 +31,49 @@ struct IsCloseOptions {  // isclose: |a - b| <= atol + rtol * |b|; NaNs equal wi
 };
 
 // *** [movement] option structs ***
+// Entries of Tensor::index / setitem (tinygrad's __getitem__ / __setitem__), read like Python's subscripts:
+//   t[1, 0:5:2, None, ..., idx]  ->  t.index({1, Slice{0, 5, 2}, None, Ellipsis, idx})
+//   t[::-1]  ->  t.index({Slice{.step = -1}}),  t[[0, 2]]  ->  t.index({{0, 2}})  (a braced list of ints is a list
+//   index)
+// An int (negative counts from the end) must be in range, else tg::Error naming the index, the dim and its size.
+// A Tensor or list index is advanced (gather-like) indexing: several of them broadcast together; their dims go where
+// the first one was when they are adjacent, else first (as the reference, which counts ints as basic indices, unlike
+// numpy). NOTE: an out-of-range value in an index tensor selects 0 (and setitem ignores it), as in the reference.
+struct Slice {  // python's start:stop:step; an open end is nullopt
+  std::optional<int64_t> start = std::nullopt, stop = std::nullopt, step = std::nullopt;
+};
+struct NoneIndex {};      // a new axis of size 1 (Python's None)
+struct EllipsisIndex {};  // full slices for the dims the other entries leave (Python's ...)
+inline constexpr NoneIndex None{};
+inline constexpr EllipsisIndex Ellipsis{};
+class Index {
+ public:
+  enum class Kind { Int, Slice, None, Ellipsis, Tensor };
+  Index(int64_t i) : kind_(Kind::Int), int_(i) {}  // every constructor is implicit: entries read as subscripts
+  Index(Slice s) : kind_(Kind::Slice), slice_(s) {}
+  Index(NoneIndex) : kind_(Kind::None) {}
+  Index(EllipsisIndex) : kind_(Kind::Ellipsis) {}
+  Index(const Tensor& t);                      // an int tensor
+  Index(std::initializer_list<int64_t> list);  // a list of ints: an int tensor on the indexed tensor's device
+  Index(std::vector<int64_t> list);
+  Kind kind() const { return kind_; }
+  int64_t as_int() const { return int_; }
+  const Slice& as_slice() const { return slice_; }
+  const std::vector<int64_t>* as_list() const { return list_ ? &*list_ : nullptr; }  // else a Tensor
+  const Tensor& as_tensor() const;
+
+ private:
+  Kind kind_;
+  int64_t int_ = 0;
+  Slice slice_;
+  std::optional<std::vector<int64_t>> list_;
+  std::shared_ptr<const Tensor> tensor_;  // a pointer: Tensor is incomplete here
+};
+struct TopkOptions {
+  int64_t dim = -1;
+  bool largest = true;
+  bool sorted = true;  // tinygrad's sorted_; false is not supported (as the reference)
+};
 
 // *** [nn] option structs ***
 // Convolutions and pools work on any number of spatial dims (the trailing ones). stride, dilation and kernel_size
@@ -214,7 +257,8 @@ class Tensor {
   Tensor expand(Shape shape) const;   // -1 keeps a dim
   Tensor permute(std::vector<int64_t> order) const;
   Tensor flip(std::vector<int64_t> axes) const;
-  Tensor pad(const Mask& padding, double value = 0.0) const;  // (before, after) per dim
+  // (before, after) per dim; the fill is a scalar operand (scalar_like): an int fill keeps an int tensor int
+  Tensor pad(const Mask& padding, ConstValue value = 0.0) const;
   Tensor shrink(const Mask& arg) const;
   Tensor transpose(int64_t dim0 = 1, int64_t dim1 = 0) const;
   Tensor T() const { return transpose(); }
@@ -328,7 +372,41 @@ class Tensor {
   Tensor long_() const;
   Tensor bool_() const;
 
-  // *** [movement] high-level movement and indexing (tensor_movement.cpp) ***
+  // *** [movement] high-level movement and indexing (tensor_movement.cpp, tensor_index.cpp) ***
+  Tensor view(Shape shape) const;  // reshape
+  // mode: "constant" (value), "reflect" (mirror without the edge), "replicate" (the edge), "circular" (wrap);
+  // negative pads shrink, except in circular mode
+  Tensor pad(const Mask& padding, std::string_view mode, ConstValue value = 0.0) const;
+  Tensor repeat(std::vector<int64_t> repeats) const;  // tiles: one count per dim, leading counts add dims
+  Tensor repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt) const;  // no dim: flattened
+  std::vector<Tensor> split(int64_t size, int64_t dim = 0) const;  // pieces of `size`, the last one may be smaller
+  std::vector<Tensor> split(const std::vector<int64_t>& sizes, int64_t dim = 0) const;  // sizes sum to the dim
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;  // at most `chunks` pieces of ceil(n/chunks)
+  Tensor unfold(int64_t dim, int64_t size, int64_t step) const;      // dim -> (windows, size), size last
+  static std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors, std::string_view indexing = "ij");
+  Tensor unflatten(int64_t dim, Shape sizes) const;  // one -1 is inferred
+  Tensor roll(int64_t shift, int64_t dim) const;
+  Tensor roll(const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims) const;
+  // einops' rearrange: x.rearrange("b c (h w) -> b (c h) w", {{"h", 2}}); "..." stands for the unnamed dims
+  Tensor rearrange(std::string_view formula, const std::vector<std::pair<std::string, sint>>& sizes = {}) const;
+  Tensor gather(int64_t dim, const Tensor& index) const;  // out[..i..] = this[..index[..i..]..] along dim
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;  // repeated indices: the last one wins
+  Tensor scatter(int64_t dim, const Tensor& index, ConstValue src, std::string_view reduce = "") const;  // add|multiply
+  Tensor scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce,
+                        bool include_self = true) const;  // sum|prod|mean|amax|amin
+  Tensor masked_select(const Tensor& mask) const;         // 1-D; realizes the mask to know the count
+  // (values, int32 indices), stable: equal values keep their order
+  std::pair<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;
+  std::pair<Tensor, Tensor> topk(int64_t k, TopkOptions opts = {}) const;
+  Tensor triu(int64_t diagonal = 0) const;                // keeps j - i >= diagonal of the last two dims
+  Tensor tril(int64_t diagonal = 0) const;                // keeps j - i <= diagonal
+  Tensor index(const std::vector<Index>& indices) const;  // tinygrad's __getitem__, see Index above
+  Tensor operator[](const Index& index) const;            // t[1], t[Slice{.step = -1}], t[{0, 2}]
+  // tinygrad's __setitem__: writes v (broadcast, cast to this dtype) at the indexed places of this tensor's buffer,
+  // realizing it first, by one assign of the whole buffer (any index: flips and slices mixed with index tensors too;
+  // a position indexed twice takes the last value). The target must have a contiguous view; neither may require grad.
+  Tensor& setitem(const std::vector<Index>& indices, const Tensor& v);
+  Tensor& setitem(const std::vector<Index>& indices, ConstValue v);
 
   // *** [nn] reductions, processing and linalg, nn functional (tensor_nn.cpp) ***
   // reductions; an empty axis list means every axis
@@ -448,6 +526,12 @@ class Tensor {
   Tensor poly_n(const std::vector<double>& coeffs) const;  // Horner from 0.0, as the reference's polyN
 
   // [movement] private helpers
+  struct IndexPlan;  // what getitem did (tensor_index.cpp): setitem writes through its view or undoes it
+  Tensor getitem(std::vector<Index> indices, IndexPlan* plan = nullptr) const;
+  Tensor sum_exact(std::vector<int64_t> axis) const;  // a sum in this dtype, where at most one term is nonzero
+  std::pair<Tensor, Tensor> pre_scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor masked_setitem(const Tensor& values, const Tensor& mask) const;  // the last true of mask's last dim wins
+  std::pair<Tensor, Tensor> sort_ranked(int64_t dim, bool descending, std::optional<int64_t> k) const;
 
   // [nn] private helpers
   Tensor pool(const Shape& k, std::vector<int64_t> stride = {1}, std::vector<int64_t> dilation = {1}) const;
@@ -504,6 +588,8 @@ TG_TENSOR_CMP(<, lt, "__lt__")
 TG_TENSOR_CMP(>, gt, "__gt__")
 TG_TENSOR_CMP(<=, le, "__le__")
 TG_TENSOR_CMP(>=, ge, "__ge__")
+TG_TENSOR_CMP(==, eq, "__eq__")  // elementwise, as tinygrad: a bool tensor, not a bool
+TG_TENSOR_CMP(!=, ne, "__ne__")
 #undef TG_TENSOR_CMP
 inline Tensor operator-(const Tensor& a) {
   MetadataScope m("__neg__");

@@ -10,8 +10,14 @@ Tensor tensor_from_uop(const UOp& u, std::optional<bool> requires_grad);
 void apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& map);
 // kernelizes, schedules and runs these graphs together (Tensor::realize of several tensors)
 void realize_uops(std::vector<UOp> uops);
+// how many live tensors have exactly this graph (a realized buffer that graph dedup made one for several)
+size_t live_tensors_holding(const UOp& u);
 // the graphs of live tensors that are an assign not yet realized (x.assign(y) without realize), for TinyJit
 std::vector<UOp> pending_assign_uops();
+// t on `device` (tinygrad's Tensor.to): t itself when it is there already
+Tensor to_device(const Tensor& t, const std::string& device);
+// t == arange(num_classes) along `dim` of t (tinygrad's _one_hot_along_dim): a bool mask, t broadcast to it
+Tensor one_hot_along_dim(const Tensor& t, sint num_classes, int64_t dim = -1);
 
 }  // namespace tg
 

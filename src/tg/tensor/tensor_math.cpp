@@ -86,15 +86,7 @@ Tensor Tensor::randperm(int64_t n, TensorOptions opts) {
   DType dt = opts.dtype ? *opts.dtype : dtypes::int32;
   if (n == 0) return zeros({0}, TensorOptions{opts.device, dt, opts.requires_grad});
   Tensor r = rand({n}, TensorOptions{opts.device, std::nullopt, opts.requires_grad});
-  // the stable argsort of r (the reference's sort indices): the rank of element i is how many come before it,
-  // smaller ones or equal ones at a lower index; out[k] is the i whose rank is k
-  TensorOptions idx_opts{r.device(), std::nullopt, false};
-  Tensor idx = arange(n, idx_opts);
-  Tensor ri = r.reshape({n, 1}), rj = r.reshape({1, n}), i = idx.reshape({n, 1}), j = idx.reshape({1, n});
-  Tensor before = rj.lt(ri) | (rj.eq(ri) & j.lt(i));
-  Tensor rank = before.sum(std::vector<int64_t>{1}).reshape({n, 1});
-  Tensor out = (rank.eq(j) * i).sum(std::vector<int64_t>{0});
-  return out.cast(dt);
+  return r.sort().second.cast(dt);
 }
 
 Tensor Tensor::multinomial(int64_t num_samples, bool replacement) const {
@@ -106,15 +98,11 @@ Tensor Tensor::multinomial(int64_t num_samples, bool replacement) const {
   Tensor w = ndim() == 1 ? unsqueeze(0) : *this;
   sint rows = w.shape()[0], k = w.shape()[1];
   TG_CHECK(k > 0, "multinomial: no categories in shape ", shape_str(shape()));
-  // the running sum along the categories (a lower triangular mask summed), normalized by the last one
-  TensorOptions idx_opts{device(), std::nullopt, false};
-  Tensor ar = arange(k, idx_opts);
-  Tensor tri = ar.reshape({k, 1}).le(ar.reshape({1, k}));  // tri[j][c]: j <= c
-  Tensor cw = (w.reshape({rows, k, 1}) * tri).sum(std::vector<int64_t>{1}).float_();
+  // the running sum along the categories, normalized by the last one
+  Tensor cw = w.cumsum(1).float_();
   Tensor cdf = cw / cw.shrink({{0, rows}, {k - 1, k}});
   Tensor unif = rand({num_samples, rows, 1});
-  if (unif.device() != device()) unif = Tensor(unif.uop(), TensorOptions{device(), std::nullopt, std::nullopt});
-  Tensor indices = unif.expand({-1, -1, k}).ge(cdf).sum(std::vector<int64_t>{2}).permute({1, 0});
+  Tensor indices = to_device(unif, device()).expand({-1, -1, k}).ge(cdf).sum(std::vector<int64_t>{2}).permute({1, 0});
   return (ndim() == 1 ? indices.squeeze(0) : indices).cast(dtypes::int32);
 }
 

@@ -37,69 +37,6 @@ Mask flat_to_mask(const std::vector<int64_t>& pads, size_t ndim) {
   return m;
 }
 
-Tensor pad_const(const Tensor& x, const Mask& padding, ConstValue value) {
-  if (x.is_floating_point()) return x.pad(padding, as_double(value));
-  ConstValue v = dtypes::as_const(value, x.dtype());
-  if (!as_bool(v)) return x.pad(padding);
-  // as Tensor.pad: the padded tensor plus a padded ones mask that selects the fill, here with an int fill
-  Shape s = x.shape();
-  Mask shrink, pos = padding;
-  bool negative = false;
-  for (size_t i = 0; i < s.size(); i++) {
-    negative |= padding[i].first < 0 || padding[i].second < 0;
-    shrink.push_back({-std::min<sint>(padding[i].first, 0), std::min<sint>(padding[i].second + s[i], s[i])});
-    pos[i] = {std::max<sint>(padding[i].first, 0), std::max<sint>(padding[i].second, 0)};
-  }
-  Tensor y = negative ? x.shrink(shrink) : x;
-  Tensor padded = y.pad(pos), mask = y.ones_like().pad(pos);
-  return padded + mask.where(padded.scalar_like(int64_t(0)), padded.scalar_like(v));
-}
-
-Tensor one_hot_along_dim(const Tensor& index, sint num_classes, int64_t dim) {
-  TG_CHECK(dtypes::is_int(index.dtype()), "_one_hot_along_dim expects int index tensor, getting ", index.dtype());
-  int64_t offset = index.ndim() - index.resolve_dim(dim) - 1;
-  Shape rs(static_cast<size_t>(offset) + 1, 1);
-  rs[0] = num_classes;
-  return index.eq(Tensor::arange(num_classes, {index.device(), std::nullopt, false}).reshape(rs));
-}
-
-Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
-  TG_CHECK(index.ndim() == x.ndim(), "gather: self.ndim must equal index.ndim, ", x.ndim(), " != ", index.ndim());
-  int64_t d = x.resolve_dim(dim);
-  Shape xs = x.shape(), is = index.shape();
-  Mask m;
-  for (size_t i = 0; i < xs.size(); i++) {
-    TG_CHECK(static_cast<int64_t>(i) == d || xs[i] >= is[i],
-             "gather: requires self.shape[d] >= index.shape[d] for d != ", d, ", got ", shape_str(xs), " and ",
-             shape_str(is));
-    m.push_back({0, static_cast<int64_t>(i) == d ? xs[i] : is[i]});
-  }
-  Tensor xx = x.shrink(m).unsqueeze(-1).transpose(-1, d);
-  return (xx * nn_detail::one_hot_along_dim(index.unsqueeze(-1), xs[static_cast<size_t>(d)])).sum(-1, false, x.dtype());
-}
-
-Tensor tri(sint r, sint c, int64_t diagonal, const std::string& device) {
-  TensorOptions o{device, dtypes::bool_, false};
-  if (r == 0 || c == 0 || diagonal >= c) return Tensor::zeros({r, c}, o);
-  if (r + diagonal <= 0) return Tensor::ones({r, c}, o);
-  sint s = r + c - 1;  // an (s, s) upper triangle, from ones laid out with a growing shift per row
-  Tensor t = Tensor::ones({s, s}, o)
-                 .pad({{0, 0}, {0, s}})
-                 .flatten()
-                 .shrink({{0, s * (2 * s - 1)}})
-                 .reshape({s, -1})
-                 .shrink({{0, s}, {0, s}});
-  return diagonal <= 0 ? t.shrink({{0, r}, {-diagonal, c - diagonal}}) : t.shrink({{diagonal, r + diagonal}, {0, c}});
-}
-
-Tensor tril(const Tensor& x, int64_t diagonal) {
-  Shape s = x.shape();
-  TG_CHECK(s.size() >= 2, "tril needs at least 2 dims, got shape ", shape_str(s));
-  return nn_detail::tri(s[s.size() - 2], s.back(), diagonal + 1, x.device())
-      .where(x.scalar_like(int64_t(0)), x)
-      .cast(x.dtype());
-}
-
 }  // namespace nn_detail
 
 using namespace nn_detail;
@@ -114,6 +51,11 @@ sint reduced_count(const Tensor& t, const std::vector<int64_t>& axis) {
   for (size_t i = 0; i < s.size(); i++)
     if (r[i]) n *= s[i];
   return n;
+}
+// the fill that doesn't change a cumulative op's result, in dtype dt (tinygrad's identity_element)
+ConstValue identity_element(Ops op, DType dt) {
+  ConstValue v = op == Ops::ADD ? ConstValue(int64_t(0)) : op == Ops::MUL ? ConstValue(int64_t(1)) : dtypes::min(dt);
+  return dtypes::as_const(v, dt);
 }
 void check_reduction(const std::string& reduction) {
   TG_CHECK(reduction == "mean" || reduction == "sum" || reduction == "none", "reduction='", reduction,
@@ -183,7 +125,7 @@ Tensor Tensor::logcumsumexp(int64_t axis) const {
   Tensor flat = x.reshape({-1, last});
   Tensor running_max = flat.cummax(-1).unsqueeze(-1);  // (rows, last, 1)
   Tensor rows = flat.unsqueeze(1).expand({flat.shape()[0], last, last});
-  Tensor lower = nn_detail::tril(Tensor::ones({last, last}, {device(), std::nullopt, false})).unsqueeze(0);
+  Tensor lower = Tensor::ones({last, last}, {device(), std::nullopt, false}).tril().unsqueeze(0);
   Tensor ret = ((rows - running_max).exp() * lower).sum(-1).log() + running_max.squeeze(-1);
   return ret.reshape(x.shape()).transpose(-1, ax);
 }
@@ -193,13 +135,10 @@ Tensor Tensor::cumalu(int64_t axis_, Ops op, bool include_initial) const {
   int64_t axis = resolve_dim(axis_);
   sint n = shape()[static_cast<size_t>(axis)];
   TG_ASSERT(n != 0 && (op == Ops::ADD || op == Ops::MAX || op == Ops::MUL));
-  ConstValue identity = op == Ops::ADD   ? ConstValue(int64_t(0))
-                        : op == Ops::MUL ? ConstValue(int64_t(1))
-                                         : dtypes::min(dtype());
   Tensor t = transpose(axis, -1);
   Mask p(static_cast<size_t>(t.ndim()), {0, 0});
   p.back() = {n - (include_initial ? 0 : 1), include_initial ? -1 : 0};
-  Tensor pooled = nn_detail::pad_const(t, p, identity).pool({n});
+  Tensor pooled = t.pad(p, identity_element(op, dtype())).pool({n});
   Tensor r = op == Ops::ADD ? pooled.sum(-1) : op == Ops::MAX ? pooled.max(-1) : pooled.prod(-1);
   return r.transpose(axis, -1);
 }
@@ -211,13 +150,10 @@ Tensor Tensor::split_cumalu(int64_t axis, Ops op) const {
   if (ndim() == 0 || std::find(sh.begin(), sh.end(), 0) != sh.end()) return *this;
   const sint SPLIT = 256, s = sh[static_cast<size_t>(ax)];
   if (s <= SPLIT * 2) return cumalu(ax, op);
-  ConstValue identity = op == Ops::ADD   ? ConstValue(int64_t(0))
-                        : op == Ops::MUL ? ConstValue(int64_t(1))
-                                         : dtypes::min(dtype());
   Tensor t = transpose(ax, -1);
   Mask p(static_cast<size_t>(t.ndim()), {0, 0});
   p.back() = {ceildiv(s, SPLIT) * SPLIT - s, 0};
-  t = nn_detail::pad_const(t, p, identity);
+  t = t.pad(p, identity_element(op, dtype()));
   Shape blocks = t.shape();
   blocks.back() = blocks.back() / SPLIT;
   blocks.push_back(SPLIT);
@@ -290,7 +226,7 @@ Tensor Tensor::one_hot(int64_t num_classes) const {
   TG_CHECK(dtypes::is_int(dtype()), "expect integer dtype, getting dtype=", dtype());
   if (num_classes == -1) num_classes = (max().cast(dtypes::int64) + 1).item<int64_t>();
   TensorOptions o{device(), std::nullopt, std::nullopt};
-  return nn_detail::one_hot_along_dim(unsqueeze(-1), num_classes).where(Tensor(1, o), Tensor(0, o));
+  return one_hot_along_dim(unsqueeze(-1), num_classes).where(Tensor(1, o), Tensor(0, o));
 }
 
 Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& value,
@@ -302,7 +238,7 @@ Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& val
   std::optional<Tensor> mask = attn_mask;
   if (is_causal) {
     TG_CHECK(!attn_mask, "cannot set attn_mask when is_causal=True");
-    mask = nn_detail::tril(qk.ones_like({device(), dtypes::bool_, false}));
+    mask = qk.ones_like({device(), dtypes::bool_, false}).tril();
   }
   if (mask) {
     if (mask->dtype() == dtypes::bool_) {
@@ -338,7 +274,7 @@ Tensor Tensor::sparse_categorical_crossentropy(const Tensor& Y_in, const SparseC
   check_reduction(o.reduction);
   TG_CHECK(ndim() >= 1, "sparse_categorical_crossentropy needs logits with a class axis, got shape ",
            shape_str(shape()));
-  Tensor Y = Y_in.device() == device() ? Y_in : Tensor(Y_in.uop(), {device(), std::nullopt, std::nullopt});
+  Tensor Y = to_device(Y_in, device());
   sint classes = shape().back();
   Shape ys = Y.shape(), expect = shape();
   expect.pop_back();
@@ -347,7 +283,7 @@ Tensor Tensor::sparse_categorical_crossentropy(const Tensor& Y_in, const SparseC
   Tensor log_probs = log_softmax();
   Tensor loss_mask = o.ignore_index != -1 ? Y.ne(Y.scalar_like(o.ignore_index))
                                           : Y.ones_like({std::nullopt, dtypes::bool_, std::nullopt});
-  Tensor counted = nn_detail::one_hot_along_dim(Y.flatten().reshape({-1, 1}), classes);
+  Tensor counted = one_hot_along_dim(Y.flatten().reshape({-1, 1}), classes);
   ys.push_back(classes);
   Tensor y = (counted * loss_mask.reshape({-1, 1})).reshape(ys);
   Tensor smoothing = o.label_smoothing * (log_probs.mean(-1) * loss_mask);
@@ -372,12 +308,12 @@ Tensor Tensor::nll_loss(const Tensor& Y, const std::optional<Tensor>& weight, co
   check_reduction(o.reduction);
   TG_CHECK(ndim() >= 2, "nll_loss needs log-probabilities of shape (N, C, ...), got ", shape_str(shape()));
   Tensor w = Y.ones_like({std::nullopt, std::nullopt, false});
-  if (weight) {  // weight[Y]
+  if (weight) {  // weight[Y], as a one-hot sum: weight->index({Y}) costs a kernel more (7 here, 8 in the reference)
     TG_CHECK(weight->ndim() == 1, "nll_loss: weight must be 1-D, got shape ", shape_str(weight->shape()));
-    w = (nn_detail::one_hot_along_dim(Y.unsqueeze(-1), weight->shape()[0]) * *weight).sum(-1, false, weight->dtype());
+    w = (one_hot_along_dim(Y.unsqueeze(-1), weight->shape()[0]) * *weight).sum(-1, false, weight->dtype());
   }
   Tensor masked = o.ignore_index ? w * Y.ne(Y.scalar_like(*o.ignore_index)) : w;
-  Tensor nll = -nn_detail::gather(*this, 1, Y.unsqueeze(1)).squeeze(1) * masked;
+  Tensor nll = -gather(1, Y.unsqueeze(1)).squeeze(1) * masked;
   return o.reduction == "mean" ? nll.sum() / masked.sum() : nll.do_reduction(o.reduction);
 }
 

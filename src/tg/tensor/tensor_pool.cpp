@@ -15,17 +15,6 @@ using namespace nn_detail;
 
 namespace {
 
-// tinygrad's repeat: each dim d becomes repeats[d] copies of itself (a reshape, an expand and a reshape)
-Tensor repeat_dims(const Tensor& x, const std::vector<sint>& repeats) {
-  Shape s = x.shape(), unsqueezed, expanded, final_shape;
-  for (size_t i = 0; i < s.size(); i++) {
-    unsqueezed.insert(unsqueezed.end(), {1, s[i]});
-    expanded.insert(expanded.end(), {repeats[i], s[i]});
-    final_shape.push_back(repeats[i] * s[i]);
-  }
-  return x.reshape(unsqueezed).expand(expanded).reshape(final_shape);
-}
-
 // the (before, after) pairs of a flat torch-order padding list, first dim first (tinygrad's _flat_to_grouped)
 std::vector<std::pair<int64_t, int64_t>> flat_to_grouped(const std::vector<int64_t>& pads) {
   std::vector<std::pair<int64_t, int64_t>> g;
@@ -90,12 +79,12 @@ Tensor Tensor::pool(const Shape& k_, std::vector<int64_t> stride, std::vector<in
   if (overlapping) {
     // repeat the input so windows of (i*f + d) elements, read k times, line up without padding; f doubles the
     // input when the strided windows would run past it
-    std::vector<sint> f_, reps(nn, 1);
+    std::vector<int64_t> f_, reps(nn, 1);
     for (size_t j = 0; j < nk; j++) {
       f_.push_back(1 + (o_[j] * s_[j] > i_[j] - d_[j] * (k_[j] - 1) ? 1 : 0));
       reps.push_back(ceildiv(k_[j] * (i_[j] * f_[j] + d_[j]), i_[j]));
     }
-    Tensor x = repeat_dims(*this, reps);
+    Tensor x = repeat(reps);
     Mask m1, m2, m3;
     Shape r1, r2, r3;
     for (size_t j = 0; j < nk; j++) {
@@ -263,7 +252,7 @@ MaxPoolParts max_pool_parts(const Tensor& t, const MaxPool2dOptions& o) {
   if (o.ceil_mode)
     pads = apply_ceil_mode(pads, k_, as_tuple(stride, nd, "stride"), as_tuple(o.dilation, nd, "dilation"),
                            trailing(t.shape(), nd));
-  Tensor padded = nn_detail::pad_const(t, flat_to_mask(pads, static_cast<size_t>(t.ndim())), dtypes::min(t.dtype()));
+  Tensor padded = t.pad(flat_to_mask(pads, static_cast<size_t>(t.ndim())), dtypes::min(t.dtype()));
   return {padded, pads, stride, k_};
 }
 }  // namespace
@@ -284,8 +273,7 @@ std::pair<Tensor, Tensor> Tensor::max_pool2d_with_indices(const MaxPool2dOptions
   sint spatial_sz = tg::prod(spatial);
   Tensor idx = arange(static_cast<double>(spatial_sz), 0, -1, {device(), dtypes::default_int, false}).reshape(spatial);
   Tensor m = pooled.eq(pooled.max(axis, true));
-  idx = m * nn_detail::pad_const(idx, flat_to_mask(p.pads, spatial.size()), dtypes::min(idx.dtype()))
-                .pool(p.k_, p.stride, o.dilation);
+  idx = m * idx.pad(flat_to_mask(p.pads, spatial.size()), dtypes::min(idx.dtype())).pool(p.k_, p.stride, o.dilation);
   return {pooled.max(axis), spatial_sz - idx.max(axis)};
 }
 
@@ -309,7 +297,7 @@ Tensor Tensor::max_unpool2d(const Tensor& indices, const MaxUnpool2dOptions& o) 
     output_size = trailing(Shape(o.output_size.begin(), o.output_size.end()), nd);
   }
   sint bs = s[0], c = s[1];
-  Tensor hot = nn_detail::one_hot_along_dim(indices.reshape({bs, c, 1, -1}), tg::prod(output_size), 2);
+  Tensor hot = one_hot_along_dim(indices.reshape({bs, c, 1, -1}), tg::prod(output_size), 2);
   Tensor ret = (hot * reshape({bs, c, 1, -1})).sum(3);
   Shape out{bs, c};
   out.insert(out.end(), output_size.begin(), output_size.end());
@@ -343,10 +331,10 @@ Tensor Tensor::interpolate(const Shape& size, const std::string& mode, bool alig
       Tensor index = (align_corners ? scale * arr : scale * (arr + 0.5) - 0.5).clip(0.0, static_cast<double>(s[d] - 1));
       Tensor low = spread(index.floor().cast(dtypes::int32)), high = spread(index.ceil().cast(dtypes::int32));
       Tensor perc = spread(index - index.floor());
-      x = nn_detail::gather(x, dim, low).lerp(nn_detail::gather(x, dim, high), perc);
+      x = x.gather(dim, low).lerp(x.gather(dim, high), perc);
     } else {
       Tensor pos = mode == "nearest-exact" ? scale * (arr + 0.5) : scale * arr;
-      x = nn_detail::gather(x, dim, spread(pos.cast(dtypes::int32)));
+      x = x.gather(dim, spread(pos.cast(dtypes::int32)));
     }
   }
   return x.cast(dtype());

@@ -7,7 +7,12 @@
 
 namespace tg {
 
+// an int is an int64_t or, above INT64_MAX, a uint64_t; an equal value given as the other one is the same int
+static bool is_int_cv(const ConstValue& v) {
+  return std::holds_alternative<int64_t>(v) || std::holds_alternative<uint64_t>(v);
+}
 static bool const_bitwise_eq(const ConstValue& a, const ConstValue& b) {
+  if (is_int_cv(a) && is_int_cv(b)) return as_i128(a) == as_i128(b);
   if (a.index() != b.index()) return false;
   if (auto* d = std::get_if<double>(&a))
     return std::bit_cast<uint64_t>(*d) == std::bit_cast<uint64_t>(std::get<double>(b));
@@ -19,9 +24,11 @@ static uint64_t const_hash(const ConstValue& v) {
     bits = *b;
   else if (auto* i = std::get_if<int64_t>(&v))
     bits = static_cast<uint64_t>(*i);
+  else if (auto* u = std::get_if<uint64_t>(&v))
+    bits = *u;
   else
     bits = std::bit_cast<uint64_t>(std::get<double>(v));
-  return hash_combine(v.index(), bits);
+  return hash_combine(is_int_cv(v) ? 1 : v.index(), bits);
 }
 static bool tuple_bitwise_eq(const Tuple& a, const Tuple& b) {
   if (a.size() != b.size()) return false;

@@ -10,10 +10,14 @@ using B = std::optional<bool>;
 
 B ok(M) { return true; }
 
-// the python type of a const of dtype d (dtypes.as_const): 0 bool, 1 int, 2 float, as ConstValue's index
-size_t const_kind(DType d) { return dtypes::is_int(d) ? 1 : dtypes::is_float(d) ? 2 : 0; }
-bool const_fits(const ConstValue& v, DType d) { return v.index() == const_kind(d); }
-bool is_int_const(const ConstValue& v) { return std::holds_alternative<int64_t>(v); }
+// the python type of a const of dtype d (dtypes.as_const): bool, int (int64_t or uint64_t) or float
+bool is_int_const(const ConstValue& v) {
+  return std::holds_alternative<int64_t>(v) || std::holds_alternative<uint64_t>(v);
+}
+bool const_fits(const ConstValue& v, DType d) {
+  if (dtypes::is_int(d)) return is_int_const(v);
+  return dtypes::is_float(d) ? std::holds_alternative<double>(v) : std::holds_alternative<bool>(v);
+}
 
 // INDEX: <buf, idx, gate?>. Bounds need z3 in tinygrad, and without z3 tinygrad skips them (IGNORE_OOB=1).
 // With IGNORE_OOB=0 we check what vmin/vmax prove; that ignores the gate, so it may reject a valid gated access.

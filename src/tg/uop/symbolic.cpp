@@ -13,8 +13,6 @@ namespace tg {
 // *** helpers ***
 
 namespace {
-__extension__ typedef __int128 i128;
-
 // python's // and % (floor): tinygrad's bookkeeping on plain ints uses them, the UOp arithmetic does not
 int64_t floordiv(int64_t a, int64_t b) {
   int64_t q = a / b;
@@ -29,7 +27,7 @@ int64_t imax(const UOp& u) { return as_int(u.vmax()); }
 int64_t ival(const UOp& c) { return as_int(c.const_arg()); }
 bool cv_lt(const ConstValue& a, const ConstValue& b) {
   if (!is_intv(a) || !is_intv(b)) return as_double(a) < as_double(b);
-  return as_int(a) < as_int(b);
+  return as_i128(a) < as_i128(b);
 }
 bool cv_le(const ConstValue& a, const ConstValue& b) { return !cv_lt(b, a); }
 bool fits64(i128 v) { return v >= INT64_MIN && v <= INT64_MAX; }
@@ -246,25 +244,26 @@ UOp canonicalize_simplex(const UOp& X) {
   return changed ? usum(ret) : UOp{};
 }
 
+// as tinygrad's exec_alu: a scalar result stays python's value (untruncated, but see exec_alu for 64-bit ints); a
+// vector's lanes are each truncated into the scalar dtype (a VCONST operand's lanes, a CONST one's in every lane)
 UOp fold_alu(M m) {
   UOp a = m["a"];
-  bool vec = false;
-  for (const UOp& s : a.src()) vec |= s.op() == Ops::VCONST;
-  if (!vec) {
+  DType src_dtype = a.src(0).dtype().scalar();
+  const int n = a.dtype().count();
+  if (n == 1) {
     std::vector<ConstValue> args;
     for (const UOp& s : a.src()) args.push_back(s.const_arg());
-    return a.const_like(exec_alu(a.op(), a.dtype(), args, false));
+    return a.const_like(exec_alu(a.op(), a.dtype(), args, false, src_dtype));
   }
-  // a VCONST operand: fold lane by lane (a CONST operand is the same in every lane)
-  const int n = a.dtype().count();
   Tuple out;
   for (int i = 0; i < n; i++) {
     std::vector<ConstValue> args;
     for (const UOp& s : a.src())
       args.push_back(s.op() == Ops::VCONST ? s.arg<Tuple>().at(static_cast<size_t>(i)) : s.const_arg());
-    out.push_back(exec_alu(a.op(), a.dtype().scalar(), args, false));
+    out.push_back(exec_alu(a.op(), a.dtype().scalar(), args, true, src_dtype));
   }
-  return UOp::vconst(a.dtype(), out);
+  bool same = std::all_of(out.begin(), out.end(), [&](const ConstValue& v) { return const_eq_numeric(v, out[0]); });
+  return same ? a.const_like(out[0]) : UOp::vconst(a.dtype(), out);
 }
 
 // x*0 -> 0, except a const nan or inf times 0, which renders nan
@@ -353,7 +352,12 @@ const PatternMatcher<UOp>& symbolic_simple() {
        [](M m) { return m[x] | m[y]; }},  // max(x,y) -> x|y (bool)
       // *** cast ***
       {op(Ops::CAST, {cvar("c", {}, false)}).named("root"),  // cast(c) -> c'
-       [](M m) { return m["root"].const_like(m["c"].const_arg()); }},
+       [](M m) {
+         // an int const is read as its dtype first, as C converts it: a uint32 -1 (C's -1u) is 4294967295 in a uint64
+         UOp c = m["c"];
+         ConstValue v = dtypes::is_int(c.dtype()) ? truncate(c.const_arg(), c.dtype()) : c.const_arg();
+         return m["root"].const_like(v);
+       }},
       {op({Ops::CAST, Ops::BITCAST}).named("root"),
        [](M m) -> UOp {  // cast to the same dtype -> x
          UOp r = m["root"];

@@ -13,8 +13,6 @@
 
 namespace tg {
 
-__extension__ typedef __int128 i128;
-
 // *** the intern table: sharded by hash, each shard a set of node pointers with heterogeneous lookup ***
 
 namespace {
@@ -190,60 +188,81 @@ size_t uop_intern_count() {
 namespace {
 bool num_lt(const ConstValue& a, const ConstValue& b) {
   if (std::holds_alternative<double>(a) || std::holds_alternative<double>(b)) return as_double(a) < as_double(b);
-  return as_int(a) < as_int(b);
+  return as_i128(a) < as_i128(b);
 }
 const ConstValue& num_min(const ConstValue& a, const ConstValue& b) { return num_lt(b, a) ? b : a; }
 const ConstValue& num_max(const ConstValue& a, const ConstValue& b) { return num_lt(a, b) ? b : a; }
-int64_t sat(i128 v) { return v > INT64_MAX ? INT64_MAX : v < INT64_MIN ? INT64_MIN : static_cast<int64_t>(v); }
 bool is_int_val(const ConstValue& v) { return !std::holds_alternative<double>(v); }
+
+constexpr i128 kConstLo = INT64_MIN, kConstHi = UINT64_MAX;  // the ints a ConstValue holds
+bool fits_const(i128 v) { return v >= kConstLo && v <= kConstHi; }
+int bit_len(i128 v) {
+  int n = 0;
+  for (i128 a = v < 0 ? -v : v; a != 0; a >>= 1) n++;
+  return n;
+}
+// a*b, pinned to +-2**126 where it would not fit an i128 (the operands here stay well inside 2**100)
+i128 mul_sat(i128 a, i128 b) {
+  if (bit_len(a) + bit_len(b) <= 126) return a * b;
+  i128 big = i128(1) << 126;
+  return (a < 0) != (b < 0) ? -big : big;
+}
+// python's exact bounds, saturated into what a ConstValue holds. Where that saturation would make the bounds one value
+// (the whole range past 2**64, so C's arithmetic wrapped), nothing is known: the dtype's range.
+std::pair<ConstValue, ConstValue> bounds(i128 lo, i128 hi, DType dtype) {
+  ConstValue l = int_const(lo), h = int_const(hi);
+  if ((!fits_const(lo) || !fits_const(hi)) && l == h) return {dtypes::min(dtype), dtypes::max(dtype)};
+  return {l, h};
+}
 
 std::pair<ConstValue, ConstValue> compute_min_max(Ops op, DType dtype, const std::vector<UOp>& src, const Arg& arg) {
   if (GroupOp::Binary.has(op) && !dtypes::is_float(dtype) && src.size() == 2) {
     ConstValue a0 = src[0].vmin(), a1 = src[0].vmax(), b0 = src[1].vmin(), b1 = src[1].vmax();
     bool all_int = is_int_val(a0) && is_int_val(a1) && is_int_val(b0) && is_int_val(b1);
     if (all_int) {
-      i128 x0 = as_int(a0), x1 = as_int(a1), y0 = as_int(b0), y1 = as_int(b1);
+      i128 x0 = as_i128(a0), x1 = as_i128(a1), y0 = as_i128(b0), y1 = as_i128(b1);
       switch (op) {
-        case Ops::ADD: return {sat(x0 + y0), sat(x1 + y1)};
-        case Ops::SUB: return {sat(x0 - y1), sat(x1 - y0)};
+        case Ops::ADD: return bounds(x0 + y0, x1 + y1, dtype);
+        case Ops::SUB: return bounds(x0 - y1, x1 - y0, dtype);
         case Ops::AND:
-          if (y0 == y1 && x0 >= 0 && y0 >= 0) return {sat(std::min<i128>(0, x0)), sat(std::min(x1, y1))};
+          if (y0 == y1 && x0 >= 0 && y0 >= 0) return bounds(std::min<i128>(0, x0), std::min(x1, y1), dtype);
           break;
         case Ops::MUL: {
-          i128 v[4] = {x0 * y0, x0 * y1, x1 * y0, x1 * y1};
-          return {sat(*std::min_element(v, v + 4)), sat(*std::max_element(v, v + 4))};
+          i128 v[4] = {mul_sat(x0, y0), mul_sat(x0, y1), mul_sat(x1, y0), mul_sat(x1, y1)};
+          return bounds(*std::min_element(v, v + 4), *std::max_element(v, v + 4), dtype);
         }
         case Ops::SHL:
-          if (y0 == y1 && y0 >= 0 && y0 < 64) return {sat(x0 * (i128(1) << y0)), sat(x1 * (i128(1) << y0))};
+          if (y0 == y1 && y0 >= 0 && y0 < 64)
+            return bounds(mul_sat(x0, i128(1) << y0), mul_sat(x1, i128(1) << y0), dtype);
           break;
         case Ops::SHR:
-          if (y0 == y1 && y0 >= 0 && y0 < 64) return {sat(x0 >> y0), sat(x1 >> y0)};
+          if (y0 == y1 && y0 >= 0 && y0 < 64) return bounds(x0 >> y0, x1 >> y0, dtype);
           break;
         case Ops::MOD:
           if (y0 > 0) {
-            if (x0 >= 0) return {int64_t(0), sat(y1 - 1)};
-            if (x1 <= 0) return {sat(-(y1 - 1)), int64_t(0)};
-            return {sat(-(y1 - 1)), sat(y1 - 1)};
+            if (x0 >= 0) return bounds(0, y1 - 1, dtype);
+            if (x1 <= 0) return bounds(-(y1 - 1), 0, dtype);
+            return bounds(-(y1 - 1), y1 - 1, dtype);
           }
           if (y1 < 0) {  // NOTE: tinygrad bounds by -y1-1; the largest |y| is -y0
-            if (x0 >= 0) return {int64_t(0), sat(-y0 - 1)};
-            if (x1 <= 0) return {sat(-(-y0 - 1)), int64_t(0)};
-            return {sat(-(-y0 - 1)), sat(-y0 - 1)};
+            if (x0 >= 0) return bounds(0, -y0 - 1, dtype);
+            if (x1 <= 0) return bounds(-(-y0 - 1), 0, dtype);
+            return bounds(-(-y0 - 1), -y0 - 1, dtype);
           }
           break;
         case Ops::IDIV: {
           auto cd = [](i128 a, i128 b) -> i128 { return b == 0 ? 0 : a / b; };  // C truncation, as cdiv
           if (y0 == y1) {
-            if (y0 > 0) return {sat(cd(x0, y0)), sat(cd(x1, y0))};
-            if (y0 < 0) return {sat(cd(x1, y0)), sat(cd(x0, y0))};
+            if (y0 > 0) return bounds(cd(x0, y0), cd(x1, y0), dtype);
+            if (y0 < 0) return bounds(cd(x1, y0), cd(x0, y0), dtype);
           }
-          if (x1 <= 0 && y1 < 0) return {sat(cd(x1, y0)), sat(cd(x0, y1))};
-          if (x0 >= 0 && y0 > 0) return {sat(cd(x0, y1)), sat(cd(x1, y0))};
-          if (x1 <= 0 && y0 > 0) return {sat(cd(x0, y0)), sat(cd(x1, y1))};
-          if (x0 >= 0 && y1 < 0) return {sat(cd(x1, y1)), sat(cd(x0, y0))};
+          if (x1 <= 0 && y1 < 0) return bounds(cd(x1, y0), cd(x0, y1), dtype);
+          if (x0 >= 0 && y0 > 0) return bounds(cd(x0, y1), cd(x1, y0), dtype);
+          if (x1 <= 0 && y0 > 0) return bounds(cd(x0, y0), cd(x1, y1), dtype);
+          if (x0 >= 0 && y1 < 0) return bounds(cd(x1, y1), cd(x0, y0), dtype);
           break;
         }
-        case Ops::MAX: return {sat(std::max(x0, y0)), sat(std::max(x1, y1))};
+        case Ops::MAX: return bounds(std::max(x0, y0), std::max(x1, y1), dtype);
         default: break;
       }
     }
@@ -267,7 +286,7 @@ std::pair<ConstValue, ConstValue> compute_min_max(Ops op, DType dtype, const std
       break;
     case Ops::RANGE: {
       ConstValue e = src[0].vmax();
-      return {int64_t(0), is_int_val(e) ? ConstValue(sat(i128(as_int(e)) - 1)) : ConstValue(as_double(e) - 1)};
+      return {int64_t(0), is_int_val(e) ? int_const(as_i128(e) - 1) : ConstValue(as_double(e) - 1)};
     }
     case Ops::BIND: return {src[0].vmin(), src[0].vmax()};
     case Ops::UNROLL:
@@ -539,7 +558,7 @@ int cmp3(const T& a, const T& b) {
 }
 int cmp_cv(const ConstValue& a, const ConstValue& b) {
   if (std::holds_alternative<double>(a) || std::holds_alternative<double>(b)) return cmp3(as_double(a), as_double(b));
-  return cmp3(as_int(a), as_int(b));
+  return cmp3(as_i128(a), as_i128(b));
 }
 int cmp_arg(const Arg& a, const Arg& b) {
   if (a.index() != b.index()) return cmp3(a.index(), b.index());  // python would raise; any fixed order will do
@@ -694,10 +713,53 @@ void print_uops(const std::vector<UOp>& uops, std::ostream& os) {
 
 // *** constant evaluation with python semantics (python_alu + truncate) ***
 
-ConstValue exec_alu(Ops op, DType dtype, const std::vector<ConstValue>& x, bool truncate_output) {
-  auto need = [&](size_t n) { TG_CHECK(x.size() == n, "exec_alu ", op, " takes ", n, " operands, got ", x.size()); };
+namespace {
+// an int result: python's exact int while a ConstValue holds it, else its value modulo 2**64 (as C wraps)
+ConstValue int_result(i128 v) { return fits_const(v) ? int_const(v) : static_cast<int64_t>(static_cast<uint64_t>(v)); }
+ConstValue int_mul(i128 a, i128 b) {
+  if (bit_len(a) + bit_len(b) <= 126) return int_result(a * b);
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));  // the low 64 bits
+}
+ConstValue int_pow(i128 base, i128 e) {  // e >= 0, by squaring; past 2**126 only the low 64 bits are kept
+  i128 acc = 1;
+  uint64_t lacc = 1, lbase = static_cast<uint64_t>(base);
+  bool exact = true;
+  for (; e > 0; e >>= 1) {
+    if (e & 1) {
+      lacc *= lbase;
+      if (exact && bit_len(acc) + bit_len(base) <= 126)
+        acc *= base;
+      else
+        exact = false;
+    }
+    if (e > 1) {
+      lbase *= lbase;
+      if (exact && 2 * bit_len(base) <= 126)
+        base *= base;
+      else
+        exact = false;
+    }
+  }
+  return exact ? int_result(acc) : ConstValue(static_cast<int64_t>(lacc));
+}
+}  // namespace
+
+ConstValue exec_alu(Ops op, DType dtype, const std::vector<ConstValue>& operands, bool truncate_output,
+                    DType src_dtype) {
+  auto need = [&](size_t n) {
+    TG_CHECK(operands.size() == n, "exec_alu ", op, " takes ", n, " operands, got ", operands.size());
+  };
+  std::vector<ConstValue> x = operands;
   bool any_float = std::any_of(x.begin(), x.end(), [](auto& v) { return std::holds_alternative<double>(v); });
   bool all_bool = std::all_of(x.begin(), x.end(), [](auto& v) { return std::holds_alternative<bool>(v); });
+  // ops that order their operands read unsigned ones as the dtype does (a uint64 -1 is 2**64-1), as the C code would
+  DType in = (src_dtype == dtypes::void_ ? dtype : src_dtype).scalar();
+  bool ordered =
+      op == Ops::CMPLT || op == Ops::CMPNE || op == Ops::MAX || op == Ops::IDIV || op == Ops::MOD || op == Ops::SHR;
+  if (ordered && dtypes::is_unsigned(in))
+    for (auto& v : x)
+      if (!std::holds_alternative<double>(v)) v = truncate(v, in);
+  auto i = [&](size_t k) { return as_i128(x[k]); };
   ConstValue r;
   switch (op) {
     case Ops::LOG2: {
@@ -727,25 +789,17 @@ ConstValue exec_alu(Ops op, DType dtype, const std::vector<ConstValue>& x, bool 
     }
     case Ops::NEG:
       need(1);
-      if (any_float)
-        r = -as_double(x[0]);
-      else
-        r = static_cast<int64_t>(0ull - static_cast<uint64_t>(as_int(x[0])));
+      r = any_float ? ConstValue(-as_double(x[0])) : int_result(-i(0));
       break;
     case Ops::POW: {
       need(2);
       double a = as_double(x[0]), b = as_double(x[1]);
-      if (!any_float && b >= 0) {  // python int ** non-negative int stays an int
-        uint64_t acc = 1, base = static_cast<uint64_t>(as_int(x[0]));
-        for (int64_t e = as_int(x[1]); e > 0; e >>= 1, base *= base)
-          if (e & 1) acc *= base;
-        r = static_cast<int64_t>(acc);
-      } else if (a == 0 && b < 0) {
+      if (!any_float && b >= 0)  // python int ** non-negative int stays an int
+        r = int_pow(i(0), i(1));
+      else if (a == 0 && b < 0)
         r = INFINITY;
-      } else {
-        double p = std::pow(a, b);
-        r = p;
-      }
+      else
+        r = std::pow(a, b);
       break;
     }
     case Ops::ADD:
@@ -755,9 +809,8 @@ ConstValue exec_alu(Ops op, DType dtype, const std::vector<ConstValue>& x, bool 
       if (any_float) {
         double a = as_double(x[0]), b = as_double(x[1]);
         r = op == Ops::ADD ? a + b : op == Ops::SUB ? a - b : a * b;
-      } else {  // wrap modulo 2**64; truncate() then wraps into the dtype, as python + ctypes do
-        uint64_t a = static_cast<uint64_t>(as_int(x[0])), b = static_cast<uint64_t>(as_int(x[1]));
-        r = static_cast<int64_t>(op == Ops::ADD ? a + b : op == Ops::SUB ? a - b : a * b);
+      } else {
+        r = op == Ops::ADD ? int_result(i(0) + i(1)) : op == Ops::SUB ? int_result(i(0) - i(1)) : int_mul(i(0), i(1));
       }
       break;
     }
@@ -768,27 +821,26 @@ ConstValue exec_alu(Ops op, DType dtype, const std::vector<ConstValue>& x, bool 
     case Ops::AND: {
       need(2);
       TG_CHECK(!any_float, "bitwise ", op, " on float operands");
-      int64_t a = as_int(x[0]), b = as_int(x[1]);
-      int64_t v = op == Ops::XOR ? (a ^ b) : op == Ops::OR ? (a | b) : (a & b);
-      r = all_bool ? ConstValue(v != 0) : ConstValue(v);
+      i128 a = i(0), b = i(1), v = op == Ops::XOR ? (a ^ b) : op == Ops::OR ? (a | b) : (a & b);
+      r = all_bool ? ConstValue(v != 0) : int_result(v);
       break;
     }
     case Ops::SHL:
     case Ops::SHR: {
       need(2);
       TG_CHECK(!any_float, "shift ", op, " on float operands");
-      int64_t a = as_int(x[0]), b = as_int(x[1]);
+      i128 a = i(0), b = i(1);
       if (b < 0)
         r = int64_t(0);
-      else if (op == Ops::SHL)
-        r = b >= 64 ? int64_t(0) : static_cast<int64_t>(static_cast<uint64_t>(a) << b);
+      else if (op == Ops::SHL)  // |a| < 2**64, so a * 2**b fits an i128 for b < 64; past that the low bits are 0
+        r = b >= 64 ? ConstValue(int64_t(0)) : int_result(a * (i128(1) << b));
       else
-        r = b >= 64 ? int64_t(a < 0 ? -1 : 0) : int64_t(a >> b);
+        r = int_result(a >> std::min<i128>(b, 127));  // python's >> floors
       break;
     }
     case Ops::MAX: need(2), r = num_lt(x[0], x[1]) ? x[1] : x[0]; break;
-    case Ops::MOD: need(2), r = cmod(as_int(x[0]), as_int(x[1])); break;
-    case Ops::IDIV: need(2), r = cdiv(as_int(x[0]), as_int(x[1])); break;
+    case Ops::MOD: need(2), r = i(1) == 0 ? ConstValue(int64_t(0)) : int_result(i(0) % i(1)); break;   // C's %
+    case Ops::IDIV: need(2), r = i(1) == 0 ? ConstValue(int64_t(0)) : int_result(i(0) / i(1)); break;  // C's /
     case Ops::MULACC:
       need(3);
       r = exec_alu(Ops::ADD, dtype, {exec_alu(Ops::MUL, dtype, {x[0], x[1]}, false), x[2]}, false);
@@ -796,7 +848,11 @@ ConstValue exec_alu(Ops op, DType dtype, const std::vector<ConstValue>& x, bool 
     case Ops::WHERE: need(3), r = as_bool(x[0]) ? x[1] : x[2]; break;
     default: throw Error(cat("exec_alu: no constant evaluation for ", op));
   }
-  return truncate_output ? truncate(r, dtype) : r;
+  if (truncate_output) return truncate(r, dtype);
+  // the 64-bit ints wrap even untruncated: python's ints would grow past what the dtype (and a ConstValue) holds
+  DType s = dtype.scalar();
+  if ((s == dtypes::uint64 || s == dtypes::int64) && !std::holds_alternative<double>(r)) return truncate(r, s);
+  return r;
 }
 
 }  // namespace tg

@@ -246,7 +246,11 @@ UOp maximum(const UOp& a, T b) {
 }
 inline UOp minimum(const UOp& a, const UOp& b) { return a.minimum(b); }
 
-ConstValue exec_alu(Ops op, DType dtype, const std::vector<ConstValue>& operands, bool truncate_output = true);
+// python_alu on consts, then truncate into dtype (the output's). Unsigned operands of the ops that order them (<, !=,
+// max, //, %, >>) are read modulo 2**bits first, as C reads them; src_dtype names their dtype where it is not dtype
+// (comparisons; void: dtype). Untruncated, an int result stays python's exact int, except that int64 and uint64 wrap.
+ConstValue exec_alu(Ops op, DType dtype, const std::vector<ConstValue>& operands, bool truncate_output = true,
+                    DType src_dtype = dtypes::void_);
 
 // *** python arithmetic on consts (int + int stays int, a float makes it float): rule bodies fold with these ***
 
