@@ -705,9 +705,19 @@ UOp reduce_to_acc(M m, ReduceContext& ctx) {
   UOp red = m["red"];
   const UOp& inp = red.src(0);
   std::vector<UOp> reduce_range(red.src().begin() + 1, red.src().end());
+  Ops rop = red.arg<Ops>();
+  if (ctx.defer_horizontal && !reduce_range.empty() && inp.dtype() != red.dtype()) {
+    std::vector<UOp> src{inp.const_like(identity_element(rop, inp.dtype().scalar()))};
+    src.insert(src.end(), reduce_range.begin(), reduce_range.end());
+    UOp acc = UOp::make(Ops::DEFINE_ACC, inp.dtype(), src, Tuple{ConstValue(ctx.acc_num++)});
+    std::vector<UOp> lanes =
+        horizontal_reduce(UOp::make(Ops::ASSIGN, acc.dtype(), {acc, acc.alu(rop, {inp})}), red.dtype());
+    UOp ret = lanes[0];
+    for (size_t i = 1; i < lanes.size(); i++) ret = ret.alu(rop, {lanes[i]});
+    return ret;
+  }
   std::vector<UOp> lst = horizontal_reduce(inp, red.dtype());
   for (const UOp& x : lst) TG_ASSERT(x.dtype() == red.dtype(), "horizontal reduction mismatch");
-  Ops rop = red.arg<Ops>();
   UOp acc;
   // if we have a range
   if (!reduce_range.empty()) {

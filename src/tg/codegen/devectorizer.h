@@ -20,6 +20,10 @@ const PatternMatcher<UOp>& sym_codegen();  // sym() + gep_pushing + the codegen-
 // *** devectorizer ***
 struct ReduceContext {
   int64_t acc_num = 0;
+  // a REDUCE whose input is wider than its output (an unrolled reduce axis) keeps one accumulator per input lane
+  // and sums the lanes once, after the loop, instead of summing them into the accumulator on every iteration:
+  // independent vector FMAs instead of a serial chain (a different order of the additions)
+  bool defer_horizontal = false;
 };
 const PatternMatcher<UOp>& load_store_indexing();
 const PatternMatcher<UOp>& load_store_folding();

@@ -56,7 +56,193 @@ bool matvec(Kernel& k) {
 
 }  // namespace
 
+namespace {
+
+// applies (axis, amount) upcasts, then (axis, amount) unrolls (absolute axes of k), on a copy of k; the axes are
+// followed as upcasts or unrolls of whole axes drop them. nullopt if an opt does not apply.
+std::optional<std::vector<Opt>> apply_tile(const Kernel& k, std::vector<std::pair<int, int>> ups,
+                                           std::vector<std::pair<int, int>> unrolls) {
+  Kernel kc = k.copy();
+  auto follow = [&](int removed, size_t from) {
+    for (size_t j = from; j < ups.size(); j++)
+      if (ups[j].first > removed) ups[j].first--;
+    for (auto& u : unrolls)
+      if (u.first > removed) u.first--;
+  };
+  try {
+    for (size_t i = 0; i < ups.size(); i++) {
+      int len = kc.shape_len();
+      kc.apply_opt({OptOps::UPCAST, ups[i].first, ups[i].second});
+      if (kc.shape_len() < len) follow(ups[i].first, i + 1);
+    }
+    for (size_t i = 0; i < unrolls.size(); i++) {
+      int len = kc.shape_len(), axis = unrolls[i].first;
+      kc.apply_opt({OptOps::UNROLL, axis - kc.first_reduce(), unrolls[i].second});
+      if (kc.shape_len() < len)
+        for (size_t j = i + 1; j < unrolls.size(); j++)
+          if (unrolls[j].first > axis) unrolls[j].first--;
+    }
+    // loop order: the global axes along which the inputs move farthest outermost, so the inner loops revisit the
+    // blocks they load while those are still in cache
+    auto cost = [&](int a) {
+      sint c = 0;
+      for (size_t i = 0; i < kc.bufs.size(); i++)
+        if (kc.bufs[i].op() == Ops::LOAD) {
+          std::optional<sint> s = real_strides(kc.sts[i])[static_cast<size_t>(a)];
+          c += s ? std::abs(*s) : sint(1) << 40;
+        }
+      return c;
+    };
+    for (int pos = 0; pos < kc.first_reduce(); pos++) {
+      int best = pos;
+      for (int q = pos + 1; q < kc.first_reduce(); q++)
+        if (cost(q) > cost(best)) best = q;
+      if (best != pos) kc.apply_opt({OptOps::SWAP, pos, best});
+    }
+  } catch (const KernelOptError&) {
+    return std::nullopt;
+  }
+  return kc.applied_opts;
+}
+
+int pow2_amount(sint size, int most) {  // the largest power of two <= most dividing size (1 if none)
+  for (int c = most; c >= 2; c /= 2)
+    if (size % c == 0) return c;
+  return 1;
+}
+
+}  // namespace
+
+std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
+  if (k.opts.has_local || !k.applied_opts.empty() || k.upcasted != 0 || k.local_dims != 0 || k.group_for_reduces != 0)
+    return std::nullopt;
+  if (k.reduceops.size() != 1) return std::nullopt;
+  UOp r = k.reduceop();
+  if (r.arg<ReduceArg>().op != Ops::ADD || r.dtype() != dtypes::float32 || r.src(0).op() != Ops::MUL)
+    return std::nullopt;
+  const int fr = k.first_reduce(), n = k.shape_len();
+  if (fr == 0 || fr >= n) return std::nullopt;
+  // small kernels keep the reference's opts (and code): the tile pays off only with many multiply-adds
+  if (prod_range(k.full_shape(), 0, n) < (int64_t(1) << 20)) return std::nullopt;
+
+  // the strides of every loaded buffer
+  std::vector<std::vector<std::optional<sint>>> in;
+  for (size_t i = 0; i < k.bufs.size(); i++)
+    if (k.bufs[i].op() == Ops::LOAD) in.push_back(real_strides(k.sts[i]));
+  if (in.size() < 2) return std::nullopt;
+  auto size = [&](int a) { return k.full_shape()[static_cast<size_t>(a)]; };
+  auto stride_is = [](const std::optional<sint>& s, sint v) { return s && *s == v; };
+  auto st = [](const std::vector<std::optional<sint>>& strides, int a) { return strides[static_cast<size_t>(a)]; };
+  auto out_strides = real_strides(k.sts[0]);
+
+  // the vector axis among [lo, hi): every input loads it contiguously or broadcasts it, at least one contiguously
+  auto vector_axis = [&](int lo, int hi, int& amt) {
+    int v = -1;
+    amt = 0;
+    bool v_unit = false;
+    for (int a = lo; a < hi; a++) {
+      int c = pow2_amount(size(a), 16);
+      if (c < 2) continue;
+      bool ok = true, any_contig = false;
+      for (auto& s : in) {
+        ok &= stride_is(st(s, a), 0) || stride_is(st(s, a), 1);
+        any_contig |= stride_is(st(s, a), 1);
+      }
+      if (!ok || !any_contig) continue;
+      bool unit = stride_is(st(out_strides, a), 1);
+      if (std::make_tuple(c, unit, a) > std::make_tuple(amt, v_unit, v)) v = a, amt = c, v_unit = unit;
+    }
+    return v;
+  };
+  // the fill axis among [lo, hi) and its amount, when the vector axis v gives fewer than 16 lanes (va): the inputs
+  // broadcasting v broadcast it too, and the contiguous ones have a stride on it (rows of the same vector). The
+  // most lanes first (up to 16 in all), then the closest rows; or the other way round (more_lanes false).
+  auto fill = [&](int lo, int hi, int v, int va, bool more_lanes) -> std::pair<int, int> {
+    int f = -1, fa = 1;
+    sint best = 0;
+    for (int a = lo; a < hi && va < 16; a++) {
+      int need = pow2_amount(size(a), 16 / va);
+      if (a == v || need < 2) continue;
+      bool ok = true;
+      sint far = 0;
+      for (auto& s : in) {
+        if (stride_is(st(s, v), 1)) {
+          ok &= st(s, a).has_value();
+          if (st(s, a)) far = std::max(far, *st(s, a));
+        } else {
+          ok &= stride_is(st(s, a), 0);
+        }
+      }
+      bool better = more_lanes ? std::make_pair(need, -far) > std::make_pair(fa, -best)
+                               : std::make_pair(-far, need) > std::make_pair(-best, fa);
+      if (ok && (f < 0 || better)) f = a, fa = need, best = far;
+    }
+    return {f, fa};
+  };
+
+  // 1. output lanes: a vector axis of the output (contiguous inputs: vector loads; broadcast ones: splats), the
+  // outer lanes along an axis the contiguous inputs repeat on, so one vector load serves every accumulator
+  int va = 0, v = vector_axis(0, fr, va);
+  if (v >= 0) {
+    auto [f, fa] = fill(0, fr, v, va, true);
+    const int inner = va * fa;
+    int s_ax = -1, sa = 1;
+    for (int a = 0; a < fr; a++) {
+      if (a == v || a == f) continue;
+      if (!std::all_of(in.begin(), in.end(),
+                       [&](auto& s) { return !stride_is(st(s, v), 1) || stride_is(st(s, a), 0); }))
+        continue;
+      int c = pow2_amount(size(a), std::min(16, 128 / inner));
+      if (c > sa) s_ax = a, sa = c;
+    }
+    if (inner >= 4 && inner * sa >= 32) {  // else too few lanes to beat the scalar code
+      std::vector<std::pair<int, int>> ups;
+      if (s_ax >= 0) ups.push_back({s_ax, sa});
+      if (f >= 0) ups.push_back({f, fa});
+      ups.push_back({v, va});
+      std::vector<std::pair<int, int>> unrolls;
+      if (size(n - 1) % 2 == 0 && size(n - 1) >= 4) unrolls.push_back({n - 1, 2});
+      if (auto opts = apply_tile(k, ups, unrolls)) return CpuTile{.opts = *opts, .reduce_lanes = false};
+    }
+  }
+
+  // 2. reduce lanes (a dot product along contiguous rows, as the weight gradient of a conv): a vector accumulator
+  // per output element, its lanes summed after the loop; a few outputs along axes some input broadcasts, so each
+  // vector load serves several accumulators
+  int ra = 0, rv = vector_axis(fr, n, ra);
+  if (rv < 0) return std::nullopt;
+  auto [rf, rfa] = fill(fr, n, rv, ra, false);
+  if (ra * rfa < 4) return std::nullopt;
+  std::vector<std::pair<int, int>> ups;
+  std::vector<size_t> reused;  // the inputs whose loads an output axis chosen so far reuses
+  for (int a = 0; a < fr && ups.size() < 2; a++) {
+    int c = pow2_amount(size(a), 4);
+    if (c < 4) continue;
+    for (size_t i = 0; i < in.size(); i++)
+      if (stride_is(st(in[i], a), 0) && std::find(reused.begin(), reused.end(), i) == reused.end()) {
+        ups.push_back({a, c});
+        reused.push_back(i);
+        break;
+      }
+  }
+  if (ups.empty()) return std::nullopt;
+  std::vector<std::pair<int, int>> unrolls;
+  if (rf >= 0) unrolls.push_back({rf, rfa});
+  unrolls.push_back({rv, ra});
+  if (auto opts = apply_tile(k, ups, unrolls)) return CpuTile{.opts = *opts, .reduce_lanes = true};
+  return std::nullopt;
+}
+
+std::optional<CpuTile> applied_cpu_vector_tile(const Kernel& k) {
+  if (k.opts.has_local || k.applied_opts.empty()) return std::nullopt;
+  std::optional<CpuTile> tile = cpu_vector_tile(Kernel(k.ast, k.opts));
+  if (tile && tile->opts == k.applied_opts) return tile;
+  return std::nullopt;
+}
+
 std::vector<Opt> hand_coded_optimizations(const Kernel& k_in) {
+  if (getenv("CPU_VECTOR_TILE", 1))
+    if (std::optional<CpuTile> tile = cpu_vector_tile(k_in)) return tile->opts;
   Kernel k = k_in.copy();  // the heuristic must not mutate its input
   const int debug = static_cast<int>(getenv("DEBUG"));
 

@@ -1,5 +1,6 @@
 #pragma once
 // hand_coded_optimizations: the default opts when BEAM is off (tinygrad's codegen/heuristic.py)
+#include <optional>
 #include <vector>
 
 #include "tg/codegen/kernel.h"
@@ -8,6 +9,23 @@ namespace tg {
 
 // the opts the heuristic picks for k, worked out on a copy (k itself is unchanged)
 std::vector<Opt> hand_coded_optimizations(const Kernel& k);
+// CPU only: for a big float sum-of-products kernel (matmul, conv), a register tile that the C compiler turns into
+// wide vector FMAs, since the kernel keeps its vector ALUs (RenderOpts::devectorize = 0). Two shapes of tile:
+//  - output lanes: an output axis that every input loads contiguously or broadcasts becomes the innermost lanes
+//    (upcast 16, 8 or 4); with fewer than 16, another axis that keeps the broadcast inputs uniform fills a 16-lane
+//    vector; an axis along which the contiguous inputs repeat takes the outer lanes (up to 128 lanes: 8
+//    accumulators of 16); the innermost reduce axis is unrolled by 2.
+//  - reduce lanes, when no output axis qualifies (the weight gradient of a conv): the same choice among the reduce
+//    axes, unrolled; each output element of a 4x4 tile (two output axes that some input broadcasts) accumulates a
+//    whole vector, summed once after the loop (RenderOpts::defer_horizontal_reduce).
+// nullopt when the kernel has no such axes, or is too small to be worth it (those keep the reference's opts).
+struct CpuTile {
+  std::vector<Opt> opts;
+  bool reduce_lanes = false;
+};
+std::optional<CpuTile> cpu_vector_tile(const Kernel& k);
+// the tile k's applied opts are, if they are its cpu_vector_tile
+std::optional<CpuTile> applied_cpu_vector_tile(const Kernel& k);
 // what engine/realize's get_kernel does before BEAM: nothing under NOOPT=1, else the hand-coded opts
 // NOTE: tensor cores would be tried first; none are implemented yet
 void apply_default_opts(Kernel& k);

@@ -43,9 +43,9 @@ UOp step_expander(const UOp& sink, const RenderOpts&) {
   static const PatternMatcher<UOp> pm = pm_delete_ignore() + sym_codegen() + expander();
   return graph_rewrite(sink, pm);
 }
-UOp step_remove_reduce(const UOp& sink, const RenderOpts&) {
+UOp step_remove_reduce(const UOp& sink, const RenderOpts& opts) {
   static const PatternMatcher<UOp, ReduceContext> pm = pm_reduce() + with_ctx<ReduceContext>(gep_pushing());
-  ReduceContext ctx;
+  ReduceContext ctx{.acc_num = 0, .defer_horizontal = opts.defer_horizontal_reduce};
   return graph_rewrite(sink, pm, ctx);
 }
 UOp step_devectorize(const UOp& sink, const RenderOpts& opts) {
@@ -53,7 +53,15 @@ UOp step_devectorize(const UOp& sink, const RenderOpts& opts) {
   static const PatternMatcher<UOp, const RenderOpts> pm =
       with_ctx<const RenderOpts>(sym_codegen() + devectorize() + load_store_folding()) + correct_load_store() +
       with_ctx<const RenderOpts>(load_store_indexing());
-  return graph_rewrite(sink, pm, opts);
+  // DEVECTORIZE=0: vector ALUs and accumulators stay vectors (the renderer's vector types); no devectorize
+  static const PatternMatcher<UOp, const RenderOpts> pm_vec =
+      with_ctx<const RenderOpts>(sym_codegen() + load_store_folding()) + correct_load_store() +
+      with_ctx<const RenderOpts>(load_store_indexing());
+  // DEVECTORIZE>=2: nor are loads and stores split to the lengths the target supports
+  static const PatternMatcher<UOp, const RenderOpts> pm_vec2 =
+      with_ctx<const RenderOpts>(sym_codegen() + load_store_folding() + load_store_indexing());
+  int64_t mode = opts.devectorize ? *opts.devectorize : getenv("DEVECTORIZE", 1);
+  return graph_rewrite(sink, mode >= 2 ? pm_vec2 : mode == 1 ? pm : pm_vec, opts);
 }
 UOp step_pre_matcher(const UOp& sink, const RenderOpts& opts) { return graph_rewrite(sink, *opts.pre_matcher); }
 UOp step_final_rewrite(const UOp& sink, const RenderOpts& opts) {

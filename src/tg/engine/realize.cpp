@@ -10,6 +10,7 @@
 #include "tg/codegen/kernel.h"
 #include "tg/codegen/pipeline.h"
 #include "tg/renderer/cstyle.h"
+#include "tg/runtime/cpu.h"
 #include "tg/runtime/threadpool.h"
 
 namespace tg {
@@ -36,17 +37,20 @@ Renderer& renderer_for(const std::string& device) {
 
 // *** runners ***
 
-CompiledRunner::CompiledRunner(ProgramSpec spec, std::string display_name, std::string threaded_src, int max_threads)
-    : Runner(std::move(display_name), spec.device, spec.estimates), p(std::move(spec)), max_threads(max_threads) {
+CompiledRunner::CompiledRunner(ProgramSpec spec, std::string display_name, CpuBuild cpu)
+    : Runner(std::move(display_name), spec.device, spec.estimates), p(std::move(spec)) {
   if (getenv("DEBUG") >= 4) std::cout << p.src << "\n" << std::flush;  // print(p.src): a blank line after }
   Compiled& dev = Device::get(p.device);
   std::string src = p.src;
+  Compiler* compiler = dev.compiler.get();
   if (auto* clang = dynamic_cast<ClangRenderer*>(&renderer_for(p.device))) {
-    if (!threaded_src.empty()) src = threaded_src;
-    src += clang->entry_shim(p.name, p.params, !threaded_src.empty());
+    bool threaded = !cpu.threaded_src.empty();
+    if (threaded) src = cpu.threaded_src, max_threads = cpu.max_threads;
+    src += clang->entry_shim(p.name, p.params, threaded);
+    if (cpu.vector_alus && dynamic_cast<ClangCompiler*>(compiler) != nullptr)
+      compiler = &ClangCompiler::vector_kernels();
   }
-  if (threaded_src.empty()) this->max_threads = 1;
-  lib = dev.compiler->compile_cached(src);
+  lib = compiler->compile_cached(src);
   prg_ = dev.runtime(p.name, lib);
 }
 
@@ -119,8 +123,8 @@ static bool worth_threads(const Estimates& e) {
 std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOp& ast) {
   static std::mutex mu;
   static std::unordered_map<std::string, std::shared_ptr<CompiledRunner>> cache;
-  std::string key =
-      cat(device, ":", ast.key(), ":", getenv("NOOPT"), ":", getenv("BEAM"), ":", getenv("DEVECTORIZE", 1));
+  std::string key = cat(device, ":", ast.key(), ":", getenv("NOOPT"), ":", getenv("BEAM"), ":",
+                        getenv("DEVECTORIZE", 1), ":", getenv("CPU_VECTOR_TILE", 1));
   {
     std::lock_guard lock(mu);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
@@ -139,7 +143,15 @@ std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOp&
     std::cout << "[" << join(opts, ", ") << "]\n";
     if (debug >= 5) std::cout << opt_ast.repr() << "\n";
   }
-  std::vector<UOp> uops = full_rewrite(opt_ast, r);
+  // a CPU vector tile keeps its vector ALUs: the C compiler turns them into wide FMAs
+  RenderOpts ro = r;
+  CpuBuild cpu;
+  if (std::optional<CpuTile> tile = applied_cpu_vector_tile(k)) {
+    ro.devectorize = 0;
+    ro.defer_horizontal_reduce = tile->reduce_lanes;
+    cpu.vector_alus = true;
+  }
+  std::vector<UOp> uops = full_rewrite(opt_ast, ro);
   if (debug >= 6) print_uops(uops, std::cout);
   std::string src = r.render(uops);
   int64_t mem = 0;  // bytes of every global buffer the kernel touches, counted once
@@ -159,18 +171,16 @@ std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOp&
   ProgramSpec spec = ProgramSpec::from_uops(to_function_name(k.name()), src, Device::canonicalize(device), ast, uops,
                                             launch, launch, mem);
   // CPU threads: a kernel big enough to pay for waking the other cores, with an outermost loop they can share
-  std::string threaded_src;
-  int max_threads = 1;
   if (auto* clang = dynamic_cast<ClangRenderer*>(&r); clang != nullptr && worth_threads(spec.estimates)) {
     if (std::optional<UOp> split = ClangRenderer::thread_split_range(uops, k.first_reduce())) {
       int64_t trips = as_int(split->src(0).vmax());
       if (trips > 1) {
-        threaded_src = clang->render_threaded(uops, *split);
-        max_threads = static_cast<int>(std::min<int64_t>(trips, 1024));
+        cpu.threaded_src = clang->render_threaded(uops, *split);
+        cpu.max_threads = static_cast<int>(std::min<int64_t>(trips, 1024));
       }
     }
   }
-  auto runner = std::make_shared<CompiledRunner>(std::move(spec), k.name(), std::move(threaded_src), max_threads);
+  auto runner = std::make_shared<CompiledRunner>(std::move(spec), k.name(), std::move(cpu));
   std::lock_guard lock(mu);
   return cache.emplace(key, runner).first->second;
 }

@@ -28,11 +28,17 @@ class Runner {
   bool first_run = true;
 };
 
+// how the CPU builds a kernel, besides its ProgramSpec's src (which is what DEBUG prints)
+struct CpuBuild {
+  std::string threaded_src;  // the kernel as ClangRenderer::render_threaded writes it, compiled instead of p.src
+  int max_threads = 1;       // the cores it may be split across
+  bool vector_alus = false;  // written with vector ALUs: compiled by ClangCompiler::vector_kernels()
+};
+
 class CompiledRunner : public Runner {
  public:
-  // display_name: the coloured kernel name. threaded_src: for the CPU, the kernel as ClangRenderer::render_threaded
-  // writes it, compiled instead of p.src (which is what DEBUG prints); max_threads: the cores it may be split across.
-  CompiledRunner(ProgramSpec p, std::string display_name, std::string threaded_src = "", int max_threads = 1);
+  // display_name: the coloured kernel name
+  CompiledRunner(ProgramSpec p, std::string display_name, CpuBuild cpu = {});
   std::optional<double> operator()(const std::vector<Buffer>& bufs, const VarVals& vars, bool wait) override;
   ProgramSpec p;
   std::string lib;

@@ -470,6 +470,8 @@ const PatternMatcher<UOp>& clang_extra_matcher() {
              return m["x"].cast(dtypes::float32).cast(dtypes::float16);
            }},                                                   // (half)double -> (half)(float)double
           {op(Ops::SQRT).named("alu"), no_vectorized_alu_rule},  // sqrt(float4) -> 4 sqrts
+          // the other libm builtins are scalar too (vector ALUs survive when a kernel renders with devectorize=0)
+          {op({Ops::EXP2, Ops::LOG2, Ops::SIN}).named("alu"), no_vectorized_alu_rule},
       } +
       extra_pm();
   return pm;

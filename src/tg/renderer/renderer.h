@@ -75,6 +75,9 @@ struct RenderOpts {
   const PatternMatcher<UOp>* pre_matcher = nullptr;    // run by the codegen before the final rewrite
   const PatternMatcher<UOp>* extra_matcher = nullptr;  // appended to the codegen's final rewrite
   int tensor_cores = 0;  // how many tensor cores the target has (none are implemented yet)
+  // the codegen's devectorize mode for this kernel (tinygrad's DEVECTORIZE); nullopt: the DEVECTORIZE env var
+  std::optional<int> devectorize;
+  bool defer_horizontal_reduce = false;  // ReduceContext::defer_horizontal
 
   static const RenderOpts& generic();  // Renderer(): has_local, no native ops, no matchers
   static const RenderOpts& cpu();      // the ClangRenderer's

@@ -135,11 +135,23 @@ const std::vector<std::string>& ClangCompiler::flags() {
   return ret;
 }
 
-ClangCompiler::ClangCompiler() : Compiler("compile_clang") {
+ClangCompiler& ClangCompiler::vector_kernels() {
+  static ClangCompiler cc({"-fno-slp-vectorize", "-mprefer-vector-width=512"});
+  return cc;
+}
+
+ClangCompiler::ClangCompiler(std::vector<std::string> extra_flags)
+    : Compiler("compile_clang"), extra_(std::move(extra_flags)) {
   std::string cc = getenv_str("CC");
   if (cc.empty()) cc = find_executable("clang").empty() ? "cc" : "clang";
   cc_ = split_words(cc);
   TG_CHECK(!cc_.empty(), "CC is blank");
+  // gcc spells clang's -fno-slp-vectorize differently
+  bool is_clang =
+      std::any_of(cc_.begin(), cc_.end(), [](const std::string& w) { return w.find("clang") != std::string::npos; });
+  if (!is_clang)
+    for (std::string& f : extra_)
+      if (f == "-fno-slp-vectorize") f = "-fno-tree-slp-vectorize";
   // the salt: the command, and the compiler binary's size and mtime, so an upgraded compiler misses the cache
   std::string salt = join(command(), " ");
   if (std::string exe = find_executable(cc_[0]); !exe.empty()) {
@@ -152,6 +164,7 @@ ClangCompiler::ClangCompiler() : Compiler("compile_clang") {
 std::vector<std::string> ClangCompiler::command() const {
   std::vector<std::string> ret = cc_;
   ret.insert(ret.end(), flags().begin(), flags().end());
+  ret.insert(ret.end(), extra_.begin(), extra_.end());
   return ret;
 }
 
@@ -230,6 +243,7 @@ std::optional<double> CPUProgram::call(std::span<const Opaque> bufs, std::span<c
   auto run = [&] {
     if (cores == 1) return fxn_(b, v);
     Threaded t = threaded_;
+    threaded_runs++;
     parallel_for(cores, [&](int core) { t(b, v, core, cores); });
   };
   if (!wait) {

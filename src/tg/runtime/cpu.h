@@ -27,7 +27,8 @@ namespace tg {
 // -fno-math-errno: __builtin_sqrt becomes an instruction instead of a call.
 class ClangCompiler : public Compiler {
  public:
-  ClangCompiler();  // resolves $CC now; a missing compiler is reported by compile()
+  // resolves $CC now; a missing compiler is reported by compile(). extra_flags go after flags().
+  explicit ClangCompiler(std::vector<std::string> extra_flags = {});
   std::string compile(const std::string& src) override;
   // the compiler's argv prefix (CC may be "ccache clang") and the flags, as run
   std::vector<std::string> command() const;
@@ -35,8 +36,13 @@ class ClangCompiler : public Compiler {
   static const std::vector<std::string>& flags();
   static inline std::atomic<int64_t> invocations{0};  // compiler processes run, for tests of the disk cache
 
+  // The compiler for kernels written with vector ALUs (a CPU vector tile, see codegen/heuristic.h): they are
+  // vectorized already, so no SLP vectorizer (which turns their broadcasts into gathers), and 512-bit vectors
+  // where the CPU has them (the source's vector types say how wide the work is).
+  static ClangCompiler& vector_kernels();
+
  private:
-  std::vector<std::string> cc_;
+  std::vector<std::string> cc_, extra_;
 };
 
 class CPUProgram : public Program {
@@ -49,6 +55,7 @@ class CPUProgram : public Program {
   CPUProgram& operator=(const CPUProgram&) = delete;
 
   const std::string name;
+  static inline std::atomic<int64_t> threaded_runs{0};  // calls split across more than one core, for tests
 
  protected:
   std::optional<double> call(std::span<const Opaque> bufs, std::span<const int64_t> vals, bool wait, Dims global_size,

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -30,9 +31,10 @@ int cpu_threads() {
 
 namespace {
 
-// A worker that finds no new job spins this many rounds (a few tens of microseconds) before it sleeps: kernels come
-// back to back, and waking a sleeping thread costs more than a short kernel.
-constexpr int kSpinRounds = 20000;
+// A worker that finds no new job spins this long before it sleeps, and so does a caller waiting for its workers:
+// kernels come back to back, and waking a sleeping thread costs more than a short kernel. Short, since the cores
+// may be shared with other processes.
+constexpr auto kSpin = std::chrono::microseconds(100);
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -40,6 +42,19 @@ inline void cpu_relax() {
 #else
   std::this_thread::yield();
 #endif
+}
+
+// spins until done() or kSpin has passed; true if done()
+template <class F>
+bool spin_until(F&& done) {
+  auto deadline = std::chrono::steady_clock::now() + kSpin;
+  for (;;) {
+    for (int i = 0; i < 32; i++) {
+      if (done()) return true;
+      cpu_relax();
+    }
+    if (std::chrono::steady_clock::now() > deadline) return done();
+  }
 }
 
 thread_local bool in_parallel_for = false;
@@ -60,8 +75,7 @@ class Pool {
     in_parallel_for = true;
     fn(0);
     in_parallel_for = false;
-    for (int i = 0; i < kSpinRounds && pending_.load() != 0; i++) cpu_relax();
-    if (pending_.load() != 0) {
+    if (!spin_until([&] { return pending_.load() == 0; })) {
       std::unique_lock lock(mu_);
       cv_done_.wait(lock, [&] { return pending_.load() == 0; });
     }
@@ -82,7 +96,7 @@ class Pool {
   void worker(int id, uint64_t seen) {
     in_parallel_for = true;
     for (;;) {
-      for (int i = 0; i < kSpinRounds && gen_.load() == seen; i++) cpu_relax();
+      spin_until([&] { return gen_.load() != seen; });
       const std::function<void(int)>* job;
       int n;
       {

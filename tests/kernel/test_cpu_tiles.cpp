@@ -1,0 +1,123 @@
+// The CPU vector tiles (codegen/heuristic.h cpu_vector_tile): which opts a big matmul / conv kernel gets, that small
+// kernels and GPU-like targets keep the reference's heuristic, and how a tile renders (vector accumulators, the
+// lanes of a reduce tile summed after its loop). Their results are checked in tests/runtime/test_threads.cpp and
+// tests/ops (the kernels a Tensor program compiles).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tg/codegen/heuristic.h"
+#include "tg/codegen/kernel.h"
+#include "tg/codegen/pipeline.h"
+#include "tg/renderer/cstyle.h"
+
+using namespace tg;
+
+namespace {
+
+ShapeTracker st(const Shape& shape, std::optional<Shape> strides = {}) { return {{View::create(shape, strides)}}; }
+UOp global(int i, int64_t size) {
+  return UOp::make(Ops::DEFINE_GLOBAL, dtypes::float32.ptr(size), {}, ConstValue(int64_t(i)));
+}
+UOp view_of(const UOp& g, const ShapeTracker& s) { return UOp::make(Ops::VIEW, g.dtype(), {g}, st_arg(s)); }
+UOp load(const UOp& g, const ShapeTracker& s) { return UOp::make(Ops::LOAD, g.dtype().base(), {view_of(g, s)}); }
+
+// out (strides out_st over the full shape, 0 on reduce axes) = sum over `axes` of a * b
+UOp sum_of_products(const Shape& full, const Shape& out_shape, const Shape& a_st, int64_t a_size, const Shape& b_st,
+                    int64_t b_size, std::vector<int64_t> axes, Ops rop = Ops::ADD) {
+  UOp prod = load(global(1, a_size), st(full, a_st)) * load(global(2, b_size), st(full, b_st));
+  UOp red = UOp::make(Ops::REDUCE_AXIS, dtypes::float32, {prod}, ReduceArg{rop, std::move(axes)});
+  UOp out = UOp::make(Ops::STORE, dtypes::void_, {view_of(global(0, tg::prod(out_shape)), st(out_shape)), red});
+  return UOp::sink({out});
+}
+UOp matmul(sint n) { return sum_of_products({n, n, n}, {n, n, 1}, {n, 0, 1}, n * n, {0, 1, n}, n * n, {2}); }
+// conv2d forward, batch b, 32 -> 32 channels, 5x5 on 24x24 (the second conv of the MNIST model)
+UOp conv_forward(sint b) {
+  return sum_of_products({b, 32, 20, 20, 32, 5, 5}, {b, 32, 20, 20, 1, 1, 1}, {18432, 0, 24, 1, 576, 24, 1}, b * 18432,
+                         {0, 800, 0, 0, 25, 5, 1}, 25600, {4, 5, 6});
+}
+// the weight gradient of that conv, as the scheduler splits its reduce over the batch: (co, ci, ky, kx, b/4) summing
+// (b%4, oy, ox) of grad_out[b, co, oy, ox] * x[b, ci, oy+ky, ox+kx]
+UOp conv_weight_grad() {
+  return sum_of_products({32, 32, 5, 5, 128, 4, 20, 20}, {32, 32, 5, 5, 128, 1, 1, 1},
+                         {400, 0, 0, 0, 51200, 12800, 20, 1}, 6553600, {0, 576, 24, 1, 73728, 18432, 24, 1}, 9437184,
+                         {5, 6, 7});
+}
+
+std::string opts_of(const std::optional<CpuTile>& t) { return t ? opts_repr(t->opts) : "nullopt"; }
+
+// renders k with its tile's vector ALUs (as engine/realize does for an applied tile)
+std::string render_tile(Kernel& k) {
+  std::optional<CpuTile> tile = applied_cpu_vector_tile(k);
+  EXPECT_TRUE(tile.has_value());
+  ClangRenderer r;
+  RenderOpts ro = r;
+  ro.devectorize = 0;
+  ro.defer_horizontal_reduce = tile && tile->reduce_lanes;
+  return r.render(full_rewrite(k.get_optimized_ast("tile"), ro));
+}
+
+}  // namespace
+
+TEST(CpuTile, MatmulOutputLanes) {
+  // j (contiguous in b, broadcast in a) takes 16 lanes, i (b repeats along it) 8 more, k is unrolled by 2
+  Kernel k(matmul(128));
+  std::optional<CpuTile> t = cpu_vector_tile(k);
+  EXPECT_EQ(opts_of(t),
+            "[Opt(op=OptOps.UPCAST, axis=0, arg=8), Opt(op=OptOps.UPCAST, axis=1, arg=16), "
+            "Opt(op=OptOps.UNROLL, axis=0, arg=2)]");
+  EXPECT_FALSE(t->reduce_lanes);
+  EXPECT_EQ(opts_repr(hand_coded_optimizations(k)), opts_repr(t->opts));  // the heuristic takes it
+  k.apply_opts(t->opts);
+  std::string src = render_tile(k);
+  EXPECT_NE(src.find("float128 acc0 = "), std::string::npos) << src;  // one accumulator of 8x16 lanes
+  EXPECT_NE(src.find("for (int ridx0 = 0; ridx0 < 16; ridx0++)"), std::string::npos) << src;
+}
+
+TEST(CpuTile, ConvForwardFillsSixteenLanes) {
+  // ox (20) gives 4 lanes; oy fills them to 16 (rows of x, w broadcast); co takes 8 (x repeats along it)
+  Kernel k(conv_forward(8));
+  EXPECT_EQ(opts_of(cpu_vector_tile(k)),
+            "[Opt(op=OptOps.UPCAST, axis=1, arg=8), Opt(op=OptOps.UPCAST, axis=2, arg=4), "
+            "Opt(op=OptOps.UPCAST, axis=3, arg=4)]");
+}
+
+TEST(CpuTile, WeightGradReduceLanesAndLoopOrder) {
+  // no output axis is contiguous in an input: the lanes run along (oy, ox), 4x4 per accumulator, for a 4x4 tile of
+  // (co, ci); the batch blocks (where both inputs move farthest) become the outermost loop
+  Kernel k(conv_weight_grad());
+  std::optional<CpuTile> t = cpu_vector_tile(k);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_TRUE(t->reduce_lanes);
+  EXPECT_EQ(opts_of(t),
+            "[Opt(op=OptOps.UPCAST, axis=0, arg=4), Opt(op=OptOps.UPCAST, axis=1, arg=4), "
+            "Opt(op=OptOps.UNROLL, axis=1, arg=4), Opt(op=OptOps.UNROLL, axis=2, arg=4), "
+            "Opt(op=OptOps.SWAP, axis=0, arg=4), Opt(op=OptOps.SWAP, axis=2, arg=4), "
+            "Opt(op=OptOps.SWAP, axis=3, arg=4)]");
+  k.apply_opts(t->opts);
+  EXPECT_EQ(shape_str(k.full_shape()), "(128, 8, 8, 5, 5, 4, 5, 5, 4, 4, 4, 4)");
+  std::string src = render_tile(k);
+  // 16 outputs of 16 lanes each, summed once after the reduce loops
+  EXPECT_NE(src.find("float256 acc0 = "), std::string::npos) << src;
+  EXPECT_NE(src.find("= (acc0[0]+acc0[1]+acc0[2]"), std::string::npos) << src;
+}
+
+TEST(CpuTile, OnlyBigFloatSumsOfProductsOnTheCpu) {
+  EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(matmul(16)))), "nullopt");  // small: the reference's opts and code
+  EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(matmul(128), RenderOpts::generic()))), "nullopt");  // has locals
+  UOp max_reduce =
+      sum_of_products({128, 128, 128}, {128, 128, 1}, {128, 0, 1}, 16384, {0, 1, 128}, 16384, {2}, Ops::MAX);
+  EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(max_reduce))), "nullopt");
+  Kernel applied(matmul(128));
+  applied.apply_opt({OptOps::UPCAST, 0, 4});
+  EXPECT_EQ(opts_of(cpu_vector_tile(applied)), "nullopt");  // opts already applied
+  EXPECT_FALSE(applied_cpu_vector_tile(applied).has_value());
+}
+
+TEST(CpuTile, DisabledByEnv) {
+  ::setenv("CPU_VECTOR_TILE", "0", 1);
+  Kernel k(matmul(128));
+  std::string opts = opts_repr(hand_coded_optimizations(k));
+  ::unsetenv("CPU_VECTOR_TILE");
+  EXPECT_EQ(opts.find("arg=16"), std::string::npos) << opts;  // the reference's heuristic
+}
