@@ -102,6 +102,18 @@ TEST(CpuTile, WeightGradReduceLanesAndLoopOrder) {
   EXPECT_NE(src.find("= (acc0[0]+acc0[1]+acc0[2]"), std::string::npos) << src;
 }
 
+TEST(CpuTile, LoadsAfterTheReduceDontChooseLanes) {
+  // a matmul whose result is multiplied by a third buffer after the reduce (a fused relu mask of a conv's input
+  // gradient): that load runs once per output, so it takes the same tile as the bare matmul
+  sint n = 128;
+  Shape full{n, n, n};
+  UOp prod = load(global(1, n * n), st(full, Shape{n, 0, 1})) * load(global(2, n * n), st(full, Shape{0, 1, n}));
+  UOp red = UOp::make(Ops::REDUCE_AXIS, dtypes::float32, {prod}, ReduceArg{Ops::ADD, {2}});
+  UOp masked = red * load(global(3, n * n), st({n, n, 1}, Shape{n, 1, 0}));
+  UOp out = UOp::make(Ops::STORE, dtypes::void_, {view_of(global(0, n * n), st({n, n, 1})), masked});
+  EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(UOp::sink({out})))), opts_of(cpu_vector_tile(Kernel(matmul(n)))));
+}
+
 TEST(CpuTile, OnlyBigFloatSumsOfProductsOnTheCpu) {
   EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(matmul(16)))), "nullopt");  // small: the reference's opts and code
   EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(matmul(128), RenderOpts::generic()))), "nullopt");  // has locals

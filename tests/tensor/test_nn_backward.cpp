@@ -54,6 +54,46 @@ TEST_F(NNBackward, Conv2d) {
       {vals(1 * 4 * 5 * 5, 0.4), vals(2 * 2 * 2 * 2, 0.5)}, {{1, 4, 5, 5}, {2, 2, 2, 2}});
 }
 
+// conv2d's derivatives come from ConvGrad (a transposed conv for the input, a windowed sum for the weight) through
+// CUSTOM_GRAD: every layout and remainder case of it against finite differences
+TEST_F(NNBackward, ConvGradientCases) {
+  // conv1d, a stride that leaves the input's last element out of every window
+  expect_grad_matches([](const std::vector<Tensor>& x) { return x[0].conv2d(x[1], std::nullopt, {.stride = {2}}); },
+                      {vals(2 * 3 * 8, 0.1), vals(4 * 3 * 3, 0.2)}, {{2, 3, 8}, {4, 3, 3}});
+  // conv3d with dilation and asymmetric padding
+  expect_grad_matches(
+      [](const std::vector<Tensor>& x) {
+        return x[0].conv2d(x[1], std::nullopt, {.dilation = {1, 2, 1}, .padding = {1, 0, 0, 1, 2, 0}});
+      },
+      {vals(1 * 2 * 4 * 5 * 3, 0.3), vals(3 * 2 * 2 * 2 * 2, 0.4)}, {{1, 2, 4, 5, 3}, {3, 2, 2, 2, 2}});
+  // 16 input channels and 2-wide output rows: the weight gradient reads channels-last copies; and with groups
+  expect_grad_matches([](const std::vector<Tensor>& x) { return x[0].conv2d(x[1]); },
+                      {vals(1 * 16 * 4 * 4, 0.5), vals(2 * 16 * 3 * 3, 0.6)}, {{1, 16, 4, 4}, {2, 16, 3, 3}});
+  expect_grad_matches([](const std::vector<Tensor>& x) { return x[0].conv2d(x[1], std::nullopt, {.groups = 2}); },
+                      {vals(1 * 32 * 3 * 3, 0.7), vals(2 * 16 * 2 * 2, 0.8)}, {{1, 32, 3, 3}, {2, 16, 2, 2}});
+}
+
+// the gradient of a gradient: ConvGrad's graphs are conv2d calls themselves, so they differentiate again
+TEST_F(NNBackward, ConvSecondOrder) {
+  expect_grad_matches(
+      [](const std::vector<Tensor>& x) {
+        Tensor y = x[0].conv2d(x[1], std::nullopt, {.stride = {2}, .padding = {1}});
+        return (y * y).sum().gradient({x[0]})[0];
+      },
+      {vals(1 * 2 * 5 * 5, 0.9), vals(3 * 2 * 3 * 3, 1.0)}, {{1, 2, 5, 5}, {3, 2, 3, 3}});
+}
+
+// the weight gradient is the input gradient of nothing: a conv of an input that doesn't need one, and an int conv
+TEST_F(NNBackward, ConvOnlyWeightOrNoGradient) {
+  Tensor x = Tensor(std::vector<float>(2 * 3 * 5 * 5, 0.5f), {2, 3, 5, 5}), w = param(4 * 3 * 3 * 3, {4, 3, 3, 3}, 0.1);
+  x.conv2d(w).sum().backward();
+  EXPECT_NEAR(w.grad()->sum().item<float>(), 0.5f * 2 * 9 * 4 * 27, 1e-2);
+  EXPECT_FALSE(x.grad().has_value());
+  Tensor xi = Tensor::ones({1, 2, 4, 4}, {.dtype = dtypes::int32}),
+         wi = Tensor::ones({1, 2, 3, 3}, {.dtype = dtypes::int32});
+  EXPECT_EQ(xi.conv2d(wi).sum().item<int>(), 4 * 18);
+}
+
 TEST_F(NNBackward, ConvTranspose2d) {
   expect_grad_matches(
       [](const std::vector<Tensor>& x) {

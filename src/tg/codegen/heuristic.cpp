@@ -125,10 +125,12 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
   // small kernels keep the reference's opts (and code): the tile pays off only with many multiply-adds
   if (prod_range(k.full_shape(), 0, n) < (int64_t(1) << 20)) return std::nullopt;
 
-  // the strides of every loaded buffer
+  // the strides of every buffer the reduce loads (loads after it, as a fused relu mask, run once per output)
   std::vector<std::vector<std::optional<sint>>> in;
+  std::vector<UOp> reduced = r.toposort();
   for (size_t i = 0; i < k.bufs.size(); i++)
-    if (k.bufs[i].op() == Ops::LOAD) in.push_back(real_strides(k.sts[i]));
+    if (k.bufs[i].op() == Ops::LOAD && std::find(reduced.begin(), reduced.end(), k.bufs[i]) != reduced.end())
+      in.push_back(real_strides(k.sts[i]));
   if (in.size() < 2) return std::nullopt;
   auto size = [&](int a) { return k.full_shape()[static_cast<size_t>(a)]; };
   auto stride_is = [](const std::optional<sint>& s, sint v) { return s && *s == v; };

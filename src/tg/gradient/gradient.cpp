@@ -145,6 +145,16 @@ PatternMatcher<GradList, UOp> make_pm_gradient() {
           }),
       R(
           op(Ops::BITCAST), +[](M, UOp&) -> GradList { return G{UOp()}; }),  // no gradient through a bitcast
+      R(
+          op(Ops::CUSTOM_GRAD).named("ret"),
+          +[](M m, UOp& ctx) -> GradList {
+            UOp ret = m["ret"];
+            const auto* fn = dynamic_cast<const GradFn*>(ret.arg<ObjectArg>().get());
+            TG_ASSERT(fn != nullptr, "CUSTOM_GRAD without a GradFn arg");
+            G grads{ctx};
+            for (UOp& g : fn->backward(ctx, ret)) grads.push_back(std::move(g));
+            return grads;
+          }),
   });
 }
 

@@ -251,6 +251,8 @@ const GPM& grouper_sym() {
                                                                       {op({Ops::DETACH, Ops::CONTIGUOUS_BACKWARD},
                                                                           {var("x")}),
                                                                        [](M m) { return m["x"]; }},  // DETACH(x) -> x
+                                                                      {op(Ops::CUSTOM_GRAD).named("x"),
+                                                                       [](M m) { return m["x"].src(0); }},
                                                                       {op(Ops::REDUCE_AXIS, {var("x")}).named("reduce"),
                                                                        [](M m) -> UOp {
                                                                          UOp reduce = m["reduce"];

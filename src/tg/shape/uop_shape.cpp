@@ -64,6 +64,10 @@ static std::optional<ShapeTracker> compute_st(const UOpNode* n) {
     TG_CHECK(arg != nullptr && arg->size() == 2, "BUFFER_VIEW needs (size, offset) as arg, got ", arg_repr(n->arg));
     return ShapeTracker::from_shape({as_int(arg->at(0))});
   }
+  if (op == Ops::CUSTOM_GRAD) {  // the value; the other sources are the inputs it has a derivative for
+    const ShapeTracker* st = st_of(n->src[0].get());
+    return st ? std::optional<ShapeTracker>(ShapeTracker::from_shape(st->shape())) : std::nullopt;
+  }
   if (op == Ops::KERNEL) return std::nullopt;  // TODO: from the kernel's ast size, with the grouper
   const ShapeTracker* first = nullptr;
   for (const UOp& s : n->src) {

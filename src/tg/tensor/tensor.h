@@ -20,6 +20,7 @@ struct TensorOptions {
 
 struct TensorData;
 class Tensor;
+struct ConvGrad;
 
 // Optional arguments: a method with more than one or two optional knobs takes an options struct, written with
 // designated initializers at the call site: t.conv2d(w, b, {.stride = {2}, .padding = {1}}). Tensors stay positional.
@@ -543,6 +544,7 @@ class Tensor {
   // [autograd] private helpers
 
   friend Tensor tensor_from_uop(const UOp& u, std::optional<bool> requires_grad);
+  friend struct ConvGrad;  // conv2d's derivatives (tensor_pool.cpp) use pool
   friend void apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& map);
 
   std::shared_ptr<TensorData> d_;

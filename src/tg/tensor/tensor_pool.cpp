@@ -6,6 +6,8 @@
 #include <map>
 #include <numeric>
 
+#include "tg/gradient/gradient.h"
+#include "tg/shape/uop_shape.h"
 #include "tg/tensor/tensor_internal.h"
 #include "tg/tensor/tensor_nn_internal.h"
 
@@ -125,6 +127,109 @@ Tensor Tensor::pool(const Shape& k_, std::vector<int64_t> stride, std::vector<in
 
 // *** convolutions ***
 
+namespace {
+
+// (bs, c, *spatial) with stride-1 zeros between the elements of each spatial dim: k -> (k-1)*s+1
+Tensor spread_by_stride(const Tensor& x, const std::vector<int64_t>& stride) {
+  if (std::none_of(stride.begin(), stride.end(), [](int64_t s) { return s > 1; })) return x;
+  // (k) -> (k, 1) -> pad to (k, s) -> (k*s) -> the last s-1 zeros go
+  Shape xs = x.shape(), r{xs[0], xs[1]}, spread{xs[0], xs[1]};
+  size_t nd = stride.size();
+  Mask p(2 + 2 * nd, {0, 0}), sh{{0, xs[0]}, {0, xs[1]}};
+  for (size_t i = 0; i < nd; i++) {
+    sint k = xs[2 + i], s = stride[i];
+    r.insert(r.end(), {k, 1});
+    p[2 + 2 * i + 1] = {0, s - 1};
+    spread.push_back(k * s);
+    sh.push_back({0, k * s - (s - 1)});
+  }
+  return x.reshape(r).pad(p).reshape(spread).shrink(sh);
+}
+
+// a conv weight (cin, cout/groups, *HW) as the conv2d weight of the transposed conv: (cout, cin/groups, *HW), the
+// kernel flipped
+Tensor transposed_conv_weight(const Tensor& weight, sint groups) {
+  Shape ws = weight.shape(), us{groups, ws[0] / groups};
+  us.insert(us.end(), ws.begin() + 1, ws.end());
+  std::vector<int64_t> spatial;
+  for (size_t i = 0; i + 2 < ws.size(); i++) spatial.push_back(static_cast<int64_t>(3 + i));
+  return weight.reshape(us).transpose(1, 2).flip(spatial).flatten(0, 1);
+}
+
+// t (bs, c, *spatial) stored channels-last, (bs, *spatial, c), and viewed back in its own dim order
+Tensor channels_last(const Tensor& t) {
+  std::vector<int64_t> to{0}, back{0, static_cast<int64_t>(t.ndim()) - 1};
+  for (int64_t i = 2; i < t.ndim(); i++) to.push_back(i), back.push_back(i - 1);
+  to.push_back(1);
+  return t.permute(to).contiguous().permute(back);
+}
+
+}  // namespace
+
+// the derivatives of conv2d for its padded input (node.src(1)) and its weight (node.src(2)), taken here rather than
+// through the windows' movement ops:
+// - the input's is the transposed convolution of the output gradient: spread by the stride and padded by the dilated
+//   kernel (and up to the input's size), realized so that the conv kernel loads it unmasked and gets the dense CPU tile
+// - the weight's sums the output gradient times the input's windows over the batch and the output positions, both
+//   stored channels-last so that the channels are contiguous lanes
+struct ConvGrad final : GradFn {  // a friend of Tensor, so in tg, not in an unnamed namespace
+  sint groups;
+  std::vector<int64_t> stride, dilation;
+  ConvGrad(sint g, std::vector<int64_t> s, std::vector<int64_t> d)
+      : groups(g), stride(std::move(s)), dilation(std::move(d)) {}
+  std::string repr() const override {
+    return "ConvGrad(groups=" + std::to_string(groups) + ", stride=" + shape_str(stride) +
+           ", dilation=" + shape_str(dilation) + ")";
+  }
+  uint64_t hash() const override {
+    uint64_t h = static_cast<uint64_t>(groups) * 0x9E3779B97F4A7C15ull;
+    for (int64_t v : stride) h = (h ^ static_cast<uint64_t>(v)) * 0x100000001B3ull;
+    for (int64_t v : dilation) h = (h ^ static_cast<uint64_t>(v + 7)) * 0x100000001B3ull;
+    return h;
+  }
+  bool equals(const ArgObject& o) const override {
+    const auto* c = dynamic_cast<const ConvGrad*>(&o);
+    return c != nullptr && c->groups == groups && c->stride == stride && c->dilation == dilation;
+  }
+  std::vector<UOp> backward(const UOp& ctx, const UOp& node) const override {
+    Tensor g = tensor_from_uop(ctx, std::nullopt), xp = tensor_from_uop(node.src(1), std::nullopt),
+           weight = tensor_from_uop(node.src(2), std::nullopt);
+    Shape is = xp.shape(), ws = weight.shape(), os = g.shape();
+    size_t nd = ws.size() - 2;
+    Mask pads{{0, 0}, {0, 0}};
+    for (size_t i = 0; i < nd; i++) {
+      sint full = dilation[i] * (ws[2 + i] - 1), used = (os[2 + i] - 1) * stride[i] + full + 1;
+      pads.push_back({full, full + is[2 + i] - used});  // the input past the last window gets no gradient
+    }
+    Tensor dx = spread_by_stride(g, stride).pad(pads).contiguous().conv2d(
+        transposed_conv_weight(weight, groups), std::nullopt, {.groups = groups, .dilation = dilation});
+    // (chunks, bs/chunks, groups, rcout, cin, *o, *HW), summed over a chunk of the batch and *o, then over the
+    // chunks: the batch is split so that a chunk's inputs (at most 1 MiB) stay in cache while every output tile
+    // sums them
+    sint bs = is[0], per_n = static_cast<sint>(xp.dtype().itemsize()) * (prod(is) + prod(os)) / bs, n_per = 1;
+    for (sint c = 1; c <= bs; c++)
+      if (bs % c == 0 && c * per_n <= (sint(1) << 20)) n_per = c;
+    Shape HW(ws.begin() + 2, ws.end()), xr{bs / n_per, n_per, groups, 1, ws[1]},
+        gr{bs / n_per, n_per, groups, ws[0] / groups, 1};
+    std::vector<int64_t> axes{1};
+    for (size_t i = 0; i < nd; i++) {
+      xr.push_back(os[2 + i]);
+      gr.push_back(os[2 + i]);
+      axes.push_back(static_cast<int64_t>(5 + i));
+    }
+    xr.insert(xr.end(), HW.begin(), HW.end());
+    gr.insert(gr.end(), nd, 1);
+    // channels-last when the output rows are too short for vector lanes along them (fewer than 8) and the input
+    // channels are enough for them (16); measured on the MNIST convs (bench/bench_vs_torch.py)
+    sint row = os.back(), row_lanes = 1;
+    while (row % (row_lanes * 2) == 0 && row_lanes < 16) row_lanes *= 2;
+    bool cl = row_lanes < 8 && ws[1] >= 16;
+    Tensor windows = (cl ? channels_last(xp) : xp).pool(HW, stride, dilation).reshape(xr);
+    Tensor dw = ((cl ? channels_last(g) : g).reshape(gr) * windows).sum(axes).sum(0).reshape(ws);
+    return {dx.cast(xp.dtype()).uop(), dw.cast(weight.dtype()).uop()};
+  }
+};
+
 Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, const Conv2dOptions& o) const {
   TG_META("conv2d");
   Shape xs = shape(), ws = weight.shape();
@@ -140,8 +245,12 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, c
   size_t nd = ws.size() - 2;
   Shape HW = trailing(ws, nd);
   std::vector<int64_t> pads = resolve_pool_pads(o.padding, nd, xs);
-  // (bs, groups*cin, *oyx, *HW)
-  Tensor x = pad(flat_to_mask(pads, xs.size())).pool(HW, o.stride, o.dilation);
+  // the windows of the padded input, (bs, groups*cin, *oyx, *HW). The derivatives are not taken through them (which
+  // gives a scatter with div/mod indexing) but by ConvGrad, through CUSTOM_GRAD below
+  Tensor xp = pad(flat_to_mask(pads, xs.size()));
+  bool custom_grad = !no_grad && dtypes::is_float(dtype()) && dtypes::is_float(weight.dtype());
+  Tensor x = (custom_grad ? xp.detach() : xp).pool(HW, o.stride, o.dilation),
+         w = custom_grad ? weight.detach() : weight;
   sint groups = o.groups, rcout = cout / groups;
   Shape px = x.shape(), oyx(px.begin() + 2, px.end() - static_cast<std::ptrdiff_t>(nd));
   // broadcast to (bs, groups, rcout, *oyx, cin, *HW) against the weight, and sum cin and the kernel
@@ -161,7 +270,13 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, c
   x = x.reshape(r).expand(e).permute(order);
   Shape out{bs, cout};
   out.insert(out.end(), oyx.begin(), oyx.end());
-  Tensor ret = (x * weight.reshape(wr)).sum(axes, true, o.dtype).reshape(out);
+  Tensor ret = (x * w.reshape(wr)).sum(axes, true, o.dtype).reshape(out);
+  if (custom_grad) {
+    auto fn =
+        std::make_shared<ConvGrad>(groups, as_tuple(o.stride, nd, "stride"), as_tuple(o.dilation, nd, "dilation"));
+    ret = ret.apply_uop(UOp::make(Ops::CUSTOM_GRAD, ret.dtype(), {ret.uop(), xp.uop(), weight.uop()}, ObjectArg(fn)),
+                        {&ret, &xp, &weight});
+  }
   if (!bias) return ret;
   Shape bshape{1, -1};
   bshape.insert(bshape.end(), nd, 1);
@@ -179,34 +294,18 @@ Tensor Tensor::conv_transpose2d(const Tensor& weight, const std::optional<Tensor
   TG_CHECK(o.groups >= 1 && ws[0] % o.groups == 0 && xs[1] == ws[0], "conv_transpose2d: input shape ", shape_str(xs),
            " does not match the shape of the weights ", shape_str(ws), " with groups=", o.groups);
   size_t nd = ws.size() - 2;
-  Shape HW = trailing(ws, nd), us{o.groups, ws[0] / o.groups};
-  us.insert(us.end(), ws.begin() + 1, ws.end());
-  std::vector<int64_t> spatial;
-  for (size_t i = 0; i < nd; i++) spatial.push_back(static_cast<int64_t>(3 + i));
-  Tensor w = weight.reshape(us).transpose(1, 2).flip(spatial);  // (groups, cout/groups, cin/groups, *HW)
+  Shape HW = trailing(ws, nd);
   auto padding = flat_to_grouped(resolve_pool_pads(o.padding, nd, xs));
   std::vector<int64_t> stride = as_tuple(o.stride, nd, "stride"), dilation = as_tuple(o.dilation, nd, "dilation"),
                        out_pad = as_tuple(o.output_padding, nd, "output_padding");
-  Tensor x = *this;
-  if (std::any_of(stride.begin(), stride.end(), [](int64_t s) { return s > 1; })) {
-    // (k) -> (k, 1) -> pad to (k, s) -> (k*s) -> the last s-1 zeros go: s-1 zeros between the inputs
-    Shape r{xs[0], xs[1]}, spread{xs[0], xs[1]};
-    Mask p(2 + 2 * nd, {0, 0}), sh{{0, xs[0]}, {0, xs[1]}};
-    for (size_t i = 0; i < nd; i++) {
-      sint k = xs[2 + i], s = stride[i];
-      r.insert(r.end(), {k, 1});
-      p[2 + 2 * i + 1] = {0, s - 1};
-      spread.push_back(k * s);
-      sh.push_back({0, k * s - (s - 1)});
-    }
-    x = x.reshape(r).pad(p).reshape(spread).shrink(sh);
-  }
   std::vector<int64_t> flat;
   for (size_t i = nd; i-- > 0;) {
     sint full = (HW[i] - 1) * dilation[i];
     flat.insert(flat.end(), {full - padding[i].first, full - padding[i].second + out_pad[i]});
   }
-  return x.conv2d(w.flatten(0, 1), bias, {.groups = o.groups, .dilation = dilation, .padding = flat});
+  return spread_by_stride(*this, stride)
+      .conv2d(transposed_conv_weight(weight, o.groups), bias,
+              {.groups = o.groups, .dilation = dilation, .padding = flat});
 }
 
 // *** pools ***

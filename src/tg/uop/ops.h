@@ -1,5 +1,6 @@
 #pragma once
-// Ops: the reference's 84 ops, numbered as tinygrad numbers them (its order drives the toposort), and GroupOp sets.
+// Ops: the reference's 84 ops (and CUSTOM_GRAD, ours, last), numbered as tinygrad numbers them (its order drives the
+// toposort), and GroupOp sets.
 #include <cstdint>
 #include <initializer_list>
 #include <iosfwd>
@@ -8,7 +9,8 @@
 namespace tg {
 
 // clang-format off
-// in tinygrad's order and groups (the order drives the toposort)
+// in tinygrad's order and groups (the order drives the toposort); CUSTOM_GRAD is ours, last: a value with a
+// hand-written derivative (tg/gradient/gradient.h)
 #define TG_OPS(X)                                                                                          \
   X(SINK) X(CONTIGUOUS) X(CONTIGUOUS_BACKWARD) X(DETACH) X(KERNEL) X(UNIQUE)                                \
   X(COPY) X(BUFFER_VIEW) X(MSELECT) X(MSTACK)                                                               \
@@ -24,7 +26,8 @@ namespace tg {
   X(XOR) X(OR) X(AND) X(THREEFRY) X(SUB) X(FDIV) X(POW)                                                     \
   X(WHERE) X(MULACC) X(ASSIGN) X(BIND)                                                                      \
   X(BARRIER) X(RANGE) X(IF) X(ENDRANGE) X(ENDIF) X(GBARRIER)                                                \
-  X(VCONST) X(CONST) X(DEVICE) X(MULTI) X(CUSTOM) X(CUSTOMI) X(IGNORE) X(FUSE)
+  X(VCONST) X(CONST) X(DEVICE) X(MULTI) X(CUSTOM) X(CUSTOMI) X(IGNORE) X(FUSE)                              \
+  X(CUSTOM_GRAD)
 // clang-format on
 
 enum class Ops : uint8_t {
@@ -33,7 +36,7 @@ enum class Ops : uint8_t {
   TG_OPS(TG_X)
 #undef TG_X
 };
-inline constexpr int NUM_OPS = static_cast<int>(Ops::FUSE) + 1;
+inline constexpr int NUM_OPS = static_cast<int>(Ops::CUSTOM_GRAD) + 1;
 
 std::string_view op_name(Ops op);                    // "ADD"
 std::ostream& operator<<(std::ostream& os, Ops op);  // "Ops.ADD", as str(Ops.ADD)
