@@ -164,14 +164,25 @@ Tensor channels_last(const Tensor& t) {
   return t.permute(to).contiguous().permute(back);
 }
 
+// a conv weight (cout, cin, *HW) stored (cin, *HW, cout), viewed back in its own dim order
+Tensor out_channels_last(const Tensor& w) {
+  std::vector<int64_t> to, back{static_cast<int64_t>(w.ndim()) - 1};
+  for (int64_t i = 1; i < w.ndim(); i++) to.push_back(i), back.push_back(i - 1);
+  to.push_back(0);
+  return w.permute(to).contiguous().permute(back);
+}
+
 }  // namespace
 
 // the derivatives of conv2d for its padded input (node.src(1)) and its weight (node.src(2)), taken here rather than
-// through the windows' movement ops:
+// through the windows' movement ops (which scatter the input's gradient back with div/mod indexing):
 // - the input's is the transposed convolution of the output gradient: spread by the stride and padded by the dilated
 //   kernel (and up to the input's size), realized so that the conv kernel loads it unmasked and gets the dense CPU tile
-// - the weight's sums the output gradient times the input's windows over the batch and the output positions, both
-//   stored channels-last so that the channels are contiguous lanes
+// - the weight's sums the output gradient times the input's windows over the batch (in chunks whose inputs stay in
+//   cache: at most 1 MiB) and the output positions, then over the chunks
+// Rows too short for 8 vector lanes (the CPU tiles' lanes run along them) take the lanes along channels instead: the
+// weight of the transposed conv is stored with its output channels last, the weight gradient reads channels-last
+// copies. Measured on the MNIST model's convs (bench/bench_vs_torch.py).
 struct ConvGrad final : GradFn {  // a friend of Tensor, so in tg, not in an unnamed namespace
   sint groups;
   std::vector<int64_t> stride, dilation;
@@ -191,8 +202,11 @@ struct ConvGrad final : GradFn {  // a friend of Tensor, so in tg, not in an unn
     const auto* c = dynamic_cast<const ConvGrad*>(&o);
     return c != nullptr && c->groups == groups && c->stride == stride && c->dilation == dilation;
   }
+  static bool short_rows(sint row) { return row % 8 != 0; }
+
   std::vector<UOp> backward(const UOp& ctx, const UOp& node) const override {
-    Tensor g = tensor_from_uop(ctx, std::nullopt), xp = tensor_from_uop(node.src(1), std::nullopt),
+    // the output gradient once in memory: both derivatives copy it, and would recompute it otherwise
+    Tensor g = tensor_from_uop(ctx, std::nullopt).contiguous(), xp = tensor_from_uop(node.src(1), std::nullopt),
            weight = tensor_from_uop(node.src(2), std::nullopt);
     Shape is = xp.shape(), ws = weight.shape(), os = g.shape();
     size_t nd = ws.size() - 2;
@@ -201,14 +215,15 @@ struct ConvGrad final : GradFn {  // a friend of Tensor, so in tg, not in an unn
       sint full = dilation[i] * (ws[2 + i] - 1), used = (os[2 + i] - 1) * stride[i] + full + 1;
       pads.push_back({full, full + is[2 + i] - used});  // the input past the last window gets no gradient
     }
-    Tensor dx = spread_by_stride(g, stride).pad(pads).contiguous().conv2d(
-        transposed_conv_weight(weight, groups), std::nullopt, {.groups = groups, .dilation = dilation});
-    // (chunks, bs/chunks, groups, rcout, cin, *o, *HW), summed over a chunk of the batch and *o, then over the
-    // chunks: the batch is split so that a chunk's inputs (at most 1 MiB) stay in cache while every output tile
-    // sums them
+    Tensor wt = transposed_conv_weight(weight, groups);
+    if (short_rows(is.back())) wt = out_channels_last(wt);
+    Tensor dx = spread_by_stride(g, stride).pad(pads).contiguous().conv2d(wt, std::nullopt,
+                                                                          {.groups = groups, .dilation = dilation});
+
     sint bs = is[0], per_n = static_cast<sint>(xp.dtype().itemsize()) * (prod(is) + prod(os)) / bs, n_per = 1;
     for (sint c = 1; c <= bs; c++)
       if (bs % c == 0 && c * per_n <= (sint(1) << 20)) n_per = c;
+    // (chunks, bs/chunks, groups, rcout, cin, *o, *HW), summed over bs/chunks and *o, then over the chunks
     Shape HW(ws.begin() + 2, ws.end()), xr{bs / n_per, n_per, groups, 1, ws[1]},
         gr{bs / n_per, n_per, groups, ws[0] / groups, 1};
     std::vector<int64_t> axes{1};
@@ -219,11 +234,7 @@ struct ConvGrad final : GradFn {  // a friend of Tensor, so in tg, not in an unn
     }
     xr.insert(xr.end(), HW.begin(), HW.end());
     gr.insert(gr.end(), nd, 1);
-    // channels-last when the output rows are too short for vector lanes along them (fewer than 8) and the input
-    // channels are enough for them (16); measured on the MNIST convs (bench/bench_vs_torch.py)
-    sint row = os.back(), row_lanes = 1;
-    while (row % (row_lanes * 2) == 0 && row_lanes < 16) row_lanes *= 2;
-    bool cl = row_lanes < 8 && ws[1] >= 16;
+    bool cl = short_rows(os.back()) && ws[1] >= 16;  // enough input channels for the lanes
     Tensor windows = (cl ? channels_last(xp) : xp).pool(HW, stride, dilation).reshape(xr);
     Tensor dw = ((cl ? channels_last(g) : g).reshape(gr) * windows).sum(axes).sum(0).reshape(ws);
     return {dx.cast(xp.dtype()).uop(), dw.cast(weight.dtype()).uop()};
