@@ -73,6 +73,43 @@ TEST_F(NNBackward, ConvGradientCases) {
                       {vals(1 * 32 * 3 * 3, 0.7), vals(2 * 16 * 2 * 2, 0.8)}, {{1, 32, 3, 3}, {2, 16, 2, 2}});
 }
 
+// convs big enough for the CPU tiles take ConvGrad's copies (the output gradient realized and padded, channels-last
+// inputs of the weight gradient, the batch summed in chunks, the transposed weight stored output-channels-last):
+// both gradients against float64 loops
+TEST_F(NNBackward, ConvGradientTiledLayouts) {
+  struct Case {
+    int64_t bs, cin, size, cout, k, stride;
+  };
+  for (Case c : {Case{2, 16, 14, 32, 3, 1}, Case{16, 8, 17, 16, 3, 2}, Case{4, 32, 12, 32, 5, 1}}) {
+    int64_t o = (c.size - c.k) / c.stride + 1;
+    std::vector<double> xv = vals(c.bs * c.cin * c.size * c.size, 0.1), wv = vals(c.cout * c.cin * c.k * c.k, 0.2),
+                        gv = vals(c.bs * c.cout * o * o, 0.3);
+    std::vector<float> xf(xv.begin(), xv.end()), wf(wv.begin(), wv.end()), gf(gv.begin(), gv.end());
+    Tensor x = Tensor(xf, {c.bs, c.cin, c.size, c.size}, {.requires_grad = true}).realize();
+    Tensor w = Tensor(wf, {c.cout, c.cin, c.k, c.k}, {.requires_grad = true}).realize();
+    Tensor G = Tensor(gf, {c.bs, c.cout, o, o});
+    auto grads = (x.conv2d(w, std::nullopt, {.stride = {c.stride}}) * G).sum().gradient({x, w});
+    std::vector<float> dx = grads[0].tolist<float>(), dw = grads[1].tolist<float>();
+    std::vector<double> ex(xv.size(), 0.0), ew(wv.size(), 0.0);
+    for (int64_t n = 0; n < c.bs; n++)
+      for (int64_t co = 0; co < c.cout; co++)
+        for (int64_t ci = 0; ci < c.cin; ci++)
+          for (int64_t oy = 0; oy < o; oy++)
+            for (int64_t ox = 0; ox < o; ox++)
+              for (int64_t ky = 0; ky < c.k; ky++)
+                for (int64_t kx = 0; kx < c.k; kx++) {
+                  auto xi = static_cast<size_t>(((n * c.cin + ci) * c.size + oy * c.stride + ky) * c.size +
+                                                ox * c.stride + kx);
+                  auto wi = static_cast<size_t>(((co * c.cin + ci) * c.k + ky) * c.k + kx);
+                  double g = gv[static_cast<size_t>(((n * c.cout + co) * o + oy) * o + ox)];
+                  ex[xi] += g * wv[wi];
+                  ew[wi] += g * xv[xi];
+                }
+    for (size_t i = 0; i < ex.size(); i++) ASSERT_NEAR(dx[i], ex[i], 1e-3 * (1 + std::abs(ex[i]))) << "dx " << i;
+    for (size_t i = 0; i < ew.size(); i++) ASSERT_NEAR(dw[i], ew[i], 1e-3 * (1 + std::abs(ew[i]))) << "dw " << i;
+  }
+}
+
 // the gradient of a gradient: ConvGrad's graphs are conv2d calls themselves, so they differentiate again
 TEST_F(NNBackward, ConvSecondOrder) {
   expect_grad_matches(

@@ -205,23 +205,27 @@ struct ConvGrad final : GradFn {  // a friend of Tensor, so in tg, not in an unn
   static bool short_rows(sint row) { return row % 8 != 0; }
 
   std::vector<UOp> backward(const UOp& ctx, const UOp& node) const override {
-    // the output gradient once in memory: both derivatives copy it, and would recompute it otherwise
-    Tensor g = tensor_from_uop(ctx, std::nullopt).contiguous(), xp = tensor_from_uop(node.src(1), std::nullopt),
+    Tensor g = tensor_from_uop(ctx, std::nullopt), xp = tensor_from_uop(node.src(1), std::nullopt),
            weight = tensor_from_uop(node.src(2), std::nullopt);
     Shape is = xp.shape(), ws = weight.shape(), os = g.shape();
     size_t nd = ws.size() - 2;
+    // the layouts are for convs big enough for the CPU vector tiles (2^20 multiply-adds, codegen/heuristic.cpp);
+    // elsewhere (small convs, other devices) the same graphs without copies
+    bool tiled =
+        prod(os) * prod(Shape(ws.begin() + 1, ws.end())) >= (sint(1) << 20) && xp.device().rfind("CPU", 0) == 0;
+    // the output gradient once in memory: both derivatives copy it, and would recompute it otherwise
+    if (tiled) g = g.contiguous();
     Mask pads{{0, 0}, {0, 0}};
     for (size_t i = 0; i < nd; i++) {
       sint full = dilation[i] * (ws[2 + i] - 1), used = (os[2 + i] - 1) * stride[i] + full + 1;
       pads.push_back({full, full + is[2 + i] - used});  // the input past the last window gets no gradient
     }
-    Tensor wt = transposed_conv_weight(weight, groups);
-    if (short_rows(is.back())) wt = out_channels_last(wt);
-    Tensor dx = spread_by_stride(g, stride).pad(pads).contiguous().conv2d(wt, std::nullopt,
-                                                                          {.groups = groups, .dilation = dilation});
+    Tensor wt = transposed_conv_weight(weight, groups), gp = spread_by_stride(g, stride).pad(pads);
+    if (tiled && short_rows(is.back())) wt = out_channels_last(wt);
+    Tensor dx = (tiled ? gp.contiguous() : gp).conv2d(wt, std::nullopt, {.groups = groups, .dilation = dilation});
 
     sint bs = is[0], per_n = static_cast<sint>(xp.dtype().itemsize()) * (prod(is) + prod(os)) / bs, n_per = 1;
-    for (sint c = 1; c <= bs; c++)
+    for (sint c = 1; c <= bs && tiled; c++)
       if (bs % c == 0 && c * per_n <= (sint(1) << 20)) n_per = c;
     // (chunks, bs/chunks, groups, rcout, cin, *o, *HW), summed over bs/chunks and *o, then over the chunks
     Shape HW(ws.begin() + 2, ws.end()), xr{bs / n_per, n_per, groups, 1, ws[1]},
@@ -234,7 +238,7 @@ struct ConvGrad final : GradFn {  // a friend of Tensor, so in tg, not in an unn
     }
     xr.insert(xr.end(), HW.begin(), HW.end());
     gr.insert(gr.end(), nd, 1);
-    bool cl = short_rows(os.back()) && ws[1] >= 16;  // enough input channels for the lanes
+    bool cl = tiled && short_rows(os.back()) && ws[1] >= 16;  // enough input channels for the lanes
     Tensor windows = (cl ? channels_last(xp) : xp).pool(HW, stride, dilation).reshape(xr);
     Tensor dw = ((cl ? channels_last(g) : g).reshape(gr) * windows).sum(axes).sum(0).reshape(ws);
     return {dx.cast(xp.dtype()).uop(), dw.cast(weight.dtype()).uop()};
