@@ -110,6 +110,32 @@ TEST_F(NNBackward, ConvGradientTiledLayouts) {
   }
 }
 
+// the first conv of an MNIST model: uint8 images, a float weight; only the weight has a gradient
+TEST_F(NNBackward, ConvWeightGradientOfIntImages) {
+  int64_t bs = 8, n = 28, k = 5, cout = 32, o = n - k + 1;
+  std::vector<uint8_t> xs(static_cast<size_t>(bs * n * n));
+  for (size_t i = 0; i < xs.size(); i++) xs[i] = static_cast<uint8_t>((i * 2654435761u) >> 24);
+  std::vector<double> wv = vals(cout * k * k, 0.2), gv = vals(bs * cout * o * o, 0.3);
+  Tensor x = Tensor(xs, {bs, 1, n, n}), w = Tensor(std::vector<float>(wv.begin(), wv.end()), {cout, 1, k, k});
+  w.requires_grad_(true);
+  Tensor G = Tensor(std::vector<float>(gv.begin(), gv.end()), {bs, cout, o, o});
+  std::vector<float> dw = (x.conv2d(w) * G).sum().gradient({w})[0].tolist<float>();
+  for (int64_t co = 0; co < cout; co++)
+    for (int64_t ky = 0; ky < k; ky++)
+      for (int64_t kx = 0; kx < k; kx++) {
+        double e = 0, mag = 0;  // float32 sums of 4,608 terms: the tolerance scales with their magnitude
+        for (int64_t b = 0; b < bs; b++)
+          for (int64_t oy = 0; oy < o; oy++)
+            for (int64_t ox = 0; ox < o; ox++) {
+              double t = gv[static_cast<size_t>(((b * cout + co) * o + oy) * o + ox)] *
+                         xs[static_cast<size_t>((b * n + oy + ky) * n + ox + kx)];
+              e += t;
+              mag += std::abs(t);
+            }
+        ASSERT_NEAR(dw[static_cast<size_t>((co * k + ky) * k + kx)], e, 1e-6 * mag);
+      }
+}
+
 // the gradient of a gradient: ConvGrad's graphs are conv2d calls themselves, so they differentiate again
 TEST_F(NNBackward, ConvSecondOrder) {
   expect_grad_matches(

@@ -224,7 +224,9 @@ struct ConvGrad final : GradFn {  // a friend of Tensor, so in tg, not in an unn
     if (tiled && short_rows(is.back())) wt = out_channels_last(wt);
     Tensor dx = (tiled ? gp.contiguous() : gp).conv2d(wt, std::nullopt, {.groups = groups, .dilation = dilation});
 
-    sint bs = is[0], per_n = static_cast<sint>(xp.dtype().itemsize()) * (prod(is) + prod(os)) / bs, n_per = 1;
+    // an int input (uint8 images) as floats in memory: the tile's lanes load floats
+    Tensor xf = tiled && xp.dtype() != g.dtype() ? xp.cast(g.dtype()).contiguous() : xp;
+    sint bs = is[0], per_n = static_cast<sint>(xf.dtype().itemsize()) * (prod(is) + prod(os)) / bs, n_per = 1;
     for (sint c = 1; c <= bs && tiled; c++)
       if (bs % c == 0 && c * per_n <= (sint(1) << 20)) n_per = c;
     // (chunks, bs/chunks, groups, rcout, cin, *o, *HW), summed over bs/chunks and *o, then over the chunks
@@ -239,7 +241,7 @@ struct ConvGrad final : GradFn {  // a friend of Tensor, so in tg, not in an unn
     xr.insert(xr.end(), HW.begin(), HW.end());
     gr.insert(gr.end(), nd, 1);
     bool cl = tiled && short_rows(os.back()) && ws[1] >= 16;  // enough input channels for the lanes
-    Tensor windows = (cl ? channels_last(xp) : xp).pool(HW, stride, dilation).reshape(xr);
+    Tensor windows = (cl ? channels_last(xf) : xf).pool(HW, stride, dilation).reshape(xr);
     Tensor dw = ((cl ? channels_last(g) : g).reshape(gr) * windows).sum(axes).sum(0).reshape(ws);
     return {dx.cast(xp.dtype()).uop(), dw.cast(weight.dtype()).uop()};
   }
@@ -263,7 +265,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, c
   // the windows of the padded input, (bs, groups*cin, *oyx, *HW). The derivatives are not taken through them (which
   // gives a scatter with div/mod indexing) but by ConvGrad, through CUSTOM_GRAD below
   Tensor xp = pad(flat_to_mask(pads, xs.size()));
-  bool custom_grad = !no_grad && dtypes::is_float(dtype()) && dtypes::is_float(weight.dtype());
+  bool custom_grad = !no_grad && (dtypes::is_float(dtype()) || dtypes::is_float(weight.dtype()));
   Tensor x = (custom_grad ? xp.detach() : xp).pool(HW, o.stride, o.dilation),
          w = custom_grad ? weight.detach() : weight;
   sint groups = o.groups, rcout = cout / groups;
