@@ -7,6 +7,7 @@
 #include <regex>
 #include <sstream>
 
+#include "tg/codegen/kernel.h"
 #include "tg/codegen/pipeline.h"
 #include "tg/renderer/cstyle.h"
 #include "tg/shape/shapetracker.h"
@@ -269,4 +270,24 @@ TEST(Codegen, ArangeCollapsed) {
                       {reduce_axis(ones, Ops::ADD, {1}), const_view(dtypes::int32, int64_t(-1), {16, 1})});
   UOp ast = UOp::sink({store(view(global(dtypes::int32.ptr(16), 0), {16, 1}), sum)}, kernel_info("r_16_16n2"));
   check_reference("arange", ast);
+}
+
+// the same arange, 1024 long, upcast and unrolled by 4 as the heuristic does for Tensor.rand's counter: the REDUCE of
+// a vector is split into scalar REDUCEs first, so it still folds: one loop (the output's), not 1024 x 1024 steps
+TEST(Codegen, UnrolledArangeCollapsed) {
+  sint n = 1024;
+  ShapeTracker st{{View::create({n + 1, 2 * n - 1}, Shape{0, 0}, 0, Mask{{0, n + 1}, {n - 1, 2 * n - 1}}),
+                   View::create({n, n}, Shape{1, 2 * n})}};
+  UOp valid = UOp::make(Ops::VALID, dtypes::bool_, {st.to_uop()});
+  UOp ones =
+      UOp::make(Ops::WHERE, dtypes::int32,
+                {valid, const_view(dtypes::int32, int64_t(1), {n, n}), const_view(dtypes::int32, int64_t(0), {n, n})});
+  UOp ast = UOp::sink({store(view(global(dtypes::int32.ptr(n), 0), {n, 1}), reduce_axis(ones, Ops::ADD, {1}))},
+                      kernel_info("r_1024_1024"));
+  Kernel k(ast, RenderOpts::cpu());
+  k.apply_opt({OptOps::UPCAST, 0, 4});
+  k.apply_opt({OptOps::UNROLL, 0, 4});
+  int ranges = 0;
+  for (const UOp& u : full_rewrite(k.get_optimized_ast("r"), RenderOpts::cpu())) ranges += u.op() == Ops::RANGE;
+  EXPECT_EQ(ranges, 1);
 }

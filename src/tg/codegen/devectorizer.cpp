@@ -776,6 +776,30 @@ UOp reduce_rangeless(M m) {
   return ret;
 }
 
+// a REDUCE of a vector: its horizontal part first (lanes folded into the output's count), then one scalar REDUCE per
+// output lane, so the collapse rules see scalars (an unrolled arange)
+UOp no_vectorized_reduce(M m) {
+  UOp inp = m["inp"], red = m["red"];
+  Ops rop = red.arg<Ops>();
+  if (inp.dtype() != red.dtype()) {
+    std::vector<UOp> lanes = horizontal_reduce(inp, red.dtype());
+    UOp folded = lanes[0];
+    for (size_t i = 1; i < lanes.size(); i++) folded = folded.alu(rop, {lanes[i]});
+    std::vector<UOp> src = red.src();
+    src[0] = folded;
+    red = red.replace(std::nullopt, std::nullopt, src);
+    if (red.dtype().count() == 1) return red;
+  }
+  if (red.dtype().count() == 1) return {};
+  std::vector<UOp> alus;
+  for (int i = 0; i < red.dtype().count(); i++) {
+    std::vector<UOp> src = red.src();
+    src[0] = red.src(0).gep(i);
+    alus.push_back(UOp::make(Ops::REDUCE, red.dtype().scalar(), src, red.arg()));
+  }
+  return UOp::make(Ops::VECTORIZE, red.dtype(), alus);
+}
+
 UOp reduce_add(const UOp& x, const UOp& r) {  // x.reduce(*r.src[1:], arg=ADD)
   std::vector<UOp> src{x};
   src.insert(src.end(), r.src().begin() + 1, r.src().end());
@@ -828,6 +852,8 @@ const PatternMatcher<UOp>& pm_reduce_collapse() {
              return m["buf"].index(m["idx"], m["gate"].logical_not()).load();
            }},                                               // sum(g?0:LOAD(i)) -> LOAD(i, !g)
           {op(Ops::REDUCE).named("red"), reduce_rangeless},  // REDUCE without RANGE in src -> x*n
+          {op(Ops::REDUCE, {op(Ops::VECTORIZE).named("inp")}).any_len().named("red"),
+           no_vectorized_reduce},  // REDUCE(vector) -> VECTORIZE(REDUCEs)
           {op({Ops::INDEX, Ops::LOAD, Ops::WHERE}).named("alu"),
            [](M m) { return no_vectorized_alu(m["alu"]); }},  // TODO: too aggressive
       } +
@@ -884,7 +910,7 @@ UOp reduce_collapse(M m) {
 }  // namespace
 
 const PatternMatcher<UOp, ReduceContext>& pm_reduce() {
-  // NOTE: pm_reduce_collapse lacks tinygrad's INDEX-on-RANGE, AND-on-WHERE and devectorize-REDUCE rules so far
+  // NOTE: pm_reduce_collapse lacks tinygrad's INDEX-on-RANGE and AND-on-WHERE rules so far
   static const PatternMatcher<UOp, ReduceContext> pm =
       PatternMatcher<UOp, ReduceContext>{
           {op(Ops::REDUCE).named("red"), reduce_unparented},                // drop ranges the source doesn't use
