@@ -176,3 +176,18 @@ def test_training_step_with_assigned_state():
     np.testing.assert_allclose(loss.item(), (err * err).mean(), rtol=1e-4)
     wn = wn - (x.T @ err) * (0.1 * 2 / err.size)
     np.testing.assert_allclose(w.numpy(), wn, rtol=1e-4, atol=1e-6)
+
+def test_assign_into_a_slice_of_an_input_replays_on_the_new_input():
+  # a BUFFER_VIEW of the input: each replay writes the new input's slice and reads it back (the reference's replays
+  # return the second call's values here)
+  @TinyJit
+  def f(x, v):
+    x[2:6].assign(v * 2).realize()
+    return (x + 0).realize()
+  for i in range(5):
+    x = Tensor(np.zeros(10, dtype=np.float32)).realize()
+    out = f(x, Tensor(np.full(4, i + 1, dtype=np.float32)).realize())
+    want = np.zeros(10, dtype=np.float32)
+    want[2:6] = 2 * (i + 1)
+    np.testing.assert_array_equal(out.numpy(), want)
+    np.testing.assert_array_equal(x.numpy(), want)
