@@ -9,21 +9,13 @@
 #include <set>
 #include <string>
 
+#include "scoped_env.h"
 #include "tg/engine/jit.h"
 
 using namespace tg;
+using tg::test::ScopedEnv;
 
 namespace {
-
-struct ScopedEnv {
-  std::string name;
-  std::optional<std::string> old;
-  ScopedEnv(std::string n, const char* value) : name(std::move(n)) {
-    if (const char* o = std::getenv(name.c_str())) old = o;
-    ::setenv(name.c_str(), value, 1);
-  }
-  ~ScopedEnv() { old ? ::setenv(name.c_str(), old->c_str(), 1) : ::unsetenv(name.c_str()); }
-};
 
 struct Jit : ::testing::Test {
   void SetUp() override { Device::DEFAULT = "CPU"; }

@@ -7,25 +7,16 @@
 #include <fstream>
 #include <map>
 
+#include "scoped_env.h"
 #include "tg/runtime/cpu.h"
 #include "tg/runtime/device.h"
 #include "tg/runtime/diskcache.h"
 
 using namespace tg;
+using tg::test::ScopedEnv;
 namespace fs = std::filesystem;
 
 namespace {
-
-// sets (or unsets, for nullptr) an env var for the scope, then restores it
-struct ScopedEnv {
-  std::string name;
-  std::optional<std::string> old;
-  ScopedEnv(const std::string& n, const char* value) : name(n) {
-    if (const char* v = std::getenv(n.c_str())) old = v;
-    value ? ::setenv(n.c_str(), value, 1) : ::unsetenv(n.c_str());
-  }
-  ~ScopedEnv() { old ? ::setenv(name.c_str(), old->c_str(), 1) : ::unsetenv(name.c_str()); }
-};
 
 std::string error_of(const std::function<void()>& f) {
   try {

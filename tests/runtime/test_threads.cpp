@@ -12,26 +12,16 @@
 #include <thread>
 #include <vector>
 
+#include "scoped_env.h"
 #include "tg/runtime/cpu.h"
 #include "tg/runtime/device.h"
 #include "tg/runtime/threadpool.h"
 #include "tg/tensor/tensor.h"
 
 using namespace tg;
+using tg::test::ScopedEnv;
 
-namespace {
-
-struct ScopedEnv {  // sets (or unsets, for nullptr) an env var for the scope, then restores it
-  std::string name;
-  std::optional<std::string> old;
-  ScopedEnv(const std::string& n, const char* value) : name(n) {
-    if (const char* v = std::getenv(n.c_str())) old = v;
-    value ? ::setenv(n.c_str(), value, 1) : ::unsetenv(n.c_str());
-  }
-  ~ScopedEnv() { old ? ::setenv(name.c_str(), old->c_str(), 1) : ::unsetenv(name.c_str()); }
-};
-
-}  // namespace
+namespace {}  // namespace
 
 // *** the pool ***
 
@@ -173,11 +163,9 @@ std::vector<float> host(int64_t n, uint32_t seed) {  // a fixed pseudo-random pa
   return v;
 }
 
-}  // namespace
-
-TEST(CPUThreads, MatmulSameBitsAndCorrect) {
-  const int64_t M = 67, K = 96, N = 130;
-  auto a = host(M * K, 1), b = host(K * N, 2);
+// an (M, K) x (K, N) matmul: the same bits on every thread count, and float64 loops' values
+void expect_matmul_same_bits_and_correct(int64_t M, int64_t K, int64_t N, uint32_t seed) {
+  auto a = host(M * K, seed), b = host(K * N, seed + 1);
   auto make = [&] { return std::vector<Tensor>{Tensor(a, {M, K}).matmul(Tensor(b, {K, N}))}; };
   expect_same_bits(make);
   std::vector<float> got = make()[0].tolist<float>();
@@ -188,6 +176,10 @@ TEST(CPUThreads, MatmulSameBitsAndCorrect) {
       ASSERT_NEAR(got[size_t(i * N + j)], ref, 1e-4) << i << "," << j;
     }
 }
+
+}  // namespace
+
+TEST(CPUThreads, MatmulSameBitsAndCorrect) { expect_matmul_same_bits_and_correct(67, 96, 130, 1); }
 
 TEST(CPUThreads, ConvForwardBackwardSameBits) {
   auto x = host(6 * 3 * 14 * 14, 3), w = host(8 * 3 * 5 * 5, 4);
@@ -212,17 +204,7 @@ TEST(CPUThreads, ReductionsAndElementwiseSameBits) {
 
 TEST(CPUThreads, VectorTileMatmulSplitsAcrossCores) {
   // big enough for the CPU vector tile (codegen/heuristic.h): its kernel must be split across cores too
-  const int64_t M = 128, K = 128, N = 128;
-  auto a = host(M * K, 7), b = host(K * N, 8);
-  auto make = [&] { return std::vector<Tensor>{Tensor(a, {M, K}).matmul(Tensor(b, {K, N}))}; };
-  expect_same_bits(make);
-  std::vector<float> got = make()[0].tolist<float>();
-  for (int64_t i = 0; i < M; i++)
-    for (int64_t j = 0; j < N; j++) {
-      double ref = 0;
-      for (int64_t k = 0; k < K; k++) ref += double(a[size_t(i * K + k)]) * double(b[size_t(k * N + j)]);
-      ASSERT_NEAR(got[size_t(i * N + j)], ref, 1e-4) << i << "," << j;
-    }
+  expect_matmul_same_bits_and_correct(128, 128, 128, 7);
 }
 
 TEST(CPUThreads, VectorTileConvMatchesFloat64) {
