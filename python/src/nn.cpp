@@ -279,6 +279,15 @@ void bind_safetensors(py::module_ m) {
       },
       py::arg("fn"), "the dict of tensors in a .safetensors file (a path, or a uint8 Tensor of its bytes)");
   m.def(
+      "torch_load",
+      [](py::handle fn) {
+        if (py::isinstance<Tensor>(fn)) return to_py_dict(state::torch_load(fn.cast<Tensor>()));
+        return to_py_dict(state::torch_load(fspath(fn)));
+      },
+      py::arg("fn"),
+      "the tensors of a PyTorch checkpoint (torch.save's zip format; a path, or a uint8 Tensor of its bytes), "
+      "flattened to dotted names");
+  m.def(
       "safe_load_metadata",
       [](py::handle fn) {
         if (py::isinstance<Tensor>(fn)) {

@@ -1,11 +1,6 @@
 // state dicts and safetensors (tinygrad's nn/state.py get_state_dict, load_state_dict, safe_save, safe_load)
 #include "tg/nn/state.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -14,6 +9,8 @@
 #include <memory>
 
 #include "tg/engine/buffers.h"
+#include "tg/nn/mapped_file.h"
+#include "tg/nn/state_internal.h"
 #include "tg/shape/uop_shape.h"
 
 namespace tg::nn {
@@ -142,51 +139,13 @@ std::string safe_dtype_names() {
   return join(names, ", ");
 }
 
-// a whole file, mapped read-only (an empty file maps nothing)
-class MappedFile {
- public:
-  explicit MappedFile(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    TG_CHECK(fd >= 0, "safetensors: can't open ", py_str_repr(path), ": ", std::strerror(errno));
-    std::unique_ptr<int, void (*)(int*)> close_fd(&fd, [](int* f) { ::close(*f); });
-    struct stat st {};
-    TG_CHECK(::fstat(fd, &st) == 0, "safetensors: can't stat ", py_str_repr(path), ": ", std::strerror(errno));
-    TG_CHECK(S_ISREG(st.st_mode), "safetensors: ", py_str_repr(path), " is not a regular file");
-    size_ = static_cast<size_t>(st.st_size);
-    if (size_ == 0) return;
-    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    TG_CHECK(p != MAP_FAILED, "safetensors: can't map ", py_str_repr(path), " (", size_,
-             " bytes): ", std::strerror(errno));
-    data_ = static_cast<const uint8_t*>(p);
-  }
-  ~MappedFile() {
-    if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
-  }
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-  std::span<const uint8_t> bytes() const { return {data_, size_}; }
-
- private:
-  const uint8_t* data_ = nullptr;
-  size_t size_ = 0;
-};
-
 // a realized tensor holding a copy of `info`'s bytes at `data` (the data section)
 Tensor safe_tensor(const uint8_t* data, const SafeTensorInfo& info, const std::string& device) {
-  int64_t numel = tg::prod(info.shape);
-  UOp buf = uop_new_buffer(device, numel, info.dtype);
-  if (numel > 0)  // as Tensor's host constructors: no data, no allocation
-    uop_buffer(buf).allocate().copyin(data + info.start, static_cast<size_t>(info.end - info.start));
-  return Tensor(uop_reshape(buf, info.shape), TensorOptions{device, std::nullopt, std::nullopt});
+  return realized_from_bytes(data + info.start, info.dtype, info.shape, device);
 }
 
-std::string canonical_device(const std::optional<std::string>& device) {
-  std::string d = Device::canonicalize(device ? std::string_view(*device) : std::string_view(Device::DEFAULT.str()));
-  Device::get(d);
-  return d;
-}
-
-StateDict safe_tensors(std::span<const uint8_t> file, const std::string& what, const std::string& device) {
+StateDict safe_tensors(std::span<const uint8_t> file, const std::string& what,
+                       const std::string& device) {  // FileParser
   SafetensorsHeader h = safe_parse_header(file, what);
   StateDict out;
   for (const SafeTensorInfo& info : h.tensors)
@@ -195,6 +154,20 @@ StateDict safe_tensors(std::span<const uint8_t> file, const std::string& what, c
 }
 
 }  // namespace
+
+Tensor realized_from_bytes(const uint8_t* data, DType dtype, const Shape& shape, const std::string& device) {
+  int64_t numel = tg::prod(shape);
+  UOp buf = uop_new_buffer(device, numel, dtype);
+  if (numel > 0)  // as Tensor's host constructors: no data, no allocation
+    uop_buffer(buf).allocate().copyin(data, static_cast<size_t>(numel * dtype.itemsize()));
+  return Tensor(uop_reshape(buf, shape), TensorOptions{device, std::nullopt, std::nullopt});
+}
+
+std::string canonical_device(const std::optional<std::string>& device) {
+  std::string d = Device::canonicalize(device ? std::string_view(*device) : std::string_view(Device::DEFAULT.str()));
+  Device::get(d);
+  return d;
+}
 
 std::string safe_dtype_name(DType dt) {
   for (const auto& d : safe_dtypes)
@@ -284,23 +257,31 @@ SafetensorsHeader safe_parse_header(std::span<const uint8_t> file, const std::st
 }
 
 SafetensorsHeader safe_load_metadata(const std::string& path) {
-  MappedFile f(path);
+  MappedFile f(path, "safetensors");
   return safe_parse_header(f.bytes(), py_str_repr(path));
 }
 
-StateDict safe_load(const std::string& path, std::optional<std::string> device) {
+StateDict load_file(const std::string& path, const std::optional<std::string>& device, const char* loader,
+                    FileParser parse) {
   std::string dev = canonical_device(device);
-  MappedFile f(path);
-  return safe_tensors(f.bytes(), py_str_repr(path), dev);
+  MappedFile f(path, loader);
+  return parse(f.bytes(), py_str_repr(path), dev);
 }
 
-StateDict safe_load(const Tensor& file, std::optional<std::string> device) {
-  TG_CHECK(file.ndim() == 1 && file.dtype() == dtypes::uint8,
-           "safe_load: the tensor must be 1-D uint8 (a file's bytes), got ", file.dtype(), " ",
-           shape_str(file.shape()));
+StateDict load_file(const Tensor& file, const std::optional<std::string>& device, const char* loader,
+                    FileParser parse) {
+  TG_CHECK(file.ndim() == 1 && file.dtype() == dtypes::uint8, loader,
+           ": the tensor must be 1-D uint8 (a file's bytes), got ", file.dtype(), " ", shape_str(file.shape()));
   std::string dev = canonical_device(device ? device : std::optional<std::string>(file.device()));
   std::vector<uint8_t> bytes = file.data_bytes();
-  return safe_tensors(bytes, "tensor", dev);
+  return parse(bytes, "<tensor>", dev);
+}
+
+StateDict safe_load(const std::string& path, std::optional<std::string> device) {
+  return load_file(path, device, "safe_load", safe_tensors);
+}
+StateDict safe_load(const Tensor& file, std::optional<std::string> device) {
+  return load_file(file, device, "safe_load", safe_tensors);
 }
 
 void safe_save(const StateDict& tensors, const std::string& path, const json::Object& metadata) {

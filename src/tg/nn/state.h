@@ -218,6 +218,22 @@ SafetensorsHeader safe_load_metadata(const std::string& path);
 // the header of a whole file's bytes; `what` names it in errors
 SafetensorsHeader safe_parse_header(std::span<const uint8_t> file, const std::string& what);
 
+// *** PyTorch checkpoints (tinygrad's torch_load) ***
+//
+// The zip archive torch.save writes (PyTorch 1.6 and later; the older pickle/tar format is an Error that says so):
+// every tensor reachable from the saved object through dicts, lists and tuples, under its dotted path, in the
+// pickle's order; other values (numbers, strings, objects) are left out. A state dict loads as it was saved
+// ("conv.weight"); a checkpoint {"model": state_dict, "epoch": 3} gives "model.conv.weight". Tensors are copied
+// out of the archive into realized contiguous buffers on `device` (default: Device::DEFAULT): views (a storage
+// offset, strides, expanded dims) are gathered; stored and deflated entries and zip64 archives are read. The pickle
+// is interpreted, never executed: a class other than the tensor rebuilders is an opaque value. A corrupt file is a
+// tg::Error naming the file and what is wrong (the entry, the pickle byte, the tensor).
+//
+//   nn::state::load_state_dict(net, nn::state::torch_load("resnet18.pth"));
+StateDict torch_load(const std::string& path, std::optional<std::string> device = std::nullopt);
+// the same from a 1-D uint8 tensor holding a file's bytes; default device: the tensor's
+StateDict torch_load(const Tensor& file, std::optional<std::string> device = std::nullopt);
+
 // the safetensors name of a dtype ("F32"), and back; a dtype safetensors can't hold is an Error
 std::string safe_dtype_name(DType dt);
 DType safe_dtype(const std::string& name);
