@@ -65,8 +65,8 @@ void expect_fixture(const nn::StateDict& sd) {
   shape_dtype("model.f16", {3, 2}, dtypes::float16);
   EXPECT_EQ(f32(sd.at("model.f16")), iota_times(0, 6, 0.25f));
   shape_dtype("model.bf16", {4}, dtypes::bfloat16);
-  // the bits of bfloat16 -1.5, -0.5, 0.5, 1.5 (clang 14 can't compute with __bf16: compared as bytes)
   EXPECT_EQ(sd.at("model.bf16").data_bytes(), (Bytes{0xc0, 0xbf, 0x00, 0xbf, 0x00, 0x3f, 0xc0, 0x3f}));
+  EXPECT_EQ(f32(sd.at("model.bf16")), (std::vector<float>{-1.5f, -0.5f, 0.5f, 1.5f}));
   shape_dtype("model.f64", {5}, dtypes::float64);
   std::vector<double> f64 = sd.at("model.f64").tolist<double>();
   for (int i = 0; i < 5; i++) EXPECT_EQ(f64[static_cast<size_t>(i)], i / 3.0);

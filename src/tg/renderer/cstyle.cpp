@@ -1,6 +1,7 @@
 #include "tg/renderer/cstyle.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -144,7 +145,12 @@ const StringRewrite& base_rewrite() {
       // consts are rendered to larger type and casted
       {op(Ops::CONST).dtype({dtypes::bfloat16, dtypes::half}).named("x"),
        [](M m, R& ctx) -> Str {  // ((half)(1.0f))
-         return cat("(", ctx.render_cast(m["x"].dtype(), const_repr(m["x"].const_arg()) + "f"), ")");
+         UOp x = m["x"];
+         if (x.dtype() == dtypes::bfloat16 && ctx.render_dtype(x.dtype()) == "unsigned short") {  // software bf16
+           float f = static_cast<float>(truncate_bf16(as_double(x.const_arg())));      // truncated, as tinygrad folds
+           return cat("((unsigned short)(", std::bit_cast<uint32_t>(f) >> 16, "u))");  // its bits
+         }
+         return cat("(", ctx.render_cast(x.dtype(), const_repr(x.const_arg()) + "f"), ")");
        }},
       {op(Ops::CONST).dtype({dtypes::uint8, dtypes::uint16}).named("x"),
        [](M m, R& ctx) -> Str {  // ((unsigned char)(1u))
@@ -443,7 +449,7 @@ ClangRenderer::ClangRenderer() {
   nan = "__builtin_nanf(\"\")";
   // TODO: AMX tensor cores
   buffer_suffix = " restrict";
-  type_map = {{dtypes::bool_, "_Bool"}, {dtypes::half, "__fp16"}};
+  type_map = {{dtypes::bool_, "_Bool"}, {dtypes::half, "__fp16"}, {dtypes::bfloat16, "unsigned short"}};
   // NOTE: tinygrad decomposes exp2, log2 and sin into polynomials here (transcendental.py), which is not ported yet:
   // they call libm through clang's builtins instead, resolved when the kernel is loaded into the process
   // (which has libm; the kernel itself links nothing).
@@ -460,8 +466,71 @@ Str ClangRenderer::render_op(Ops op, const std::vector<std::string>& a, DType dt
   return CStyleLanguage::render_op(op, a, dtype);
 }
 
+// bfloat16 without the compiler's __bf16 (clang 14 has none on x86): stored as unsigned short, computed in float.
+// A cast to float puts the 16 bits on top of a float's; a cast from float rounds to nearest even (NaN stays NaN);
+// ALUs on bfloat16 run on floats and round back; a const renders as its bits (pm_render's CONST rule).
+static UOp bf16_to_float(const UOp& x) {
+  return (x.bitcast(dtypes::uint16).cast(dtypes::uint32).alu(Ops::SHL, {UOp::const_(dtypes::uint32, int64_t(16))}))
+      .bitcast(dtypes::float32);
+}
+static UOp float_to_bf16(const UOp& f) {
+  UOp u = f.bitcast(dtypes::uint32), c16 = UOp::const_(dtypes::uint32, int64_t(16));
+  UOp odd = u.alu(Ops::SHR, {c16}) & UOp::const_(dtypes::uint32, int64_t(1));
+  UOp rounded = (u + (odd + UOp::const_(dtypes::uint32, int64_t(0x7FFF)))).alu(Ops::SHR, {c16});
+  return f.ne(f)
+      .where(UOp::const_(dtypes::uint32, int64_t(0x7FC0)), rounded)
+      .cast(dtypes::uint16)
+      .bitcast(dtypes::bfloat16);
+}
+static const PatternMatcher<UOp>& software_bf16() {
+  static const OpSet computed = GroupOp::ALU - OpSet{Ops::WHERE};
+  static const PatternMatcher<UOp> pm = {
+      {op(computed | OpSet{Ops::CAST}).dtype(dtypes::bfloat16).named("alu"),
+       [](M m) -> UOp {  // bf16 vectors one lane at a time
+         return m["alu"].dtype().count() > 1 ? no_vectorized_alu(m["alu"]) : UOp{};
+       }},
+      {op(computed | OpSet{Ops::CAST}).named("alu"),
+       [](M m) -> UOp {  // and vectors of them
+         const UOp& alu = m["alu"];
+         bool vec_bf16 = std::any_of(alu.src().begin(), alu.src().end(), [](const UOp& x) {
+           return x.dtype().scalar() == dtypes::bfloat16 && x.dtype().count() > 1;
+         });
+         return vec_bf16 ? no_vectorized_alu(alu) : UOp{};
+       }},
+      {op(Ops::CAST, {var("x", {dtypes::bfloat16})}).named("c"),
+       [](M m) -> UOp {  // bf16 -> T: through float
+         UOp c = m["c"], x = m["x"];
+         if (c.dtype() == dtypes::bfloat16 || x.dtype().count() > 1) return {};
+         UOp f = bf16_to_float(x);
+         return c.dtype() == dtypes::float32 ? f : f.cast(c.dtype());
+       }},
+      {op(Ops::CAST, {var("x")}).dtype(dtypes::bfloat16).named("c"),
+       [](M m) -> UOp {  // T -> bf16: from float, rounded
+         UOp x = m["x"];
+         if (x.dtype() == dtypes::bfloat16 || x.dtype().count() > 1) return {};
+         return float_to_bf16(x.dtype() == dtypes::float32 ? x : x.cast(dtypes::float32));
+       }},
+      {op(computed).named("alu"),
+       [](M m) -> UOp {  // an ALU with bf16 sources: on floats, its result rounded back when it is bf16
+         UOp alu = m["alu"];
+         bool any = false;
+         std::vector<UOp> src;
+         for (const UOp& x : alu.src()) {
+           any = any || x.dtype() == dtypes::bfloat16;
+           src.push_back(x.dtype() == dtypes::bfloat16 ? x.cast(dtypes::float32) : x);
+         }
+         if (!any || alu.dtype().count() > 1) return {};
+         DType out = alu.dtype() == dtypes::bfloat16 ? DType(dtypes::float32) : alu.dtype();
+         UOp f = UOp::make(alu.op(), out, src, alu.arg());
+         return alu.dtype() == dtypes::bfloat16 ? f.cast(dtypes::bfloat16) : f;
+       }},
+  };
+  return pm;
+}
+
 const PatternMatcher<UOp>& clang_extra_matcher() {
   static const PatternMatcher<UOp> pm =
+      software_bf16() +
       PatternMatcher<UOp>{
           // LLVM legalizes double => half cast on systems that don't support it natively (like x86 cpus without
           // AVX512-FP16) into a compiler-rt libcall.
