@@ -74,33 +74,34 @@ TEST_F(NNBackward, ConvGradientCases) {
 }
 
 // convs big enough for the CPU tiles take ConvGrad's copies (the output gradient realized and padded, channels-last
-// inputs of the weight gradient, the batch summed in chunks, the transposed weight stored output-channels-last):
-// both gradients against float64 loops
+// inputs of the weight gradient, the batch summed in chunks, the transposed weight stored output-channels-last),
+// with groups too: both gradients against float64 loops
 TEST_F(NNBackward, ConvGradientTiledLayouts) {
   struct Case {
-    int64_t bs, cin, size, cout, k, stride;
+    int64_t bs, cin, size, cout, k, stride, groups = 1;
   };
-  for (Case c : {Case{2, 16, 14, 32, 3, 1}, Case{16, 8, 17, 16, 3, 2}, Case{4, 32, 12, 32, 5, 1}}) {
-    int64_t o = (c.size - c.k) / c.stride + 1;
-    std::vector<double> xv = vals(c.bs * c.cin * c.size * c.size, 0.1), wv = vals(c.cout * c.cin * c.k * c.k, 0.2),
+  for (Case c : {Case{2, 16, 14, 32, 3, 1}, Case{16, 8, 17, 16, 3, 2}, Case{4, 32, 12, 32, 5, 1},
+                 Case{4, 32, 12, 32, 3, 1, 2}}) {
+    int64_t o = (c.size - c.k) / c.stride + 1, gin = c.cin / c.groups, gout = c.cout / c.groups;
+    std::vector<double> xv = vals(c.bs * c.cin * c.size * c.size, 0.1), wv = vals(c.cout * gin * c.k * c.k, 0.2),
                         gv = vals(c.bs * c.cout * o * o, 0.3);
     std::vector<float> xf(xv.begin(), xv.end()), wf(wv.begin(), wv.end()), gf(gv.begin(), gv.end());
     Tensor x = Tensor(xf, {c.bs, c.cin, c.size, c.size}, {.requires_grad = true}).realize();
-    Tensor w = Tensor(wf, {c.cout, c.cin, c.k, c.k}, {.requires_grad = true}).realize();
+    Tensor w = Tensor(wf, {c.cout, gin, c.k, c.k}, {.requires_grad = true}).realize();
     Tensor G = Tensor(gf, {c.bs, c.cout, o, o});
-    auto grads = (x.conv2d(w, std::nullopt, {.stride = {c.stride}}) * G).sum().gradient({x, w});
+    auto grads = (x.conv2d(w, std::nullopt, {.groups = c.groups, .stride = {c.stride}}) * G).sum().gradient({x, w});
     std::vector<float> dx = grads[0].tolist<float>(), dw = grads[1].tolist<float>();
     std::vector<double> ex(xv.size(), 0.0), ew(wv.size(), 0.0);
     for (int64_t n = 0; n < c.bs; n++)
       for (int64_t co = 0; co < c.cout; co++)
-        for (int64_t ci = 0; ci < c.cin; ci++)
+        for (int64_t ci = co / gout * gin; ci < (co / gout + 1) * gin; ci++)  // the input channels of its group
           for (int64_t oy = 0; oy < o; oy++)
             for (int64_t ox = 0; ox < o; ox++)
               for (int64_t ky = 0; ky < c.k; ky++)
                 for (int64_t kx = 0; kx < c.k; kx++) {
                   auto xi = static_cast<size_t>(((n * c.cin + ci) * c.size + oy * c.stride + ky) * c.size +
                                                 ox * c.stride + kx);
-                  auto wi = static_cast<size_t>(((co * c.cin + ci) * c.k + ky) * c.k + kx);
+                  auto wi = static_cast<size_t>(((co * gin + ci % gin) * c.k + ky) * c.k + kx);
                   double g = gv[static_cast<size_t>(((n * c.cout + co) * o + oy) * o + ox)];
                   ex[xi] += g * wv[wi];
                   ew[wi] += g * xv[xi];
@@ -152,6 +153,12 @@ TEST_F(NNBackward, ConvOnlyWeightOrNoGradient) {
   x.conv2d(w).sum().backward();
   EXPECT_NEAR(w.grad()->sum().item<float>(), 0.5f * 2 * 9 * 4 * 27, 1e-2);
   EXPECT_FALSE(x.grad().has_value());
+  // an empty batch: empty gradients, no division by the batch size
+  Tensor xe = Tensor::ones({0, 3, 5, 5}), we = param(4 * 3 * 3 * 3, {4, 3, 3, 3}, 0.2);
+  xe.requires_grad_(true);
+  std::vector<Tensor> ge = xe.conv2d(we).sum().gradient({xe, we});
+  EXPECT_EQ(ge[0].shape(), (Shape{0, 3, 5, 5}));
+  EXPECT_EQ(ge[1].tolist<float>(), std::vector<float>(4 * 27, 0.0f));
   Tensor xi = Tensor::ones({1, 2, 4, 4}, {.dtype = dtypes::int32}),
          wi = Tensor::ones({1, 2, 3, 3}, {.dtype = dtypes::int32});
   EXPECT_EQ(xi.conv2d(wi).sum().item<int>(), 4 * 18);

@@ -226,9 +226,12 @@ struct ConvGrad final : GradFn {  // a friend of Tensor, so in tg, not in an unn
 
     // an int input (uint8 images) as floats in memory: the tile's lanes load floats
     Tensor xf = tiled && xp.dtype() != g.dtype() ? xp.cast(g.dtype()).contiguous() : xp;
-    sint bs = is[0], per_n = static_cast<sint>(xf.dtype().itemsize()) * (prod(is) + prod(os)) / bs, n_per = 1;
-    for (sint c = 1; c <= bs && tiled; c++)
-      if (bs % c == 0 && c * per_n <= (sint(1) << 20)) n_per = c;
+    sint bs = is[0], n_per = 1;
+    if (tiled) {  // (a tiled conv has a batch)
+      sint per_n = static_cast<sint>(xf.dtype().itemsize()) * (prod(is) + prod(os)) / bs;
+      for (sint c = 1; c <= bs; c++)
+        if (bs % c == 0 && c * per_n <= (sint(1) << 20)) n_per = c;
+    }
     // (chunks, bs/chunks, groups, rcout, cin, *o, *HW), summed over bs/chunks and *o, then over the chunks
     Shape HW(ws.begin() + 2, ws.end()), xr{bs / n_per, n_per, groups, 1, ws[1]},
         gr{bs / n_per, n_per, groups, ws[0] / groups, 1};
