@@ -1,3 +1,9 @@
+#!/usr/bin/env python3
+# Writes the torch_load fixtures of tests/nn/test_torch_load.cpp and tests/python/test_torch_load.py with PyTorch
+# (they were made with Debian's python3-torch 1.13): checkpoint.pth (every storage dtype, views with an offset,
+# strides and an expanded dim, a Parameter, a nested checkpoint), checkpoint_deflated.pth (the same archive rewritten
+# by Python's zipfile with ZIP_DEFLATED) and legacy.pth (the pre-1.6 format, which torch_load refuses).
+#   cd tests/data/nn && python3 make_checkpoints.py
 import torch, zipfile, io, collections
 torch.manual_seed(0)
 base = torch.arange(24, dtype=torch.float32) * 0.5
