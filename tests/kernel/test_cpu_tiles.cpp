@@ -6,31 +6,17 @@
 
 #include <string>
 
+#include "kernel_asts.h"
 #include "tg/codegen/heuristic.h"
 #include "tg/codegen/kernel.h"
 #include "tg/codegen/pipeline.h"
 #include "tg/renderer/cstyle.h"
 
 using namespace tg;
+using namespace tg::test;
 
 namespace {
 
-ShapeTracker st(const Shape& shape, std::optional<Shape> strides = {}) { return {{View::create(shape, strides)}}; }
-UOp global(int i, int64_t size) {
-  return UOp::make(Ops::DEFINE_GLOBAL, dtypes::float32.ptr(size), {}, ConstValue(int64_t(i)));
-}
-UOp view_of(const UOp& g, const ShapeTracker& s) { return UOp::make(Ops::VIEW, g.dtype(), {g}, st_arg(s)); }
-UOp load(const UOp& g, const ShapeTracker& s) { return UOp::make(Ops::LOAD, g.dtype().base(), {view_of(g, s)}); }
-
-// out (strides out_st over the full shape, 0 on reduce axes) = sum over `axes` of a * b
-UOp sum_of_products(const Shape& full, const Shape& out_shape, const Shape& a_st, int64_t a_size, const Shape& b_st,
-                    int64_t b_size, std::vector<int64_t> axes, Ops rop = Ops::ADD) {
-  UOp prod = load(global(1, a_size), st(full, a_st)) * load(global(2, b_size), st(full, b_st));
-  UOp red = UOp::make(Ops::REDUCE_AXIS, dtypes::float32, {prod}, ReduceArg{rop, std::move(axes)});
-  UOp out = UOp::make(Ops::STORE, dtypes::void_, {view_of(global(0, tg::prod(out_shape)), st(out_shape)), red});
-  return UOp::sink({out});
-}
-UOp matmul(sint n) { return sum_of_products({n, n, n}, {n, n, 1}, {n, 0, 1}, n * n, {0, 1, n}, n * n, {2}); }
 // conv2d forward, batch b, 32 -> 32 channels, 5x5 on 24x24 (the second conv of the MNIST model)
 UOp conv_forward(sint b) {
   return sum_of_products({b, 32, 20, 20, 32, 5, 5}, {b, 32, 20, 20, 1, 1, 1}, {18432, 0, 24, 1, 576, 24, 1}, b * 18432,

@@ -9,6 +9,7 @@
 #include "tg/codegen/heuristic.h"
 #include "tg/codegen/kernel.h"
 #include "tg/codegen/pipeline.h"
+#include "tg/engine/search.h"
 #include "tg/renderer/cstyle.h"
 #include "tg/runtime/cpu.h"
 #include "tg/runtime/threadpool.h"
@@ -120,20 +121,10 @@ static bool worth_threads(const Estimates& e) {
   return static_cast<double>(e.ops) / 3.0 + static_cast<double>(e.lds) / 10.0 >= 20000.0;
 }
 
-std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOp& ast) {
-  static std::mutex mu;
-  static std::unordered_map<std::string, std::shared_ptr<CompiledRunner>> cache;
-  std::string key = cat(device, ":", ast.key(), ":", getenv("NOOPT"), ":", getenv("BEAM"), ":",
-                        getenv("DEVECTORIZE", 1), ":", getenv("CPU_VECTOR_TILE", 1));
-  {
-    std::lock_guard lock(mu);
-    if (auto it = cache.find(key); it != cache.end()) return it->second;
-  }
-  Renderer& r = renderer_for(device);
-  Kernel k(ast, r);
-  if (!getenv("NOOPT")) apply_default_opts(k);
+std::shared_ptr<CompiledRunner> compile_kernel(const Kernel& k, Renderer& r, bool quiet) {
+  const UOp& ast = k.ast;
   UOp opt_ast = k.get_optimized_ast();
-  const int64_t debug = getenv("DEBUG");
+  const int64_t debug = quiet ? 0 : getenv("DEBUG");
   if (debug >= 3) {
     std::cout << k.name() << "\n";
     if (debug >= 5) std::cout << ast.repr() << "\n";
@@ -168,8 +159,8 @@ std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOp&
   }
   std::optional<LaunchSize> launch;
   if (r.has_local) launch = LaunchSize{1, 1, 1};
-  ProgramSpec spec = ProgramSpec::from_uops(to_function_name(k.name()), src, Device::canonicalize(device), ast, uops,
-                                            launch, launch, mem);
+  ProgramSpec spec = ProgramSpec::from_uops(to_function_name(k.name()), src, Device::canonicalize(k.opts.device), ast,
+                                            uops, launch, launch, mem);
   // CPU threads: a kernel big enough to pay for waking the other cores, with an outermost loop they can share
   if (auto* clang = dynamic_cast<ClangRenderer*>(&r); clang != nullptr && worth_threads(spec.estimates)) {
     if (std::optional<UOp> split = ClangRenderer::thread_split_range(uops, k.first_reduce())) {
@@ -180,7 +171,25 @@ std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOp&
       }
     }
   }
-  auto runner = std::make_shared<CompiledRunner>(std::move(spec), k.name(), std::move(cpu));
+  return std::make_shared<CompiledRunner>(std::move(spec), k.name(), std::move(cpu));
+}
+
+std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOp& ast) {
+  static std::mutex mu;
+  static std::unordered_map<std::string, std::shared_ptr<CompiledRunner>> cache;
+  std::string key = cat(device, ":", ast.key(), ":", getenv("NOOPT"), ":", getenv("BEAM"), ":",
+                        getenv("DEVECTORIZE", 1), ":", getenv("CPU_VECTOR_TILE", 1));
+  {
+    std::lock_guard lock(mu);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  Renderer& r = renderer_for(device);
+  Kernel k(ast, r);
+  if (int64_t beam = getenv("BEAM"); beam >= 1)
+    k.apply_opts(beam_search(k, r, static_cast<int>(beam)));
+  else if (!getenv("NOOPT"))
+    apply_default_opts(k);
+  auto runner = compile_kernel(k, r, false);
   std::lock_guard lock(mu);
   return cache.emplace(key, runner).first->second;
 }

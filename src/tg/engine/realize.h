@@ -83,6 +83,10 @@ inline thread_local JitCapture* capturing = nullptr;
 Renderer& renderer_for(const std::string& device);
 // compiles (or finds in the method cache) the kernel for an AST on a device
 std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOp& ast);
+// the runner of a kernel with its opts applied: rendered (vector ALUs for a CPU tile), compiled, thread-split on the
+// CPU; quiet: no DEBUG output (BEAM's candidates)
+class Kernel;
+std::shared_ptr<CompiledRunner> compile_kernel(const Kernel& k, Renderer& r, bool quiet);
 ExecItem lower_schedule_item(const ScheduleItem& si);
 void run_schedule(std::vector<ScheduleItem> schedule, const VarVals& vars = {}, bool do_update_stats = true);
 

@@ -1,0 +1,155 @@
+#include "tg/engine/search.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "tg/codegen/heuristic.h"
+#include "tg/engine/realize.h"
+#include "tg/runtime/diskcache.h"
+
+namespace tg {
+
+const std::vector<Opt>& beam_actions() {
+  static const std::vector<Opt> actions = [] {
+    std::vector<Opt> a;
+    for (int amt : {0, 2, 3, 4, 5, 7})
+      for (int axis = 0; axis < 6; axis++) a.push_back({OptOps::UPCAST, axis, amt});
+    for (int amt : {0, 4, 7})
+      for (int axis = 0; axis < 5; axis++) a.push_back({OptOps::UNROLL, axis, amt});
+    for (int amt : {2, 3, 4, 8, 13, 16, 29})
+      for (int axis = 0; axis < 6; axis++) a.push_back({OptOps::LOCAL, axis, amt});
+    for (int amt : {13, 16, 28, 29, 32, 49, 64, 256})
+      for (int axis = 0; axis < 3; axis++) a.push_back({OptOps::GROUPTOP, axis, amt});
+    for (int amt : {0, 4, 8, 16})
+      for (int axis = 0; axis < 3; axis++) a.push_back({OptOps::GROUP, axis, amt});
+    if (getenv("BEAM_PADTO", 1))
+      for (int axis = 0; axis < 7; axis++) a.push_back({OptOps::PADTO, axis, 32});
+    a.push_back({OptOps::LOCAL, 0, 32});
+    a.push_back({OptOps::LOCAL, 6, 2});
+    for (int a0 = 0; a0 < 5; a0++)
+      for (int a1 = a0 + 1; a1 < 5; a1++) a.push_back({OptOps::SWAP, a0, a1});
+    return a;
+  }();
+  return actions;
+}
+
+namespace {
+
+std::optional<std::string> opts_key(const std::vector<Opt>& opts) {  // "op,axis,arg;..." for the disk cache
+  std::ostringstream os;
+  for (const Opt& o : opts) {
+    const int* arg = std::get_if<int>(&o.arg);
+    if (arg == nullptr) return std::nullopt;  // a tensor-core tuple: not cached
+    os << static_cast<int>(o.op) << "," << o.axis.value_or(-1) << "," << *arg << ";";
+  }
+  return os.str();
+}
+std::optional<std::vector<Opt>> parse_opts(const std::string& s) {
+  std::vector<Opt> out;
+  std::istringstream is(s);
+  std::string item;
+  while (std::getline(is, item, ';')) {
+    int op = 0, axis = 0, arg = 0;
+    if (std::sscanf(item.c_str(), "%d,%d,%d", &op, &axis, &arg) != 3) return std::nullopt;
+    out.push_back({static_cast<OptOps>(op), axis < 0 ? std::nullopt : std::optional<int>(axis), arg});
+  }
+  return out;
+}
+
+// the candidates one action away from k, whose upcast and local amounts stay within BEAM_UPCAST_MAX / BEAM_LOCAL_MAX
+std::vector<Kernel> kernel_actions(const Kernel& k) {
+  std::vector<Kernel> out;
+  const int64_t max_up = getenv("BEAM_UPCAST_MAX", 256), max_lcl = getenv("BEAM_LOCAL_MAX", 1024);
+  for (const Opt& a : beam_actions()) {
+    Kernel k2 = k.copy();
+    try {
+      k2.apply_opt(a);
+    } catch (const KernelOptError&) {
+      continue;
+    }
+    sint up = 1, lcl = 1;
+    const Shape& fs = k2.full_shape();
+    for (int i = k2.first_upcast(); i < k2.shape_len(); i++) up *= fs[static_cast<size_t>(i)];
+    for (int i = k2.global_dims(); i < k2.global_dims() + k2.local_dims + k2.group_for_reduces; i++)
+      lcl *= fs[static_cast<size_t>(i)];
+    if (up > max_up || lcl > max_lcl) continue;
+    out.push_back(std::move(k2));
+  }
+  return out;
+}
+
+// scratch buffers for every DEFINE_GLOBAL of the kernel, by its index
+std::vector<Buffer> scratch_buffers(const Kernel& k) {
+  std::vector<Buffer> bufs;
+  for (const UOp& u : k.ast.toposort())
+    if (u.op() == Ops::DEFINE_GLOBAL) {
+      auto i = static_cast<size_t>(as_int(u.arg<ConstValue>()));
+      if (bufs.size() <= i) bufs.resize(i + 1);
+      bufs[i] = Buffer(k.opts.device, std::max<int64_t>(u.dtype().size(), 1), u.dtype().base());
+      bufs[i].allocate();
+    }
+  return bufs;
+}
+
+}  // namespace
+
+std::vector<Opt> beam_search(const Kernel& k0, Renderer& r, int amt) {
+  const std::string key = cat(k0.opts.device, ":", k0.ast.key(), ":", amt);
+  const bool cache = getenv("CACHELEVEL", 1) >= 1 && !getenv("IGNORE_BEAM_CACHE");
+  if (cache)
+    if (auto hit = diskcache_get("beam_search", key))
+      if (auto opts = parse_opts(*hit)) return *opts;
+  const int64_t debug = getenv("DEBUG");
+  std::vector<Buffer> bufs = scratch_buffers(k0);
+  std::set<std::string> seen;  // rendered sources already timed
+  auto time_of = [&](const Kernel& k, double early_stop) -> double {
+    std::shared_ptr<CompiledRunner> runner;
+    try {
+      runner = compile_kernel(k, r, true);
+    } catch (const Error& e) {  // a candidate that doesn't render or compile is no candidate
+      if (getenv("BEAM_DEBUG")) std::cout << "BEAM: " << opts_repr(k.applied_opts) << ": " << e.what() << "\n";
+      return INFINITY;
+    }
+    if (!seen.insert(runner->p.src).second) return INFINITY;
+    std::vector<Buffer> args;
+    for (int64_t g : runner->p.globals) args.push_back(bufs.at(static_cast<size_t>(g)));
+    double best = INFINITY;
+    for (int i = 0; i < 3 && (i == 0 || best <= early_stop); i++)  // a third of the best so far: no more runs
+      best = std::min(best, runner->operator()(args, {}, true).value_or(INFINITY));
+    return best;
+  };
+  // the first beam: the kernel as it is, and with the hand-coded opts (CPU tiles included)
+  std::vector<std::pair<Kernel, double>> beam;
+  for (Kernel k : {k0.copy(), Kernel(k0).apply_opts(hand_coded_optimizations(k0))})
+    if (double t = time_of(k, INFINITY); t < INFINITY) beam.push_back({std::move(k), t});
+  TG_CHECK(!beam.empty(), "BEAM: kernel ", k0.name(), " compiles neither unoptimized nor with the hand-coded opts");
+  std::sort(beam.begin(), beam.end(), [](auto& a, auto& b) { return a.second < b.second; });
+  const double min_progress = static_cast<double>(getenv("BEAM_MIN_PROGRESS", 1)) / 100.0 / 1e6;  // 0.01 us
+  auto st = std::chrono::steady_clock::now();
+  while (true) {
+    std::vector<std::pair<Kernel, double>> timed;
+    for (const auto& [k, t] : beam)
+      for (Kernel& cand : kernel_actions(k)) {
+        if (getenv("BEAM_DEBUG") >= 2) std::cout << "BEAM: try " << opts_repr(cand.applied_opts) << "\n";
+        if (double tm = time_of(cand, beam[0].second * 3); tm < INFINITY) timed.push_back({std::move(cand), tm});
+      }
+    std::sort(timed.begin(), timed.end(), [](auto& a, auto& b) { return a.second < b.second; });
+    bool exiting = timed.empty() || beam[0].second - timed[0].second < min_progress;
+    if (!exiting) beam.assign(timed.begin(), timed.begin() + std::min<std::ptrdiff_t>(amt, std::ssize(timed)));
+    if (debug >= 2)
+      std::cout << cat(time_to_str(std::chrono::duration<double>(std::chrono::steady_clock::now() - st).count()),
+                       ": BEAM ", k0.name(), " ", time_to_str(beam[0].second), " from ", timed.size(), " candidates ",
+                       opts_repr(beam[0].first.applied_opts), "\n");
+    if (exiting) break;
+  }
+  std::vector<Opt> best = beam[0].first.applied_opts;
+  if (std::optional<std::string> v = opts_key(best); cache && v) diskcache_put("beam_search", key, *v);
+  return best;
+}
+
+}  // namespace tg
