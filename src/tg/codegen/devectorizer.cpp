@@ -701,6 +701,12 @@ std::vector<UOp> horizontal_reduce(const UOp& inp, DType out_dtype) {
   return {inp};
 }
 
+UOp alu_fold(const std::vector<UOp>& xs, Ops op) {  // xs[0] op xs[1] op ...
+  UOp ret = xs[0];
+  for (size_t i = 1; i < xs.size(); i++) ret = ret.alu(op, {xs[i]});
+  return ret;
+}
+
 UOp reduce_to_acc(M m, ReduceContext& ctx) {
   UOp red = m["red"];
   const UOp& inp = red.src(0);
@@ -710,11 +716,8 @@ UOp reduce_to_acc(M m, ReduceContext& ctx) {
     std::vector<UOp> src{inp.const_like(identity_element(rop, inp.dtype().scalar()))};
     src.insert(src.end(), reduce_range.begin(), reduce_range.end());
     UOp acc = UOp::make(Ops::DEFINE_ACC, inp.dtype(), src, Tuple{ConstValue(ctx.acc_num++)});
-    std::vector<UOp> lanes =
-        horizontal_reduce(UOp::make(Ops::ASSIGN, acc.dtype(), {acc, acc.alu(rop, {inp})}), red.dtype());
-    UOp ret = lanes[0];
-    for (size_t i = 1; i < lanes.size(); i++) ret = ret.alu(rop, {lanes[i]});
-    return ret;
+    return alu_fold(horizontal_reduce(UOp::make(Ops::ASSIGN, acc.dtype(), {acc, acc.alu(rop, {inp})}), red.dtype()),
+                    rop);
   }
   std::vector<UOp> lst = horizontal_reduce(inp, red.dtype());
   for (const UOp& x : lst) TG_ASSERT(x.dtype() == red.dtype(), "horizontal reduction mismatch");
@@ -727,8 +730,7 @@ UOp reduce_to_acc(M m, ReduceContext& ctx) {
     lst.insert(lst.begin(), acc);  // put acc as the first element
     ctx.acc_num++;
   }
-  UOp ret = lst[0];
-  for (size_t i = 1; i < lst.size(); i++) ret = ret.alu(rop, {lst[i]});
+  UOp ret = alu_fold(lst, rop);
   return acc ? UOp::make(Ops::ASSIGN, acc.dtype(), {acc, ret}) : ret;
 }
 
@@ -782,11 +784,8 @@ UOp no_vectorized_reduce(M m) {
   UOp inp = m["inp"], red = m["red"];
   Ops rop = red.arg<Ops>();
   if (inp.dtype() != red.dtype()) {
-    std::vector<UOp> lanes = horizontal_reduce(inp, red.dtype());
-    UOp folded = lanes[0];
-    for (size_t i = 1; i < lanes.size(); i++) folded = folded.alu(rop, {lanes[i]});
     std::vector<UOp> src = red.src();
-    src[0] = folded;
+    src[0] = alu_fold(horizontal_reduce(inp, red.dtype()), rop);
     red = red.replace(std::nullopt, std::nullopt, src);
     if (red.dtype().count() == 1) return red;
   }

@@ -13,6 +13,7 @@
 
 namespace tg {
 
+class Kernel;
 using VarVals = std::map<std::string, int64_t>;
 
 class Runner {
@@ -85,7 +86,6 @@ Renderer& renderer_for(const std::string& device);
 std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOp& ast);
 // the runner of a kernel with its opts applied: rendered (vector ALUs for a CPU tile), compiled, thread-split on the
 // CPU; quiet: no DEBUG output (BEAM's candidates)
-class Kernel;
 std::shared_ptr<CompiledRunner> compile_kernel(const Kernel& k, Renderer& r, bool quiet);
 ExecItem lower_schedule_item(const ScheduleItem& si);
 void run_schedule(std::vector<ScheduleItem> schedule, const VarVals& vars = {}, bool do_update_stats = true);

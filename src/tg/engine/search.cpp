@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
-#include <limits>
 #include <set>
 #include <sstream>
 
@@ -119,7 +118,7 @@ std::vector<Opt> beam_search(const Kernel& k0, Renderer& r, int amt) {
     std::vector<Buffer> args;
     for (int64_t g : runner->p.globals) args.push_back(bufs.at(static_cast<size_t>(g)));
     double best = INFINITY;
-    for (int i = 0; i < 3 && (i == 0 || best <= early_stop); i++)  // a third of the best so far: no more runs
+    for (int i = 0; i < 3 && (i == 0 || best <= early_stop); i++)  // slower than 3x the best so far: no reruns
       best = std::min(best, runner->operator()(args, {}, true).value_or(INFINITY));
     return best;
   };

@@ -460,7 +460,8 @@ class Unpickler {
   std::unordered_map<uint64_t, Ref> memo_;
 };
 
-// a tensor's elements, gathered from its storage by its offset and strides into a realized contiguous buffer
+// a tensor's elements, copied from its storage (gathered by its offset and strides when they aren't one run) into a
+// realized contiguous buffer
 Tensor rebuild_tensor(const PyObj& t, const PyObj& storage, std::span<const uint8_t> bytes, const std::string& name,
                       const std::string& what, const std::string& device) {
   auto fail = [&](const auto&... xs) {
@@ -487,6 +488,12 @@ Tensor rebuild_tensor(const PyObj& t, const PyObj& storage, std::span<const uint
       fail("size ", shape_str(t.size), ", stride ", shape_str(t.stride), " and offset ", t.i, " reach element ", last,
            " of a storage of ", storage.i);
   }
+  Shape shape(t.size.begin(), t.size.end());
+  bool contiguous = true;  // row-major strides (a dim of size 1 has any): the elements are one run of the storage
+  for (size_t k = t.size.size(), run = 1; k-- > 0; run *= static_cast<size_t>(t.size[k]))
+    contiguous = contiguous && (t.size[k] == 1 || t.stride[k] == static_cast<int64_t>(run));
+  if (numel == 0) return realized_from_bytes(bytes.data(), storage.dtype, shape, device);
+  if (contiguous) return realized_from_bytes(bytes.data() + t.i * isz, storage.dtype, shape, device);
   std::vector<uint8_t> host(static_cast<size_t>(numel * isz));
   std::vector<int64_t> idx(t.size.size(), 0);
   for (int64_t n = 0; n < numel; n++) {  // row-major over the tensor, each element from its strided place
@@ -498,7 +505,7 @@ Tensor rebuild_tensor(const PyObj& t, const PyObj& storage, std::span<const uint
       idx[k] = 0;
     }
   }
-  return realized_from_bytes(host.data(), storage.dtype, Shape(t.size.begin(), t.size.end()), device);
+  return realized_from_bytes(host.data(), storage.dtype, shape, device);
 }
 
 // every tensor of the archive's pickle (torch_load's path and tensor forms)
@@ -519,6 +526,17 @@ StateDict load_archive(std::span<const uint8_t> bytes, const std::string& what, 
   Unpickler up(zip.read(*zip.find(prefix + "data.pkl"), pkl_scratch), what);
   Ref root = up.load();
 
+  // a storage's bytes, inflated once however many tensors view it
+  std::unordered_map<std::string, std::vector<uint8_t>> inflated;
+  auto storage_bytes = [&](const std::string& key, const std::string& tensor) {
+    const ZipEntry* e = zip.find(prefix + "data/" + key);
+    if (e == nullptr)
+      zip.fail("tensor ", py_str_repr(tensor), ": its storage ", py_str_repr(prefix + "data/" + key),
+               " is not in the archive");
+    auto [it, fresh] = inflated.try_emplace(key);
+    return fresh || e->method == 0 ? zip.read(*e, it->second) : std::span<const uint8_t>(it->second);
+  };
+
   // every tensor reachable through dicts, lists and tuples, under its dotted path ("model.conv.weight", "hist.0")
   StateDict out;
   std::unordered_set<Ref> seen;
@@ -530,12 +548,7 @@ StateDict load_archive(std::span<const uint8_t> bytes, const std::string& what, 
     auto child = [&, n = name](const std::string& k) { return n.empty() ? k : n + "." + k; };
     if (x.kind == Kind::Tensor) {
       const PyObj& st = up.o(x.storage);
-      const ZipEntry* e = zip.find(prefix + "data/" + st.s);
-      if (e == nullptr)
-        zip.fail("tensor ", py_str_repr(name), ": its storage ", py_str_repr(prefix + "data/" + st.s),
-                 " is not in the archive");
-      std::vector<uint8_t> scratch;
-      out.insert_or_assign(name, rebuild_tensor(x, st, zip.read(*e, scratch), name, what, dev));
+      out.insert_or_assign(name, rebuild_tensor(x, st, storage_bytes(st.s, name), name, what, dev));
       continue;
     }
     if (!seen.insert(r).second) continue;  // a container reached twice (or a cycle) is walked once

@@ -485,17 +485,12 @@ static UOp float_to_bf16(const UOp& f) {
 static const PatternMatcher<UOp>& software_bf16() {
   static const OpSet computed = GroupOp::ALU - OpSet{Ops::WHERE};
   static const PatternMatcher<UOp> pm = {
-      {op(computed | OpSet{Ops::CAST}).dtype(dtypes::bfloat16).named("alu"),
-       [](M m) -> UOp {  // bf16 vectors one lane at a time
-         return m["alu"].dtype().count() > 1 ? no_vectorized_alu(m["alu"]) : UOp{};
-       }},
       {op(computed | OpSet{Ops::CAST}).named("alu"),
-       [](M m) -> UOp {  // and vectors of them
+       [](M m) -> UOp {  // an ALU or cast making or reading bf16 vectors: one lane at a time
          const UOp& alu = m["alu"];
-         bool vec_bf16 = std::any_of(alu.src().begin(), alu.src().end(), [](const UOp& x) {
-           return x.dtype().scalar() == dtypes::bfloat16 && x.dtype().count() > 1;
-         });
-         return vec_bf16 ? no_vectorized_alu(alu) : UOp{};
+         auto bf16_vec = [](const UOp& x) { return x.dtype().scalar() == dtypes::bfloat16 && x.dtype().count() > 1; };
+         bool vec = bf16_vec(alu) || std::any_of(alu.src().begin(), alu.src().end(), bf16_vec);
+         return vec ? no_vectorized_alu(alu) : UOp{};
        }},
       {op(Ops::CAST, {var("x", {dtypes::bfloat16})}).named("c"),
        [](M m) -> UOp {  // bf16 -> T: through float

@@ -156,20 +156,15 @@ Tensor transposed_conv_weight(const Tensor& weight, sint groups) {
   return weight.reshape(us).transpose(1, 2).flip(spatial).flatten(0, 1);
 }
 
-// t (bs, c, *spatial) stored channels-last, (bs, *spatial, c), and viewed back in its own dim order
-Tensor channels_last(const Tensor& t) {
-  std::vector<int64_t> to{0}, back{0, static_cast<int64_t>(t.ndim()) - 1};
-  for (int64_t i = 2; i < t.ndim(); i++) to.push_back(i), back.push_back(i - 1);
-  to.push_back(1);
+// t stored with its dim `dim` last (contiguous in memory) and viewed back in its own dim order: channels-last is
+// dim 1 of (bs, c, *spatial); a conv weight with its output channels last is dim 0 of (cout, cin, *HW)
+Tensor stored_dim_last(const Tensor& t, int64_t dim) {
+  std::vector<int64_t> to, back;
+  for (int64_t i = 0; i < t.ndim(); i++)
+    if (i != dim) to.push_back(i);
+  to.push_back(dim);
+  for (int64_t i = 0; i < t.ndim(); i++) back.push_back(i == dim ? t.ndim() - 1 : i - (i > dim));
   return t.permute(to).contiguous().permute(back);
-}
-
-// a conv weight (cout, cin, *HW) stored (cin, *HW, cout), viewed back in its own dim order
-Tensor out_channels_last(const Tensor& w) {
-  std::vector<int64_t> to, back{static_cast<int64_t>(w.ndim()) - 1};
-  for (int64_t i = 1; i < w.ndim(); i++) to.push_back(i), back.push_back(i - 1);
-  to.push_back(0);
-  return w.permute(to).contiguous().permute(back);
 }
 
 }  // namespace
@@ -221,7 +216,7 @@ struct ConvGrad final : GradFn {  // a friend of Tensor, so in tg, not in an unn
       pads.push_back({full, full + is[2 + i] - used});  // the input past the last window gets no gradient
     }
     Tensor wt = transposed_conv_weight(weight, groups), gp = spread_by_stride(g, stride).pad(pads);
-    if (tiled && short_rows(is.back())) wt = out_channels_last(wt);
+    if (tiled && short_rows(is.back())) wt = stored_dim_last(wt, 0);
     Tensor dx = (tiled ? gp.contiguous() : gp).conv2d(wt, std::nullopt, {.groups = groups, .dilation = dilation});
 
     // an int input (uint8 images) as floats in memory: the tile's lanes load floats
@@ -244,8 +239,8 @@ struct ConvGrad final : GradFn {  // a friend of Tensor, so in tg, not in an unn
     xr.insert(xr.end(), HW.begin(), HW.end());
     gr.insert(gr.end(), nd, 1);
     bool cl = tiled && short_rows(os.back()) && ws[1] >= 16;  // enough input channels for the lanes
-    Tensor windows = (cl ? channels_last(xf) : xf).pool(HW, stride, dilation).reshape(xr);
-    Tensor dw = ((cl ? channels_last(g) : g).reshape(gr) * windows).sum(axes).sum(0).reshape(ws);
+    Tensor windows = (cl ? stored_dim_last(xf, 1) : xf).pool(HW, stride, dilation).reshape(xr);
+    Tensor dw = ((cl ? stored_dim_last(g, 1) : g).reshape(gr) * windows).sum(axes).sum(0).reshape(ws);
     return {dx.cast(xp.dtype()).uop(), dw.cast(weight.dtype()).uop()};
   }
 };
