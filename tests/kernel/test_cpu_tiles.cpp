@@ -46,26 +46,45 @@ std::string render_tile(Kernel& k) {
 }  // namespace
 
 TEST(CpuTile, MatmulOutputLanes) {
-  // j (contiguous in b, broadcast in a) takes 16 lanes, i (b repeats along it) 8 more, k is unrolled by 2
+  // j (contiguous in b, broadcast in a) takes the inner lanes (two AVX-512 registers: 32; else 16), i (b repeats
+  // along it) 8 more, k is unrolled by 2
+  const bool wide = cpu_tile_lanes() == 256;
   Kernel k(matmul(128));
   std::optional<CpuTile> t = cpu_vector_tile(k);
-  EXPECT_EQ(opts_of(t),
-            "[Opt(op=OptOps.UPCAST, axis=0, arg=8), Opt(op=OptOps.UPCAST, axis=1, arg=16), "
-            "Opt(op=OptOps.UNROLL, axis=0, arg=2)]");
+  EXPECT_EQ(opts_of(t), cat("[Opt(op=OptOps.UPCAST, axis=0, arg=8), Opt(op=OptOps.UPCAST, axis=1, arg=", wide ? 32 : 16,
+                            "), Opt(op=OptOps.UNROLL, axis=0, arg=2)]"));
   EXPECT_FALSE(t->reduce_lanes);
   EXPECT_EQ(opts_repr(hand_coded_optimizations(k)), opts_repr(t->opts));  // the heuristic takes it
   k.apply_opts(t->opts);
   std::string src = render_tile(k);
-  EXPECT_NE(src.find("float128 acc0 = "), std::string::npos) << src;  // one accumulator of 8x16 lanes
-  EXPECT_NE(src.find("for (int ridx0 = 0; ridx0 < 16; ridx0++)"), std::string::npos) << src;
+  // one accumulator of 8x32 (8x16) lanes
+  EXPECT_NE(src.find(wide ? "float256 acc0 = " : "float128 acc0 = "), std::string::npos) << src;
+  EXPECT_NE(src.find(wide ? "for (int ridx1 = 0; ridx1 < 4; ridx1++)" : "for (int ridx0 = 0; ridx0 < 16; ridx0++)"),
+            std::string::npos)
+      << src;
 }
 
 TEST(CpuTile, ConvForwardFillsSixteenLanes) {
-  // ox (20) gives 4 lanes; oy fills them to 16 (rows of x, w broadcast); co takes 8 (x repeats along it)
+  // ox (20) gives 4 lanes; oy fills them to 16 (rows of x, w broadcast); co takes the outer lanes (x repeats along
+  // it): 16 of a 256-lane budget, 8 of 128
   Kernel k(conv_forward(8));
-  EXPECT_EQ(opts_of(cpu_vector_tile(k)),
-            "[Opt(op=OptOps.UPCAST, axis=1, arg=8), Opt(op=OptOps.UPCAST, axis=2, arg=4), "
-            "Opt(op=OptOps.UPCAST, axis=3, arg=4)]");
+  EXPECT_EQ(opts_of(cpu_vector_tile(k)), cat("[Opt(op=OptOps.UPCAST, axis=1, arg=", cpu_tile_lanes() / 16,
+                                             "), Opt(op=OptOps.UPCAST, axis=2, arg=4), "
+                                             "Opt(op=OptOps.UPCAST, axis=3, arg=4)]"));
+}
+
+TEST(CpuTile, WholeAxisLanesKeepTheUnroll) {
+  // a channels-last weight gradient, (co, ci) summing (b, oy, ox) of g[b, oy, ox, co] * x[b, oy, ox, ci]: ci (32) is
+  // the lane axis and, on an AVX-512 host, upcast whole; the reduce's unroll still finds its axis after that
+  UOp ast = sum_of_products({32, 32, 64, 20, 20}, {32, 32, 1, 1, 1}, {1, 0, 12800, 640, 32}, 64 * 12800,
+                            {0, 1, 12800, 640, 32}, 64 * 12800, {2, 3, 4});
+  std::optional<CpuTile> t = cpu_vector_tile(Kernel(ast));
+  ASSERT_TRUE(t.has_value());
+  EXPECT_FALSE(t->reduce_lanes);
+  const bool wide = cpu_tile_lanes() == 256;
+  // (b, oy, ox) merge into one reduce axis of 25600
+  EXPECT_EQ(opts_of(t), cat("[Opt(op=OptOps.UPCAST, axis=0, arg=8), Opt(op=OptOps.UPCAST, axis=1, arg=", wide ? 32 : 16,
+                            "), Opt(op=OptOps.UNROLL, axis=0, arg=2)]"));
 }
 
 TEST(CpuTile, WeightGradReduceLanesAndLoopOrder) {

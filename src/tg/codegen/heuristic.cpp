@@ -71,14 +71,14 @@ std::optional<std::vector<Opt>> apply_tile(const Kernel& k, std::vector<std::pai
   };
   try {
     for (size_t i = 0; i < ups.size(); i++) {
-      int len = kc.shape_len();
+      int len = kc.first_upcast();  // a whole axis upcast leaves the axes before the upcast ones
       kc.apply_opt({OptOps::UPCAST, ups[i].first, ups[i].second});
-      if (kc.shape_len() < len) follow(ups[i].first, i + 1);
+      if (kc.first_upcast() < len) follow(ups[i].first, i + 1);
     }
     for (size_t i = 0; i < unrolls.size(); i++) {
-      int len = kc.shape_len(), axis = unrolls[i].first;
+      int len = kc.first_upcast(), axis = unrolls[i].first;
       kc.apply_opt({OptOps::UNROLL, axis - kc.first_reduce(), unrolls[i].second});
-      if (kc.shape_len() < len)
+      if (kc.first_upcast() < len)
         for (size_t j = i + 1; j < unrolls.size(); j++)
           if (unrolls[j].first > axis) unrolls[j].first--;
     }
@@ -113,6 +113,15 @@ int pow2_amount(sint size, int most) {  // the largest power of two <= most divi
 
 }  // namespace
 
+int cpu_tile_lanes() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const int lanes = __builtin_cpu_supports("avx512f") ? 256 : 128;
+#else
+  static const int lanes = 128;
+#endif
+  return lanes;
+}
+
 std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
   if (k.opts.has_local || !k.applied_opts.empty() || k.upcasted != 0 || k.local_dims != 0 || k.group_for_reduces != 0)
     return std::nullopt;
@@ -137,13 +146,14 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
   auto st = [](const std::vector<std::optional<sint>>& strides, int a) { return strides[static_cast<size_t>(a)]; };
   auto out_strides = real_strides(k.sts[0]);
 
-  // the vector axis among [lo, hi): every input loads it contiguously or broadcasts it, at least one contiguously
-  auto vector_axis = [&](int lo, int hi, int& amt) {
+  // the vector axis among [lo, hi) (up to `most` lanes): every input loads it contiguously or broadcasts it, at least
+  // one contiguously
+  auto vector_axis = [&](int lo, int hi, int most, int& amt) {
     int v = -1;
     amt = 0;
     bool v_unit = false;
     for (int a = lo; a < hi; a++) {
-      int c = pow2_amount(size(a), 16);
+      int c = pow2_amount(size(a), most);
       if (c < 2) continue;
       bool ok = true, any_contig = false;
       for (auto& s : in) {
@@ -184,7 +194,7 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
 
   // 1. output lanes: a vector axis of the output (contiguous inputs: vector loads; broadcast ones: splats), the
   // outer lanes along an axis the contiguous inputs repeat on, so one vector load serves every accumulator
-  int va = 0, v = vector_axis(0, fr, va);
+  int va = 0, v = vector_axis(0, fr, static_cast<int>(std::min<int64_t>(cpu_tile_lanes() / 8, k.opts.upcast_max)), va);
   if (v >= 0) {
     auto [f, fa] = fill(0, fr, v, va, true);
     const int inner = va * fa;
@@ -194,7 +204,7 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
       if (!std::all_of(in.begin(), in.end(),
                        [&](auto& s) { return !stride_is(st(s, v), 1) || stride_is(st(s, a), 0); }))
         continue;
-      int c = pow2_amount(size(a), std::min(16, 128 / inner));
+      int c = pow2_amount(size(a), std::min(16, cpu_tile_lanes() / inner));
       if (c > sa) s_ax = a, sa = c;
     }
     if (inner >= 4 && inner * sa >= 32) {  // else too few lanes to beat the scalar code
@@ -211,7 +221,7 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
   // 2. reduce lanes (a dot product along contiguous rows, as the weight gradient of a conv): a vector accumulator
   // per output element, its lanes summed after the loop; a few outputs along axes some input broadcasts, so each
   // vector load serves several accumulators
-  int ra = 0, rv = vector_axis(fr, n, ra);
+  int ra = 0, rv = vector_axis(fr, n, 16, ra);
   if (rv < 0) return std::nullopt;
   auto [rf, rfa] = fill(fr, n, rv, ra, false);
   if (ra * rfa < 4) return std::nullopt;

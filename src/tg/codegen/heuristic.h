@@ -12,13 +12,17 @@ std::vector<Opt> hand_coded_optimizations(const Kernel& k);
 // CPU only: for a big float sum-of-products kernel (matmul, conv), a register tile that the C compiler turns into
 // wide vector FMAs, since the kernel keeps its vector ALUs (RenderOpts::devectorize = 0). Two shapes of tile:
 //  - output lanes: an output axis that every input loads contiguously or broadcasts becomes the innermost lanes
-//    (upcast 16, 8 or 4); with fewer than 16, another axis that keeps the broadcast inputs uniform fills a 16-lane
-//    vector; an axis along which the contiguous inputs repeat takes the outer lanes (up to 128 lanes: 8
-//    accumulators of 16); the innermost reduce axis is unrolled by 2.
+//    (upcast 32 with AVX-512, else 16; or 8 or 4); with fewer than 16, another axis that keeps the broadcast inputs
+//    uniform fills a 16-lane vector; an axis along which the contiguous inputs repeat takes the outer lanes (up to
+//    cpu_tile_lanes() in all); the innermost reduce axis is unrolled by 2. Two registers of lanes halve the
+//    broadcast loads per multiply-add (the MNIST convs: ~180 -> ~280 GFLOP/s).
 //  - reduce lanes, when no output axis qualifies (the weight gradient of a conv): the same choice among the reduce
 //    axes, unrolled; each output element of a 4x4 tile (two output axes that some input broadcasts) accumulates a
 //    whole vector, summed once after the loop (RenderOpts::defer_horizontal_reduce).
 // nullopt when the kernel has no such axes, or is too small to be worth it (those keep the reference's opts).
+// the tiles' register budget in float lanes: 256 (16 of the 32 AVX-512 registers) where the host has AVX-512, else
+// 128 (8 of AVX2's 16)
+int cpu_tile_lanes();
 struct CpuTile {
   std::vector<Opt> opts;
   bool reduce_lanes = false;

@@ -453,7 +453,7 @@ void Kernel::apply_opt_unchecked(const Opt& opt, bool append_opt) {
       break;
     case OptOps::UPCAST:  // yellow
       check(axis < first_reduce(), "upcast is for non-reduce");
-      check(opts.device == "DSP" || amt <= 16, "don't upcast more than 16");
+      check(opts.device == "DSP" || amt <= opts.upcast_max, cat("don't upcast more than ", opts.upcast_max));
       shift_to(axis, amt, false, std::nullopt);
       upcast();
       break;

@@ -445,6 +445,7 @@ ClangRenderer::ClangRenderer() {
   gep_arr_threshold = 0;
   has_local = false;
   global_max = std::nullopt;
+  upcast_max = 32;
   infinity = "__builtin_inff()";
   nan = "__builtin_nanf(\"\")";
   // TODO: AMX tensor cores

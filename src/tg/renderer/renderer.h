@@ -71,6 +71,9 @@ struct RenderOpts {
   std::optional<std::vector<int64_t>> global_max = std::vector<int64_t>(3, 0x8FFFFFFF);
   std::optional<std::vector<int64_t>> local_max = std::vector<int64_t>(3, 0x8FFFFFFF);
   int64_t shared_max = 32768;
+  // the most one UPCAST may take (tinygrad's 16; its DSP takes more). The CPU takes 32: the vector tiles' lane axis
+  // spans two AVX-512 registers (codegen/heuristic.cpp)
+  int64_t upcast_max = 16;
   OpSet code_for_op;  // ALU ops rendered natively (the keys of tinygrad's code_for_op); the rest get decomposed
   const PatternMatcher<UOp>* pre_matcher = nullptr;    // run by the codegen before the final rewrite
   const PatternMatcher<UOp>* extra_matcher = nullptr;  // appended to the codegen's final rewrite
