@@ -1,6 +1,6 @@
 // BEAM search (engine/search.h): BEAM=n picks each kernel's opts by timing candidates; the kernels it picks compute
 // what the loops compute, it never loses to the hand-coded opts it starts from, and it keeps its result in the disk
-// cache (table "beam_search", key "<device>:<ast key>:<amt>")
+// cache (table "beam_search", key "<device>:<ast key>:<amt>:<hand-coded opts>")
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -68,11 +68,14 @@ TEST_F(Beam, ResultAppliesAndIsCached) {
   std::vector<Opt> opts = beam_search(Kernel(ast, r), r, 2);
   Kernel k(ast, r);
   EXPECT_NO_THROW(k.apply_opts(opts));  // every opt of the result applies
-  std::optional<std::string> cached = diskcache_get("beam_search", cat("CPU:", ast.key(), ":2"));
+  // the key names the hand-coded opts the search started from: when the heuristic changes, it searches again (a
+  // cached CPU tile the heuristic no longer picks would render without its vector ALUs)
+  const std::string key = cat("CPU:", ast.key(), ":2:", opts_repr(hand_coded_optimizations(Kernel(ast, r))));
+  std::optional<std::string> cached = diskcache_get("beam_search", key);
   ASSERT_TRUE(cached.has_value());
   EXPECT_EQ(beam_search(Kernel(ast, r), r, 2), opts);  // now from the cache
   // a corrupt cache entry is searched again, not trusted
-  diskcache_put("beam_search", cat("CPU:", ast.key(), ":2"), "garbage");
+  diskcache_put("beam_search", key, "garbage");
   std::vector<Opt> again = beam_search(Kernel(ast, r), r, 2);
   EXPECT_NO_THROW(Kernel(ast, r).apply_opts(again));
 }

@@ -7,10 +7,12 @@
 #include <string>
 
 #include "kernel_asts.h"
+#include "scoped_env.h"
 #include "tg/codegen/heuristic.h"
 #include "tg/codegen/kernel.h"
 #include "tg/codegen/pipeline.h"
 #include "tg/renderer/cstyle.h"
+#include "tg/tensor/tensor.h"
 
 using namespace tg;
 using namespace tg::test;
@@ -137,4 +139,45 @@ TEST(CpuTile, DisabledByEnv) {
   std::string opts = opts_repr(hand_coded_optimizations(k));
   ::unsetenv("CPU_VECTOR_TILE");
   EXPECT_EQ(opts.find("arg=16"), std::string::npos) << opts;  // the reference's heuristic
+}
+
+namespace {
+
+// the first stage of a per-channel sum of an NCHW (512, 32, 20, 20) tensor, as the scheduler splits it: (c, p)
+// summing (n%2, y, x) of x[2p + n%2, c, y, x]
+UOp channel_partial_sums(sint batch) {
+  Shape full{32, batch / 2, 2, 20, 20}, out{32, batch / 2, 1, 1, 1};
+  UOp x = load(global(1, batch * 12800), st(full, Shape{400, 25600, 12800, 20, 1}));
+  UOp red = UOp::make(Ops::REDUCE_AXIS, dtypes::float32, {x}, ReduceArg{Ops::ADD, {2, 3, 4}});
+  return UOp::sink({UOp::make(Ops::STORE, dtypes::void_, {view_of(global(0, prod(out)), st(out)), red})});
+}
+
+}  // namespace
+
+TEST(CpuLoopOrder, BigReducesWalkTheirInputsInOrder) {
+  // the batch blocks (where the input moves farthest) become the outer loop, so the inner one walks memory in order
+  std::string big = opts_repr(hand_coded_optimizations(Kernel(channel_partial_sums(512))));
+  EXPECT_NE(big.find("Opt(op=OptOps.SWAP, axis=0, arg=1)"), std::string::npos) << big;
+  // small kernels keep the reference's opts, and the order of their loops
+  std::string small = opts_repr(hand_coded_optimizations(Kernel(channel_partial_sums(8))));
+  EXPECT_EQ(small.find("SWAP"), std::string::npos) << small;
+  {
+    ScopedEnv off("CPU_LOOP_ORDER", "0");
+    std::string plain = opts_repr(hand_coded_optimizations(Kernel(channel_partial_sums(512))));
+    EXPECT_EQ(plain.find("SWAP"), std::string::npos) << plain;
+  }
+}
+
+TEST(CpuLoopOrder, ReorderedSumsAreRight) {
+  // a batchnorm's per-channel sum over a (512, 32, 20, 20) input, with its loops reordered, against the host's
+  std::vector<float> v(512 * 32 * 400);
+  for (size_t i = 0; i < v.size(); i++) v[i] = static_cast<float>(i % 7) - 3.0f;
+  std::vector<float> got = Tensor(v, {512, 32, 20, 20}).sum({0, 2, 3}).tolist<float>();
+  ASSERT_EQ(got.size(), 32u);
+  for (size_t c = 0; c < 32; c++) {
+    double want = 0;
+    for (size_t n = 0; n < 512; n++)
+      for (size_t j = 0; j < 400; j++) want += v[(n * 32 + c) * 400 + j];
+    EXPECT_NEAR(got[c], want, 1e-3) << c;
+  }
 }

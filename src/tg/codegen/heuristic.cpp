@@ -58,6 +58,26 @@ bool matvec(Kernel& k) {
 
 namespace {
 
+// the CPU's loop order (ours): the global axes along which the loads move farthest outermost, so the inner loops
+// revisit the blocks they load while those are still in cache and walk memory in order. Throws KernelOptError.
+void order_global_loops(Kernel& kc) {
+  auto cost = [&](int a) {
+    sint c = 0;
+    for (size_t i = 0; i < kc.bufs.size(); i++)
+      if (kc.bufs[i].op() == Ops::LOAD) {
+        std::optional<sint> s = real_strides(kc.sts[i])[static_cast<size_t>(a)];
+        c += s ? std::abs(*s) : sint(1) << 40;
+      }
+    return c;
+  };
+  for (int pos = 0; pos < kc.first_reduce(); pos++) {
+    int best = pos;
+    for (int q = pos + 1; q < kc.first_reduce(); q++)
+      if (cost(q) > cost(best)) best = q;
+    if (best != pos) kc.apply_opt({OptOps::SWAP, pos, best});
+  }
+}
+
 // applies (axis, amount) upcasts, then (axis, amount) unrolls (absolute axes of k), on a copy of k; the axes are
 // followed as upcasts or unrolls of whole axes drop them. nullopt if an opt does not apply.
 std::optional<std::vector<Opt>> apply_tile(const Kernel& k, std::vector<std::pair<int, int>> ups,
@@ -82,23 +102,7 @@ std::optional<std::vector<Opt>> apply_tile(const Kernel& k, std::vector<std::pai
         for (size_t j = i + 1; j < unrolls.size(); j++)
           if (unrolls[j].first > axis) unrolls[j].first--;
     }
-    // loop order: the global axes along which the inputs move farthest outermost, so the inner loops revisit the
-    // blocks they load while those are still in cache
-    auto cost = [&](int a) {
-      sint c = 0;
-      for (size_t i = 0; i < kc.bufs.size(); i++)
-        if (kc.bufs[i].op() == Ops::LOAD) {
-          std::optional<sint> s = real_strides(kc.sts[i])[static_cast<size_t>(a)];
-          c += s ? std::abs(*s) : sint(1) << 40;
-        }
-      return c;
-    };
-    for (int pos = 0; pos < kc.first_reduce(); pos++) {
-      int best = pos;
-      for (int q = pos + 1; q < kc.first_reduce(); q++)
-        if (cost(q) > cost(best)) best = q;
-      if (best != pos) kc.apply_opt({OptOps::SWAP, pos, best});
-    }
+    order_global_loops(kc);
   } catch (const KernelOptError&) {
     return std::nullopt;
   }
@@ -418,6 +422,17 @@ std::vector<Opt> hand_coded_optimizations(const Kernel& k_in) {
         k.apply_opt({OptOps::LOCAL, axis, local_sz});
         if (will_delete_shape) deleted_shape += 1;
       }
+    }
+  }
+  // big CPU reduces (as big as the tiles) walk their inputs in order; small kernels keep the reference's opts, and
+  // elementwise ones the order of their stores
+  if (!k.opts.has_local && k.reduceop() && getenv("CPU_LOOP_ORDER", 1) &&
+      prod_range(k.full_shape(), 0, k.shape_len()) >= (int64_t(1) << 20)) {
+    Kernel ordered = k.copy();
+    try {
+      order_global_loops(ordered);
+      return ordered.applied_opts;
+    } catch (const KernelOptError&) {
     }
   }
   return k.applied_opts;

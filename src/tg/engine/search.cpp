@@ -98,7 +98,10 @@ std::vector<Buffer> scratch_buffers(const Kernel& k) {
 }  // namespace
 
 std::vector<Opt> beam_search(const Kernel& k0, Renderer& r, int amt) {
-  const std::string key = cat(k0.opts.device, ":", k0.ast.key(), ":", amt);
+  // the hand-coded opts are part of the key: the result may be their CPU tile, which renders with vector ALUs only
+  // while the heuristic still picks it (applied_cpu_vector_tile), so a changed heuristic searches again
+  const std::vector<Opt> hand = hand_coded_optimizations(k0);
+  const std::string key = cat(k0.opts.device, ":", k0.ast.key(), ":", amt, ":", opts_repr(hand));
   const bool cache = getenv("CACHELEVEL", 1) >= 1 && !getenv("IGNORE_BEAM_CACHE");
   if (cache)
     if (auto hit = diskcache_get("beam_search", key))
@@ -124,7 +127,7 @@ std::vector<Opt> beam_search(const Kernel& k0, Renderer& r, int amt) {
   };
   // the first beam: the kernel as it is, and with the hand-coded opts (CPU tiles included)
   std::vector<std::pair<Kernel, double>> beam;
-  for (Kernel k : {k0.copy(), Kernel(k0).apply_opts(hand_coded_optimizations(k0))})
+  for (Kernel k : {k0.copy(), Kernel(k0).apply_opts(hand)})
     if (double t = time_of(k, INFINITY); t < INFINITY) beam.push_back({std::move(k), t});
   TG_CHECK(!beam.empty(), "BEAM: kernel ", k0.name(), " compiles neither unoptimized nor with the hand-coded opts");
   std::sort(beam.begin(), beam.end(), [](auto& a, auto& b) { return a.second < b.second; });

@@ -167,6 +167,15 @@ Tensor stored_dim_last(const Tensor& t, int64_t dim) {
   return t.permute(to).contiguous().permute(back);
 }
 
+// whether a conv (output shape os, weight shape ws) is big enough for the CPU vector tiles (2^20 multiply-adds,
+// codegen/heuristic.cpp) and on the CPU: such convs take layouts that suit the tiles; elsewhere (small convs, other
+// devices) the same graphs without copies
+bool tiled_conv(const Shape& os, const Shape& ws, const std::string& device) {
+  return prod(os) * prod(Shape(ws.begin() + 1, ws.end())) >= (sint(1) << 20) && device.rfind("CPU", 0) == 0;
+}
+// the tiles' lanes run along rows of 8 or more; shorter rows take them along channels
+bool short_rows(sint row) { return row % 8 != 0; }
+
 }  // namespace
 
 // the derivatives of conv2d for its padded input (node.src(1)) and its weight (node.src(2)), taken here rather than
@@ -175,9 +184,10 @@ Tensor stored_dim_last(const Tensor& t, int64_t dim) {
 //   kernel (and up to the input's size), realized so that the conv kernel loads it unmasked and gets the dense CPU tile
 // - the weight's sums the output gradient times the input's windows over the batch (in chunks whose inputs stay in
 //   cache: at most 1 MiB) and the output positions, then over the chunks
-// Rows too short for 8 vector lanes (the CPU tiles' lanes run along them) take the lanes along channels instead: the
-// weight of the transposed conv is stored with its output channels last, the weight gradient reads channels-last
-// copies. Measured on the MNIST model's convs (bench/bench_vs_torch.py).
+// The CPU tiles' lanes run along the input's rows; rows too short for 8 lanes take them along channels instead: the
+// weight of the transposed conv is stored with its output channels last. The weight gradient reads channels-last
+// copies whenever there are 16 input channels or more (two registers of lanes for 32). Measured on the MNIST model's
+// convs (bench/bench_vs_torch.py).
 struct ConvGrad final : GradFn {  // a friend of Tensor, so in tg, not in an unnamed namespace
   sint groups;
   std::vector<int64_t> stride, dilation;
@@ -197,17 +207,13 @@ struct ConvGrad final : GradFn {  // a friend of Tensor, so in tg, not in an unn
     const auto* c = dynamic_cast<const ConvGrad*>(&o);
     return c != nullptr && c->groups == groups && c->stride == stride && c->dilation == dilation;
   }
-  static bool short_rows(sint row) { return row % 8 != 0; }
-
   std::vector<UOp> backward(const UOp& ctx, const UOp& node) const override {
     Tensor g = tensor_from_uop(ctx, std::nullopt), xp = tensor_from_uop(node.src(1), std::nullopt),
            weight = tensor_from_uop(node.src(2), std::nullopt);
     Shape is = xp.shape(), ws = weight.shape(), os = g.shape();
     size_t nd = ws.size() - 2;
-    // the layouts are for convs big enough for the CPU vector tiles (2^20 multiply-adds, codegen/heuristic.cpp);
-    // elsewhere (small convs, other devices) the same graphs without copies
-    bool tiled =
-        prod(os) * prod(Shape(ws.begin() + 1, ws.end())) >= (sint(1) << 20) && xp.device().rfind("CPU", 0) == 0;
+    bool tiled = tiled_conv(os, ws, xp.device());
+    bool cl = tiled && ws[1] >= 16;  // the weight gradient's lanes along the input channels
     // the output gradient once in memory: both derivatives copy it, and would recompute it otherwise
     if (tiled) g = g.contiguous();
     Mask pads{{0, 0}, {0, 0}};
@@ -238,7 +244,6 @@ struct ConvGrad final : GradFn {  // a friend of Tensor, so in tg, not in an unn
     }
     xr.insert(xr.end(), HW.begin(), HW.end());
     gr.insert(gr.end(), nd, 1);
-    bool cl = tiled && short_rows(os.back()) && ws[1] >= 16;  // enough input channels for the lanes
     Tensor windows = (cl ? stored_dim_last(xf, 1) : xf).pool(HW, stride, dilation).reshape(xr);
     Tensor dw = ((cl ? stored_dim_last(g, 1) : g).reshape(gr) * windows).sum(axes).sum(0).reshape(ws);
     return {dx.cast(xp.dtype()).uop(), dw.cast(weight.dtype()).uop()};
@@ -268,6 +273,9 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, c
          w = custom_grad ? weight.detach() : weight;
   sint groups = o.groups, rcout = cout / groups;
   Shape px = x.shape(), oyx(px.begin() + 2, px.end() - static_cast<std::ptrdiff_t>(nd));
+  Shape out{bs, cout};
+  out.insert(out.end(), oyx.begin(), oyx.end());
+
   // broadcast to (bs, groups, rcout, *oyx, cin, *HW) against the weight, and sum cin and the kernel
   Shape r{bs, groups, cin, 1}, e{bs, groups, cin, rcout}, wr{1, groups, rcout};
   r.insert(r.end(), oyx.begin(), oyx.end());
@@ -283,8 +291,6 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, c
   for (size_t i = 0; i < nd; i++) order.push_back(static_cast<int64_t>(4 + nd + i));
   for (size_t i = 0; i <= nd; i++) axes.push_back(-1 - static_cast<int64_t>(i));
   x = x.reshape(r).expand(e).permute(order);
-  Shape out{bs, cout};
-  out.insert(out.end(), oyx.begin(), oyx.end());
   Tensor ret = (x * w.reshape(wr)).sum(axes, true, o.dtype).reshape(out);
   if (custom_grad) {
     auto fn =
