@@ -181,3 +181,37 @@ TEST(CpuLoopOrder, ReorderedSumsAreRight) {
     EXPECT_NEAR(got[c], want, 1e-3) << c;
   }
 }
+
+TEST(CpuRowUpcast, BigKernelsUpcastTheirOutputRows) {
+  // x[n, c, y, x] * scale[c] over (n, 32, 10, 10), x read from rows of 12: after the reference's upcast of n (scale
+  // repeats along it), the row (x, contiguous in the output) is upcast by 5 too; small kernels and CPU_ROW_UPCAST=0
+  // keep the reference's opts
+  auto scaled = [](sint n) {
+    Shape full{n, 32, 10, 10};
+    UOp prod =
+        load(global(1, n * 4608), st(full, Shape{4608, 144, 12, 1})) * load(global(2, 32), st(full, Shape{0, 1, 0, 0}));
+    return UOp::sink({UOp::make(Ops::STORE, dtypes::void_, {view_of(global(0, n * 3200), st(full)), prod})});
+  };
+  std::string big = opts_repr(hand_coded_optimizations(Kernel(scaled(512))));
+  EXPECT_NE(big.find("Opt(op=OptOps.UPCAST, axis=3, arg=5)"), std::string::npos) << big;
+  std::string small = opts_repr(hand_coded_optimizations(Kernel(scaled(4))));
+  EXPECT_EQ(small.find("arg=5"), std::string::npos) << small;
+  ScopedEnv off("CPU_ROW_UPCAST", "0");
+  std::string plain = opts_repr(hand_coded_optimizations(Kernel(scaled(512))));
+  EXPECT_EQ(plain.find("arg=5"), std::string::npos) << plain;
+}
+
+TEST(CpuRowUpcast, BigMaxPoolIsRight) {
+  // max_pool2d of a (512, 32, 20, 20) input (its kernel takes the row upcast) against the host's
+  std::vector<float> v(512 * 32 * 400);
+  for (size_t i = 0; i < v.size(); i++) v[i] = static_cast<float>((i * 2654435761u) % 1000);
+  std::vector<float> got = Tensor(v, {512, 32, 20, 20}).max_pool2d().tolist<float>();
+  ASSERT_EQ(got.size(), 512u * 32 * 100);
+  for (size_t nc = 0; nc < 512 * 32; nc++)
+    for (size_t y = 0; y < 10; y++)
+      for (size_t x = 0; x < 10; x++) {
+        const float* p = &v[nc * 400 + y * 40 + x * 2];
+        float want = std::max(std::max(p[0], p[1]), std::max(p[20], p[21]));
+        ASSERT_EQ(got[nc * 100 + y * 10 + x], want) << nc << "," << y << "," << x;
+      }
+}

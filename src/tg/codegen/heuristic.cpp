@@ -386,6 +386,23 @@ std::vector<Opt> hand_coded_optimizations(const Kernel& k_in) {
   if (k.upcasted == 0 && !fus().empty() && fus().back() % 4 == 0)
     k.apply_opt({OptOps::UPCAST, static_cast<int>(fus().size()) - 1, 4});
 
+  // ours, big CPU kernels: also upcast the axis the output stores contiguously, a few elements of a row per iteration
+  if (!k.opts.has_local && getenv("CPU_ROW_UPCAST", 1) &&
+      prod_range(k.full_shape(), 0, k.shape_len()) >= (int64_t(1) << 20)) {
+    auto out_strides = real_strides(k.sts[0]);
+    sint lanes = prod_range(k.full_shape(), k.first_upcast(), k.shape_len());
+    for (int a = k.first_reduce() - 1; a >= 0; a--) {
+      auto s = out_strides[static_cast<size_t>(a)];
+      if (!s || *s != 1) continue;
+      for (int amt : {4, 5, 3, 2})
+        if (k.full_shape()[static_cast<size_t>(a)] % amt == 0 && lanes * amt <= 128) {
+          k.apply_opt({OptOps::UPCAST, a, amt});
+          break;
+        }
+      break;
+    }
+  }
+
   // *** local groups ***
   if (k.opts.has_local) {
     if (getenv("NOLOCALS") && k.local_dims == 0 && !k.group_for_reduces) {
