@@ -111,6 +111,37 @@ TEST_F(NNBackward, ConvGradientTiledLayouts) {
   }
 }
 
+// big convs whose output rows are too short for the CPU tiles' row lanes read a copy of the weight with its output
+// channels last (grouped too); the forward against float64 loops
+TEST_F(NNBackward, ConvForwardOnShortRows) {
+  struct Case {
+    int64_t bs, cin, size, cout, groups;
+  };
+  for (Case c : {Case{4, 32, 12, 32, 1}, Case{4, 32, 12, 64, 2}, Case{2, 64, 8, 64, 1}}) {
+    int64_t k = 3, o = c.size - k + 1, gin = c.cin / c.groups, gout = c.cout / c.groups;
+    std::vector<double> xv = vals(c.bs * c.cin * c.size * c.size, 0.1), wv = vals(c.cout * gin * k * k, 0.2);
+    std::vector<float> xf(xv.begin(), xv.end()), wf(wv.begin(), wv.end());
+    Tensor x = Tensor(xf, {c.bs, c.cin, c.size, c.size}, {.requires_grad = true});
+    Tensor w = Tensor(wf, {c.cout, gin, k, k}, {.requires_grad = true});
+    std::vector<float> y = x.conv2d(w, std::nullopt, {.groups = c.groups}).tolist<float>();
+    ASSERT_EQ(y.size(), static_cast<size_t>(c.bs * c.cout * o * o));
+    for (int64_t n = 0; n < c.bs; n++)
+      for (int64_t co = 0; co < c.cout; co++)
+        for (int64_t oy = 0; oy < o; oy++)
+          for (int64_t ox = 0; ox < o; ox++) {
+            double want = 0;
+            for (int64_t ci = 0; ci < gin; ci++)
+              for (int64_t ky = 0; ky < k; ky++)
+                for (int64_t kx = 0; kx < k; kx++)
+                  want += xv[static_cast<size_t>(((n * c.cin + co / gout * gin + ci) * c.size + oy + ky) * c.size + ox +
+                                                 kx)] *
+                          wv[static_cast<size_t>(((co * gin + ci) * k + ky) * k + kx)];
+            size_t i = static_cast<size_t>(((n * c.cout + co) * o + oy) * o + ox);
+            ASSERT_NEAR(y[i], want, 1e-3 * (1 + std::abs(want))) << i;
+          }
+  }
+}
+
 // the first conv of an MNIST model: uint8 images, a float weight; only the weight has a gradient
 TEST_F(NNBackward, ConvWeightGradientOfIntImages) {
   int64_t bs = 8, n = 28, k = 5, cout = 32, o = n - k + 1;
