@@ -215,3 +215,16 @@ TEST(CpuRowUpcast, BigMaxPoolIsRight) {
         ASSERT_EQ(got[nc * 100 + y * 10 + x], want) << nc << "," << y << "," << x;
       }
 }
+
+TEST(CpuTile, OuterLanesShareCacheLines) {
+  // the conv forward with its weight stored output-channels-last: co takes the inner lanes (the weight loads them
+  // contiguously); the outer lanes go to ox, then oy, along which x's loads of one reduce step share cache lines,
+  // not to the batch (images 18 KB apart)
+  UOp ast = sum_of_products({8, 32, 20, 20, 32, 5, 5}, {8, 32, 20, 20, 1, 1, 1}, {18432, 0, 24, 1, 576, 24, 1},
+                            8 * 18432, {0, 1, 0, 0, 800, 160, 32}, 25600, {4, 5, 6});
+  const int co = cpu_tile_lanes() == 256 ? 32 : 16;
+  EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(ast))),
+            cat("[Opt(op=OptOps.UPCAST, axis=2, arg=2), Opt(op=OptOps.UPCAST, axis=3, arg=4), Opt(op=OptOps.UPCAST, "
+                "axis=1, arg=",
+                co, ")]"));
+}

@@ -197,22 +197,40 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
   };
 
   // 1. output lanes: a vector axis of the output (contiguous inputs: vector loads; broadcast ones: splats), the
-  // outer lanes along an axis the contiguous inputs repeat on, so one vector load serves every accumulator
+  // outer lanes along axes the contiguous inputs repeat on, so one vector load serves every accumulator
   int va = 0, v = vector_axis(0, fr, static_cast<int>(std::min<int64_t>(cpu_tile_lanes() / 8, k.opts.upcast_max)), va);
   if (v >= 0) {
     auto [f, fa] = fill(0, fr, v, va, true);
     const int inner = va * fa;
-    int s_ax = -1, sa = 1;
+    // the outer lanes: up to two axes along which the contiguous inputs repeat, the ones along which the broadcast
+    // inputs move least first (their loads of one reduce step then share cache lines: a conv's neighbouring output
+    // positions, not images 18 KB apart)
+    std::vector<std::tuple<sint, int>> cands;  // (farthest step of a broadcast input, axis)
     for (int a = 0; a < fr; a++) {
-      if (a == v || a == f) continue;
+      if (a == v || a == f || pow2_amount(size(a), 16) < 2) continue;
       if (!std::all_of(in.begin(), in.end(),
                        [&](auto& s) { return !stride_is(st(s, v), 1) || stride_is(st(s, a), 0); }))
         continue;
-      int c = pow2_amount(size(a), std::min(16, cpu_tile_lanes() / inner));
-      if (c > sa) s_ax = a, sa = c;
+      sint far = 0;
+      for (auto& s : in)
+        if (!stride_is(st(s, v), 1)) far = std::max<sint>(far, st(s, a) ? std::abs(*st(s, a)) : sint(1) << 40);
+      cands.emplace_back(far, a);
     }
-    if (inner >= 4 && inner * sa >= 32) {  // else too few lanes to beat the scalar code
+    std::sort(cands.begin(), cands.end());
+    int s_ax = -1, sa = 1, s2 = -1, sa2 = 1, left = cpu_tile_lanes() / inner;
+    for (auto& [far, a] : cands) {
+      int c = pow2_amount(size(a), std::min(16, left));
+      if (c < 2) continue;
+      if (s_ax < 0)
+        s_ax = a, sa = c;
+      else
+        s2 = a, sa2 = c;
+      left /= c;
+      if (left < 2 || s2 >= 0) break;
+    }
+    if (inner >= 4 && inner * sa * sa2 >= 32) {  // else too few lanes to beat the scalar code
       std::vector<std::pair<int, int>> ups;
+      if (s2 >= 0) ups.push_back({s2, sa2});
       if (s_ax >= 0) ups.push_back({s_ax, sa});
       if (f >= 0) ups.push_back({f, fa});
       ups.push_back({v, va});
