@@ -228,3 +228,21 @@ TEST(CpuTile, OuterLanesShareCacheLines) {
                 "axis=1, arg=",
                 co, ")]"));
 }
+
+TEST(CpuTile, ThreadedRenderAddsIndexConstantsToThePointer) {
+  // the threaded variant renders (data1+alu0+4), the plain one tinygrad's (data1+(alu0+4)): with the outer loop's
+  // bound known only at run time, clang would not merge the int-indexed float4 loads into one wide load
+  Kernel k(matmul(128));
+  k.apply_opts(cpu_vector_tile(k)->opts);
+  ClangRenderer r;
+  RenderOpts ro = r;
+  ro.devectorize = 0;
+  std::vector<UOp> uops = full_rewrite(k.get_optimized_ast("tile"), ro);
+  std::string plain = r.render(uops);
+  std::optional<UOp> split = r.thread_split_range(uops, k.global_dims());
+  ASSERT_TRUE(split.has_value());
+  std::string threaded = r.render_threaded(uops, *split);
+  EXPECT_NE(plain.find("*((float4*)((data2+(alu2+4))))"), std::string::npos) << plain;
+  EXPECT_NE(threaded.find("*((float4*)((data2+alu2+4)))"), std::string::npos) << threaded;
+  EXPECT_EQ(threaded.find("+(alu2+4))"), std::string::npos) << threaded;
+}

@@ -61,6 +61,7 @@ class CStyleLanguage : public Renderer {
 
   // r[u]: the variable name or inline text of a uop rendered earlier in this render() (for rules)
   const std::string& operator[](const UOp& u) const;
+  bool rendering_threaded() const { return split_range_ != nullptr; }
 
  protected:
   const UOpNode* split_range_ = nullptr;  // set while rendering ClangRenderer::render_threaded
