@@ -184,10 +184,10 @@ bool short_rows(sint row) { return row % 8 != 0; }
 //   kernel (and up to the input's size), realized so that the conv kernel loads it unmasked and gets the dense CPU tile
 // - the weight's sums the output gradient times the input's windows over the batch (in chunks whose inputs stay in
 //   cache: at most 1 MiB) and the output positions, then over the chunks
-// The CPU tiles' lanes run along the input's rows; rows too short for 8 lanes take them along channels instead: the
-// weight of the transposed conv is stored with its output channels last. The weight gradient reads channels-last
-// copies whenever there are 16 input channels or more (two registers of lanes for 32). Measured on the MNIST model's
-// convs (bench/bench_vs_torch.py).
+// The CPU tiles' lanes run along the input's rows, or along channels where there are 16 or more of them (two
+// registers of lanes for 32) or the rows are too short for 8 lanes: the weight of the transposed conv is then stored
+// with its output channels last, and the weight gradient reads channels-last copies. Measured on the MNIST model's
+// convs (bench/bench_vs_torch.py; the 5x5 conv's input gradient 53 -> 48 ms with the channel lanes).
 struct ConvGrad final : GradFn {  // a friend of Tensor, so in tg, not in an unnamed namespace
   sint groups;
   std::vector<int64_t> stride, dilation;
@@ -213,7 +213,7 @@ struct ConvGrad final : GradFn {  // a friend of Tensor, so in tg, not in an unn
     Shape is = xp.shape(), ws = weight.shape(), os = g.shape();
     size_t nd = ws.size() - 2;
     bool tiled = tiled_conv(os, ws, xp.device());
-    bool cl = tiled && ws[1] >= 16;  // the weight gradient's lanes along the input channels
+    bool cl = tiled && ws[1] >= 16;  // lanes along the input channels
     // the output gradient once in memory: both derivatives copy it, and would recompute it otherwise
     if (tiled) g = g.contiguous();
     Mask pads{{0, 0}, {0, 0}};
@@ -222,7 +222,7 @@ struct ConvGrad final : GradFn {  // a friend of Tensor, so in tg, not in an unn
       pads.push_back({full, full + is[2 + i] - used});  // the input past the last window gets no gradient
     }
     Tensor wt = transposed_conv_weight(weight, groups), gp = spread_by_stride(g, stride).pad(pads);
-    if (tiled && short_rows(is.back())) wt = stored_dim_last(wt, 0);
+    if (cl || (tiled && short_rows(is.back()))) wt = stored_dim_last(wt, 0);
     Tensor dx = (tiled ? gp.contiguous() : gp).conv2d(wt, std::nullopt, {.groups = groups, .dilation = dilation});
 
     // an int input (uint8 images) as floats in memory: the tile's lanes load floats
