@@ -111,13 +111,13 @@ TEST_F(NNBackward, ConvGradientTiledLayouts) {
   }
 }
 
-// big convs whose output rows are too short for the CPU tiles' row lanes read a copy of the weight with its output
-// channels last (grouped too); the forward against float64 loops
-TEST_F(NNBackward, ConvForwardOnShortRows) {
+// big convs whose output rows are too short for the CPU tiles' row lanes, or with 16 input channels or more, read a
+// copy of the weight with its output channels last (grouped too); the forward against float64 loops
+TEST_F(NNBackward, ConvForwardChannelLanes) {
   struct Case {
     int64_t bs, cin, size, cout, groups;
   };
-  for (Case c : {Case{4, 32, 12, 32, 1}, Case{4, 32, 12, 64, 2}, Case{2, 64, 8, 64, 1}}) {
+  for (Case c : {Case{4, 32, 12, 32, 1}, Case{4, 32, 12, 64, 2}, Case{2, 64, 8, 64, 1}, Case{4, 32, 10, 32, 1}}) {
     int64_t k = 3, o = c.size - k + 1, gin = c.cin / c.groups, gout = c.cout / c.groups;
     std::vector<double> xv = vals(c.bs * c.cin * c.size * c.size, 0.1), wv = vals(c.cout * gin * k * k, 0.2);
     std::vector<float> xf(xv.begin(), xv.end()), wf(wv.begin(), wv.end());
