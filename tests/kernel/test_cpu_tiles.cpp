@@ -246,3 +246,17 @@ TEST(CpuTile, ThreadedRenderAddsIndexConstantsToThePointer) {
   EXPECT_NE(threaded.find("*((float4*)((data2+alu2+4)))"), std::string::npos) << threaded;
   EXPECT_EQ(threaded.find("+(alu2+4))"), std::string::npos) << threaded;
 }
+
+TEST(CpuTile, OneOutputAxisTakesMoreAccumulators) {
+  // the weight gradient of a conv with one input channel, in batch chunks of 8: (chunk, co, ky, kx) summing
+  // (n%8, oy, ox) of g[n, co, oy, ox] * x[n, oy+ky, ox+kx]. Only co is broadcast by an input (x), so it takes the
+  // outputs of two axes of 4 (16 accumulators on an AVX-512 host, 8 on AVX2)
+  UOp ast = sum_of_products({64, 32, 5, 5, 8, 24, 24}, {64, 32, 5, 5, 1, 1, 1}, {147456, 576, 0, 0, 18432, 24, 1},
+                            512 * 18432, {6272, 0, 28, 1, 784, 28, 1}, 512 * 784, {4, 5, 6});
+  std::optional<CpuTile> t = cpu_vector_tile(Kernel(ast));
+  ASSERT_TRUE(t.has_value());
+  EXPECT_TRUE(t->reduce_lanes);
+  std::string opts = opts_of(t);
+  EXPECT_NE(opts.find(cat("Opt(op=OptOps.UPCAST, axis=1, arg=", cpu_tile_lanes() / 16, ")")), std::string::npos)
+      << opts;
+}

@@ -260,6 +260,9 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
       }
   }
   if (ups.empty()) return std::nullopt;
+  // a single such axis takes more outputs, up to the lanes two axes of 4 would take (the first conv's weight
+  // gradient, one input channel: 7.6 -> 6.0 ms)
+  if (ups.size() == 1) ups[0].second = pow2_amount(size(ups[0].first), std::min(16, cpu_tile_lanes() / (ra * rfa)));
   std::vector<std::pair<int, int>> unrolls;
   if (rf >= 0) unrolls.push_back({rf, rfa});
   unrolls.push_back({rv, ra});
