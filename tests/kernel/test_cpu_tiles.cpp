@@ -260,3 +260,37 @@ TEST(CpuTile, OneOutputAxisTakesMoreAccumulators) {
   EXPECT_NE(opts.find(cat("Opt(op=OptOps.UPCAST, axis=1, arg=", cpu_tile_lanes() / 16, ")")), std::string::npos)
       << opts;
 }
+
+TEST(CpuTile, BothLaneBudgetsComputeTheSame) {
+  // the AVX2 budget (128 lanes, 16-lane axes) and the AVX-512 one (256, 32-lane axes) pick different tiles for a
+  // conv's forward and derivatives, and compute the same numbers
+  auto run = [](const char* lanes) {
+    ScopedEnv e("CPU_TILE_LANES", lanes);
+    std::vector<float> xv(8 * 32 * 12 * 12), wv(32 * 32 * 3 * 3);
+    for (size_t i = 0; i < xv.size(); i++) xv[i] = static_cast<float>((i * 37) % 101) / 50.0f - 1.0f;
+    for (size_t i = 0; i < wv.size(); i++) wv[i] = static_cast<float>((i * 53) % 97) / 48.0f - 1.0f;
+    Tensor x = Tensor(xv, {8, 32, 12, 12}, {.requires_grad = true}),
+           w = Tensor(wv, {32, 32, 3, 3}, {.requires_grad = true});
+    Tensor y = x.conv2d(w);
+    std::vector<Tensor> g = (y * y).sum().gradient({x, w});
+    return std::vector<std::vector<float>>{y.tolist<float>(), g[0].tolist<float>(), g[1].tolist<float>()};
+  };
+  auto narrow = run("128"), wide = run("256");
+  for (size_t t = 0; t < 3; t++) {
+    ASSERT_EQ(narrow[t].size(), wide[t].size());
+    for (size_t i = 0; i < narrow[t].size(); i++)
+      ASSERT_NEAR(narrow[t][i], wide[t][i], 1e-4 * (1 + std::abs(wide[t][i]))) << t << ":" << i;
+  }
+  std::string opts128, opts256;
+  {
+    ScopedEnv e("CPU_TILE_LANES", "128");
+    opts128 = opts_of(cpu_vector_tile(Kernel(matmul(128))));
+  }
+  {
+    ScopedEnv e("CPU_TILE_LANES", "256");
+    opts256 = opts_of(cpu_vector_tile(Kernel(matmul(128))));
+  }
+  EXPECT_NE(opts128, opts256);
+  ScopedEnv bad("CPU_TILE_LANES", "100");
+  EXPECT_ANY_THROW(cpu_tile_lanes());
+}

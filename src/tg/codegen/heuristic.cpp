@@ -118,6 +118,10 @@ int pow2_amount(sint size, int most) {  // the largest power of two <= most divi
 }  // namespace
 
 int cpu_tile_lanes() {
+  if (int64_t v = getenv("CPU_TILE_LANES")) {
+    TG_CHECK(v == 128 || v == 256, "CPU_TILE_LANES=", v, ": the CPU tiles take 128 (AVX2) or 256 (AVX-512) lanes");
+    return static_cast<int>(v);
+  }
 #if defined(__x86_64__) || defined(__i386__)
   static const int lanes = __builtin_cpu_supports("avx512f") ? 256 : 128;
 #else

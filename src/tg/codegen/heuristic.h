@@ -23,7 +23,7 @@ std::vector<Opt> hand_coded_optimizations(const Kernel& k);
 //    whole vector, summed once after the loop (RenderOpts::defer_horizontal_reduce).
 // nullopt when the kernel has no such axes, or is too small to be worth it (those keep the reference's opts).
 // the tiles' register budget in float lanes: 256 (16 of the 32 AVX-512 registers) where the host has AVX-512, else
-// 128 (8 of AVX2's 16)
+// 128 (8 of AVX2's 16); CPU_TILE_LANES=128 or 256 sets it
 int cpu_tile_lanes();
 struct CpuTile {
   std::vector<Opt> opts;

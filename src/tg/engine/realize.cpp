@@ -178,7 +178,8 @@ std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOp&
   static std::mutex mu;
   static std::unordered_map<std::string, std::shared_ptr<CompiledRunner>> cache;
   std::string key = cat(device, ":", ast.key(), ":", getenv("NOOPT"), ":", getenv("BEAM"), ":",
-                        getenv("DEVECTORIZE", 1), ":", getenv("CPU_VECTOR_TILE", 1));
+                        getenv("DEVECTORIZE", 1), ":", getenv("CPU_VECTOR_TILE", 1), ":", getenv("CPU_TILE_LANES"), ":",
+                        getenv("CPU_LOOP_ORDER", 1), ":", getenv("CPU_ROW_UPCAST", 1));
   {
     std::lock_guard lock(mu);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
