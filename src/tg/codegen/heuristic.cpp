@@ -109,6 +109,12 @@ std::optional<std::vector<Opt>> apply_tile(const Kernel& k, std::vector<std::pai
   return kc.applied_opts;
 }
 
+// a CPU kernel with at least 2^20 iterations: the ones the tiles and our other CPU opts are for; smaller kernels keep
+// the reference's opts (and code)
+bool big_cpu_kernel(const Kernel& k) {
+  return !k.opts.has_local && prod_range(k.full_shape(), 0, k.shape_len()) >= (int64_t(1) << 20);
+}
+
 int pow2_amount(sint size, int most) {  // the largest power of two <= most dividing size (1 if none)
   for (int c = most; c >= 2; c /= 2)
     if (size % c == 0) return c;
@@ -139,8 +145,7 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
     return std::nullopt;
   const int fr = k.first_reduce(), n = k.shape_len();
   if (fr == 0 || fr >= n) return std::nullopt;
-  // small kernels keep the reference's opts (and code): the tile pays off only with many multiply-adds
-  if (prod_range(k.full_shape(), 0, n) < (int64_t(1) << 20)) return std::nullopt;
+  if (!big_cpu_kernel(k)) return std::nullopt;  // the tile pays off only with many multiply-adds
 
   // the strides of every buffer the reduce loads (loads after it, as a fused relu mask, run once per output)
   std::vector<std::vector<std::optional<sint>>> in;
@@ -412,8 +417,7 @@ std::vector<Opt> hand_coded_optimizations(const Kernel& k_in) {
     k.apply_opt({OptOps::UPCAST, static_cast<int>(fus().size()) - 1, 4});
 
   // ours, big CPU kernels: also upcast the axis the output stores contiguously, a few elements of a row per iteration
-  if (!k.opts.has_local && getenv("CPU_ROW_UPCAST", 1) &&
-      prod_range(k.full_shape(), 0, k.shape_len()) >= (int64_t(1) << 20)) {
+  if (getenv("CPU_ROW_UPCAST", 1) && big_cpu_kernel(k)) {
     auto out_strides = real_strides(k.sts[0]);
     sint lanes = prod_range(k.full_shape(), k.first_upcast(), k.shape_len());
     for (int a = k.first_reduce() - 1; a >= 0; a--) {
@@ -466,10 +470,8 @@ std::vector<Opt> hand_coded_optimizations(const Kernel& k_in) {
       }
     }
   }
-  // big CPU reduces (as big as the tiles) walk their inputs in order; small kernels keep the reference's opts, and
-  // elementwise ones the order of their stores
-  if (!k.opts.has_local && k.reduceop() && getenv("CPU_LOOP_ORDER", 1) &&
-      prod_range(k.full_shape(), 0, k.shape_len()) >= (int64_t(1) << 20)) {
+  // big CPU reduces walk their inputs in order; elementwise kernels keep the order of their stores
+  if (k.reduceop() && getenv("CPU_LOOP_ORDER", 1) && big_cpu_kernel(k)) {
     Kernel ordered = k.copy();
     try {
       order_global_loops(ordered);
