@@ -7,8 +7,14 @@
 
 namespace tg {
 
-// the opts the heuristic picks for k, worked out on a copy (k itself is unchanged)
+// the opts the heuristic picks for k, worked out on a copy (k itself is unchanged). Ours on top of the reference's,
+// for CPU kernels of 2^20 iterations or more: the vector tile below; else the output's contiguous row upcast too
+// (CPU_ROW_UPCAST=0 off) and, for reduces, the global loops ordered so the inputs are walked in memory order
+// (CPU_LOOP_ORDER=0 off)
 std::vector<Opt> hand_coded_optimizations(const Kernel& k);
+// the tiles' register budget in float lanes: 256 (16 of the 32 AVX-512 registers) where the host has AVX-512, else
+// 128 (8 of AVX2's 16); CPU_TILE_LANES=128 or 256 sets it
+int cpu_tile_lanes();
 // CPU only: for a big float sum-of-products kernel (matmul, conv), a register tile that the C compiler turns into
 // wide vector FMAs, since the kernel keeps its vector ALUs (RenderOpts::devectorize = 0). Two shapes of tile:
 //  - output lanes: an output axis that every input loads contiguously or broadcasts becomes the innermost lanes
@@ -19,12 +25,10 @@ std::vector<Opt> hand_coded_optimizations(const Kernel& k);
 //    broadcast loads per multiply-add (the MNIST convs: ~180 -> ~280 GFLOP/s; the outer lanes along a conv's rows
 //    rather than its batch: the 5x5 conv's forward 45 -> 32 ms).
 //  - reduce lanes, when no output axis qualifies (the weight gradient of a conv): the same choice among the reduce
-//    axes, unrolled; each output element of a 4x4 tile (two output axes that some input broadcasts) accumulates a
-//    whole vector, summed once after the loop (RenderOpts::defer_horizontal_reduce).
+//    axes, unrolled; each output element of a 4x4 tile (two output axes that some input broadcasts; a single such
+//    axis takes up to 16) accumulates a whole vector, summed once after the loop
+//    (RenderOpts::defer_horizontal_reduce).
 // nullopt when the kernel has no such axes, or is too small to be worth it (those keep the reference's opts).
-// the tiles' register budget in float lanes: 256 (16 of the 32 AVX-512 registers) where the host has AVX-512, else
-// 128 (8 of AVX2's 16); CPU_TILE_LANES=128 or 256 sets it
-int cpu_tile_lanes();
 struct CpuTile {
   std::vector<Opt> opts;
   bool reduce_lanes = false;
