@@ -137,14 +137,24 @@ namespace py = pybind11;
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "tinygrad.cpp: the C++ engine under tinygrad's Python API";
-  // errors: a user mistake is a RuntimeError, a broken invariant an AssertionError
+  // errors: a user mistake raises the Python exception tinygrad raises for it (tg::Error's kind), a broken
+  // invariant an AssertionError
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const tg::InternalError& e) {
       PyErr_SetString(PyExc_AssertionError, e.what());
     } catch (const tg::Error& e) {
-      PyErr_SetString(PyExc_RuntimeError, e.what());
+      PyObject* type = PyExc_RuntimeError;
+      switch (e.kind) {
+        case tg::ErrorKind::Index: type = PyExc_IndexError; break;
+        case tg::ErrorKind::Value: type = PyExc_ValueError; break;
+        case tg::ErrorKind::Type: type = PyExc_TypeError; break;
+        case tg::ErrorKind::Assertion: type = PyExc_AssertionError; break;
+        case tg::ErrorKind::NotImplemented: type = PyExc_NotImplementedError; break;
+        case tg::ErrorKind::Runtime: break;
+      }
+      PyErr_SetString(type, e.what());
     }
   });
   tgpy::bind_uop(m);

@@ -63,3 +63,11 @@ INVERSE_DTYPES_DICT = {**{v.name:k for k,v in DTYPES_DICT.items()}, "void": "voi
 
 def least_upper_dtype(*ds:DType) -> DType: return _C.least_upper_dtype(*ds)
 def to_dtype(x:Union[DType, str]) -> DType: return x if isinstance(x, DType) else getattr(dtypes, x)
+
+# numpy's dtype for a DType (None where numpy has none, as for bfloat16 and the fp8s), and back
+def _to_np_dtype(dtype:DType):
+  import numpy as np
+  return np.dtype(dtype.fmt).type if dtype.fmt is not None else None
+def _from_np_dtype(npdtype) -> DType:
+  import numpy as np
+  return dtypes.fields()[np.dtype(npdtype).name]

@@ -1,5 +1,6 @@
 from __future__ import annotations
 from tinygrad._C import Tensor  # noqa: F401
+from tinygrad.dtype import DType, dtypes, ConstType, _to_np_dtype, _from_np_dtype  # noqa: F401
 from contextlib import ContextDecorator
 
 class _train(ContextDecorator):

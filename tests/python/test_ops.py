@@ -147,9 +147,10 @@ def test_movement_multidim(name, expr, ref):
   subprocess.run([sys.executable, "-c", code], check=True, timeout=10)
 
 def test_movement_errors():
-  with pytest.raises(RuntimeError): Tensor(rand(2, 3)).reshape(4, 2)
-  with pytest.raises(RuntimeError): Tensor(rand(2, 3)).permute(0, 0)
-  with pytest.raises(RuntimeError): Tensor(rand(2, 3)) + Tensor(rand(4, 3))
+  # the exception types tinygrad raises for each mistake
+  with pytest.raises(ValueError, match="size mismatched"): Tensor(rand(2, 3)).reshape(4, 2)
+  with pytest.raises(RuntimeError, match="permutation"): Tensor(rand(2, 3)).permute(0, 0)
+  with pytest.raises(ValueError, match="broadcast"): Tensor(rand(2, 3)) + Tensor(rand(4, 3))
 
 # *** reduce ***
 

@@ -94,7 +94,7 @@ def test_errors_do_not_abort():
   from tinygrad import Tensor
   with pytest.raises(TypeError): UOp(Ops.CONST, dtypes.int, arg=object())
   with pytest.raises(RuntimeError, match="unknown device"): Tensor([1], device="NOPE")
-  with pytest.raises(RuntimeError): Tensor([1, 2, 3]).reshape(2, 2)
+  with pytest.raises(ValueError): Tensor([1, 2, 3]).reshape(2, 2)
 
 def test_full_rewrite_to_sink():
   from tinygrad import Tensor

@@ -8,7 +8,17 @@
 
 namespace tg {
 
-void throw_error(const std::string& msg) { throw Error(msg); }
+void throw_error(const std::string& msg, ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::Index: throw IndexError(msg);
+    case ErrorKind::Value: throw ValueError(msg);
+    case ErrorKind::Type: throw TypeError(msg);
+    case ErrorKind::Assertion: throw AssertionError(msg);
+    case ErrorKind::NotImplemented: throw NotImplementedError(msg);
+    case ErrorKind::Runtime: break;
+  }
+  throw Error(msg);
+}
 void throw_internal(const char* file, int line, const std::string& msg) {
   throw InternalError(cat(file, ":", line, ": ", msg));
 }

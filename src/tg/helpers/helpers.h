@@ -12,10 +12,25 @@ namespace tg {
 
 // *** errors ***
 
-// A user mistake (bad shape, bad axis, unknown device ...). Python sees RuntimeError.
+// A user mistake (bad shape, bad axis, unknown device ...). Callers catch tg::Error; its kind is the Python
+// exception tinygrad raises for the same mistake (an out-of-range dim is an IndexError, a negative size a
+// ValueError ...), which the Python module raises. The subclasses let C++ callers catch one kind.
+enum class ErrorKind : uint8_t { Runtime, Index, Value, Type, Assertion, NotImplemented };
 struct Error : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit Error(const std::string& msg, ErrorKind kind = ErrorKind::Runtime) : std::runtime_error(msg), kind(kind) {}
+  ErrorKind kind;
 };
+#define TG_ERROR_KIND(Name, Kind)                                \
+  struct Name : Error {                                          \
+    static constexpr ErrorKind kKind = ErrorKind::Kind;          \
+    explicit Name(const std::string& msg) : Error(msg, kKind) {} \
+  };
+TG_ERROR_KIND(IndexError, Index)
+TG_ERROR_KIND(ValueError, Value)
+TG_ERROR_KIND(TypeError, Type)
+TG_ERROR_KIND(AssertionError, Assertion)
+TG_ERROR_KIND(NotImplementedError, NotImplemented)
+#undef TG_ERROR_KIND
 // A broken internal invariant, always checked; the message carries file:line. Python sees AssertionError.
 struct InternalError : std::logic_error {
   using std::logic_error::logic_error;
@@ -30,12 +45,17 @@ std::string cat(const Ts&... xs) {
   return os.str();
 }
 
-[[noreturn]] void throw_error(const std::string& msg);
+[[noreturn]] void throw_error(const std::string& msg, ErrorKind kind = ErrorKind::Runtime);
 [[noreturn]] void throw_internal(const char* file, int line, const std::string& msg);
 
 #define TG_CHECK(cond, ...)                                 \
   do {                                                      \
     if (!(cond)) ::tg::throw_error(::tg::cat(__VA_ARGS__)); \
+  } while (0)
+// TG_CHECK_AS(IndexError, cond, ...): the same, raising the kind tinygrad raises for this mistake
+#define TG_CHECK_AS(Kind, cond, ...)                                           \
+  do {                                                                         \
+    if (!(cond)) ::tg::throw_error(::tg::cat(__VA_ARGS__), ::tg::Kind::kKind); \
   } while (0)
 #define TG_ASSERT(cond, ...)                                                                                       \
   do {                                                                                                             \

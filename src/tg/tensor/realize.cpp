@@ -80,7 +80,7 @@ std::vector<T> Tensor::tolist() const {
 template <class T>
 T Tensor::item() const {
   MetadataScope m("item");
-  TG_CHECK(numel() == 1, "must have one element for item, shape is ", shape_str(shape()));
+  TG_CHECK_AS(AssertionError, numel() == 1, "must have one element for item, shape is ", shape_str(shape()));
   return tolist<T>()[0];
 }
 

@@ -132,7 +132,8 @@ const Metadata* MetadataScope::current() { return current_metadata; }
 // *** creation ***
 
 Tensor::Tensor(const UOp& uop, TensorOptions opts) {
-  TG_CHECK(!opts.dtype || *opts.dtype == uop.dtype(), "dtype doesn't match, and casting isn't supported");
+  TG_CHECK_AS(AssertionError, !opts.dtype || *opts.dtype == uop.dtype(),
+              "dtype doesn't match, and casting isn't supported");
   std::string device = resolve_device(opts.device);  // as tinygrad: no device means Device::DEFAULT
   UOp u = uop_device(uop) == device ? uop : uop_copy_to_device(uop, device);
   d_ = track(std::move(u), opts.requires_grad);
@@ -141,9 +142,9 @@ Tensor::Tensor(const UOp& uop, TensorOptions opts) {
 Tensor tensor_from_uop(const UOp& u, std::optional<bool> requires_grad) { return Tensor(track(u, requires_grad)); }
 
 Tensor Tensor::from_host(const void* data, size_t count, DType host, const Shape& shape, TensorOptions opts) {
-  for (sint s : shape) TG_CHECK(s >= 0, "negative dimension in shape ", shape_str(shape));
-  TG_CHECK(static_cast<sint>(count) == tg::prod(shape), "data has ", count, " elements but shape ", shape_str(shape),
-           " needs ", tg::prod(shape));
+  for (sint s : shape) TG_CHECK_AS(ValueError, s >= 0, "negative dimension in shape ", shape_str(shape));
+  TG_CHECK_AS(ValueError, static_cast<sint>(count) == tg::prod(shape), "data has ", count, " elements but shape ",
+              shape_str(shape), " needs ", tg::prod(shape));
   DType dtype = opts.dtype ? *opts.dtype : host;
   if (dtype == dtypes::bfloat16 || dtype == dtypes::fp8e4m3 || dtype == dtypes::fp8e5m2) {  // as tinygrad: via float
     TensorOptions o = opts;
@@ -251,7 +252,7 @@ Tensor Tensor::arange(double start, double stop, double step, TensorOptions opts
 }
 Tensor Tensor::eye(int64_t n, std::optional<int64_t> m, TensorOptions opts) {
   TG_META("eye");
-  TG_CHECK(n >= 0 && (!m || *m >= 0), "cannot have negative n=", n, ", m=", m ? *m : 0);
+  TG_CHECK_AS(ValueError, n >= 0 && (!m || *m >= 0), "cannot have negative n=", n, ", m=", m ? *m : 0);
   Tensor x = ones({n, 1}, opts).pad({{0, 0}, {0, n}}).flatten().shrink({{0, n * n}}).reshape({n, n});
   if (!m) return x;
   return *m > n ? x.pad({{0, 0}, {0, *m - n}}) : x.shrink({{0, n}, {0, *m}});
@@ -292,8 +293,8 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.rep
 
 int64_t Tensor::resolve_dim(int64_t dim, bool extra) const {
   int64_t total = ndim() + (extra ? 1 : 0), hi = std::max<int64_t>(1, total);
-  TG_CHECK(-hi <= dim && dim <= hi - 1, "dim=", dim, " out of range [", -hi, ", ", hi - 1, "] for shape ",
-           shape_str(shape()));
+  TG_CHECK_AS(IndexError, -hi <= dim && dim <= hi - 1, "dim=", dim, " out of range [", -hi, ", ", hi - 1,
+              "] for shape ", shape_str(shape()));
   return dim < 0 ? dim + total : dim;
 }
 
@@ -333,13 +334,14 @@ static Shape broadcast_shape(const Shape& a, const Shape& b) {
 Tensor Tensor::broadcast_to(const Shape& new_shape) const {
   Shape s = shape();
   if (s == new_shape) return *this;
-  TG_CHECK(s.size() <= new_shape.size(), "cannot broadcast tensor to fewer dimensions. shape=", shape_str(s),
-           " to new_shape=", shape_str(new_shape));
+  TG_CHECK_AS(ValueError, s.size() <= new_shape.size(),
+              "cannot broadcast tensor to fewer dimensions. shape=", shape_str(s),
+              " to new_shape=", shape_str(new_shape));
   Shape aligned(new_shape.size() - s.size(), 1);
   aligned.insert(aligned.end(), s.begin(), s.end());
   for (size_t i = 0; i < aligned.size(); i++)
-    TG_CHECK(aligned[i] == new_shape[i] || aligned[i] == 1, "cannot broadcast ", shape_str(s),
-             " to new_shape=", shape_str(new_shape));
+    TG_CHECK_AS(ValueError, aligned[i] == new_shape[i] || aligned[i] == 1, "cannot broadcast ", shape_str(s),
+                " to new_shape=", shape_str(new_shape));
   Tensor r = reshape(aligned);
   return r.apply_uop(uop_expand(r.uop(), new_shape), {&r});
 }
@@ -540,14 +542,14 @@ Tensor Tensor::bitwise_not() const {
 }
 Tensor Tensor::lshift(int64_t bits) const {
   TG_META("lshift");
-  TG_CHECK(dtypes::is_unsigned(dtype()) && bits >= 0, "lshift needs an unsigned dtype and bits >= 0, got ", dtype(),
-           " and ", bits);
+  TG_CHECK_AS(AssertionError, dtypes::is_unsigned(dtype()) && bits >= 0,
+              "lshift needs an unsigned dtype and bits >= 0, got ", dtype(), " and ", bits);
   return *this * (int64_t(1) << bits);
 }
 Tensor Tensor::rshift(int64_t bits) const {
   TG_META("rshift");
-  TG_CHECK(dtypes::is_unsigned(dtype()) && bits >= 0, "rshift needs an unsigned dtype and bits >= 0, got ", dtype(),
-           " and ", bits);
+  TG_CHECK_AS(AssertionError, dtypes::is_unsigned(dtype()) && bits >= 0,
+              "rshift needs an unsigned dtype and bits >= 0, got ", dtype(), " and ", bits);
   return idiv(scalar_like(int64_t(1) << bits));
 }
 Tensor Tensor::clip(std::optional<ConstValue> lo, std::optional<ConstValue> hi) const {
@@ -566,26 +568,28 @@ Tensor Tensor::reshape(Shape new_shape) const {
     sint known = 1;
     for (sint x : new_shape)
       if (x != -1) known *= x;
-    TG_CHECK(known != 0 && tg::prod(s) % known == 0, "shape ", shape_str(new_shape), " is invalid for input of size ",
-             tg::prod(s));
+    TG_CHECK_AS(ValueError, known != 0 && tg::prod(s) % known == 0, "shape ", shape_str(new_shape),
+                " is invalid for input of size ", tg::prod(s));
     for (sint& x : new_shape)
       if (x == -1) x = tg::prod(s) / known;
   }
-  for (sint x : new_shape) TG_CHECK(x >= 0, "shape can't contain negative numbers ", shape_str(new_shape));
-  TG_CHECK(tg::prod(s) == tg::prod(new_shape), "size mismatched, can't reshape self.shape=", shape_str(s),
-           " -> new_shape=", shape_str(new_shape));
+  for (sint x : new_shape)
+    TG_CHECK_AS(ValueError, x >= 0, "shape can't contain negative numbers ", shape_str(new_shape));
+  TG_CHECK_AS(ValueError, tg::prod(s) == tg::prod(new_shape),
+              "size mismatched, can't reshape self.shape=", shape_str(s), " -> new_shape=", shape_str(new_shape));
   if (new_shape == s) return *this;
   return apply_uop(uop_reshape(uop(), new_shape), {this});
 }
 Tensor Tensor::expand(Shape new_shape) const {
   TG_META("expand");
   Shape s = shape();
-  TG_CHECK(new_shape.size() >= s.size(), "cannot broadcast tensor to fewer dimensions. shape=", shape_str(s),
-           " to new_shape=", shape_str(new_shape));
+  TG_CHECK_AS(ValueError, new_shape.size() >= s.size(),
+              "cannot broadcast tensor to fewer dimensions. shape=", shape_str(s),
+              " to new_shape=", shape_str(new_shape));
   size_t off = new_shape.size() - s.size();
   for (size_t i = 0; i < new_shape.size(); i++)
     if (new_shape[i] == -1) {
-      TG_CHECK(i >= off, "-1 in expand for a new dimension: ", shape_str(new_shape));
+      TG_CHECK_AS(ValueError, i >= off, "-1 in expand for a new dimension: ", shape_str(new_shape));
       new_shape[i] = s[i - off];
     }
   return broadcast_to(new_shape);
@@ -613,11 +617,12 @@ Tensor Tensor::flip(std::vector<int64_t> axes) const {
 Tensor Tensor::shrink(const Mask& arg) const {
   TG_META("shrink");
   Shape s = shape();
-  TG_CHECK(arg.size() == s.size(), "invalid shrink of ", arg.size(), " dims for shape ", shape_str(s));
+  TG_CHECK_AS(AssertionError, arg.size() == s.size(), "invalid shrink of ", arg.size(), " dims for shape ",
+              shape_str(s));
   bool noop = true;
   for (size_t i = 0; i < s.size(); i++) {
-    TG_CHECK(0 <= arg[i].first && arg[i].first <= arg[i].second && arg[i].second <= s[i], "invalid shrink (",
-             arg[i].first, ", ", arg[i].second, ") on dim ", i, " of shape ", shape_str(s));
+    TG_CHECK_AS(AssertionError, 0 <= arg[i].first && arg[i].first <= arg[i].second && arg[i].second <= s[i],
+                "invalid shrink (", arg[i].first, ", ", arg[i].second, ") on dim ", i, " of shape ", shape_str(s));
     noop &= arg[i] == std::pair<sint, sint>{0, s[i]};
   }
   return noop ? *this : apply_uop(uop_shrink(uop(), arg), {this});
@@ -852,8 +857,8 @@ void Tensor::manual_seed(uint64_t seed) {
 Tensor Tensor::rand(const Shape& shape, TensorOptions opts, bool contiguous) {
   TG_META("rand");
   DType dt = opts.dtype ? *opts.dtype : dtypes::default_float;
-  TG_CHECK(dtypes::is_float(dt), "rand only supports float dtypes, got ", dt);
-  for (sint s : shape) TG_CHECK(s >= 0, "invalid input shape=", shape_str(shape));
+  TG_CHECK_AS(ValueError, dtypes::is_float(dt), "rand only supports float dtypes, got ", dt);
+  for (sint s : shape) TG_CHECK_AS(ValueError, s >= 0, "invalid input shape=", shape_str(shape));
   std::string device = resolve_device(opts.device);
   if (tg::prod(shape) == 0) return zeros(shape, TensorOptions{device, dt, opts.requires_grad});
   RngState& r = rng();
@@ -940,7 +945,8 @@ Tensor Tensor::uniform(const Shape& shape, double low, double high, TensorOption
 // *** in place ***
 
 Tensor& Tensor::replace(const Tensor& x) {
-  TG_CHECK(shape() == x.shape(), "replace shape mismatch ", shape_str(shape()), " != ", shape_str(x.shape()));
+  TG_CHECK_AS(AssertionError, shape() == x.shape(), "replace shape mismatch ", shape_str(shape()),
+              " != ", shape_str(x.shape()));
   d_->uop = x.uop();
   return *this;
 }
@@ -948,9 +954,10 @@ Tensor& Tensor::replace(const Tensor& x) {
 Tensor& Tensor::assign(const Tensor& x) {
   TG_META("assign");
   if (uop() == x.uop()) return *this;  // a self assign is a no-op
-  TG_CHECK(shape() == x.shape(), "assign shape mismatch ", shape_str(shape()), " != ", shape_str(x.shape()));
-  TG_CHECK(device() == x.device(), "assign device mismatch ", device(), " != ", x.device());
-  TG_CHECK(dtype() == x.dtype(), "assign dtype mismatch ", dtype(), " != ", x.dtype());
+  TG_CHECK_AS(AssertionError, shape() == x.shape(), "assign shape mismatch ", shape_str(shape()),
+              " != ", shape_str(x.shape()));
+  TG_CHECK_AS(AssertionError, device() == x.device(), "assign device mismatch ", device(), " != ", x.device());
+  TG_CHECK_AS(AssertionError, dtype() == x.dtype(), "assign dtype mismatch ", dtype(), " != ", x.dtype());
   UOp target = uop();
   // a realized tensor is its BUFFER, or a contiguous view (VIEW, RESHAPE) of the whole buffer
   bool whole_buffer = target.op() == Ops::BUFFER;
@@ -970,8 +977,8 @@ Tensor& Tensor::assign(const Tensor& x) {
 
 std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::optional<Tensor> seed,
                                      bool materialize) const {
-  TG_CHECK(seed || shape().empty(), "when no gradient is provided, backward must be called on a scalar tensor, not ",
-           shape_str(shape()));
+  TG_CHECK_AS(AssertionError, seed || shape().empty(),
+              "when no gradient is provided, backward must be called on a scalar tensor, not ", shape_str(shape()));
   TG_CHECK(is_floating_point(), "only float Tensors have gradient, this one is ", dtype());
   for (const Tensor& t : targets)
     TG_CHECK(t.is_floating_point(), "only float Tensors have gradient, a target is ", t.dtype());

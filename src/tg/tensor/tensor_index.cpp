@@ -29,7 +29,7 @@ Shape broadcast_shapes(const std::vector<Shape>& shapes) {
   for (const Shape& s : shapes)
     for (size_t i = 0; i < s.size(); i++) {
       sint& o = out[n - s.size() + i];
-      TG_CHECK(s[i] == o || s[i] == 1 || o == 1, "cannot broadcast indices of shapes ", [&] {
+      TG_CHECK_AS(IndexError, s[i] == o || s[i] == 1 || o == 1, "cannot broadcast indices of shapes ", [&] {
         std::string r;
         for (const Shape& x : shapes) r += shape_str(x) + " ";
         return r;
@@ -86,9 +86,9 @@ Tensor Tensor::getitem(std::vector<Index> indices, IndexPlan* plan) const {
     if (indices[i].kind() == Index::Kind::Ellipsis) ellipses++, fill_at = i;
     nones += indices[i].kind() == Index::Kind::None;
   }
-  TG_CHECK(ellipses <= 1, "indices can only have a single ellipsis");
+  TG_CHECK_AS(IndexError, ellipses <= 1, "indices can only have a single ellipsis");
   int64_t real = static_cast<int64_t>(indices.size()) - ellipses - nones;
-  TG_CHECK(real <= ndim(), "too many indices: ", real, " for shape ", shape_str(s));
+  TG_CHECK_AS(IndexError, real <= ndim(), "too many indices: ", real, " for shape ", shape_str(s));
   if (ellipses) indices.erase(indices.begin() + static_cast<std::ptrdiff_t>(fill_at));
   indices.insert(indices.begin() + static_cast<std::ptrdiff_t>(fill_at), static_cast<size_t>(ndim() - real),
                  Index(Slice{}));
@@ -105,12 +105,13 @@ Tensor Tensor::getitem(std::vector<Index> indices, IndexPlan* plan) const {
     sint size = s[dim];
     if (index.kind() == Index::Kind::Int) {
       int64_t i = index.as_int();
-      TG_CHECK(-size <= i && i < size, "index ", i, " is out of bounds for dim ", dim, " with size ", size);
+      TG_CHECK_AS(IndexError, -size <= i && i < size, "index ", i, " is out of bounds for dim ", dim, " with size ",
+                  size);
       p.begin = i < 0 ? i + size : i, p.end = p.begin + 1;
     } else if (index.kind() == Index::Kind::Slice) {
       const Slice& sl = index.as_slice();
       p.stride = sl.step.value_or(1);
-      TG_CHECK(p.stride != 0, "slice step cannot be 0 (dim ", dim, ")");
+      TG_CHECK_AS(ValueError, p.stride != 0, "slice step cannot be 0 (dim ", dim, ")");
       auto [b, e] = slice_bounds(sl, size, p.stride);
       if (p.stride * (e - b) < 0)
         b = e = 0;  // empty
@@ -121,7 +122,8 @@ Tensor Tensor::getitem(std::vector<Index> indices, IndexPlan* plan) const {
       Tensor t = index.as_list() ? Tensor(*index.as_list(), Shape{static_cast<sint>(index.as_list()->size())},
                                           TensorOptions{device(), dtypes::default_int, false})
                                  : to_device(index.as_tensor(), device());
-      TG_CHECK(dtypes::is_int(t.dtype()), "index dtype ", t.dtype(), " is not supported (dim ", dim, ")");
+      TG_CHECK_AS(IndexError, dtypes::is_int(t.dtype()), "index dtype ", t.dtype(), " is not supported (dim ", dim,
+                  ")");
       p.tensor = (t < 0).where(t + size, t);
       p.size = size, p.end = size;
     }
@@ -238,8 +240,8 @@ Tensor& Tensor::setitem(const std::vector<Index>& indices, const Tensor& v) {
   TG_META("__setitem__");
   const ShapeTracker* st = uop_st(uop());
   TG_CHECK(st != nullptr && st->contiguous(), "setitem target needs to be contiguous");
-  TG_CHECK(!requires_grad().value_or(false) && !v.requires_grad().value_or(false),
-           "setitem with requires_grad is not supported");
+  TG_CHECK_AS(NotImplementedError, !requires_grad().value_or(false) && !v.requires_grad().value_or(false),
+              "setitem with requires_grad is not supported");
   realize();
   bool shared = live_tensors_holding(uop()) > 1;  // before this function makes tensors of its own
   IndexPlan plan;
@@ -291,15 +293,15 @@ Tensor one_hot_along_dim(const Tensor& t, sint num_classes, int64_t dim) {
 
 Tensor Tensor::gather(int64_t dim, const Tensor& index) const {
   TG_META("gather");
-  TG_CHECK(index.ndim() == ndim(), "self.ndim must equal index.ndim, got shapes ", shape_str(shape()), " and ",
-           shape_str(index.shape()));
+  TG_CHECK_AS(AssertionError, index.ndim() == ndim(), "self.ndim must equal index.ndim, got shapes ",
+              shape_str(shape()), " and ", shape_str(index.shape()));
   TG_CHECK(ndim() > 0, "can't gather from a 0-d tensor");
   int64_t d = resolve_dim(dim);
   Shape s = shape(), is = index.shape();
   Mask cut;
   for (size_t k = 0; k < s.size(); k++) {
-    TG_CHECK(static_cast<int64_t>(k) == d || s[k] >= is[k], "gather: index shape ", shape_str(is), " exceeds shape ",
-             shape_str(s), " at dim ", k);
+    TG_CHECK_AS(AssertionError, static_cast<int64_t>(k) == d || s[k] >= is[k], "gather: index shape ", shape_str(is),
+                " exceeds shape ", shape_str(s), " at dim ", k);
     cut.push_back({0, static_cast<int64_t>(k) == d ? s[k] : is[k]});
   }
   // x[.., 1 at d, .., j] against index[..] == j, picked by a where (the reference multiplies by the mask, so an inf
@@ -310,14 +312,16 @@ Tensor Tensor::gather(int64_t dim, const Tensor& index) const {
 }
 
 std::pair<Tensor, Tensor> Tensor::pre_scatter(int64_t dim, const Tensor& index, const Tensor& src) const {
-  TG_CHECK(index.ndim() == ndim() && src.ndim() == ndim(), "self, index and src need the same ndim, got shapes ",
-           shape_str(shape()), ", ", shape_str(index.shape()), " and ", shape_str(src.shape()));
+  TG_CHECK_AS(AssertionError, index.ndim() == ndim() && src.ndim() == ndim(),
+              "self, index and src need the same ndim, got shapes ", shape_str(shape()), ", ", shape_str(index.shape()),
+              " and ", shape_str(src.shape()));
   TG_CHECK(ndim() > 0, "can't scatter into a 0-d tensor");
   int64_t d = resolve_dim(dim);
   Shape s = shape(), is = index.shape(), ss = src.shape();
   for (size_t k = 0; k < s.size(); k++)
-    TG_CHECK((static_cast<int64_t>(k) == d || s[k] >= is[k]) && ss[k] >= is[k], "index shape ", shape_str(is),
-             " must not exceed src shape ", shape_str(ss), " nor self shape ", shape_str(s), " outside dim ", d);
+    TG_CHECK_AS(AssertionError, (static_cast<int64_t>(k) == d || s[k] >= is[k]) && ss[k] >= is[k], "index shape ",
+                shape_str(is), " must not exceed src shape ", shape_str(ss), " nor self shape ", shape_str(s),
+                " outside dim ", d);
   TG_CHECK(dtype() == src.dtype(), "expect self.dtype=", dtype(), " to be equal to src.dtype=", src.dtype());
   // (self's shape, the index's extent along dim): src values and where they go, index position last
   Mask cut;
@@ -342,8 +346,8 @@ Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Tensor& src) cons
 
 Tensor Tensor::scatter(int64_t dim, const Tensor& index, ConstValue src, std::string_view reduce) const {
   TG_META("scatter");
-  TG_CHECK(reduce.empty() || reduce == "add" || reduce == "multiply", "reduce=", reduce,
-           " must be one of None, 'multiply', or 'add'");
+  TG_CHECK_AS(TypeError, reduce.empty() || reduce == "add" || reduce == "multiply", "reduce=", reduce,
+              " must be one of None, 'multiply', or 'add'");
   Tensor s = index.full_like(src, TensorOptions{device(), dtype(), std::nullopt});
   if (reduce == "add") return scatter_reduce(dim, index, s, "sum");
   if (reduce == "multiply") return scatter_reduce(dim, index, s, "prod");
@@ -353,8 +357,9 @@ Tensor Tensor::scatter(int64_t dim, const Tensor& index, ConstValue src, std::st
 Tensor Tensor::scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce,
                               bool include_self) const {
   TG_META("scatter_reduce");
-  TG_CHECK(reduce == "sum" || reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin",
-           "reduce=", reduce, " must be one of 'sum', 'prod', 'mean', 'amax', 'amin'");
+  TG_CHECK_AS(TypeError,
+              reduce == "sum" || reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin",
+              "reduce=", reduce, " must be one of 'sum', 'prod', 'mean', 'amax', 'amin'");
   auto [values_, mask_] = pre_scatter(dim, index, src);
   Tensor values = values_, mask = mask_;  // named tensors: lambdas below capture them
   // the elements nothing is scattered to keep self; the others take `fill` in place of self without include_self
@@ -414,10 +419,11 @@ std::pair<Tensor, Tensor> Tensor::sort(int64_t dim, bool descending) const {
 
 std::pair<Tensor, Tensor> Tensor::topk(int64_t k, TopkOptions opts) const {
   TG_META("topk");
-  TG_CHECK(opts.sorted, "topk with sorted_=False is not supported");
+  TG_CHECK_AS(NotImplementedError, opts.sorted, "topk with sorted_=False is not supported");
   TG_CHECK(ndim() > 0, "can't topk a 0-d tensor");
   sint n = shape()[static_cast<size_t>(resolve_dim(opts.dim))];
-  TG_CHECK(0 <= k && k <= n, "selected index k=", k, " is out of range for dim ", opts.dim, " of size ", n);
+  TG_CHECK_AS(ValueError, 0 <= k && k <= n, "selected index k=", k, " is out of range for dim ", opts.dim, " of size ",
+              n);
   return sort_ranked(opts.dim, opts.largest, k);
 }
 

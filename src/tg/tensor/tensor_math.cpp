@@ -31,9 +31,9 @@ sint prod_from(const Shape& s, size_t start) {
 
 Tensor Tensor::linspace(double start, double stop, int64_t steps, TensorOptions opts) {
   TG_META("linspace");
-  TG_CHECK(steps >= 0, "number of steps must be non-negative, got ", steps);
+  TG_CHECK_AS(ValueError, steps >= 0, "number of steps must be non-negative, got ", steps);
   DType dt = opts.dtype ? *opts.dtype : dtypes::default_float;
-  TG_CHECK(dt != dtypes::bool_, "linspace with bool dtype is not supported");
+  TG_CHECK_AS(ValueError, dt != dtypes::bool_, "linspace with bool dtype is not supported");
   if (steps == 1) return full({1}, start, with_dtype(opts, dt));
   // as the reference: an int arange times a python float, so the values are float32 before the cast
   TensorOptions ar{opts.device, std::nullopt, opts.requires_grad};
@@ -43,7 +43,7 @@ Tensor Tensor::linspace(double start, double stop, int64_t steps, TensorOptions 
 Tensor Tensor::randint(const Shape& shape, int64_t low, int64_t high, TensorOptions opts) {
   TG_META("randint");
   DType dt = opts.dtype ? *opts.dtype : dtypes::int32;
-  TG_CHECK(dtypes::is_int(dt), "randint: dtype=", dt, " must be int");
+  TG_CHECK_AS(TypeError, dtypes::is_int(dt), "randint: dtype=", dt, " must be int");
   TG_CHECK(low < high, "randint: low=", low, " must be below high=", high);
   // the reference's uniform with int bounds: floor of (high - low) * rand, then + low in the int dtype
   Tensor r = rand(shape, TensorOptions{opts.device, std::nullopt, std::nullopt});
@@ -91,10 +91,10 @@ Tensor Tensor::randperm(int64_t n, TensorOptions opts) {
 
 Tensor Tensor::multinomial(int64_t num_samples, bool replacement) const {
   TG_META("multinomial");
-  TG_CHECK(1 <= ndim() && ndim() <= 2 && num_samples > 0, "multinomial: ndim=", ndim(),
-           " must be 1 or 2 dim, num_samples=", num_samples, " must be positive");
-  TG_CHECK(replacement || num_samples == 1, "multinomial: no replacement only supports num_samples = 1, got ",
-           num_samples);
+  TG_CHECK_AS(AssertionError, 1 <= ndim() && ndim() <= 2 && num_samples > 0, "multinomial: ndim=", ndim(),
+              " must be 1 or 2 dim, num_samples=", num_samples, " must be positive");
+  TG_CHECK_AS(AssertionError, replacement || num_samples == 1,
+              "multinomial: no replacement only supports num_samples = 1, got ", num_samples);
   Tensor w = ndim() == 1 ? unsqueeze(0) : *this;
   sint rows = w.shape()[0], k = w.shape()[1];
   TG_CHECK(k > 0, "multinomial: no categories in shape ", shape_str(shape()));

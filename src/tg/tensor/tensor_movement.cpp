@@ -65,20 +65,20 @@ Tensor Tensor::unflatten(int64_t dim, Shape sizes) const {
 
 Tensor Tensor::pad(const Mask& padding, std::string_view mode, ConstValue value) const {
   TG_META("pad");
-  TG_CHECK(mode == "constant" || mode == "reflect" || mode == "replicate" || mode == "circular", "mode='", mode,
-           "' is not supported, use constant, reflect, replicate or circular");
+  TG_CHECK_AS(NotImplementedError, mode == "constant" || mode == "reflect" || mode == "replicate" || mode == "circular",
+              "mode='", mode, "' is not supported, use constant, reflect, replicate or circular");
   if (mode == "constant") return pad(padding, value);
   Shape s = shape();
-  TG_CHECK(padding.size() == s.size(), "padding length ", padding.size(), " must match ndim ", s.size(), " of shape ",
-           shape_str(s));
+  TG_CHECK_AS(ValueError, padding.size() == s.size(), "padding length ", padding.size(), " must match ndim ", s.size(),
+              " of shape ", shape_str(s));
   if (mode == "circular") {  // tiles once more on each padded side, then cuts the window out
     std::vector<int64_t> reps;
     for (size_t d = 0; d < s.size(); d++) {
       auto [b, a] = padding[d];
-      TG_CHECK(b >= 0 && a >= 0, "negative pads with circular pads are not supported, got (", b, ", ", a, ") for dim ",
-               d);
-      TG_CHECK(b <= s[d] && a <= s[d], "padding (", b, ", ", a, ") wraps around more than once for dim ", d,
-               " of size ", s[d]);
+      TG_CHECK_AS(NotImplementedError, b >= 0 && a >= 0, "negative pads with circular pads are not supported, got (", b,
+                  ", ", a, ") for dim ", d);
+      TG_CHECK_AS(ValueError, b <= s[d] && a <= s[d], "padding (", b, ", ", a, ") wraps around more than once for dim ",
+                  d, " of size ", s[d]);
       reps.push_back(1 + (b > 0) + (a > 0));
     }
     Tensor x = repeat(reps);
@@ -98,8 +98,8 @@ Tensor Tensor::pad(const Mask& padding, std::string_view mode, ConstValue value)
     Shape xs = x.shape();
     std::vector<Tensor> pieces;
     if (mode == "reflect") {  // the mirror image without the edge element: b..1 before, n-2..n-1-a after
-      TG_CHECK(b < n && a < n, "padding (", b, ", ", a, ") should be less than the input size=", n, " for dim=", d,
-               " in reflect mode");
+      TG_CHECK_AS(ValueError, b < n && a < n, "padding (", b, ", ", a, ") should be less than the input size=", n,
+                  " for dim=", d, " in reflect mode");
       if (b > 0) pieces.push_back(x.shrink(dim_range(xs, d, 1, b + 1)).flip({d}));
       if (a > 0) pieces.push_back(x.shrink(dim_range(xs, d, n - 1 - a, n - 1)).flip({d}));
     } else {  // replicate: the edge element, expanded
@@ -168,7 +168,8 @@ std::vector<Tensor> Tensor::split(const std::vector<int64_t>& sizes, int64_t dim
     TG_CHECK(x >= 0, "split sizes can't be negative, got ", py_tuple(sizes));
     total += x;
   }
-  TG_CHECK(total == n, "expect sizes to sum exactly to ", n, ", but got ", total, " from ", py_tuple(sizes));
+  TG_CHECK_AS(AssertionError, total == n, "expect sizes to sum exactly to ", n, ", but got ", total, " from ",
+              py_tuple(sizes));
   std::vector<Tensor> out;
   sint at = 0;
   for (int64_t x : sizes) {
@@ -188,7 +189,7 @@ std::vector<Tensor> Tensor::split(int64_t size, int64_t dim) const {
 }
 std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t dim) const {
   TG_META("chunk");
-  TG_CHECK(chunks > 0, "expect chunks to be greater than 0, got: ", chunks);
+  TG_CHECK_AS(AssertionError, chunks > 0, "expect chunks to be greater than 0, got: ", chunks);
   TG_CHECK(ndim() > 0, "can't chunk a 0-d tensor");
   sint n = shape()[static_cast<size_t>(resolve_dim(dim))];
   if (n == 0) return split(std::vector<int64_t>(static_cast<size_t>(chunks), 0), dim);
@@ -303,10 +304,10 @@ FormulaSide parse_side(std::string_view text, std::string_view formula) {
     if (std::isspace(static_cast<unsigned char>(c))) {
       i++;
     } else if (c == '(') {
-      TG_CHECK(open == closed, "nested brackets in ", formula);
+      TG_CHECK_AS(AssertionError, open == closed, "nested brackets in ", formula);
       open = side.names.size(), i++;
     } else if (c == ')') {
-      TG_CHECK(open != closed, "bracket mismatch in ", formula);
+      TG_CHECK_AS(AssertionError, open != closed, "bracket mismatch in ", formula);
       side.groups.push_back({open, side.names.size()}), open = closed, i++;
     } else {
       size_t j = i;
@@ -316,7 +317,7 @@ FormulaSide parse_side(std::string_view text, std::string_view formula) {
       i = j;
       if (name == "\xE2\x80\xA6") name = "...";  // the unicode ellipsis
       if (name == "1") {
-        TG_CHECK(open == closed, "bracket mismatch in ", formula, ": 1 inside brackets");
+        TG_CHECK_AS(AssertionError, open == closed, "bracket mismatch in ", formula, ": 1 inside brackets");
         side.groups.push_back({side.names.size(), side.names.size()});
         continue;
       }
@@ -325,11 +326,11 @@ FormulaSide parse_side(std::string_view text, std::string_view formula) {
         ok = (std::isalpha(static_cast<unsigned char>(name[0])) != 0) && name.back() != '_';
         for (char ch : name) ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '_');
       }
-      TG_CHECK(ok, "invalid axis name ", name, " in ", formula);
+      TG_CHECK_AS(AssertionError, ok, "invalid axis name ", name, " in ", formula);
       side.names.push_back(name);
     }
   }
-  TG_CHECK(open == closed, "bracket mismatch in ", formula);
+  TG_CHECK_AS(AssertionError, open == closed, "bracket mismatch in ", formula);
   return side;
 }
 // "..." becomes n names ...0, ...1, and the groups after it move along
@@ -359,15 +360,17 @@ Tensor Tensor::rearrange(std::string_view formula, const std::vector<std::pair<s
     return v;
   };
   std::vector<std::string> ls = sorted(lhs.names);
-  TG_CHECK(ls == sorted(rhs.names) && std::adjacent_find(ls.begin(), ls.end()) == ls.end(), "name mismatch in ",
-           formula);
+  TG_CHECK_AS(AssertionError, ls == sorted(rhs.names) && std::adjacent_find(ls.begin(), ls.end()) == ls.end(),
+              "name mismatch in ", formula);
   for (auto& [name, _] : sizes)
-    TG_CHECK(std::count(lhs.names.begin(), lhs.names.end(), name), "axis ", name, " is not used in ", formula);
+    TG_CHECK_AS(AssertionError, std::count(lhs.names.begin(), lhs.names.end(), name), "axis ", name, " is not used in ",
+                formula);
   int64_t described = 0;  // dims the left side names besides the ellipsis: a group is one dim
   for (size_t i = 0; i < lhs.names.size(); i++) {
     bool grouped = false;
     for (auto [b, e] : lhs.groups) grouped |= b <= i && i < e;
-    TG_CHECK(!grouped || lhs.names[i] != "...", "cannot have collapsed ellipsis (...) in lhs of ", formula);
+    TG_CHECK_AS(AssertionError, !grouped || lhs.names[i] != "...", "cannot have collapsed ellipsis (...) in lhs of ",
+                formula);
     described += !grouped && lhs.names[i] != "...";
   }
   described += static_cast<int64_t>(lhs.groups.size());
@@ -389,8 +392,8 @@ Tensor Tensor::rearrange(std::string_view formula, const std::vector<std::pair<s
   }
   for (size_t i = 0; i < lhs.names.size(); i++)
     if (auto s = size_of(lhs.names[i]))
-      TG_CHECK(*s == t.shape()[i], "size ", *s, " provided for dimension ", lhs.names[i], " is incorrect, it is ",
-               t.shape()[i]);
+      TG_CHECK_AS(AssertionError, *s == t.shape()[i], "size ", *s, " provided for dimension ", lhs.names[i],
+                  " is incorrect, it is ", t.shape()[i]);
   std::vector<int64_t> order;
   for (const std::string& name : rhs.names)
     order.push_back(std::find(lhs.names.begin(), lhs.names.end(), name) - lhs.names.begin());

@@ -21,9 +21,9 @@ std::vector<int64_t> as_tuple(const std::vector<int64_t>& v, size_t n, const cha
 
 std::vector<int64_t> resolve_pool_pads(const std::vector<int64_t>& padding, size_t dims, const Shape& shape) {
   if (padding.size() == 1) return std::vector<int64_t>(2 * dims, padding[0]);
-  TG_CHECK(padding.size() == dims || padding.size() == 2 * dims, "Padding must be an int or a sequence of length ",
-           dims, " or ", 2 * dims, ", but got padding=", py_tuple(padding), " for self.shape=", shape_str(shape),
-           " with dims=", dims, ".");
+  TG_CHECK_AS(ValueError, padding.size() == dims || padding.size() == 2 * dims,
+              "Padding must be an int or a sequence of length ", dims, " or ", 2 * dims,
+              ", but got padding=", py_tuple(padding), " for self.shape=", shape_str(shape), " with dims=", dims, ".");
   if (padding.size() == 2 * dims) return padding;
   std::vector<int64_t> flat;  // one value per dim, first dim first -> (before, after) pairs, last dim first
   for (size_t i = dims; i-- > 0;) flat.insert(flat.end(), {padding[i], padding[i]});
@@ -269,8 +269,8 @@ Tensor Tensor::binary_crossentropy_logits(const Tensor& Y, const std::string& re
 
 Tensor Tensor::sparse_categorical_crossentropy(const Tensor& Y_in, const SparseCrossEntropyOptions& o) const {
   TG_META("sparse_categorical_crossentropy");
-  TG_CHECK(0.0 <= o.label_smoothing && o.label_smoothing <= 1.0, "label_smoothing must be in [0.0, 1.0], got ",
-           o.label_smoothing);
+  TG_CHECK_AS(AssertionError, 0.0 <= o.label_smoothing && o.label_smoothing <= 1.0,
+              "label_smoothing must be in [0.0, 1.0], got ", o.label_smoothing);
   check_reduction(o.reduction);
   TG_CHECK(ndim() >= 1, "sparse_categorical_crossentropy needs logits with a class axis, got shape ",
            shape_str(shape()));
@@ -295,8 +295,8 @@ Tensor Tensor::sparse_categorical_crossentropy(const Tensor& Y_in, const SparseC
 
 Tensor Tensor::cross_entropy(const Tensor& Y_in, const CrossEntropyOptions& o) const {
   TG_META("cross_entropy");
-  TG_CHECK(0.0 <= o.label_smoothing && o.label_smoothing <= 1.0, "label_smoothing must be in [0.0, 1.0], got ",
-           o.label_smoothing);
+  TG_CHECK_AS(AssertionError, 0.0 <= o.label_smoothing && o.label_smoothing <= 1.0,
+              "label_smoothing must be in [0.0, 1.0], got ", o.label_smoothing);
   TG_CHECK(ndim() >= 2, "cross_entropy needs logits of shape (N, C, ...), got ", shape_str(shape()));
   Tensor Y = Y_in.ndim() < 2 ? Y_in.one_hot(shape()[1]) : Y_in;
   Y = (1 - o.label_smoothing) * Y + o.label_smoothing / static_cast<double>(Y.shape()[1]);

@@ -52,15 +52,16 @@ std::vector<int64_t> last_axes(size_t n) {
 Tensor Tensor::pool(const Shape& k_, std::vector<int64_t> stride, std::vector<int64_t> dilation) const {
   Shape s = shape();
   size_t nk = k_.size();
-  TG_CHECK(s.size() >= nk, "can't pool ", shape_str(s), " with ", shape_str(k_));
+  TG_CHECK_AS(AssertionError, s.size() >= nk, "can't pool ", shape_str(s), " with ", shape_str(k_));
   std::vector<int64_t> s_ = as_tuple(stride, nk, "stride"), d_ = as_tuple(dilation, nk, "dilation");
   size_t nn = s.size() - nk;
   Shape i_ = trailing(s, nk), o_;
   for (size_t j = 0; j < nk; j++) {
     TG_CHECK(s_[j] > 0 && d_[j] > 0, "stride and dilation must be positive, got stride ", py_tuple(s_), " dilation ",
              py_tuple(d_));
-    TG_CHECK(d_[j] * (k_[j] - 1) + 1 <= i_[j], "kernel size cannot be greater than actual input size: kernel ",
-             shape_str(k_), " (dilation ", py_tuple(d_), ") on input ", shape_str(s));
+    TG_CHECK_AS(AssertionError, d_[j] * (k_[j] - 1) + 1 <= i_[j],
+                "kernel size cannot be greater than actual input size: kernel ", shape_str(k_), " (dilation ",
+                py_tuple(d_), ") on input ", shape_str(s));
     o_.push_back(ceildiv(i_[j] - d_[j] * (k_[j] - 1), s_[j]));
   }
   auto keep = [&](Mask m) {  // the leading (not pooled) dims stay whole
@@ -253,13 +254,13 @@ struct ConvGrad final : GradFn {  // a friend of Tensor, so in tg, not in an unn
 Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, const Conv2dOptions& o) const {
   TG_META("conv2d");
   Shape xs = shape(), ws = weight.shape();
-  TG_CHECK(ws.size() >= 3 && xs.size() == ws.size(), "Input Tensor shape ", shape_str(xs),
-           " does not match the shape of the weights ", shape_str(ws),
-           ": conv2d needs (bs, cin, *spatial) and (cout, cin/groups, *kernel) of the same rank");
+  TG_CHECK_AS(AssertionError, ws.size() >= 3 && xs.size() == ws.size(), "Input Tensor shape ", shape_str(xs),
+              " does not match the shape of the weights ", shape_str(ws),
+              ": conv2d needs (bs, cin, *spatial) and (cout, cin/groups, *kernel) of the same rank");
   TG_CHECK(o.groups >= 1, "conv2d: groups must be positive, got ", o.groups);
   sint bs = xs[0], cin_ = xs[1], cout = ws[0], cin = ws[1];
-  TG_CHECK(o.groups * cin == cin_, "Input Tensor shape ", shape_str(xs), " does not match the shape of the weights ",
-           shape_str(ws), ". (", o.groups * cin, " vs. ", cin_, ")");
+  TG_CHECK_AS(AssertionError, o.groups * cin == cin_, "Input Tensor shape ", shape_str(xs),
+              " does not match the shape of the weights ", shape_str(ws), ". (", o.groups * cin, " vs. ", cin_, ")");
   TG_CHECK(cout % o.groups == 0, "conv2d: weight shape ", shape_str(ws), " has ", cout,
            " output channels, not a multiple of groups=", o.groups);
   size_t nd = ws.size() - 2;
@@ -313,11 +314,12 @@ Tensor Tensor::conv_transpose2d(const Tensor& weight, const std::optional<Tensor
                                 const ConvTranspose2dOptions& o) const {
   TG_META("conv_transpose2d");
   Shape xs = shape(), ws = weight.shape();
-  TG_CHECK(ws.size() >= 3 && xs.size() == ws.size(), "conv_transpose2d: input shape ", shape_str(xs),
-           " does not match the shape of the weights ", shape_str(ws),
-           ": it needs (bs, cin, *spatial) and (cin, cout/groups, *kernel) of the same rank");
-  TG_CHECK(o.groups >= 1 && ws[0] % o.groups == 0 && xs[1] == ws[0], "conv_transpose2d: input shape ", shape_str(xs),
-           " does not match the shape of the weights ", shape_str(ws), " with groups=", o.groups);
+  TG_CHECK_AS(AssertionError, ws.size() >= 3 && xs.size() == ws.size(), "conv_transpose2d: input shape ", shape_str(xs),
+              " does not match the shape of the weights ", shape_str(ws),
+              ": it needs (bs, cin, *spatial) and (cin, cout/groups, *kernel) of the same rank");
+  TG_CHECK_AS(AssertionError, o.groups >= 1 && ws[0] % o.groups == 0 && xs[1] == ws[0],
+              "conv_transpose2d: input shape ", shape_str(xs), " does not match the shape of the weights ",
+              shape_str(ws), " with groups=", o.groups);
   size_t nd = ws.size() - 2;
   Shape HW = trailing(ws, nd);
   auto padding = flat_to_grouped(resolve_pool_pads(o.padding, nd, xs));
@@ -432,19 +434,19 @@ Tensor Tensor::max_unpool2d(const Tensor& indices, const MaxUnpool2dOptions& o) 
 
 Tensor Tensor::interpolate(const Shape& size, const std::string& mode, bool align_corners) const {
   TG_META("interpolate");
-  TG_CHECK(!size.empty() && static_cast<int64_t>(size.size()) <= ndim(), "invalid size=", shape_str(size),
-           " for shape ", shape_str(shape()));
-  TG_CHECK(mode == "linear" || mode == "nearest" || mode == "nearest-exact",
-           "only supports linear, nearest or nearest-exact interpolate, got mode='", mode, "'");
-  TG_CHECK(!align_corners || mode == "linear",
-           "align_corners option can only be set with the interpolating mode linear");
+  TG_CHECK_AS(AssertionError, !size.empty() && static_cast<int64_t>(size.size()) <= ndim(),
+              "invalid size=", shape_str(size), " for shape ", shape_str(shape()));
+  TG_CHECK_AS(AssertionError, mode == "linear" || mode == "nearest" || mode == "nearest-exact",
+              "only supports linear, nearest or nearest-exact interpolate, got mode='", mode, "'");
+  TG_CHECK_AS(AssertionError, !align_corners || mode == "linear",
+              "align_corners option can only be set with the interpolating mode linear");
   Shape s = shape(), expand = s;
   Tensor x = *this;
   for (size_t k = 1; k <= size.size(); k++) {
     size_t d = s.size() - k;
     sint out = size[size.size() - k], ac = align_corners ? 1 : 0;
-    TG_CHECK(out > 0 && out - ac > 0, "interpolate: can't resize dim ", d, " of shape ", shape_str(s), " to ", out,
-             align_corners ? " with align_corners" : "");
+    TG_CHECK_AS(AssertionError, out > 0 && out - ac > 0, "interpolate: can't resize dim ", d, " of shape ",
+                shape_str(s), " to ", out, align_corners ? " with align_corners" : "");
     double scale = static_cast<double>(s[d] - ac) / static_cast<double>(out - ac);
     Tensor arr = arange(0, static_cast<double>(out), 1, {device(), dtypes::float32, std::nullopt});
     Shape rs(s.size(), 1);
@@ -480,8 +482,9 @@ Tensor Tensor::einsum(const std::string& formula_in, const std::vector<Tensor>& 
     else
       inputs.back() += c;
   }
-  TG_CHECK(inputs.size() == xs.size(), "number of inputs doesn't match number of operands in formula, expected ",
-           inputs.size(), ", got ", xs.size());
+  TG_CHECK_AS(AssertionError, inputs.size() == xs.size(),
+              "number of inputs doesn't match number of operands in formula, expected ", inputs.size(), ", got ",
+              xs.size());
   auto is_alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
   auto once_sorted = [&](const std::string& within, const std::string& skip) {  // letters seen once, sorted
     std::string r;
