@@ -77,16 +77,23 @@ TEST(CpuTile, ConvForwardFillsSixteenLanes) {
 
 TEST(CpuTile, WholeAxisLanesKeepTheUnroll) {
   // a channels-last weight gradient, (co, ci) summing (b, oy, ox) of g[b, oy, ox, co] * x[b, oy, ox, ci]: ci (32) is
-  // the lane axis and, on an AVX-512 host, upcast whole; the reduce's unroll still finds its axis after that
+  // the lane axis and, with the AVX-512 budget, upcast whole; the reduce's unroll still finds its axis after that.
+  // Both budgets are pinned, so the test means the same on every host; (b, oy, ox) merge into one reduce axis
   UOp ast = sum_of_products({32, 32, 64, 20, 20}, {32, 32, 1, 1, 1}, {1, 0, 12800, 640, 32}, 64 * 12800,
                             {0, 1, 12800, 640, 32}, 64 * 12800, {2, 3, 4});
-  std::optional<CpuTile> t = cpu_vector_tile(Kernel(ast));
-  ASSERT_TRUE(t.has_value());
-  EXPECT_FALSE(t->reduce_lanes);
-  const bool wide = cpu_tile_lanes() == 256;
-  // (b, oy, ox) merge into one reduce axis of 25600
-  EXPECT_EQ(opts_of(t), cat("[Opt(op=OptOps.UPCAST, axis=0, arg=8), Opt(op=OptOps.UPCAST, axis=1, arg=", wide ? 32 : 16,
-                            "), Opt(op=OptOps.UNROLL, axis=0, arg=2)]"));
+  for (const char* lanes : {"256", "128"}) {
+    ScopedEnv budget("CPU_TILE_LANES", lanes);
+    std::optional<CpuTile> t = cpu_vector_tile(Kernel(ast));
+    ASSERT_TRUE(t.has_value()) << lanes;
+    EXPECT_FALSE(t->reduce_lanes) << lanes;
+    // with 128 lanes ci splits in two, and that half (2 blocks 64 B apart) goes inside co's blocks (8 floats apart)
+    EXPECT_EQ(opts_of(t), std::string(lanes) == "256"
+                              ? "[Opt(op=OptOps.UPCAST, axis=0, arg=8), Opt(op=OptOps.UPCAST, axis=1, arg=32), "
+                                "Opt(op=OptOps.UNROLL, axis=0, arg=2)]"
+                              : "[Opt(op=OptOps.UPCAST, axis=0, arg=8), Opt(op=OptOps.UPCAST, axis=1, arg=16), "
+                                "Opt(op=OptOps.UNROLL, axis=0, arg=2), Opt(op=OptOps.SWAP, axis=0, arg=1)]")
+        << lanes;
+  }
 }
 
 TEST(CpuTile, WeightGradReduceLanesAndLoopOrder) {
@@ -219,14 +226,18 @@ TEST(CpuRowUpcast, BigMaxPoolIsRight) {
 TEST(CpuTile, OuterLanesShareCacheLines) {
   // the conv forward with its weight stored output-channels-last: co takes the inner lanes (the weight loads them
   // contiguously); the outer lanes go to ox, then oy, along which x's loads of one reduce step share cache lines,
-  // not to the batch (images 18 KB apart)
+  // not to the batch (images 18 KB apart). Both lane budgets, pinned: with 128 co's 16 lanes leave a second block
+  // of co, which the loop order puts outside the rows
   UOp ast = sum_of_products({8, 32, 20, 20, 32, 5, 5}, {8, 32, 20, 20, 1, 1, 1}, {18432, 0, 24, 1, 576, 24, 1},
                             8 * 18432, {0, 1, 0, 0, 800, 160, 32}, 25600, {4, 5, 6});
-  const int co = cpu_tile_lanes() == 256 ? 32 : 16;
+  const std::string outer = "[Opt(op=OptOps.UPCAST, axis=2, arg=2), Opt(op=OptOps.UPCAST, axis=3, arg=4), ";
+  {
+    ScopedEnv budget("CPU_TILE_LANES", "256");
+    EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(ast))), outer + "Opt(op=OptOps.UPCAST, axis=1, arg=32)]");
+  }
+  ScopedEnv budget("CPU_TILE_LANES", "128");
   EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(ast))),
-            cat("[Opt(op=OptOps.UPCAST, axis=2, arg=2), Opt(op=OptOps.UPCAST, axis=3, arg=4), Opt(op=OptOps.UPCAST, "
-                "axis=1, arg=",
-                co, ")]"));
+            outer + "Opt(op=OptOps.UPCAST, axis=1, arg=16), Opt(op=OptOps.SWAP, axis=1, arg=2)]");
 }
 
 TEST(CpuTile, ThreadedRenderAddsIndexConstantsToThePointer) {
