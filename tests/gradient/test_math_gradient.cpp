@@ -2,6 +2,7 @@
 // Points stay off the kinks (relu6 at 0 and 6, hardtanh at +-1, ...), where a one-sided slope is all there is.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 
 #include "../tensor/gradcheck.h"
@@ -98,4 +99,50 @@ TEST(MathGradient, RandomInitializersAreLeaves) {
   EXPECT_EQ(w.requires_grad(), std::optional<bool>(true));
   Tensor g = (w * 2).sum().gradient({w})[0];
   EXPECT_EQ(g.tolist<double>(), std::vector<double>(6, 2.0));
+}
+
+// Activations at the extremes test_ops.py probes (|x| in [300, 400], where exp2 of the input overflows float32):
+// forward and gradient finite and equal to float64's. sigmoid is 1/(1+exp2(-x/ln2)) as in the reference; its
+// gradient s*s*e (e the overflowing exp2) is kept finite by sym's rules for x*(1/(1+x)), which make it s*(1-s).
+TEST(MathGradient, ActivationsAtTheExtremesAreFinite) {
+  struct Act {
+    const char* name;
+    std::function<Tensor(const Tensor&)> f;
+    double (*ref)(double);   // float64 forward
+    double (*dref)(double);  // float64 derivative
+  };
+  const std::vector<Act> acts{
+      {"sigmoid", [](const Tensor& x) { return x.sigmoid(); }, [](double v) { return 1 / (1 + std::exp(-v)); },
+       [](double v) {
+         double s = 1 / (1 + std::exp(-v));
+         return s * (1 - s);
+       }},
+      {"tanh", [](const Tensor& x) { return x.tanh(); }, [](double v) { return std::tanh(v); },
+       [](double v) { return 1 - std::tanh(v) * std::tanh(v); }},
+      {"gelu", [](const Tensor& x) { return x.gelu(); }, [](double v) { return v > 0 ? v : 0.0; },
+       [](double v) { return v > 0 ? 1.0 : 0.0; }},
+      {"quick_gelu", [](const Tensor& x) { return x.quick_gelu(); }, [](double v) { return v > 0 ? v : 0.0; },
+       [](double v) { return v > 0 ? 1.0 : 0.0; }},
+      {"hardsigmoid", [](const Tensor& x) { return x.hardsigmoid(); }, [](double v) { return v > 0 ? 1.0 : 0.0; },
+       [](double) { return 0.0; }},
+      {"softplus", [](const Tensor& x) { return x.softplus(); }, [](double v) { return std::log1p(std::exp(v)); },
+       [](double v) { return 1 / (1 + std::exp(-v)); }},
+  };
+  const std::vector<float> xs{-400, -350.5f, -300, -297, 297, 300, 350.5f, 400};
+  for (const Act& a : acts)
+    for (bool neg : {true, false}) {
+      if (std::string(a.name) == "softplus" && !neg) continue;  // the reference overflows there too (no threshold)
+      std::vector<float> in;
+      for (float v : xs)
+        if ((v < 0) == neg) in.push_back(v);
+      Tensor x(in.data(), {static_cast<sint>(in.size())});
+      std::vector<float> y = a.f(x).tolist<float>();
+      std::vector<float> g = a.f(x).sum().gradient({x})[0].tolist<float>();
+      for (size_t i = 0; i < in.size(); i++) {
+        EXPECT_TRUE(std::isfinite(y[i]) && std::isfinite(g[i]))
+            << a.name << "(" << in[i] << ") = " << y[i] << ", d = " << g[i];
+        EXPECT_NEAR(y[i], a.ref(in[i]), 1e-6 * std::max(1.0, std::abs(a.ref(in[i])))) << a.name << "(" << in[i] << ")";
+        EXPECT_NEAR(g[i], a.dref(in[i]), 1e-6) << a.name << "'(" << in[i] << ")";
+      }
+    }
 }

@@ -571,23 +571,37 @@ static UOp threefry2x32(M m) {
 const PatternMatcher<UOp>& sym() {
   using namespace pat;
   static const PatternMatcher<UOp> pm =
-      symbolic_flat() + PatternMatcher<UOp>{
-                            {op(Ops::VECTORIZE, {x}), x},  // VECTORIZE(x) -> x
-                            {ne(x, 0),
-                             [](M m) {  // x!=0 -> (bool)x
-                               int n = m[x].dtype().count();
-                               return m[x].cast(n > 1 ? dtypes::bool_.vec(n) : dtypes::bool_);
-                             }},
-                            {where(x, y, z).cast().named("cast"),
-                             [](M m) {  // (s?a:b).cast -> s?a.cast:b.cast
-                               DType d = m["cast"].dtype();
-                               return m[x].where(m[y].cast(d), m[z].cast(d));
-                             }},
-                            {where(x, where(y, z, w), w),
-                             [](M m) { return (m[x] & m[y]).where(m[z], m[w]); }},  // a?(b?c:d):d -> (a&b)?c:d
-                            {op(Ops::THREEFRY, {x, y}).dtype(dtypes::uint64), threefry2x32},  // threefry -> rounds
-                            {op(Ops::POW, {x, y}), [](M m) { return xpow(m[x], m[y]); }},     // pow -> exp2/log2 (xpow)
-                        };
+      symbolic_flat() +
+      PatternMatcher<UOp>{
+          {op(Ops::VECTORIZE, {x}), x},  // VECTORIZE(x) -> x
+          {ne(x, 0),
+           [](M m) {  // x!=0 -> (bool)x
+             int n = m[x].dtype().count();
+             return m[x].cast(n > 1 ? dtypes::bool_.vec(n) : dtypes::bool_);
+           }},
+          {where(x, y, z).cast().named("cast"),
+           [](M m) {  // (s?a:b).cast -> s?a.cast:b.cast
+             DType d = m["cast"].dtype();
+             return m[x].where(m[y].cast(d), m[z].cast(d));
+           }},
+          {where(x, where(y, z, w), w),
+           [](M m) { return (m[x] & m[y]).where(m[z], m[w]); }},            // a?(b?c:d):d -> (a&b)?c:d
+          {op(Ops::THREEFRY, {x, y}).dtype(dtypes::uint64), threefry2x32},  // threefry -> rounds
+          {op(Ops::POW, {x, y}), [](M m) { return xpow(m[x], m[y]); }},     // pow -> exp2/log2 (xpow)
+          // reciprocals of powers and of 1+x: these keep sigmoid's gradient, s*s*e, finite where e
+          // (an exp2) overflows, as s*(1-s)
+          {(x * x).alu(Ops::RECIP),
+           [](M m) { return m[x].reciprocal() * m[x].reciprocal(); }},  // 1/(x*x) -> (1/x)*(1/x)
+          {(x * x * x).alu(Ops::RECIP),
+           [](M m) {  // 1/(x*x*x) -> (1/x)*(1/x)*(1/x)
+             return m[x].reciprocal() * m[x].reciprocal() * m[x].reciprocal();
+           }},
+          {x * (1 + x).alu(Ops::RECIP).named("d"), [](M m) { return 1 - m["d"]; }},  // x*(1/(1+x)) -> 1-1/(1+x)
+          {x * ((1 + x).alu(Ops::RECIP).named("d") * y),
+           [](M m) { return m[y] * (1 - m["d"]); }},  // x*(1/(1+x)*y) -> y*(1-1/(1+x))
+          {x * ((1 + x).alu(Ops::RECIP).named("d") + y),
+           [](M m) { return (1 - m["d"]) + m[x] * m[y]; }},  // x*(1/(1+x)+y) -> (1-1/(1+x))+x*y
+      };
   return pm;
 }
 
