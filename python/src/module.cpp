@@ -161,5 +161,6 @@ PYBIND11_MODULE(_C, m) {
   tgpy::bind_tensor(m);
   tgpy::bind_nn(m);
   tgpy::bind_jit(m);
+  tgpy::bind_device(m);
   m.def("getenv", [](const std::string& k, int64_t d) { return tg::getenv(k.c_str(), d); });
 }

@@ -13,7 +13,8 @@ using tg::Tensor;
 
 std::optional<DType> to_dtype(py::handle h) {
   if (h.is_none()) return std::nullopt;
-  if (py::isinstance<py::str>(h)) return tg::dtypes::from_name(h.cast<std::string>());
+  // a name is looked up on dtypes, as tinygrad's to_dtype does: an unknown one is an AttributeError
+  if (py::isinstance<py::str>(h)) return py::module_::import("tinygrad.dtype").attr("dtypes").attr(h).cast<DType>();
   return h.cast<DType>();
 }
 
@@ -349,6 +350,11 @@ void bind_tensor(py::module_& m) {
            [](const Tensor& t, py::handle d) {
              META("cast");
              return t.cast(*to_dtype(d));
+           })
+      .def("bitcast",
+           [](const Tensor& t, py::handle d) {
+             META("bitcast");
+             return t.bitcast(*to_dtype(d));
            })
       .def("float",
            [](const Tensor& t) {
@@ -781,7 +787,6 @@ void bind_tensor(py::module_& m) {
       },
       py::arg("device") = py::none());
   m.def("get_available_devices", &tg::Device::get_available_devices);
-  m.def("open_device", [](const std::string& d) { return tg::Device::get(d).device; });
 
   // *** GlobalCounters ***
   py::class_<tg::GlobalCounters>(m, "GlobalCounters")

@@ -4,6 +4,7 @@
 
 #include "common.h"
 #include "tg/codegen/pipeline.h"
+#include "tg/gradient/gradient.h"
 #include "tg/schedule/grouper.h"
 #include "tg/shape/uop_shape.h"
 #include "tg/uop/kernel_info.h"
@@ -589,6 +590,26 @@ void bind_uop(py::module_& m) {
         return tg::full_rewrite(sink, nullptr);
       },
       py::arg("sink"), py::arg("opts") = py::none());
+
+  // *** gradient, shape ***
+  m.def(
+      "compute_gradient",
+      [](const UOp& root, const UOp& root_grad, py::iterable targets) {
+        std::vector<UOp> ts;
+        for (py::handle t : targets) ts.push_back(t.cast<UOp>());
+        py::dict out;
+        for (auto& [node, grad] : tg::compute_gradient(root, root_grad, ts)) out[py::cast(UOp::borrow(node))] = grad;
+        return out;
+      },
+      py::arg("root"), py::arg("root_grad"), py::arg("targets"));
+  m.def(
+      "shapetracker_from_shape",
+      [](const std::vector<int64_t>& shape, py::object strides) {
+        std::optional<tg::Shape> st;
+        if (!strides.is_none()) st = strides.cast<std::vector<int64_t>>();
+        return from_arg(tg::st_arg(tg::ShapeTracker::from_shape(shape, st)));
+      },
+      py::arg("shape"), py::arg("strides") = py::none());
 }
 
 }  // namespace tgpy

@@ -1,8 +1,13 @@
+# tinygrad.device: the device registry (src/tg/runtime/device.h). Device["CPU"] is the opened device, a Compiled
+# with its allocator, compiler and renderer; Buffer is the engine's Buffer
 from __future__ import annotations
 import sys, platform
 from tinygrad import _C
+from tinygrad._C import Buffer, Compiled, Allocator, Compiler  # noqa: F401
 from tinygrad.dtype import DType, dtypes
 from tinygrad.helpers import getenv, CI, OSX
+
+ALL_DEVICES = ["METAL", "AMD", "NV", "CUDA", "QCOM", "GPU", "CPU", "LLVM", "DSP", "WEBGPU"]
 
 class _Device:
   # Device.DEFAULT lives in the C++ engine: reading it chooses it there, assigning it changes it there
@@ -12,7 +17,9 @@ class _Device:
   def DEFAULT(self, device:str): _C.set_default_device(device)
   def canonicalize(self, device:str|None) -> str: return _C.canonicalize_device(device)
   def get_available_devices(self) -> list[str]: return _C.get_available_devices()
-  def __getitem__(self, ix:str) -> str: return _C.open_device(ix)
+  def __getitem__(self, ix:str) -> Compiled: return _C.open_device(ix)
+  @property
+  def default(self) -> Compiled: return self[self.DEFAULT]
 Device = _Device()
 
 def is_dtype_supported(dtype:DType, device:str|None=None) -> bool:

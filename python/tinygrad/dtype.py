@@ -5,6 +5,7 @@ from tinygrad import _C
 from tinygrad._C import DType, least_upper_float, sum_acc_dtype, truncate  # noqa: F401
 
 ConstType = Union[float, int, bool]
+DTypeLike = Union[str, DType]
 _T = _C.dtype_table
 
 class _dtypes_meta(type):
@@ -63,6 +64,14 @@ INVERSE_DTYPES_DICT = {**{v.name:k for k,v in DTYPES_DICT.items()}, "void": "voi
 
 def least_upper_dtype(*ds:DType) -> DType: return _C.least_upper_dtype(*ds)
 def to_dtype(x:Union[DType, str]) -> DType: return x if isinstance(x, DType) else getattr(dtypes, x)
+
+# torch's dtype for a DType and back (through numpy, as the reference)
+def _to_torch_dtype(dtype:DType):
+  import numpy as np, torch
+  try: return torch.from_numpy(np.array([], dtype=_to_np_dtype(dtype))).dtype
+  except TypeError: return None
+def _from_torch_dtype(torchdtype) -> DType:
+  return {v:k for k in dtypes.all if (v:=_to_torch_dtype(k)) is not None}[torchdtype]
 
 # numpy's dtype for a DType (None where numpy has none, as for bfloat16 and the fp8s), and back
 def _to_np_dtype(dtype:DType):

@@ -33,6 +33,64 @@ def unwrap(x:T|None) -> T:
   return x
 def to_function_name(s:str): return ''.join([c if c in (string.ascii_letters+string.digits+'_') else f'{ord(c):02X}' for c in ansistrip(s)])
 def getenv(key:str, default=0): return type(default)(os.getenv(key, default))
+def fully_flatten(l):
+  if not (hasattr(l, "__len__") and hasattr(l, "__getitem__") and not isinstance(l, str)): return [l]
+  if hasattr(l, "shape") and l.shape == (): return [l[()]]
+  return [y for x in l for y in fully_flatten(x)]
+def strip_parens(s:str): return s[1:-1] if s[:1] == "(" and s[-1:] == ")" and s[1:-1].find("(") <= s[1:-1].find(")") else s
+def merge_dicts(ds:Iterable[dict]) -> dict:
+  out:dict = {}
+  for d in ds:
+    for k, v in d.items():
+      if k in out and out[k] != v: raise AssertionError(f"cannot merge, {k} has {out[k]!r} and {v!r}")
+      out[k] = v
+  return out
+def partition(itr:Iterable[T], fxn) -> tuple[list[T], list[T]]:
+  yes:list[T] = []
+  no:list[T] = []
+  for x in itr: (yes if fxn(x) else no).append(x)
+  return yes, no
+def get_single_element(x:list[T]) -> T:
+  assert len(x) == 1, f"{x} must have exactly one element"
+  return x[0]
+def get_child(obj, key:str):
+  for k in key.split("."):
+    obj = obj[int(k)] if k.isnumeric() else obj[k] if isinstance(obj, dict) else getattr(obj, k)
+  return obj
+def polyN(x, p:list[float]):  # Horner: p[0]*x**(n-1) + ... + p[-1]
+  acc = 0.0
+  for c in p: acc = acc * x + c
+  return acc
+def next_power2(x:int) -> int: return 1 if x == 0 else 1 << (x - 1).bit_length()
+def time_to_str(t:float, w=8) -> str:
+  for scale, unit in ((1e-3, "us"), (1, "ms")):
+    if t < scale: return f"{t * 1e6 / (1 if unit == 'us' else 1e3):{w}.2f}{unit}"
+  return f"{t:{w}.2f}s"
+def colorize_float(x:float): return colored(f"{x:7.2f}x", "green" if x < 0.75 else "red" if x > 1.15 else "yellow")
+def temp(x:str, append_user:bool=False) -> str:
+  import tempfile, getpass
+  return str(__import__("pathlib").Path(tempfile.gettempdir()) / (f"{x}.{getpass.getuser()}" if append_user else x))
+
+# Timing: prints how long the block took (in ms); on_exit can append to the line
+class Timing(contextlib.ContextDecorator):
+  def __init__(self, prefix="", on_exit=None, enabled=True): self.prefix, self.on_exit, self.enabled = prefix, on_exit, enabled
+  def __enter__(self): self.st = __import__("time").perf_counter_ns()
+  def __exit__(self, *exc):
+    self.et = __import__("time").perf_counter_ns() - self.st
+    if self.enabled: print(f"{self.prefix}{self.et*1e-6:6.2f} ms" + (self.on_exit(self.et) if self.on_exit else ""))
+
+# fetch: downloads url once into the cache folder (CACHEDB's neighbour) and returns the local path
+def fetch(url:str, name=None, subdir:str|None=None, gunzip:bool=False, allow_caching=not os.getenv("DISABLE_HTTP_CACHE")):
+  import pathlib, hashlib, urllib.request, gzip, shutil, tempfile
+  if url.startswith(("/", ".")): return pathlib.Path(url)
+  base = pathlib.Path(os.getenv("XDG_CACHE_HOME", pathlib.Path.home() / ".cache")) / "tinygrad" / "downloads"
+  fp = (base / (subdir or "") / (name if name is not None else hashlib.md5(url.encode()).hexdigest() + (".gunzip" if gunzip else "")))
+  if not fp.is_file() or not allow_caching:
+    fp.parent.mkdir(parents=True, exist_ok=True)
+    with urllib.request.urlopen(url, timeout=10) as r, tempfile.NamedTemporaryFile(dir=fp.parent, delete=False) as f:
+      shutil.copyfileobj(gzip.GzipFile(fileobj=r) if gunzip else r, f)
+    pathlib.Path(f.name).rename(fp)
+  return fp
 
 # NOTE: the C++ engine reads its settings from the environment each time, so a ContextVar's value lives in os.environ
 class ContextVar:

@@ -17,11 +17,12 @@ Tensor& Tensor::kernelize() {
   return *this;
 }
 
-void realize_uops(std::vector<UOp> uops) {
+namespace {
+std::pair<std::vector<ScheduleItem>, VarVals> schedule_uops(std::vector<UOp> uops) {
   std::vector<UOp> todo;
   for (UOp& u : uops)
     if (std::find(todo.begin(), todo.end(), u) == todo.end()) todo.push_back(std::move(u));
-  if (todo.empty()) return;
+  if (todo.empty()) return {};
   std::vector<std::pair<UOp, UOp>> kernelized = get_kernelize_map(UOp::sink(todo));
   apply_map_to_tensors(kernelized);
   for (UOp& u : todo) u = u.substitute(kernelized);
@@ -35,7 +36,19 @@ void realize_uops(std::vector<UOp> uops) {
   remove_assign.clear();
   auto [schedule, var_vals] = create_schedule_with_vars(sink);
   sink = UOp();  // the kernel graph is gone before the planner runs: buffers no tensor holds can share memory
-  run_schedule(memory_planner(std::move(schedule)), var_vals);
+  return {memory_planner(std::move(schedule)), std::move(var_vals)};
+}
+}  // namespace
+
+void realize_uops(std::vector<UOp> uops) {
+  auto [schedule, var_vals] = schedule_uops(std::move(uops));
+  if (!schedule.empty()) run_schedule(std::move(schedule), var_vals);
+}
+
+std::pair<std::vector<ScheduleItem>, VarVals> Tensor::schedule_with_vars(const std::vector<Tensor>& tensors) {
+  std::vector<UOp> uops;
+  for (const Tensor& t : tensors) uops.push_back(t.uop());
+  return schedule_uops(std::move(uops));
 }
 
 Tensor& Tensor::realize() {

@@ -3,6 +3,7 @@
 #include <functional>
 #include <initializer_list>
 #include <iosfwd>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +21,7 @@ struct TensorOptions {
 
 struct TensorData;
 class Tensor;
+struct ScheduleItem;
 struct ConvGrad;
 
 // Optional arguments: a method with more than one or two optional knobs takes an options struct, written with
@@ -504,6 +506,10 @@ class Tensor {
   Tensor& kernelize();
   Tensor& realize();
   static void realize(const std::vector<Tensor>& tensors);  // in one schedule (tinygrad's Tensor.realize(*lst))
+  // the kernels that realize these tensors, in order and memory-planned, with the bound Variables' values; the
+  // tensors now stand for the buffers those kernels write (tinygrad's schedule_with_vars). run_schedule runs them.
+  static std::pair<std::vector<ScheduleItem>, std::map<std::string, int64_t>> schedule_with_vars(
+      const std::vector<Tensor>& tensors);
   template <class T>
   std::vector<T> tolist() const;  // flat, row-major; T must match the dtype (int for dtypes.int, ...)
   template <class T>

@@ -1,0 +1,171 @@
+// bindings of the device layer and the engine's schedule (tinygrad.device, tinygrad.engine.schedule/realize):
+// Device["CPU"] is the opened Compiled (allocator, compiler, renderer, synchronize), Buffer is tg::Buffer, and
+// Tensor.schedule_with_vars hands out ScheduleItems that run_schedule runs.
+#include <cstring>
+
+#include "common.h"
+#include "tg/engine/realize.h"
+#include "tg/schedule/schedule.h"
+#include "tg/tensor/tensor.h"
+
+namespace tgpy {
+using tg::Buffer;
+
+namespace {
+
+// a bytes-like object's contents (memoryview, bytes, bytearray, numpy array)
+std::string buffer_bytes(py::handle src) {
+  py::buffer_info info = py::reinterpret_borrow<py::buffer>(src).request();
+  size_t n = static_cast<size_t>(info.size * info.itemsize);
+  return std::string(static_cast<const char*>(info.ptr), n);
+}
+
+py::object as_memoryview(const std::vector<uint8_t>& b) {
+  py::bytearray raw(reinterpret_cast<const char*>(b.data()), b.size());
+  return py::module_::import("builtins").attr("memoryview")(raw);
+}
+
+py::list schedule_list(std::vector<tg::ScheduleItem>& s) {
+  py::list out;
+  for (tg::ScheduleItem& si : s) out.append(py::cast(std::move(si)));
+  return out;
+}
+
+std::vector<tg::ScheduleItem> to_schedule(py::handle schedule) {
+  std::vector<tg::ScheduleItem> s;
+  for (py::handle si : schedule) s.push_back(si.cast<tg::ScheduleItem>());
+  return s;
+}
+
+}  // namespace
+
+void bind_device(py::module_& m) {
+  py::class_<tg::Allocator, std::shared_ptr<tg::Allocator>>(m, "Allocator")
+      .def("alloc", [](tg::Allocator& a, size_t n) { return reinterpret_cast<uintptr_t>(a.alloc(n)); })
+      .def("free", [](tg::Allocator& a, uintptr_t p, size_t n) { a.free(reinterpret_cast<tg::Opaque>(p), n); })
+      .def_property_readonly("supports_offset", &tg::Allocator::supports_offset);
+  py::class_<tg::Compiler, std::shared_ptr<tg::Compiler>>(m, "Compiler")
+      .def("compile", [](tg::Compiler& c, const std::string& src) { return py::bytes(c.compile(src)); })
+      .def("compile_cached", [](tg::Compiler& c, const std::string& src) { return py::bytes(c.compile_cached(src)); })
+      .def_readonly("cachekey", &tg::Compiler::cachekey);
+  py::class_<tg::Renderer>(m, "Renderer")
+      .def_property_readonly("device", [](const tg::Renderer& r) { return r.device; })
+      .def_property_readonly("suffix", [](const tg::Renderer& r) { return r.suffix; })
+      .def_property_readonly("supports_float4", [](const tg::Renderer& r) { return r.supports_float4; })
+      .def_property_readonly("has_local", [](const tg::Renderer& r) { return r.has_local; })
+      .def_property_readonly("has_shared", [](const tg::Renderer& r) { return r.has_shared; })
+      .def_property_readonly("global_max", [](const tg::Renderer& r) { return r.global_max; })
+      .def_property_readonly("local_max", [](const tg::Renderer& r) { return r.local_max; })
+      .def_property_readonly("shared_max", [](const tg::Renderer& r) { return r.shared_max; })
+      .def_property_readonly("tensor_cores", [](const tg::Renderer&) { return py::list(); })
+      .def("render", [](tg::Renderer& r, const std::vector<tg::UOp>& uops) { return r.render(uops); })
+      .def("__repr__", [](const tg::Renderer& r) { return tg::cat("<Renderer for ", r.device, ">"); });
+  py::class_<tg::Compiled>(m, "Compiled")
+      .def_readonly("device", &tg::Compiled::device)
+      .def_readonly("allocator", &tg::Compiled::allocator)
+      .def_readonly("compiler", &tg::Compiled::compiler)
+      .def_property_readonly(
+          "renderer", [](const tg::Compiled& d) { return &tg::renderer_for(d.device); },
+          py::return_value_policy::reference)
+      .def("synchronize", &tg::Compiled::synchronize)
+      .def("__repr__", [](const tg::Compiled& d) { return tg::cat("<Compiled ", d.device, ">"); });
+  m.def(
+      "open_device", [](const std::string& d) { return &tg::Device::get(d); }, py::return_value_policy::reference);
+
+  py::class_<Buffer>(m, "Buffer")
+      .def(py::init([](const std::string& device, int64_t size, tg::DType dtype, py::object opaque, py::object,
+                       py::object initial_value, bool preallocate) {
+             Buffer b(tg::Device::canonicalize(device), size, dtype, preallocate);
+             if (!opaque.is_none()) throw py::value_error("Buffer: an external opaque handle is not supported yet");
+             if (!initial_value.is_none()) {
+               std::string bytes = buffer_bytes(initial_value);
+               b.ensure_allocated().copyin(bytes.data(), bytes.size());
+             }
+             return b;
+           }),
+           py::arg("device"), py::arg("size"), py::arg("dtype"), py::arg("opaque") = py::none(),
+           py::arg("options") = py::none(), py::arg("initial_value") = py::none(), py::arg("preallocate") = false)
+      .def_property_readonly("device", &Buffer::device)
+      .def_property_readonly("size", &Buffer::size)
+      .def_property_readonly("dtype", &Buffer::dtype)
+      .def_property_readonly("nbytes", &Buffer::nbytes)
+      .def_property_readonly("offset", &Buffer::offset)
+      .def_property_readonly("base", &Buffer::base)
+      .def_property_readonly("lb_refcount", &Buffer::lb_refcount)
+      .def("is_allocated", &Buffer::is_allocated)
+      .def(
+          "allocate", [](Buffer& b) -> Buffer& { return b.allocate(); }, py::return_value_policy::reference_internal)
+      .def(
+          "ensure_allocated", [](Buffer& b) -> Buffer& { return b.ensure_allocated(); },
+          py::return_value_policy::reference_internal)
+      .def("deallocate", &Buffer::deallocate)
+      .def("view", &Buffer::view, py::arg("size"), py::arg("dtype"), py::arg("offset"))
+      .def("as_buffer", [](const Buffer& b) { return as_memoryview(b.as_bytes()); })
+      .def(
+          "copyin",
+          [](Buffer& b, py::handle mv) -> Buffer& {
+            std::string bytes = buffer_bytes(mv);
+            return b.copyin(bytes.data(), bytes.size());
+          },
+          py::return_value_policy::reference_internal)
+      .def("copyout",
+           [](const Buffer& b, py::handle mv) {
+             py::buffer_info info = py::reinterpret_borrow<py::buffer>(mv).request(true);
+             size_t n = static_cast<size_t>(info.size * info.itemsize);
+             std::vector<uint8_t> bytes = b.as_bytes();
+             if (n != bytes.size())
+               throw py::value_error(tg::cat("copyout: ", n, " bytes into a ", bytes.size(), " byte buffer"));
+             std::memcpy(info.ptr, bytes.data(), n);
+             return mv;
+           })
+      .def("numpy",
+           [](const Buffer& b) {
+             py::module_ np = py::module_::import("numpy");
+             std::vector<uint8_t> bytes = b.as_bytes();
+             py::bytes raw(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+             tg::DType d = b.dtype();
+             if (d.fmt() == 0) throw py::value_error(tg::cat("numpy has no ", d.repr()));
+             return np
+                 .attr("frombuffer")(raw, py::arg("dtype") = np.attr("dtype")(
+                                              d == tg::dtypes::bool_ ? "bool" : std::string(1, d.fmt())))
+                 .attr("copy")();
+           })
+      .def("__repr__", &Buffer::repr)
+      .def("__eq__", [](const Buffer& a, const Buffer& b) { return a == b; })
+      .def("__hash__", [](const Buffer& b) { return std::hash<Buffer>()(b); });
+
+  py::class_<tg::ScheduleItem>(m, "ScheduleItem")
+      .def_readonly("ast", &tg::ScheduleItem::ast)
+      .def_property_readonly("bufs", [](const tg::ScheduleItem& si) { return py::tuple(py::cast(si.bufs)); })
+      .def_property_readonly("outputs",
+                             [](const tg::ScheduleItem& si) {
+                               py::list out;
+                               if (!si.bufs.empty()) out.append(si.bufs[0]);
+                               return py::tuple(out);
+                             })
+      .def_property_readonly("metadata",
+                             [](const tg::ScheduleItem& si) {
+                               py::list out;
+                               for (const tg::Metadata* md : si.metadata) out.append(md->repr());
+                               return py::tuple(out);
+                             })
+      .def("__repr__", [](const tg::ScheduleItem& si) {
+        return tg::cat("ScheduleItem(ast=", tg::op_name(si.ast.op()), ", bufs=", si.bufs.size(), ")");
+      });
+
+  m.def(
+      "schedule_with_vars",
+      [](const std::vector<tg::Tensor>& ts) {
+        auto [s, vars] = tg::Tensor::schedule_with_vars(ts);
+        return py::make_tuple(schedule_list(s), vars);
+      },
+      py::arg("tensors"));
+  m.def(
+      "run_schedule",
+      [](py::handle schedule, const std::map<std::string, int64_t>& var_vals, bool do_update_stats) {
+        tg::run_schedule(to_schedule(schedule), var_vals, do_update_stats);
+      },
+      py::arg("schedule"), py::arg("var_vals") = std::map<std::string, int64_t>{}, py::arg("do_update_stats") = true);
+}
+
+}  // namespace tgpy
