@@ -173,7 +173,10 @@ std::vector<int64_t> axes(py::handle axis) {
 // f(*shape) and f(shape): ints, or one sequence of them; None keeps the tensor's dim
 tg::Shape shape_args(const py::args& args, const Tensor* self) {
   py::object seq = args;
-  if (args.size() == 1 && is_seq(args[0])) seq = args[0];
+  if (args.size() > 0 && is_seq(args[0])) {  // the reference's argfix: one sequence, or ints
+    if (args.size() != 1) throw py::value_error("bad arg " + std::string(py::repr(args)));
+    seq = args[0];
+  }
   tg::Shape s;
   size_t i = 0;
   for (py::handle x : seq) {

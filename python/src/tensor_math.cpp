@@ -3,7 +3,7 @@
 #include <optional>
 #include <set>
 
-#include "common.h"
+#include "tensor_common.h"
 #include "tg/tensor/tensor.h"
 
 namespace tgpy {
@@ -43,14 +43,6 @@ T kw_get(const py::kwargs& kw, const char* key, T dflt) {
 }
 
 // f(*shape) and f(shape)
-tg::Shape shape_of(const py::args& args) {
-  py::object seq = args;
-  if (args.size() == 1 && (py::isinstance<py::list>(args[0]) || py::isinstance<py::tuple>(args[0]))) seq = args[0];
-  tg::Shape s;
-  for (py::handle x : seq) s.push_back(py_int(x));
-  return s;
-}
-
 bool is_data(py::handle x) {
   return py::isinstance<py::list>(x) || py::isinstance<py::tuple>(x) || PyObject_CheckBuffer(x.ptr());
 }
@@ -84,17 +76,17 @@ void bind_tensor_math(py::class_<Tensor>& cls) {
       .def_static("rand",
                   [](py::args shape, py::kwargs kw) {
                     META("rand");
-                    return Tensor::rand(shape_of(shape), kw_opts(kw, {"contiguous"}));
+                    return Tensor::rand(shape_args(shape), kw_opts(kw, {"contiguous"}));
                   })
       .def_static("randn",
                   [](py::args shape, py::kwargs kw) {
                     META("randn");
-                    return Tensor::randn(shape_of(shape), kw_opts(kw));
+                    return Tensor::randn(shape_args(shape), kw_opts(kw));
                   })
       .def_static("uniform",
                   [](py::args shape, py::kwargs kw) {
                     META("uniform");
-                    return Tensor::uniform(shape_of(shape), kw_get(kw, "low", 0.0), kw_get(kw, "high", 1.0),
+                    return Tensor::uniform(shape_args(shape), kw_get(kw, "low", 0.0), kw_get(kw, "high", 1.0),
                                            kw_opts(kw, {"low", "high"}));
                   })
       .def_static("randint",
@@ -103,34 +95,34 @@ void bind_tensor_math(py::class_<Tensor>& cls) {
                     for (const char* k : {"low", "high"})
                       if (kw.contains(k) && !PyLong_Check(py::object(kw[k]).ptr()))
                         throw py::type_error(std::string(k) + " must be an integer");
-                    return Tensor::randint(shape_of(shape), kw_get<int64_t>(kw, "low", 0),
+                    return Tensor::randint(shape_args(shape), kw_get<int64_t>(kw, "low", 0),
                                            kw_get<int64_t>(kw, "high", 10), kw_opts(kw, {"low", "high"}));
                   })
       .def_static("normal",
                   [](py::args shape, py::kwargs kw) {
                     META("normal");
-                    return Tensor::normal(shape_of(shape), kw_get(kw, "mean", 0.0), kw_get(kw, "std", 1.0),
+                    return Tensor::normal(shape_args(shape), kw_get(kw, "mean", 0.0), kw_get(kw, "std", 1.0),
                                           kw_opts(kw, {"mean", "std"}));
                   })
       .def_static("scaled_uniform",
                   [](py::args shape, py::kwargs kw) {
                     META("scaled_uniform");
-                    return Tensor::scaled_uniform(shape_of(shape), kw_opts(kw));
+                    return Tensor::scaled_uniform(shape_args(shape), kw_opts(kw));
                   })
       .def_static("glorot_uniform",
                   [](py::args shape, py::kwargs kw) {
                     META("glorot_uniform");
-                    return Tensor::glorot_uniform(shape_of(shape), kw_opts(kw));
+                    return Tensor::glorot_uniform(shape_args(shape), kw_opts(kw));
                   })
       .def_static("kaiming_uniform",
                   [](py::args shape, py::kwargs kw) {
                     META("kaiming_uniform");
-                    return Tensor::kaiming_uniform(shape_of(shape), kw_get(kw, "a", 0.01), kw_opts(kw, {"a"}));
+                    return Tensor::kaiming_uniform(shape_args(shape), kw_get(kw, "a", 0.01), kw_opts(kw, {"a"}));
                   })
       .def_static("kaiming_normal",
                   [](py::args shape, py::kwargs kw) {
                     META("kaiming_normal");
-                    return Tensor::kaiming_normal(shape_of(shape), kw_get(kw, "a", 0.01), kw_opts(kw, {"a"}));
+                    return Tensor::kaiming_normal(shape_args(shape), kw_get(kw, "a", 0.01), kw_opts(kw, {"a"}));
                   })
       .def_static(
           "randperm",

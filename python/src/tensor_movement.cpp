@@ -14,27 +14,6 @@ namespace {
   PyErr_SetString(type, msg.c_str());
   throw py::error_already_set();
 }
-// runs f, a tg::Error becomes the Python exception the reference raises there
-template <class F>
-auto rethrow_as(PyObject* type, F f) {
-  try {
-    return f();
-  } catch (const tg::Error& e) {
-    raise(type, e.what());
-  }
-}
-
-// the reference asserts on shapes and raises RuntimeError on a dtype mismatch
-template <class F>
-Tensor scatter_errors(F f) {
-  try {
-    return f();
-  } catch (const tg::Error& e) {
-    raise(std::string(e.what()).rfind("expect self.dtype", 0) == 0 ? PyExc_RuntimeError : PyExc_AssertionError,
-          e.what());
-  }
-}
-
 bool is_seq(py::handle h) { return py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h); }
 bool is_int(py::handle h) { return PyLong_Check(h.ptr()) || (!PyFloat_Check(h.ptr()) && PyIndex_Check(h.ptr())); }
 
@@ -125,7 +104,7 @@ void bind_tensor_movement(py::class_<Tensor>& cls) {
   cls.def("__getitem__", [](const Tensor& t, py::handle indices) {
     META("__getitem__");
     std::vector<tg::Index> idx = to_indices(t, indices);
-    return rethrow_as(PyExc_IndexError, [&] { return t.index(idx); });
+    return t.index(idx);
   });
   cls.def("__setitem__", [](Tensor& t, py::handle indices, py::handle v) {
     META("__setitem__");
@@ -139,7 +118,7 @@ void bind_tensor_movement(py::class_<Tensor>& cls) {
     if (t.requires_grad().value_or(false) || (value && value->requires_grad().value_or(false)))
       raise(PyExc_NotImplementedError, "setitem with requires_grad is not supported");
     std::vector<tg::Index> idx = to_indices(t, indices);
-    rethrow_as(PyExc_IndexError, [&] { return value ? t.setitem(idx, *value) : t.setitem(idx, to_const(v)); });
+    value ? t.setitem(idx, *value) : t.setitem(idx, to_const(v));
   });
 
   // *** padding, repeats, reshapes ***
@@ -152,7 +131,7 @@ void bind_tensor_movement(py::class_<Tensor>& cls) {
           raise(PyExc_NotImplementedError, "mode='" + mode + "' is not supported");
         tg::Mask p = pad_arg(t, padding);
         tg::ConstValue v = to_const(value);
-        return rethrow_as(PyExc_ValueError, [&] { return t.pad(p, mode, v); });
+        return t.pad(p, mode, v);
       },
       py::arg("padding"), py::arg("mode") = "constant", py::arg("value") = 0.0);
   cls.def("repeat", [](const Tensor& t, py::handle repeats, py::args rest) {
@@ -184,7 +163,7 @@ void bind_tensor_movement(py::class_<Tensor>& cls) {
     META("rearrange");
     std::vector<std::pair<std::string, tg::sint>> s;
     for (auto [k, v] : sizes) s.push_back({py::str(k), py_int(v)});
-    return rethrow_as(PyExc_AssertionError, [&] { return t.rearrange(formula, s); });
+    return t.rearrange(formula, s);
   });
   cls.def(
       "cat",
@@ -208,16 +187,14 @@ void bind_tensor_movement(py::class_<Tensor>& cls) {
       "split",
       [](const Tensor& t, py::handle sizes, int64_t dim) {
         META("split");
-        return rethrow_as(PyExc_AssertionError, [&] {
-          return to_tuple(PyLong_Check(sizes.ptr()) ? t.split(py_int(sizes), dim) : t.split(to_ints(sizes), dim));
-        });
+        return to_tuple(PyLong_Check(sizes.ptr()) ? t.split(py_int(sizes), dim) : t.split(to_ints(sizes), dim));
       },
       py::arg("sizes"), py::arg("dim") = 0);
   cls.def(
       "chunk",
       [](const Tensor& t, int64_t chunks, int64_t dim) {
         META("chunk");
-        return rethrow_as(PyExc_AssertionError, [&] { return t.chunk(chunks, dim); });
+        return t.chunk(chunks, dim);
       },
       py::arg("chunks"), py::arg("dim") = 0);
   cls.def(
@@ -242,7 +219,7 @@ void bind_tensor_movement(py::class_<Tensor>& cls) {
       "gather",
       [](const Tensor& t, int64_t dim, const Tensor& index) {
         META("gather");
-        return rethrow_as(PyExc_AssertionError, [&] { return t.gather(dim, index); });
+        return t.gather(dim, index);
       },
       py::arg("dim"), py::arg("index"));
   cls.def(
@@ -253,9 +230,9 @@ void bind_tensor_movement(py::class_<Tensor>& cls) {
           raise(PyExc_TypeError, "reduce='" + *reduce + "' must be one of None, 'multiply', or 'add'");
         if (py::isinstance<Tensor>(src)) {
           if (reduce) raise(PyExc_TypeError, "Tensor src is not supported with reduce arg. see scatter_reduce");
-          return scatter_errors([&] { return t.scatter(dim, index, src.cast<Tensor>()); });
+          return t.scatter(dim, index, src.cast<Tensor>());
         }
-        return scatter_errors([&] { return t.scatter(dim, index, to_const(src), reduce.value_or("")); });
+        return t.scatter(dim, index, to_const(src), reduce.value_or(""));
       },
       py::arg("dim"), py::arg("index"), py::arg("src"), py::arg("reduce") = py::none());
   cls.def(
@@ -263,7 +240,7 @@ void bind_tensor_movement(py::class_<Tensor>& cls) {
       [](const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
          bool include_self) {
         META("scatter_reduce");
-        return scatter_errors([&] { return t.scatter_reduce(dim, index, src, reduce, include_self); });
+        return t.scatter_reduce(dim, index, src, reduce, include_self);
       },
       py::arg("dim"), py::arg("index"), py::arg("src"), py::arg("reduce"), py::arg("include_self") = true);
   cls.def("masked_select", [](const Tensor& t, const Tensor& mask) {
@@ -285,8 +262,7 @@ void bind_tensor_movement(py::class_<Tensor>& cls) {
       [](const Tensor& t, int64_t k, int64_t dim, bool largest, bool sorted) {
         META("topk");
         if (!sorted) raise(PyExc_NotImplementedError, "topk with sorted_=False is not supported");
-        auto [values, indices] =
-            rethrow_as(PyExc_ValueError, [&] { return t.topk(k, {.dim = dim, .largest = largest, .sorted = sorted}); });
+        auto [values, indices] = t.topk(k, {.dim = dim, .largest = largest, .sorted = sorted});
         return py::make_tuple(values, indices);
       },
       py::arg("k"), py::arg("dim") = -1, py::arg("largest") = true, py::arg("sorted_") = true);

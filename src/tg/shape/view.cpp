@@ -131,7 +131,8 @@ std::optional<std::vector<std::vector<int64_t>>> get_contraction(const Shape& ol
 // *** View ***
 
 View View::create(const Shape& shape, std::optional<Shape> strides_in, sint offset, std::optional<Mask> mask) {
-  for (sint s : shape) TG_CHECK(s >= 0, "Trying to create View with negative dimension: shape=", shape_str(shape));
+  for (sint s : shape)
+    TG_CHECK_AS(ValueError, s >= 0, "Trying to create View with negative dimension: shape=", shape_str(shape));
   Shape strides =
       strides_in && !strides_in->empty() ? canonicalize_strides(shape, *strides_in) : strides_for_shape(shape);
   if (std::find(shape.begin(), shape.end(), sint(0)) != shape.end())  // canonicalize 0 in shape

@@ -606,12 +606,13 @@ Tensor Tensor::permute(std::vector<int64_t> order) const {
 }
 Tensor Tensor::flip(std::vector<int64_t> axes) const {
   TG_META("flip");
-  std::vector<bool> f(static_cast<size_t>(ndim()), false);
+  std::vector<bool> f(static_cast<size_t>(std::max<int64_t>(ndim(), 1)), false);
   for (int64_t a : axes) {
-    int64_t d = resolve_dim(a);
+    int64_t d = std::max<int64_t>(resolve_dim(a), 0);  // a 0-d tensor's dims 0 and -1 are one dim that isn't there
     TG_CHECK(!f[static_cast<size_t>(d)], "dim can appear at most once, getting ", py_tuple(axes));
     f[static_cast<size_t>(d)] = true;
   }
+  f.resize(static_cast<size_t>(ndim()));
   return apply_uop(uop_flip(uop(), f), {this});
 }
 Tensor Tensor::shrink(const Mask& arg) const {
@@ -653,6 +654,7 @@ Tensor Tensor::pad(const Mask& padding, ConstValue value) const {
 }
 Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
   TG_META("transpose");
+  TG_CHECK_AS(IndexError, ndim() > 0, "can't transpose dims ", dim0, " and ", dim1, " of a 0-d tensor");
   std::vector<int64_t> order(static_cast<size_t>(ndim()));
   for (size_t i = 0; i < order.size(); i++) order[i] = static_cast<int64_t>(i);
   std::swap(order[static_cast<size_t>(resolve_dim(dim0))], order[static_cast<size_t>(resolve_dim(dim1))]);
@@ -662,6 +664,7 @@ Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
   TG_META("flatten");
   Shape s = shape();
   size_t a = static_cast<size_t>(resolve_dim(start_dim)), b = static_cast<size_t>(resolve_dim(end_dim));
+  if (s.empty()) return reshape({1});  // python slices of (): any dims give (1,)
   Shape ns(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(a));
   sint p = 1;
   for (size_t i = a; i <= b && i < s.size(); i++) p *= s[i];
@@ -768,6 +771,7 @@ Tensor Tensor::dot(const Tensor& w, std::optional<DType> dt) const {
 Tensor Tensor::cat(const std::vector<Tensor>& others, int64_t dim) const {
   TG_META("cat");
   int64_t d = resolve_dim(dim);
+  TG_CHECK_AS(IndexError, ndim() > 0, "can't cat 0-d tensors: dim ", dim, " is out of range for shape ()");
   std::vector<Tensor> ts{*this};
   ts.insert(ts.end(), others.begin(), others.end());
   Shape s = shape();
@@ -775,7 +779,7 @@ Tensor Tensor::cat(const std::vector<Tensor>& others, int64_t dim) const {
     Shape o = t.shape();
     bool ok = o.size() == s.size();
     for (size_t i = 0; ok && i < s.size(); i++) ok = static_cast<int64_t>(i) == d || o[i] == s[i];
-    TG_CHECK(ok, "cat: shape ", shape_str(o), " doesn't match ", shape_str(s), " outside dim ", d);
+    TG_CHECK_AS(AssertionError, ok, "cat: shape ", shape_str(o), " doesn't match ", shape_str(s), " outside dim ", d);
   }
   std::vector<sint> cum{0};
   for (const Tensor& t : ts) cum.push_back(cum.back() + t.shape()[static_cast<size_t>(d)]);

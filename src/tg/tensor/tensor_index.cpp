@@ -357,9 +357,8 @@ Tensor Tensor::scatter(int64_t dim, const Tensor& index, ConstValue src, std::st
 Tensor Tensor::scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce,
                               bool include_self) const {
   TG_META("scatter_reduce");
-  TG_CHECK_AS(TypeError,
-              reduce == "sum" || reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin",
-              "reduce=", reduce, " must be one of 'sum', 'prod', 'mean', 'amax', 'amin'");
+  TG_CHECK(reduce == "sum" || reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin",
+           "reduce=", reduce, " must be one of 'sum', 'prod', 'mean', 'amax', 'amin'");
   auto [values_, mask_] = pre_scatter(dim, index, src);
   Tensor values = values_, mask = mask_;  // named tensors: lambdas below capture them
   // the elements nothing is scattered to keep self; the others take `fill` in place of self without include_self

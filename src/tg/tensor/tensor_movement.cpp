@@ -129,8 +129,8 @@ Tensor Tensor::pad(const Mask& padding, std::string_view mode, ConstValue value)
 Tensor Tensor::repeat(std::vector<int64_t> repeats) const {
   TG_META("repeat");
   Shape s = shape();
-  TG_CHECK(repeats.size() >= s.size(), "repeat needs a count for each of the ", s.size(), " dims of shape ",
-           shape_str(s), ", got ", py_tuple(repeats));
+  TG_CHECK_AS(ValueError, repeats.size() >= s.size(), "repeat needs a count for each of the ", s.size(),
+              " dims of shape ", shape_str(s), ", got ", py_tuple(repeats));
   for (int64_t r : repeats) TG_CHECK(r >= 0, "repeat counts can't be negative, got ", py_tuple(repeats));
   Shape base(repeats.size() - s.size(), 1);
   base.insert(base.end(), s.begin(), s.end());
@@ -200,7 +200,7 @@ Tensor Tensor::unfold(int64_t dim, int64_t size, int64_t step) const {
   TG_META("unfold");
   TG_CHECK(size >= 0, "size must be >= 0 but got size=", size);
   TG_CHECK(step > 0, "step must be > 0 but got step=", step);
-  TG_CHECK(ndim() > 0, "can't unfold a 0-d tensor");
+  TG_CHECK_AS(IndexError, ndim() > 0, "can't unfold a 0-d tensor");
   int64_t d = resolve_dim(dim), nd = ndim();
   sint n = shape()[static_cast<size_t>(d)];
   TG_CHECK(size <= n, "maximum size for tensor at dimension ", d, " is ", n, " but size is ", size);
@@ -352,8 +352,9 @@ void expand_ellipsis(FormulaSide& side, size_t n) {
 Tensor Tensor::rearrange(std::string_view formula, const std::vector<std::pair<std::string, sint>>& sizes) const {
   TG_META("rearrange");
   size_t arrow = formula.find("->");
-  TG_CHECK(arrow != std::string_view::npos && formula.find("->", arrow + 2) == std::string_view::npos,
-           "need exactly one \"->\" in formula ", formula);
+  TG_CHECK_AS(AssertionError,
+              arrow != std::string_view::npos && formula.find("->", arrow + 2) == std::string_view::npos,
+              "need exactly one \"->\" in formula ", formula);
   FormulaSide lhs = parse_side(formula.substr(0, arrow), formula), rhs = parse_side(formula.substr(arrow + 2), formula);
   auto sorted = [](std::vector<std::string> v) {
     std::sort(v.begin(), v.end());
@@ -375,8 +376,8 @@ Tensor Tensor::rearrange(std::string_view formula, const std::vector<std::pair<s
   }
   described += static_cast<int64_t>(lhs.groups.size());
   bool ellipsis = std::count(lhs.names.begin(), lhs.names.end(), "...") > 0;
-  TG_CHECK(ellipsis ? described <= ndim() : described == ndim(), "formula ", formula, " describes ", described,
-           " dims but the shape is ", shape_str(shape()));
+  TG_CHECK_AS(AssertionError, ellipsis ? described <= ndim() : described == ndim(), "formula ", formula, " describes ",
+              described, " dims but the shape is ", shape_str(shape()));
   expand_ellipsis(lhs, static_cast<size_t>(ndim() - described));
   expand_ellipsis(rhs, static_cast<size_t>(ndim() - described));
   auto size_of = [&](const std::string& name) -> std::optional<sint> {

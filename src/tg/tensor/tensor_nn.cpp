@@ -46,7 +46,8 @@ namespace {
 sint reduced_count(const Tensor& t, const std::vector<int64_t>& axis) {
   Shape s = t.shape();
   std::vector<bool> r(s.size(), axis.empty());
-  for (int64_t a : axis) r[static_cast<size_t>(t.resolve_dim(a))] = true;
+  for (int64_t a : axis)
+    if (t.resolve_dim(a) >= 0 && !s.empty()) r[static_cast<size_t>(t.resolve_dim(a))] = true;  // 0-d: a count of 1
   sint n = 1;
   for (size_t i = 0; i < s.size(); i++)
     if (r[i]) n *= s[i];
@@ -58,8 +59,8 @@ ConstValue identity_element(Ops op, DType dt) {
   return dtypes::as_const(v, dt);
 }
 void check_reduction(const std::string& reduction) {
-  TG_CHECK(reduction == "mean" || reduction == "sum" || reduction == "none", "reduction='", reduction,
-           "' must be one of ('mean', 'sum', 'none')");
+  TG_CHECK_AS(ValueError, reduction == "mean" || reduction == "sum" || reduction == "none", "reduction='", reduction,
+              "' must be one of ('mean', 'sum', 'none')");
 }
 }  // namespace
 
@@ -96,6 +97,7 @@ Tensor Tensor::argmax(std::optional<int64_t> axis, bool keepdim) const {
   TG_META("argmax");
   if (!axis) return flatten().argmax(0);
   int64_t ax = resolve_dim(*axis);
+  TG_CHECK_AS(IndexError, ndim() > 0, "argmax/argmin of a 0-d tensor along axis ", *axis);
   sint n = shape()[static_cast<size_t>(ax)];
   // the first max wins: the match with the largest countdown value n - i
   Shape rs(static_cast<size_t>(ndim() - ax), 1);

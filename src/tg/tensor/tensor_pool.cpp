@@ -32,6 +32,7 @@ std::vector<int64_t> apply_ceil_mode(std::vector<int64_t> pads, const Shape& k_,
   for (size_t dim = 0; dim < k_.size(); dim++) {
     auto [pB, pA] = grouped[dim];
     sint i = i_[dim], k = k_[dim], s = s_[dim], d = d_[dim];
+    TG_CHECK(s > 0, "stride must be positive, got stride ", py_tuple(s_));  // (a kernel size of 0 is its default)
     sint o = ceildiv(i + pB + pA - (d * (k - 1) + 1), s) + 1;
     pads[pads.size() - 1 - 2 * dim] +=
         s * (o - 1) + (d * (k - 1) + 1) - (i + pB + pA) - std::max<sint>(s * (o - 1) - (pB + i - 1), 0);
@@ -317,12 +318,12 @@ Tensor Tensor::conv_transpose2d(const Tensor& weight, const std::optional<Tensor
   TG_CHECK_AS(AssertionError, ws.size() >= 3 && xs.size() == ws.size(), "conv_transpose2d: input shape ", shape_str(xs),
               " does not match the shape of the weights ", shape_str(ws),
               ": it needs (bs, cin, *spatial) and (cin, cout/groups, *kernel) of the same rank");
+  size_t nd = ws.size() - 2;
+  Shape HW = trailing(ws, nd);
+  auto padding = flat_to_grouped(resolve_pool_pads(o.padding, nd, xs));  // a bad padding is reported first
   TG_CHECK_AS(AssertionError, o.groups >= 1 && ws[0] % o.groups == 0 && xs[1] == ws[0],
               "conv_transpose2d: input shape ", shape_str(xs), " does not match the shape of the weights ",
               shape_str(ws), " with groups=", o.groups);
-  size_t nd = ws.size() - 2;
-  Shape HW = trailing(ws, nd);
-  auto padding = flat_to_grouped(resolve_pool_pads(o.padding, nd, xs));
   std::vector<int64_t> stride = as_tuple(o.stride, nd, "stride"), dilation = as_tuple(o.dilation, nd, "dilation"),
                        out_pad = as_tuple(o.output_padding, nd, "output_padding");
   std::vector<int64_t> flat;
@@ -505,8 +506,8 @@ Tensor Tensor::einsum(const std::string& formula_in, const std::vector<Tensor>& 
       size_t at = inputs[i].find("...");
       if (at == std::string::npos) continue;
       int64_t count = std::max<int64_t>(xs[i].ndim(), 1) - static_cast<int64_t>(inputs[i].size() - 3);
-      TG_CHECK(count >= 0 && count <= static_cast<int64_t>(unused.size()), "einsum: operand ", i, " of shape ",
-               shape_str(xs[i].shape()), " doesn't fit '", inputs[i], "'");
+      TG_CHECK_AS(AssertionError, count >= 0 && count <= static_cast<int64_t>(unused.size()), "einsum: operand ", i,
+                  " of shape ", shape_str(xs[i].shape()), " doesn't fit '", inputs[i], "'");
       longest = std::max(longest, static_cast<size_t>(count));
       inputs[i].replace(at, 3, unused.substr(unused.size() - static_cast<size_t>(count)));
     }
@@ -528,15 +529,16 @@ Tensor Tensor::einsum(const std::string& formula_in, const std::vector<Tensor>& 
              i, " of shape ", shape_str(s));
     for (size_t j = 0; j < s.size(); j++) {
       char c = inputs[i][j];
-      TG_CHECK(std::count(inputs[i].begin(), inputs[i].end(), c) == 1, "einsum: letter '", c,
-               "' repeats within operand '", inputs[i], "' (no diagonals)");
+      TG_CHECK_AS(AssertionError, std::count(inputs[i].begin(), inputs[i].end(), c) == 1, "einsum: letter '", c,
+                  "' repeats within operand '", inputs[i], "' (no diagonals)");
       auto [it, fresh] = letter_val.emplace(c, s[j]);
-      TG_CHECK(fresh || it->second == s[j], "einsum: letter '", c, "' is ", it->second, " and ", s[j]);
+      TG_CHECK_AS(AssertionError, fresh || it->second == s[j], "einsum: letter '", c, "' is ", it->second, " and ",
+                  s[j]);
     }
   }
   for (char c : output)
-    TG_CHECK(letter_val.count(c) && std::count(output.begin(), output.end(), c) == 1, "einsum: output letter '", c,
-             "' is not an input letter, or repeats, in '", formula_in, "'");
+    TG_CHECK_AS(AssertionError, letter_val.count(c) && std::count(output.begin(), output.end(), c) == 1,
+                "einsum: output letter '", c, "' is not an input letter, or repeats, in '", formula_in, "'");
   // every operand permuted to sorted letter order, with size-1 dims for the letters it lacks, then expanded
   std::optional<Tensor> product;
   for (size_t i = 0; i < xs.size(); i++) {
