@@ -4,7 +4,9 @@
 #include <cmath>
 #include <functional>
 
+#include "tg/engine/realize.h"
 #include "tg/runtime/device.h"
+#include "tg/schedule/schedule.h"
 #include "tg/tensor/tensor.h"
 
 using namespace tg;
@@ -100,4 +102,19 @@ TEST_F(Realize, TranscendentalsAndNanPropagate) {
   EXPECT_TRUE(std::isnan(l[2]));
   std::vector<float> r = x.reciprocal().tolist<float>();
   EXPECT_TRUE(std::isinf(r[1]));
+}
+
+TEST_F(Realize, ScheduleWithVarsThenRunSchedule) {  // tinygrad's Tensor.schedule_with_vars + run_schedule
+  Tensor a = Tensor::arange(6).reshape({2, 3}) * 2, b = (a + 1).sum();
+  auto [schedule, vars] = Tensor::schedule_with_vars({a, b});
+  EXPECT_TRUE(vars.empty());
+  ASSERT_EQ(schedule.size(), 2u);  // a, then b's sum reading it
+  for (const ScheduleItem& si : schedule) EXPECT_EQ(si.ast.op(), Ops::SINK);
+  int64_t before = GlobalCounters::kernel_count;
+  run_schedule(std::move(schedule));
+  EXPECT_EQ(GlobalCounters::kernel_count - before, 2);
+  EXPECT_EQ(a.tolist<int>(), (std::vector<int>{0, 2, 4, 6, 8, 10}));
+  EXPECT_EQ(b.item<int>(), 36);
+  EXPECT_EQ(GlobalCounters::kernel_count - before, 2);  // reading them back runs nothing: they are their buffers
+  EXPECT_TRUE(Tensor::schedule_with_vars({a, b}).first.empty());
 }
