@@ -45,6 +45,12 @@ print("\n".join(walk(unittest.defaultTestLoader.loadTestsFromName("test_ops"))))
 """
 
 
+# tests whose outcome differs from the reference's on purpose, with why; reported, not counted as regressions
+KNOWN_DIFFERENCES = {
+  "test_gather_failure": "an expectedFailure recording the reference's own bug (its gather multiplies by a one-hot mask, "
+                         "so an -inf input gives nan); ours selects, gets -inf right, and the test 'unexpectedly' passes",
+}
+
 def run_one(python, pkg_path, test_dir, test_id, timeout, env_extra):
   env = dict(os.environ, PYTHONPATH=pkg_path, PYTHONDONTWRITEBYTECODE="1", **env_extra)
   t0 = time.monotonic()
@@ -137,7 +143,9 @@ def main():
     r, o = ref_res.get(t, unknown), our_res[t]
     mark = ""
     if o["outcome"] in ("crash", "timeout"): crashes.append(t); mark = "  <-- CRASH"
-    elif r["outcome"] == "pass" and o["outcome"] != "pass": regressions.append(t); mark = "  <-- REGRESSION"
+    elif r["outcome"] == "pass" and o["outcome"] != "pass":
+      if (why := KNOWN_DIFFERENCES.get(t.rsplit(".", 1)[-1])): mark = f"  (known difference: {why})"
+      else: regressions.append(t); mark = "  <-- REGRESSION"
     detail = o["detail"] if o["outcome"] not in ok else ""
     print(f"{t.split('.', 1)[1]:<58} {r['outcome']:<10} {o['outcome']:<10} {detail}{mark}")
   count = lambda res, k: sum(res.get(t, unknown)["outcome"] == k for t in ids)
