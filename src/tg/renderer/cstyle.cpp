@@ -62,6 +62,10 @@ static bool const_is_nan(const UOp& x) {
 
 using R = CStyleLanguage;  // the rules' ctx: tinygrad's `ctx`, the renderer
 
+static bool soft_bf16(const UOp& x, const R& ctx) {  // bfloat16 stored as unsigned short (the Clang renderer on x86)
+  return x.dtype() == dtypes::bfloat16 && ctx.render_dtype(x.dtype()) == "unsigned short";
+}
+
 const StringRewrite& base_rewrite() {
   static const double inf = std::numeric_limits<double>::infinity();
   static const StringRewrite pm = {
@@ -119,17 +123,20 @@ const StringRewrite& base_rewrite() {
          return cat(*idx, "; /* ", s.size, " */");
        }},
       // const
+      // (software bf16 is an unsigned short: its inf and nan are bits, rendered below, not a cast of a float)
       {op(Ops::CONST).arg(ConstValue(inf)).named("x"),
        [](M m, R& ctx) -> Str {  // ((float)(INFINITY))
+         if (soft_bf16(m["x"], ctx)) return std::nullopt;
          return cat("(", ctx.render_cast(m["x"].dtype(), ctx.infinity), ")");
        }},
       {op(Ops::CONST).arg(ConstValue(-inf)).named("x"),
        [](M m, R& ctx) -> Str {  // ((float)(-INFINITY))
+         if (soft_bf16(m["x"], ctx)) return std::nullopt;
          return cat("(", ctx.render_cast(m["x"].dtype(), "-" + ctx.infinity), ")");
        }},
       {op(Ops::CONST).dtype(dtypes::floats).named("x"),
        [](M m, R& ctx) -> Str {  // ((float)(NAN))
-         if (!const_is_nan(m["x"])) return std::nullopt;
+         if (!const_is_nan(m["x"]) || soft_bf16(m["x"], ctx)) return std::nullopt;
          return cat("(", ctx.render_cast(m["x"].dtype(), ctx.nan), ")");
        }},
       {op(Ops::CONST).dtype(dtypes::float32).named("x"),

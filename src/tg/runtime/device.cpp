@@ -61,8 +61,15 @@ void LRUAllocator::free_cache() {
     for (Opaque o : opaques) Allocator::free(o, nbytes);
 }
 
+// more bytes than the machine has is an error, not an allocation (a sanitizer aborts on one; malloc may overcommit)
+static void check_host_bytes(size_t nbytes, const char* what) {
+  static const size_t total = static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  TG_CHECK(nbytes <= total, "out of host memory ", what, " ", nbytes, " bytes (the machine has ", total, ")");
+}
+
 Opaque MallocAllocator::alloc_impl(size_t nbytes) {
   constexpr size_t kAlign = 64;
+  check_host_bytes(nbytes, "allocating");
   // aligned_alloc wants a size that is a multiple of the alignment
   void* p = std::aligned_alloc(kAlign, (nbytes + kAlign - 1) / kAlign * kAlign);
   TG_CHECK(p != nullptr, "out of host memory allocating ", nbytes, " bytes");
@@ -350,6 +357,7 @@ void Buffer::copyout(void* dest, size_t nbytes) const {
   d.allocator->copyout(dest, d.buf, nbytes);
 }
 std::vector<uint8_t> Buffer::as_bytes() const {
+  check_host_bytes(static_cast<size_t>(nbytes()), "reading");
   std::vector<uint8_t> ret(static_cast<size_t>(nbytes()));
   copyout(ret.data(), ret.size());
   return ret;

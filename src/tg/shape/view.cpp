@@ -7,8 +7,10 @@
 namespace tg {
 
 sint prod(const Shape& s) {
+  if (std::find(s.begin(), s.end(), 0) != s.end()) return 0;
   sint p = 1;
-  for (sint x : s) p *= x;
+  for (sint x : s)  // (2^40, 2^40) has more elements than an int64 holds: an error, not a wrapped size
+    TG_CHECK_AS(ValueError, !__builtin_mul_overflow(p, x, &p), "shape ", py_tuple(s), " has too many elements");
   return p;
 }
 std::string shape_str(const Shape& s) { return py_tuple(s); }

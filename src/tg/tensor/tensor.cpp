@@ -232,7 +232,11 @@ Tensor Tensor::arange(double start, double stop, double step, TensorOptions opts
   TG_META("arange");
   TG_CHECK(step != 0, "arange with step 0");
   DType dt = opts.dtype ? *opts.dtype : dtypes::default_float;
-  int64_t n = static_cast<int64_t>(std::ceil((stop - start) / step));
+  double count = std::ceil((stop - start) / step);
+  // the graph below holds n * (2n + 1) elements: 2^30 elements at most keeps that within an int64 (NaN fails too)
+  TG_CHECK_AS(ValueError, count <= double(1 << 30), "arange of ", count, " elements (start=", start, ", stop=", stop,
+              ", step=", step, ") is too long");
+  int64_t n = static_cast<int64_t>(count);
   if (n <= 0) return Tensor(std::vector<float>{}, Shape{0}, TensorOptions{opts.device, dt, opts.requires_grad});
   // tinygrad's graph: a cumulative sum of `step` (sliding windows over a zero-padded copy, summed) + (start - step)
   Tensor steps = full({n}, dtypes::is_float(dt) ? ConstValue(step) : ConstValue(static_cast<int64_t>(step)),
@@ -538,7 +542,9 @@ Tensor Tensor::bitwise_xor(const Tensor& x, bool reverse) const {
 Tensor Tensor::bitwise_not() const {
   TG_META("bitwise_not");
   check_dtype_for(dtype(), "bitwise_not");
-  return dtype() == dtypes::bool_ ? logical_not() : *this ^ -1;
+  if (dtype() == dtypes::bool_) return logical_not();
+  // an unsigned dtype's all-ones is its max: a const -1 there is out of range, and MAX(x, -1) folds to x (minimum)
+  return dtypes::is_unsigned(dtype()) ? bitwise_xor(scalar_like(dtypes::max(dtype()))) : *this ^ -1;
 }
 Tensor Tensor::lshift(int64_t bits) const {
   TG_META("lshift");
@@ -667,7 +673,9 @@ Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
   if (s.empty()) return reshape({1});  // python slices of (): any dims give (1,)
   Shape ns(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(a));
   sint p = 1;
-  for (size_t i = a; i <= b && i < s.size(); i++) p *= s[i];
+  for (size_t i = a; i <= b && i < s.size(); i++)  // eye(2^40) flattens (2^40, 2^40 + 1): too many for an int64
+    TG_CHECK_AS(ValueError, !__builtin_mul_overflow(p, s[i], &p), "flatten of ", shape_str(s),
+                " has too many elements");
   ns.push_back(p);
   ns.insert(ns.end(), s.begin() + static_cast<std::ptrdiff_t>(std::min(b + 1, s.size())), s.end());
   return reshape(ns);

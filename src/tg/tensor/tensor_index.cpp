@@ -112,9 +112,12 @@ Tensor Tensor::getitem(std::vector<Index> indices, IndexPlan* plan) const {
       const Slice& sl = index.as_slice();
       p.stride = sl.step.value_or(1);
       TG_CHECK_AS(ValueError, p.stride != 0, "slice step cannot be 0 (dim ", dim, ")");
+      // a step longer than the dim picks one element, as that dim's size + 1 does; no overflow below (INT64_MIN)
+      sint lim = size < INT64_MAX ? size + 1 : size;
+      p.stride = std::clamp<int64_t>(p.stride, -lim, lim);
       auto [b, e] = slice_bounds(sl, size, p.stride);
-      if (p.stride * (e - b) < 0)
-        b = e = 0;  // empty
+      if (e != b && (p.stride < 0) != (e < b))  // step and stop - start differ in sign
+        b = e = 0;                              // empty
       else if (p.stride < 0)
         std::tie(b, e) = std::pair{e + 1, b + 1};  // the same elements, then flipped
       p.begin = b, p.end = e, p.size = ceildiv(e - b, std::abs(p.stride));

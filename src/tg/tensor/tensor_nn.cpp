@@ -209,6 +209,7 @@ Tensor Tensor::batchnorm(const std::optional<Tensor>& weight, const std::optiona
                          const Tensor& invstd, std::vector<int64_t> axis) const {
   TG_META("batchnorm");
   Shape s = shape(), bshape(s.size(), 1);  // the stats broadcast along every axis but `axis`
+  TG_CHECK_AS(IndexError, !s.empty() || axis.empty(), "batchnorm axis ", py_tuple(axis), " of a 0-d tensor");
   for (int64_t a : axis) bshape[static_cast<size_t>(resolve_dim(a))] = s[static_cast<size_t>(resolve_dim(a))];
   Tensor x = *this - mean.reshape(bshape);
   if (weight) x = x * weight->reshape(bshape);

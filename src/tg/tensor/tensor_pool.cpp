@@ -85,8 +85,14 @@ Tensor Tensor::pool(const Shape& k_, std::vector<int64_t> stride, std::vector<in
     // input when the strided windows would run past it
     std::vector<int64_t> f_, reps(nn, 1);
     for (size_t j = 0; j < nk; j++) {
+      // (a kernel of 0 fits a 0-size dim; the reference divides by the size here: ZeroDivisionError)
+      TG_CHECK(i_[j] > 0, "can't pool a 0-size dim with overlapping or dilated windows: ", shape_str(s), " kernel ",
+               shape_str(k_));
       f_.push_back(1 + (o_[j] * s_[j] > i_[j] - d_[j] * (k_[j] - 1) ? 1 : 0));
-      reps.push_back(ceildiv(k_[j] * (i_[j] * f_[j] + d_[j]), i_[j]));
+      sint w = 0;  // k windows of (i*f + d) elements: for a 2^32 dim (a cumsum's pool) more than an int64 holds
+      TG_CHECK_AS(ValueError, !__builtin_mul_overflow(k_[j], i_[j] * f_[j] + d_[j], &w), "pool of ", shape_str(s),
+                  " with kernel ", shape_str(k_), " has too many elements");
+      reps.push_back(ceildiv(w, i_[j]));
     }
     Tensor x = repeat(reps);
     Mask m1, m2, m3;
