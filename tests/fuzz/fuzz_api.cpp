@@ -22,6 +22,7 @@
 #include <typeinfo>
 #include <vector>
 
+#include "error_kind.h"
 #include "tg/runtime/device.h"
 #include "tg/tensor/tensor.h"
 
@@ -30,6 +31,7 @@
 #endif
 
 using namespace tg;
+using tg::test::kind_name;
 
 namespace {
 
@@ -51,18 +53,6 @@ std::map<std::string, int64_t> errors_by_kind;
 int64_t cur_session = 0;
 std::string session_log;  // the readable calls of the current session, printed with a finding
 char crash_header[256];
-
-const char* kind_name(ErrorKind k) {
-  switch (k) {
-    case ErrorKind::Runtime: return "RuntimeError";
-    case ErrorKind::Index: return "IndexError";
-    case ErrorKind::Value: return "ValueError";
-    case ErrorKind::Type: return "TypeError";
-    case ErrorKind::Assertion: return "AssertionError";
-    case ErrorKind::NotImplemented: return "NotImplementedError";
-  }
-  return "?";
-}
 
 void print_log_raw() {  // async-signal-safe enough: write(2) of a prebuilt string
   ssize_t r = write(2, crash_header, strlen(crash_header));
