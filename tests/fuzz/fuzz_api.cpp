@@ -1,7 +1,8 @@
 // fuzz_api: random sequences of tg::Tensor calls. Every call must return or throw tg::Error; anything else (another
 // exception type, a signal, a sanitizer report, a hang) is a finding, and so is a realized value that differs from a
 // float64 model computed here by plain loops (elementwise ops, reductions, movement ops, matmul).
-//   fuzz_api [--seed N] [--count N] [--seconds S] [--session K] [-v]     (FUZZ_SECONDS overrides --seconds)
+//   fuzz_api [--seed N] [--count N] [--seconds S] [--session K] [--extreme] [-v]  (FUZZ_SECONDS overrides --seconds)
+// --extreme adds dims of 2^62 and INT64_MAX, which still overflow the views' arithmetic (UBSan reports).
 // A run is a series of sessions of a few dozen calls on a small pool of live tensors; session K of seed N is the same
 // calls every time, so a finding prints `fuzz_api --seed N --session K -v` to replay it alone.
 #include <unistd.h>
@@ -39,8 +40,8 @@ namespace {
 
 struct Options {
   uint64_t seed = 1;
-  int64_t count = -1;  // calls; -1: until the time is up
-  double seconds = 10;
+  int64_t count = -1;    // calls; -1: until the time is up
+  double seconds = -1;   // -1: 10 s, or no limit with --count; both given: whichever ends first
   int64_t session = -1;  // -1: every session in turn
   int hang_s = 60;       // one call running longer is a hang
   bool verbose = false;
@@ -1682,12 +1683,16 @@ int main(int argc, char** argv) {
       opt.hang_s = std::stoi(next());
     else if (a == "-v")
       opt.verbose = true;
+    else if (a == "--extreme")
+      opt.extreme = true;
     else {
-      fprintf(stderr, "usage: fuzz_api [--seed N] [--count N] [--seconds S] [--session K] [--hang S] [-v]\n");
+      fprintf(stderr,
+              "usage: fuzz_api [--seed N] [--count N] [--seconds S] [--session K] [--hang S] [--extreme] [-v]\n");
       return 2;
     }
   }
   if (const char* s = std::getenv("FUZZ_SECONDS")) opt.seconds = std::stod(s);
+  if (opt.seconds < 0) opt.seconds = opt.count >= 0 ? 1e300 : 10;
   Device::DEFAULT = "CPU";
   signal(SIGALRM, on_signal);
 #if defined(__SANITIZE_ADDRESS__)
@@ -1704,7 +1709,7 @@ int main(int argc, char** argv) {
   int64_t sessions = 0;
   for (int64_t s = opt.session >= 0 ? opt.session : 0;; s++) {
     if (opt.count >= 0 && calls >= opt.count) break;
-    if (opt.count < 0 && elapsed() >= opt.seconds) break;
+    if (elapsed() >= opt.seconds) break;
     cur_session = s;
     if (!opt.verbose) fprintf(stderr, "fuzz_api: session %lld\n", (long long)s);  // a sanitizer's report follows it
     Fuzzer f(opt.seed * 1000003ULL + static_cast<uint64_t>(s));

@@ -280,7 +280,8 @@ UOp simplify_pow(const UOp& x, const UOp& c) {
   double v = as_double(c.const_arg());
   if (v < 0) return x.reciprocal().pow(c.const_like(-v));
   if (v == 0) return x.const_like(1);
-  if (std::trunc(v - 0.5) + 0.5 == v) return x.pow(c.const_like(v - 0.5)) * x.sqrt();
+  // (past 2^52 a double has no halves: there v - 0.5 == v, and this rule would rewrite x ** v into itself forever)
+  if (v - 0.5 != v && std::trunc(v - 0.5) + 0.5 == v) return x.pow(c.const_like(v - 0.5)) * x.sqrt();
   if (std::trunc(v) == v) {
     UOp y = x.pow(c.const_like(std::floor(v / 2)));
     return std::fmod(v, 2) == 1 ? y * y * x : y * y * x.const_like(1);
