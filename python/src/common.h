@@ -79,12 +79,14 @@ py::object from_arg(const tg::Arg& a);
 tg::Arg to_arg(py::handle h);
 
 std::vector<int64_t> to_ints(py::handle h);  // an int or a sequence of ints
+// bytes holding dtype d as a flat numpy array (a copy); ValueError for a dtype numpy lacks (bfloat16, the fp8s)
+py::object numpy_from_bytes(const std::vector<uint8_t>& bytes, tg::DType d);
 inline int64_t py_int(py::handle h) { return py::int_(py::reinterpret_borrow<py::object>(h)).cast<int64_t>(); }
 
 void bind_uop(py::module_& m);
 void bind_tensor(py::module_& m);
-void bind_nn(py::module_& m);   // python/src/nn.cpp
-void bind_jit(py::module_& m);  // python/src/jit.cpp
+void bind_nn(py::module_& m);      // python/src/nn.cpp
+void bind_jit(py::module_& m);     // python/src/jit.cpp
 void bind_device(py::module_& m);  // python/src/device.cpp
 
 }  // namespace tgpy

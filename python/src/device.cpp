@@ -118,18 +118,7 @@ void bind_device(py::module_& m) {
              std::memcpy(info.ptr, bytes.data(), n);
              return mv;
            })
-      .def("numpy",
-           [](const Buffer& b) {
-             py::module_ np = py::module_::import("numpy");
-             std::vector<uint8_t> bytes = b.as_bytes();
-             py::bytes raw(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-             tg::DType d = b.dtype();
-             if (d.fmt() == 0) throw py::value_error(tg::cat("numpy has no ", d.repr()));
-             return np
-                 .attr("frombuffer")(raw, py::arg("dtype") = np.attr("dtype")(
-                                              d == tg::dtypes::bool_ ? "bool" : std::string(1, d.fmt())))
-                 .attr("copy")();
-           })
+      .def("numpy", [](const Buffer& b) { return numpy_from_bytes(b.as_bytes(), b.dtype()); })
       .def("__repr__", &Buffer::repr)
       .def("__eq__", [](const Buffer& a, const Buffer& b) { return a == b; })
       .def("__hash__", [](const Buffer& b) { return std::hash<Buffer>()(b); });

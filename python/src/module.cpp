@@ -53,6 +53,15 @@ py::object from_const(const tg::ConstValue& v) {
   return py::float_(std::get<double>(v));
 }
 
+py::object numpy_from_bytes(const std::vector<uint8_t>& bytes, tg::DType d) {
+  if (d.fmt() == 0 || d == tg::dtypes::bfloat16)
+    throw py::value_error(tg::cat("numpy has no ", d.repr(), ": cast the tensor first"));
+  py::module_ np = py::module_::import("numpy");
+  py::bytes raw(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  std::string npd = d == tg::dtypes::bool_ ? "bool" : std::string(1, d.fmt());
+  return np.attr("frombuffer")(raw, py::arg("dtype") = np.attr("dtype")(npd)).attr("copy")();
+}
+
 std::vector<int64_t> to_ints(py::handle h) {
   if (PyLong_Check(h.ptr())) return {h.cast<int64_t>()};
   std::vector<int64_t> out;

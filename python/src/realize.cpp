@@ -64,17 +64,10 @@ void bind_realize(py::class_<Tensor>& cls) {
            })
       .def("numpy", [](const Tensor& t) {
         tg::MetadataScope m("numpy");
-        py::module_ np = py::module_::import("numpy");
         std::vector<uint8_t> b = t.numel() == 0 ? std::vector<uint8_t>{} : t.data_bytes();
-        py::bytes raw(reinterpret_cast<const char*>(b.data()), b.size());
-        tg::DType d = t.dtype();
-        std::string npd = d == tg::dtypes::bool_ ? "bool" : d == tg::dtypes::bfloat16 ? "" : std::string(1, d.fmt());
-        if (npd.empty()) throw py::value_error("numpy has no bfloat16: cast the tensor first");
         py::list shape;
         for (int64_t s : t.shape()) shape.append(s);
-        return np.attr("frombuffer")(raw, py::arg("dtype") = np.attr("dtype")(npd))
-            .attr("reshape")(py::tuple(shape))
-            .attr("copy")();
+        return numpy_from_bytes(b, t.dtype()).attr("reshape")(py::tuple(shape));
       });
 }
 

@@ -46,8 +46,10 @@ namespace {
 sint reduced_count(const Tensor& t, const std::vector<int64_t>& axis) {
   Shape s = t.shape();
   std::vector<bool> r(s.size(), axis.empty());
-  for (int64_t a : axis)
-    if (t.resolve_dim(a) >= 0 && !s.empty()) r[static_cast<size_t>(t.resolve_dim(a))] = true;  // 0-d: a count of 1
+  for (int64_t a : axis) {
+    int64_t d = t.resolve_dim(a);                      // checks a; a 0-d tensor's dim -1 resolves to -1
+    if (!s.empty()) r[static_cast<size_t>(d)] = true;  // 0-d: a count of 1
+  }
   sint n = 1;
   for (size_t i = 0; i < s.size(); i++)
     if (r[i]) n *= s[i];
