@@ -65,8 +65,7 @@ void bind_device(py::module_& m) {
       .def_readonly("allocator", &tg::Compiled::allocator)
       .def_readonly("compiler", &tg::Compiled::compiler)
       .def_property_readonly(
-          "renderer", [](const tg::Compiled& d) { return &tg::renderer_for(d.device); },
-          py::return_value_policy::reference)
+          "renderer", [](const tg::Compiled& d) { return d.renderer.get(); }, py::return_value_policy::reference)
       .def("synchronize", &tg::Compiled::synchronize)
       .def("__repr__", [](const tg::Compiled& d) { return tg::cat("<Compiled ", d.device, ">"); });
   m.def(

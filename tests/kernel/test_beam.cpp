@@ -64,7 +64,7 @@ TEST_F(Beam, KernelsItPicksComputeTheSame) {
 
 TEST_F(Beam, ResultAppliesAndIsCached) {
   UOp ast = matmul(128);
-  Renderer& r = renderer_for("CPU");
+  Renderer& r = *Device::get("CPU").renderer;
   std::vector<Opt> opts = beam_search(Kernel(ast, r), r, 2);
   Kernel k(ast, r);
   EXPECT_NO_THROW(k.apply_opts(opts));  // every opt of the result applies

@@ -6,7 +6,7 @@
 #include <numeric>
 
 #include "tg/renderer/cstyle.h"
-#include "tg/runtime/cpu.h"
+#include "tg/runtime/ops_cpu.h"
 #include "tg/runtime/device.h"
 #include "uop_lists.h"
 

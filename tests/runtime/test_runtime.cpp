@@ -8,8 +8,9 @@
 #include <map>
 
 #include "scoped_env.h"
-#include "tg/runtime/cpu.h"
+#include "tg/renderer/cstyle.h"
 #include "tg/runtime/device.h"
+#include "tg/runtime/ops_cpu.h"
 #include "tg/runtime/diskcache.h"
 
 using namespace tg;
@@ -108,10 +109,10 @@ TEST(Device, DefaultFromEnv) {
 }
 
 TEST(Device, UnknownDeviceListsAvailable) {
-  EXPECT_EQ(error_of([] { Device::get("FOO"); }), "unknown device 'FOO'; available: CPU, PYTHON");
+  EXPECT_EQ(error_of([] { Device::get("FOO"); }), "unknown device 'FOO'; available: CPU, PYTHON, NULL");
   EXPECT_EQ(error_of([] { Device::get("cuda"); }),
-            "device 'CUDA' is not available in this build; available: CPU, PYTHON");
-  EXPECT_EQ(Device::get_available_devices(), (std::vector<std::string>{"CPU", "PYTHON"}));
+            "device 'CUDA' is not available in this build; available: CPU, PYTHON, NULL");
+  EXPECT_EQ(Device::get_available_devices(), (std::vector<std::string>{"CPU", "PYTHON", "NULL"}));
 }
 
 TEST(Device, OpenedOnceAndAnnounced) {
@@ -124,7 +125,8 @@ TEST(Device, OpenedOnceAndAnnounced) {
   int opens = 0;
   Device::register_device(cat("testdev", run - 1), [&opens](const std::string& dev) {
     opens++;
-    return std::make_unique<Compiled>(dev, MallocAllocator::instance(), nullptr, nullptr);
+    return std::make_unique<Compiled>(dev, MallocAllocator::instance(), std::make_shared<ClangRenderer>(), nullptr,
+                                      nullptr);
   });
   ScopedEnv debug("DEBUG", "1");
   testing::internal::CaptureStdout();
@@ -135,7 +137,7 @@ TEST(Device, OpenedOnceAndAnnounced) {
   // a failing factory is an "unavailable" error naming the reason
   Device::register_device("BROKEN", [](const std::string&) -> std::unique_ptr<Compiled> { throw Error("no driver"); });
   std::string err = error_of([] { Device::get("BROKEN"); });
-  EXPECT_EQ(err.rfind("device 'BROKEN' is unavailable: no driver; available: CPU, PYTHON", 0), 0u) << err;
+  EXPECT_EQ(err.rfind("device 'BROKEN' is unavailable: no driver; available: CPU, PYTHON, NULL", 0), 0u) << err;
 }
 
 // *** buffers ***

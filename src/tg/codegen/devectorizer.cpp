@@ -350,7 +350,7 @@ const PatternMatcher<UOp>& sym_codegen() {
          src[0] = m[x];
          return r.replace(std::nullopt, std::nullopt, src) * m["c"].const_arg();
        }},
-      {op(Ops::REDUCE).named("r"), reduce_mul_chain},                                 // REDUCE(a*b) -> REDUCE(a)*b, b outside
+      {op(Ops::REDUCE, {op(Ops::MUL)}).any_len().named("r"), reduce_mul_chain},  // REDUCE(a*b) -> REDUCE(a)*b, b outside
   };
   static const PatternMatcher<UOp> pm = sym() + gep_pushing() + extra;
   return pm;

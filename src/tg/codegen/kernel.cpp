@@ -5,6 +5,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "tg/runtime/device.h"
 #include "tg/uop/kernel_info.h"
 
 namespace tg {
@@ -155,6 +156,7 @@ std::string ljust(const std::string& s, size_t w) { return s.size() >= w ? s : s
 
 // *** Kernel ***
 
+Kernel::Kernel(UOp ast_) : Kernel(std::move(ast_), *Device::get().renderer) {}
 Kernel::Kernel(UOp ast_, RenderOpts opts_) : ast(std::move(ast_)), opts(std::move(opts_)) {
   TG_CHECK(ast && ast.op() == Ops::SINK, "a Kernel is made from a SINK, got ", ast ? op_repr(ast.op()) : "null");
   std::vector<UOp> topo = ast.toposort();

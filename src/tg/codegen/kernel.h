@@ -38,7 +38,8 @@ void reset_kernel_cnt();  // for tests: forget every name counted so far
 
 class Kernel {
  public:
-  explicit Kernel(UOp ast, RenderOpts opts = RenderOpts::cpu());
+  explicit Kernel(UOp ast);  // for Device::DEFAULT's renderer, as tinygrad's Kernel(ast)
+  Kernel(UOp ast, RenderOpts opts);
   Kernel(const Kernel&) = default;  // NOTE: a copy has no name yet (tinygrad's Kernel.copy)
   Kernel& operator=(const Kernel&) = default;
   Kernel copy() const { return *this; }

@@ -8,7 +8,6 @@
 #include "tg/codegen/linearize.h"
 #include "tg/codegen/lowerer.h"
 #include "tg/helpers/helpers.h"
-#include "tg/renderer/cstyle.h"
 #include "tg/uop/symbolic.h"
 
 namespace tg {
@@ -17,11 +16,6 @@ namespace tg {
 
 const RenderOpts& RenderOpts::generic() {
   static const RenderOpts r;
-  return r;
-}
-
-const RenderOpts& RenderOpts::cpu() {
-  static const RenderOpts r = ClangRenderer();  // its capabilities, sliced off the renderer
   return r;
 }
 

@@ -444,6 +444,72 @@ ConstValue truncate(ConstValue v, DType d) {
   return v;
 }
 
+// *** values in memory ***
+
+namespace {
+uint16_t half_bits(float x) {  // x is already a half: its bits, exactly
+  uint32_t f = std::bit_cast<uint32_t>(x);
+  uint32_t sign = (f >> 16) & 0x8000, exp = (f >> 23) & 0xFF, man = f & 0x7FFFFF;
+  if (exp == 0xFF) return static_cast<uint16_t>(sign | 0x7C00 | (man ? 0x200 : 0));
+  if (exp > 142) return static_cast<uint16_t>(sign | 0x7C00);
+  if (exp >= 113) return static_cast<uint16_t>(sign | ((exp - 112) << 10) | (man >> 13));
+  if (exp >= 103) return static_cast<uint16_t>(sign | ((man | 0x800000) >> (126 - exp)));
+  return static_cast<uint16_t>(sign);
+}
+float half_value(uint16_t h) {
+  const int exp = (h >> 10) & 0x1F, man = h & 0x3FF;
+  float v = exp == 0      ? std::ldexp(static_cast<float>(man), -24)
+            : exp == 0x1F ? (man ? NAN : INFINITY)
+                          : std::ldexp(static_cast<float>(man | 0x400), exp - 25);
+  return (h & 0x8000) ? -v : v;
+}
+}  // namespace
+
+void write_value(uint8_t* dst, DType d, const ConstValue& v) {
+  using namespace dtypes;
+  DType s = d.scalar();
+  auto put = [&](auto x) { std::memcpy(dst, &x, sizeof(x)); };
+  if (s == bool_) return put(static_cast<uint8_t>(as_bool(v)));
+  if (s == int8) return put(static_cast<int8_t>(as_int(v)));
+  if (s == uint8) return put(static_cast<uint8_t>(as_int(v)));
+  if (s == int16) return put(static_cast<int16_t>(as_int(v)));
+  if (s == uint16) return put(static_cast<uint16_t>(as_int(v)));
+  if (s == int32) return put(static_cast<int32_t>(as_int(v)));
+  if (s == uint32) return put(static_cast<uint32_t>(as_int(v)));
+  if (s == int64 || s == uint64) return put(static_cast<uint64_t>(as_i128(v)));  // the bits, modulo 2**64
+  if (s == float32) return put(static_cast<float>(as_double(v)));
+  if (s == float64) return put(as_double(v));
+  if (s == float16) return put(half_bits(static_cast<float>(as_double(v))));
+  if (s == bfloat16) return put(static_cast<uint16_t>(std::bit_cast<uint32_t>(static_cast<float>(as_double(v))) >> 16));
+  if (s == fp8e4m3 || s == fp8e5m2) return put(float_to_fp8(as_double(v), s));
+  throw Error(cat("can't write a value of dtype ", d));
+}
+
+ConstValue read_value(const uint8_t* src, DType d) {
+  using namespace dtypes;
+  DType s = d.scalar();
+  auto get = [&](auto tag) {
+    decltype(tag) x;
+    std::memcpy(&x, src, sizeof(x));
+    return x;
+  };
+  if (s == bool_) return get(uint8_t{}) != 0;
+  if (s == int8) return int64_t(get(int8_t{}));
+  if (s == uint8) return int64_t(get(uint8_t{}));
+  if (s == int16) return int64_t(get(int16_t{}));
+  if (s == uint16) return int64_t(get(uint16_t{}));
+  if (s == int32) return int64_t(get(int32_t{}));
+  if (s == uint32) return int64_t(get(uint32_t{}));
+  if (s == int64) return get(int64_t{});
+  if (s == uint64) return int_const(get(uint64_t{}));
+  if (s == float32) return static_cast<double>(get(float{}));
+  if (s == float64) return get(double{});
+  if (s == float16) return static_cast<double>(half_value(get(uint16_t{})));
+  if (s == bfloat16) return static_cast<double>(std::bit_cast<float>(uint32_t(get(uint16_t{})) << 16));
+  if (s == fp8e4m3 || s == fp8e5m2) return fp8_to_float(get(uint8_t{}), s);
+  throw Error(cat("can't read a value of dtype ", d));
+}
+
 // *** ConstValue helpers ***
 
 ConstValue int_const(i128 v) {

@@ -91,6 +91,10 @@ double truncate_bf16(double x);
 double fp8_to_float(uint8_t bits, DType d);
 uint8_t float_to_fp8(double x, DType d);
 
+// one value of scalar dtype d in memory, as devices hold it (little-endian; half, bfloat16 and fp8 as their bits)
+void write_value(uint8_t* dst, DType d, const ConstValue& v);  // v already truncated into d (see truncate)
+ConstValue read_value(const uint8_t* src, DType d);
+
 // ConstValue helpers
 ConstValue int_const(i128 v);  // the python int v: int64_t or uint64_t; saturates outside [INT64_MIN, UINT64_MAX]
 double as_double(const ConstValue& v);

@@ -10,9 +10,6 @@
 #include "tg/codegen/kernel.h"
 #include "tg/codegen/pipeline.h"
 #include "tg/engine/search.h"
-#include "tg/renderer/cstyle.h"
-#include "tg/runtime/cpu.h"
-#include "tg/runtime/threadpool.h"
 
 namespace tg {
 
@@ -27,32 +24,13 @@ std::string time_to_str(double t, int w) {
   return buf;
 }
 
-Renderer& renderer_for(const std::string& device) {
-  std::string d = Device::canonicalize(device);
-  if (d == "CPU") {
-    static ClangRenderer clang;
-    return clang;
-  }
-  throw Error(cat("no renderer for device '", d, "'"));
-}
-
 // *** runners ***
 
-CompiledRunner::CompiledRunner(ProgramSpec spec, std::string display_name, CpuBuild cpu)
+CompiledRunner::CompiledRunner(ProgramSpec spec, std::string display_name)
     : Runner(std::move(display_name), spec.device, spec.estimates), p(std::move(spec)) {
   if (getenv("DEBUG") >= 4) std::cout << p.src << "\n" << std::flush;  // print(p.src): a blank line after }
-  Compiled& dev = Device::get(p.device);
-  std::string src = p.src;
-  Compiler* compiler = dev.compiler.get();
-  if (auto* clang = dynamic_cast<ClangRenderer*>(&renderer_for(p.device))) {
-    bool threaded = !cpu.threaded_src.empty();
-    if (threaded) src = cpu.threaded_src, max_threads = cpu.max_threads;
-    src += clang->entry_shim(p.name, p.params, threaded);
-    if (cpu.vector_alus && dynamic_cast<ClangCompiler*>(compiler) != nullptr)
-      compiler = &ClangCompiler::vector_kernels();
-  }
-  lib = compiler->compile_cached(src);
-  prg_ = dev.runtime(p.name, lib);
+  BuiltProgram b = Device::get(p.device).build(p);
+  lib = std::move(b.lib), prg_ = std::move(b.program);
 }
 
 std::optional<double> CompiledRunner::operator()(const std::vector<Buffer>& bufs, const VarVals& vars, bool wait) {
@@ -66,11 +44,7 @@ std::optional<double> CompiledRunner::operator()(const std::vector<Buffer>& bufs
     TG_CHECK(it != vars.end(), "kernel ", p.name, " needs a value for variable '", name, "'");
     vals.push_back(it->second);
   }
-  Program::Dims g{1, 1, 1}, l{1, 1, 1};
-  if (p.global_size) g = *p.global_size;
-  if (p.local_size) l = *p.local_size;
-  if (max_threads > 1) g[0] = std::min(max_threads, cpu_threads());  // the CPU's global size: its cores
-  return (*prg_)(handles, vals, wait, g, l);
+  return (*prg_)(handles, vals, wait, p.global_size.value_or(LaunchSize{1, 1, 1}), p.local_size);
 }
 
 static std::string view_name(const Buffer& buf) {
@@ -106,8 +80,7 @@ std::optional<double> BufferCopy::operator()(const std::vector<Buffer>& bufs, co
   TG_CHECK(dest.size() == src.size() && dest.dtype() == src.dtype(), "buffer copy mismatch, ", dest.size(),
            " != ", src.size(), ", ", dest.dtype(), " != ", src.dtype());
   auto st = std::chrono::steady_clock::now();
-  std::vector<uint8_t> host = src.as_bytes();
-  const_cast<Buffer&>(dest).copyin(host.data(), host.size());
+  Buffer(dest).copy_from(src);
   if (!wait) return std::nullopt;
   Device::get(dest.device()).synchronize();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - st).count();
@@ -115,13 +88,7 @@ std::optional<double> BufferCopy::operator()(const std::vector<Buffer>& bufs, co
 
 // *** the method cache: one compiled runner per (device, ast, opts context) ***
 
-// Whether a kernel takes long enough that splitting it across cores beats the few microseconds it costs to wake
-// them: its estimated single-core time (at a few GFLOP/s and ~10 GB/s) against ~20 us.
-static bool worth_threads(const Estimates& e) {
-  return static_cast<double>(e.ops) / 3.0 + static_cast<double>(e.lds) / 10.0 >= 20000.0;
-}
-
-std::shared_ptr<CompiledRunner> compile_kernel(const Kernel& k, Renderer& r, bool quiet) {
+std::shared_ptr<CompiledRunner> compile_kernel(const Kernel& k, Renderer& r, bool quiet, const std::string& device) {
   const UOp& ast = k.ast;
   UOp opt_ast = k.get_optimized_ast();
   const int64_t debug = quiet ? 0 : getenv("DEBUG");
@@ -136,12 +103,8 @@ std::shared_ptr<CompiledRunner> compile_kernel(const Kernel& k, Renderer& r, boo
   }
   // a CPU vector tile keeps its vector ALUs: the C compiler turns them into wide FMAs
   RenderOpts ro = r;
-  CpuBuild cpu;
-  if (std::optional<CpuTile> tile = applied_cpu_vector_tile(k)) {
-    ro.devectorize = 0;
-    ro.defer_horizontal_reduce = tile->reduce_lanes;
-    cpu.vector_alus = true;
-  }
+  std::optional<CpuTile> tile = applied_cpu_vector_tile(k);
+  if (tile) ro.devectorize = 0, ro.defer_horizontal_reduce = tile->reduce_lanes;
   std::vector<UOp> uops = full_rewrite(opt_ast, ro);
   if (debug >= 6) print_uops(uops, std::cout);
   std::string src = r.render(uops);
@@ -159,19 +122,11 @@ std::shared_ptr<CompiledRunner> compile_kernel(const Kernel& k, Renderer& r, boo
   }
   std::optional<LaunchSize> launch;
   if (r.has_local) launch = LaunchSize{1, 1, 1};
-  ProgramSpec spec = ProgramSpec::from_uops(to_function_name(k.name()), src, Device::canonicalize(k.opts.device), ast,
-                                            uops, launch, launch, mem);
-  // CPU threads: a kernel big enough to pay for waking the other cores, with an outermost loop they can share
-  if (auto* clang = dynamic_cast<ClangRenderer*>(&r); clang != nullptr && worth_threads(spec.estimates)) {
-    if (std::optional<UOp> split = ClangRenderer::thread_split_range(uops, k.first_reduce())) {
-      int64_t trips = as_int(split->src(0).vmax());
-      if (trips > 1) {
-        cpu.threaded_src = clang->render_threaded(uops, *split);
-        cpu.max_threads = static_cast<int>(std::min<int64_t>(trips, 1024));
-      }
-    }
-  }
-  return std::make_shared<CompiledRunner>(std::move(spec), k.name(), std::move(cpu));
+  ProgramSpec spec = ProgramSpec::from_uops(to_function_name(k.name()), src,
+                                            Device::canonicalize(device.empty() ? k.opts.device : device), ast, uops,
+                                            launch, launch, mem);
+  spec.first_reduce = k.first_reduce(), spec.vector_alus = tile.has_value();
+  return std::make_shared<CompiledRunner>(std::move(spec), k.name());
 }
 
 std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOp& ast) {
@@ -184,13 +139,13 @@ std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOp&
     std::lock_guard lock(mu);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
-  Renderer& r = renderer_for(device);
+  Renderer& r = *Device::get(device).renderer;
   Kernel k(ast, r);
   if (int64_t beam = getenv("BEAM"); beam >= 1)
     k.apply_opts(beam_search(k, r, static_cast<int>(beam)));
   else if (!getenv("NOOPT"))
     apply_default_opts(k);
-  auto runner = compile_kernel(k, r, false);
+  auto runner = compile_kernel(k, r, false, device);
   std::lock_guard lock(mu);
   return cache.emplace(key, runner).first->second;
 }

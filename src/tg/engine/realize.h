@@ -29,21 +29,13 @@ class Runner {
   bool first_run = true;
 };
 
-// how the CPU builds a kernel, besides its ProgramSpec's src (which is what DEBUG prints)
-struct CpuBuild {
-  std::string threaded_src;  // the kernel as ClangRenderer::render_threaded writes it, compiled instead of p.src
-  int max_threads = 1;       // the cores it may be split across
-  bool vector_alus = false;  // written with vector ALUs: compiled by ClangCompiler::vector_kernels()
-};
-
 class CompiledRunner : public Runner {
  public:
-  // display_name: the coloured kernel name
-  CompiledRunner(ProgramSpec p, std::string display_name, CpuBuild cpu = {});
+  // display_name: the coloured kernel name; built by p.device's Compiled::build
+  CompiledRunner(ProgramSpec p, std::string display_name);
   std::optional<double> operator()(const std::vector<Buffer>& bufs, const VarVals& vars, bool wait) override;
   ProgramSpec p;
   std::string lib;
-  int max_threads = 1;
 
  private:
   std::unique_ptr<Program> prg_;
@@ -80,13 +72,12 @@ class JitCapture {
 };
 inline thread_local JitCapture* capturing = nullptr;
 
-// the renderer a device compiles with (ClangRenderer for CPU)
-Renderer& renderer_for(const std::string& device);
 // compiles (or finds in the method cache) the kernel for an AST on a device
 std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOp& ast);
-// the runner of a kernel with its opts applied: rendered (vector ALUs for a CPU tile), compiled, thread-split on the
-// CPU; quiet: no DEBUG output (BEAM's candidates)
-std::shared_ptr<CompiledRunner> compile_kernel(const Kernel& k, Renderer& r, bool quiet);
+// the runner of a kernel with its opts applied: rendered with r (vector ALUs for a CPU tile), then built by its device;
+// quiet: no DEBUG output (BEAM's candidates)
+// device: where it runs (default: the renderer's device)
+std::shared_ptr<CompiledRunner> compile_kernel(const Kernel& k, Renderer& r, bool quiet, const std::string& device = "");
 ExecItem lower_schedule_item(const ScheduleItem& si);
 void run_schedule(std::vector<ScheduleItem> schedule, const VarVals& vars = {}, bool do_update_stats = true);
 

@@ -451,6 +451,11 @@ std::string CStyleLanguage::render(const std::vector<UOp>& uops) {
 
 // *** ClangRenderer ***
 
+const RenderOpts& RenderOpts::cpu() {
+  static const RenderOpts r = ClangRenderer();  // its capabilities, sliced off the renderer
+  return r;
+}
+
 ClangRenderer::ClangRenderer() {
   device = "CPU";
   float4 = "(float4)";

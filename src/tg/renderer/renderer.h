@@ -47,8 +47,12 @@ struct ProgramSpec {
   std::vector<UOp> vars;            // DEFINE_VARs, sorted by arg: the order of the runtime's var values
   std::vector<int64_t> globals;     // DEFINE_GLOBAL args, in uop order
   std::vector<int64_t> outs, ins;   // buffers stored to / loaded from, sorted and deduplicated
-  std::vector<KernelParam> params;  // the kernel's signature, in order (for the CPU entry shim)
+  std::vector<KernelParam> params;  // the kernel's signature, in order
   Estimates estimates;              // from the uops, ignoring indexing; mem = mem_estimate
+
+  // what the Kernel knew, for a device's build (set by the engine)
+  int64_t first_reduce = 0;  // the kernel's output axes: loops over them may be shared across cores
+  bool vector_alus = false;  // written with vector ALUs (a CPU vector tile, devectorize 0)
 
   static ProgramSpec from_uops(std::string name, std::string src, std::string device, UOp ast, std::vector<UOp> uops,
                                std::optional<LaunchSize> global_size = LaunchSize{1, 1, 1},

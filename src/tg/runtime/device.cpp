@@ -8,9 +8,11 @@
 #include <cstring>
 #include <iostream>
 
-#include "tg/runtime/cpu.h"
+#include "tg/renderer/renderer.h"
 #include "tg/runtime/diskcache.h"
-#include "tg/runtime/python.h"
+#include "tg/runtime/ops_cpu.h"
+#include "tg/runtime/ops_null.h"
+#include "tg/runtime/ops_python.h"
 
 namespace tg {
 
@@ -18,16 +20,20 @@ void GlobalCounters::reset() { global_ops = 0, global_mem = 0, kernel_count = 0,
 
 // *** allocators ***
 
-Opaque Allocator::alloc(size_t nbytes) {
+Opaque Allocator::alloc(size_t nbytes, const BufferSpec& spec) {
   TG_CHECK(nbytes > 0, "alloc size must be positive, getting ", nbytes);
-  return alloc_impl(nbytes);
+  if (spec.external_ptr != nullptr) return spec.external_ptr;
+  return alloc_impl(nbytes, spec);
 }
-void Allocator::free(Opaque opaque, size_t nbytes) { free_impl(opaque, nbytes); }
+void Allocator::free(Opaque opaque, size_t nbytes, const BufferSpec& spec) {
+  if (spec.external_ptr == nullptr) free_impl(opaque, nbytes, spec);
+}
 Opaque Allocator::offset(Opaque, size_t, size_t) {
   throw_internal(__FILE__, __LINE__, "offset function required for view");
 }
 
-Opaque LRUAllocator::alloc(size_t nbytes) {
+Opaque LRUAllocator::alloc(size_t nbytes, const BufferSpec& spec) {
+  if (!(spec == BufferSpec{})) return Allocator::alloc(nbytes, spec);
   {
     std::lock_guard lock(mu_);
     auto it = cache_.find(nbytes);
@@ -45,8 +51,8 @@ Opaque LRUAllocator::alloc(size_t nbytes) {
   }
 }
 
-void LRUAllocator::free(Opaque opaque, size_t nbytes) {
-  if (getenv("LRU", 1) == 0) return Allocator::free(opaque, nbytes);
+void LRUAllocator::free(Opaque opaque, size_t nbytes, const BufferSpec& spec) {
+  if (getenv("LRU", 1) == 0 || !(spec == BufferSpec{})) return Allocator::free(opaque, nbytes, spec);
   std::lock_guard lock(mu_);
   cache_[nbytes].push_back(opaque);
 }
@@ -67,7 +73,7 @@ static void check_host_bytes(size_t nbytes, const char* what) {
   TG_CHECK(nbytes <= total, "out of host memory ", what, " ", nbytes, " bytes (the machine has ", total, ")");
 }
 
-Opaque MallocAllocator::alloc_impl(size_t nbytes) {
+Opaque MallocAllocator::alloc_impl(size_t nbytes, const BufferSpec&) {
   constexpr size_t kAlign = 64;
   check_host_bytes(nbytes, "allocating");
   // aligned_alloc wants a size that is a multiple of the alignment
@@ -75,7 +81,7 @@ Opaque MallocAllocator::alloc_impl(size_t nbytes) {
   TG_CHECK(p != nullptr, "out of host memory allocating ", nbytes, " bytes");
   return p;
 }
-void MallocAllocator::free_impl(Opaque opaque, size_t) { std::free(opaque); }
+void MallocAllocator::free_impl(Opaque opaque, size_t, const BufferSpec&) { std::free(opaque); }
 void MallocAllocator::copyin(Opaque dest, const void* src, size_t nbytes) { std::memcpy(dest, src, nbytes); }
 void MallocAllocator::copyout(void* dest, Opaque src, size_t nbytes) { std::memcpy(dest, src, nbytes); }
 Opaque MallocAllocator::offset(Opaque buf, size_t, size_t offset) { return static_cast<char*>(buf) + offset; }
@@ -100,6 +106,40 @@ std::string Compiler::compile_cached(const std::string& src) {
   return lib;
 }
 
+// *** devices ***
+
+Compiled::Compiled(std::string device, std::shared_ptr<Allocator> allocator, std::shared_ptr<Renderer> renderer,
+                   std::shared_ptr<Compiler> compiler, ProgramFactory runtime)
+    : device(std::move(device)),
+      allocator(std::move(allocator)),
+      renderer(std::move(renderer)),
+      compiler(compiler ? std::move(compiler) : std::make_shared<Compiler>()),
+      runtime(std::move(runtime)) {
+  TG_ASSERT(this->allocator != nullptr && this->renderer != nullptr, "device ", this->device,
+            " needs an allocator and a renderer");
+}
+Compiled::~Compiled() = default;
+
+BuiltProgram Compiled::build(const ProgramSpec& spec) {
+  BuiltProgram ret;
+  ret.lib = compiler->compile_cached(spec.src);
+  ret.program = runtime(spec.name, ret.lib);
+  return ret;
+}
+
+bool Compiled::supports_dtype(DType dtype) const {
+  // the fp8s have no arithmetic on any device yet (as the reference at this version)
+  return dtype.scalar() != dtypes::fp8e4m3 && dtype.scalar() != dtypes::fp8e5m2;
+}
+
+bool is_dtype_supported(DType dtype, std::string_view device) {
+  try {
+    return Device::get(device.empty() ? std::string_view(Device::DEFAULT.str()) : device).supports_dtype(dtype);
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 // *** the registry ***
 
 namespace {
@@ -116,6 +156,7 @@ Registry& registry() {
   static Registry* r = [] {
     auto* r = new Registry();
     r->factories["CPU"] = open_cpu_device;
+    r->factories["NULL"] = open_null_device;
     r->factories["PYTHON"] = open_python_device;
     std::atexit([] {
       Registry& reg = registry();
@@ -143,6 +184,7 @@ std::vector<std::string> devices_from_env() {
 }
 
 std::string choose_default() {
+  if (std::string dev = getenv_str("DEV"); !dev.empty()) return Device::canonicalize(dev);
   auto from_env = devices_from_env();
   if (from_env.size() >= 2) {
     std::vector<std::string> reprs;
@@ -197,7 +239,7 @@ std::string Device::canonicalize(std::string_view device) {
 
 std::vector<std::string> Device::get_available_devices() {
   std::vector<std::string> order = all_devices(), ret;
-  order.push_back("PYTHON");
+  order.push_back("PYTHON"), order.push_back("NULL");
   std::string why;
   for (const auto& d : order)
     if (Compiled* dev = open_device(d, why)) ret.push_back(dev->device);
@@ -253,6 +295,7 @@ struct BufferData {
   std::string device;
   int64_t size;
   DType dtype;
+  BufferSpec spec;
   int64_t offset = 0;
   std::shared_ptr<BufferData> base;      // set for views
   std::shared_ptr<Allocator> allocator;  // set while allocated; keeps the allocator alive as long as the memory
@@ -266,7 +309,7 @@ struct BufferData {
     if (getenv("DEBUG") >= 7) std::cout << "buffer: deallocate " << nbytes() << " bytes on " << device << std::endl;
     if (base == nullptr) {
       GlobalCounters::mem_used -= nbytes();
-      allocator->free(buf, static_cast<size_t>(nbytes()));
+      allocator->free(buf, static_cast<size_t>(nbytes()), spec);
     } else {
       base->allocated_views--;
     }
@@ -277,11 +320,13 @@ struct BufferData {
   }
 };
 
-Buffer::Buffer(std::string device, int64_t size, DType dtype, bool preallocate) {
+Buffer::Buffer(std::string device, int64_t size, DType dtype, bool preallocate)
+    : Buffer(std::move(device), size, dtype, BufferSpec{}, preallocate) {}
+Buffer::Buffer(std::string device, int64_t size, DType dtype, BufferSpec spec, bool preallocate) {
   TG_CHECK(size >= 0, "buffer size must not be negative, got ", size);
   TG_CHECK(!dtype.is_ptr(), "a buffer holds values, not pointers: ", dtype.repr());
   d_ = std::make_shared<BufferData>();
-  d_->device = std::move(device), d_->size = size, d_->dtype = dtype;
+  d_->device = std::move(device), d_->size = size, d_->dtype = dtype, d_->spec = spec;
   if (preallocate) allocate();
 }
 
@@ -305,6 +350,7 @@ Buffer Buffer::view(int64_t size, DType dtype, int64_t offset) const {
 const std::string& Buffer::device() const { return data().device; }
 int64_t Buffer::size() const { return data().size; }
 DType Buffer::dtype() const { return data().dtype; }
+const BufferSpec& Buffer::spec() const { return data().base ? data().base->spec : data().spec; }
 int64_t Buffer::nbytes() const { return data().nbytes(); }
 int64_t Buffer::offset() const { return data().offset; }
 Buffer Buffer::base() const { return data().base ? Buffer(data().base) : *this; }
@@ -324,7 +370,7 @@ Buffer& Buffer::allocate() {
     d.buf = allocator->offset(d.base->buf, static_cast<size_t>(d.nbytes()), static_cast<size_t>(d.offset));
     d.base->allocated_views++;
   } else {
-    d.buf = allocator->alloc(static_cast<size_t>(d.nbytes()));
+    d.buf = allocator->alloc(static_cast<size_t>(d.nbytes()), d.spec);
     GlobalCounters::mem_used += d.nbytes();
   }
   d.allocator = std::move(allocator), d.allocated = true;
@@ -356,6 +402,21 @@ void Buffer::copyout(void* dest, size_t nbytes) const {
   TG_CHECK(d.allocated, "can't copyout unallocated buffer");
   d.allocator->copyout(dest, d.buf, nbytes);
 }
+Buffer& Buffer::copy_from(const Buffer& src) {
+  TG_CHECK(src.nbytes() == nbytes(), "buffer copy size mismatch: ", src.repr(), " is ", src.nbytes(), " bytes, ",
+           repr(), " is ", nbytes());
+  ensure_allocated();
+  BufferData &d = data(), &s = src.data();
+  TG_CHECK(s.allocated, "can't copy from an unallocated buffer ", src.repr());
+  if (d.nbytes() == 0) return *this;
+  const auto n = static_cast<size_t>(d.nbytes());
+  if (d.allocator->transfer(d.buf, s.buf, n, *s.allocator)) return *this;
+  if (void* from = s.allocator->host_ptr(s.buf)) return copyin(from, n);
+  if (void* to = d.allocator->host_ptr(d.buf)) return src.copyout(to, n), *this;
+  std::vector<uint8_t> staging = src.as_bytes();
+  return copyin(staging.data(), staging.size());
+}
+
 std::vector<uint8_t> Buffer::as_bytes() const {
   check_host_bytes(static_cast<size_t>(nbytes()), "reading");
   std::vector<uint8_t> ret(static_cast<size_t>(nbytes()));

@@ -1,7 +1,9 @@
 #pragma once
-// runtime: the Device registry, Buffer and the Compiled device interfaces (tinygrad's device.py).
-// A Compiled device = an Allocator (memory), a Compiler (source -> binary, disk-cached) and a program factory
-// (binary -> a callable Program). Opaque handles are void*: a host pointer on CPU, a CUdeviceptr or cl_mem elsewhere.
+// runtime: the Device registry, Buffer and the Compiled device interface (tinygrad's device.py).
+// A Compiled device = an Allocator (memory), a Renderer (its codegen options and uops -> source), a Compiler (source
+// -> binary, disk-cached) and a program factory (binary -> a callable Program), plus synchronize(). Each device is a
+// file of its own (runtime/ops_<name>.cpp) that the registry opens by name; the engine reaches devices only through
+// this interface. Opaque handles are void*: a host pointer on CPU, a CUdeviceptr or cl_mem elsewhere.
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -21,6 +23,9 @@
 
 namespace tg {
 
+class Renderer;
+struct ProgramSpec;
+
 // *** counters (tinygrad's helpers.GlobalCounters) ***
 
 struct GlobalCounters {
@@ -34,28 +39,45 @@ struct GlobalCounters {
 
 using Opaque = void*;
 
+// how a buffer's memory is allocated (tinygrad's BufferSpec)
+struct BufferSpec {
+  bool host = false;        // host memory the device reaches directly (pinned, for fast copies)
+  bool cpu_access = false;  // memory the host may map
+  bool uncached = false;
+  bool nolru = false;             // freed at once, never kept for reuse
+  Opaque external_ptr = nullptr;  // memory owned by someone else: used as it is, never allocated or freed here
+  bool operator==(const BufferSpec&) const = default;
+};
+
 class Allocator {
  public:
   virtual ~Allocator() = default;
-  virtual Opaque alloc(size_t nbytes);  // nbytes > 0; out of memory is an Error
-  virtual void free(Opaque opaque, size_t nbytes);
+  virtual Opaque alloc(size_t nbytes, const BufferSpec& spec = {});  // nbytes > 0; out of memory is an Error
+  virtual void free(Opaque opaque, size_t nbytes, const BufferSpec& spec = {});
   virtual void copyin(Opaque dest, const void* src, size_t nbytes) = 0;
   virtual void copyout(void* dest, Opaque src, size_t nbytes) = 0;
   virtual bool supports_offset() const { return false; }
   // a handle to bytes [offset, offset+nbytes) of buf, for Buffer views; only where supports_offset()
   virtual Opaque offset(Opaque buf, size_t nbytes, size_t offset);
+  // the host address of a buffer's bytes when the host can read and write them directly (host memory), else null:
+  // a copy between two devices then needs no staging copy
+  virtual void* host_ptr(Opaque) const { return nullptr; }
+  // a direct copy from a buffer of another device (tinygrad's _transfer, e.g. between two GPUs of a kind); false
+  // where this allocator can't reach src's memory (the copy then goes through the host)
+  virtual bool transfer(Opaque, Opaque /*src*/, size_t /*nbytes*/, Allocator& /*src_allocator*/) { return false; }
 
  protected:
-  virtual Opaque alloc_impl(size_t nbytes) = 0;  // tinygrad's _alloc
-  virtual void free_impl(Opaque opaque, size_t nbytes) = 0;
+  virtual Opaque alloc_impl(size_t nbytes, const BufferSpec& spec) = 0;  // tinygrad's _alloc
+  virtual void free_impl(Opaque opaque, size_t nbytes, const BufferSpec& spec) = 0;
 };
 
 // Keeps freed buffers by size and hands them out again (tinygrad's LRUAllocator; LRU=0 turns it off).
 class LRUAllocator : public Allocator {
  public:
-  // NOTE: a subclass calls free_cache() in its own destructor: free_impl is gone by the time this one runs
-  Opaque alloc(size_t nbytes) override;
-  void free(Opaque opaque, size_t nbytes) override;
+  // NOTE: a subclass calls free_cache() in its own destructor: free_impl is gone by the time this one runs.
+  // Only buffers of the default spec are kept for reuse.
+  Opaque alloc(size_t nbytes, const BufferSpec& spec = {}) override;
+  void free(Opaque opaque, size_t nbytes, const BufferSpec& spec = {}) override;
   void free_cache();
 
  private:
@@ -71,11 +93,12 @@ class MallocAllocator : public LRUAllocator {
   void copyout(void* dest, Opaque src, size_t nbytes) override;
   bool supports_offset() const override { return true; }
   Opaque offset(Opaque buf, size_t nbytes, size_t offset) override;
+  void* host_ptr(Opaque buf) const override { return buf; }
   static std::shared_ptr<MallocAllocator> instance();
 
  protected:
-  Opaque alloc_impl(size_t nbytes) override;
-  void free_impl(Opaque opaque, size_t nbytes) override;
+  Opaque alloc_impl(size_t nbytes, const BufferSpec& spec) override;
+  void free_impl(Opaque opaque, size_t nbytes, const BufferSpec& spec) override;
 };
 
 // *** compilers ***
@@ -105,16 +128,17 @@ class Program {
  public:
   using Dims = std::array<int64_t, 3>;
   virtual ~Program() = default;
-  // Run with the buffers' opaque handles and the symbolic variables' values. With wait, blocks until done and
-  // returns the elapsed seconds; else returns nullopt (tinygrad returns None).
+  // Run with the buffers' opaque handles and the symbolic variables' values, on global_size work-groups of
+  // local_size threads each (no local size: the device's own choice, one thread for devices without locals). With
+  // wait, blocks until done and returns the elapsed seconds; else returns nullopt (tinygrad returns None).
   std::optional<double> operator()(std::span<const Opaque> bufs, std::span<const int64_t> vals = {}, bool wait = false,
-                                   Dims global_size = {1, 1, 1}, Dims local_size = {1, 1, 1}) {
+                                   Dims global_size = {1, 1, 1}, std::optional<Dims> local_size = std::nullopt) {
     return call(bufs, vals, wait, global_size, local_size);
   }
 
  protected:
   virtual std::optional<double> call(std::span<const Opaque> bufs, std::span<const int64_t> vals, bool wait,
-                                     Dims global_size, Dims local_size) = 0;
+                                     Dims global_size, std::optional<Dims> local_size) = 0;
 };
 
 // name (the kernel's function name), lib (the compiled binary) -> a loaded program
@@ -122,25 +146,33 @@ using ProgramFactory = std::function<std::unique_ptr<Program>(const std::string&
 
 // *** devices ***
 
+// a kernel built for a device: the binary (what the disk cache and DEBUG see) and the loaded program
+struct BuiltProgram {
+  std::string lib;
+  std::unique_ptr<Program> program;
+};
+
 class Compiled {
  public:
-  Compiled(std::string device, std::shared_ptr<Allocator> allocator, std::shared_ptr<Compiler> compiler,
-           ProgramFactory runtime)
-      : device(std::move(device)),
-        allocator(std::move(allocator)),
-        compiler(compiler ? std::move(compiler) : std::make_shared<Compiler>()),
-        runtime(std::move(runtime)) {}
-  virtual ~Compiled() = default;
+  Compiled(std::string device, std::shared_ptr<Allocator> allocator, std::shared_ptr<Renderer> renderer,
+           std::shared_ptr<Compiler> compiler, ProgramFactory runtime);
+  virtual ~Compiled();
   Compiled(const Compiled&) = delete;
   Compiled& operator=(const Compiled&) = delete;
 
   virtual void synchronize() {}  // wait for all queued work on the device
   virtual void finalize() {}     // called once at process exit
-  // TODO: a renderer field, as tinygrad's Compiled, once src/tg/renderer lands (renderer is below runtime)
+  // The one step from a rendered kernel to a program: by default spec.src compiled through the disk cache and
+  // loaded by runtime. A device with steps of its own overrides it (the CPU adds its entry shim and splits big
+  // kernels across cores; PYTHON runs spec.uops).
+  virtual BuiltProgram build(const ProgramSpec& spec);
+  // whether kernels and buffers of dtype work here (tinygrad's is_dtype_supported, asked of the device itself)
+  virtual bool supports_dtype(DType dtype) const;
 
   const std::string device;
   std::shared_ptr<Allocator> allocator;  // shared: buffers keep their allocator alive, and CPU/PYTHON share one
-  std::shared_ptr<Compiler> compiler;
+  std::shared_ptr<Renderer> renderer;    // never null
+  std::shared_ptr<Compiler> compiler;    // never null
   ProgramFactory runtime;
 };
 
@@ -165,8 +197,8 @@ std::ostream& operator<<(std::ostream& os, const DefaultDevice& d);
 // stay open (one Compiled per canonical name) until the process ends.
 class Device {
  public:
-  // DEFAULT: the single device whose <NAME>=1 env var is set (two set is an error), else the first that opens in
-  // ALL_DEVICES order
+  // DEFAULT: the device named by DEV=<NAME> (NAME:1 too), else the single device whose <NAME>=1 env var is set (two
+  // set is an error), else the first that opens in ALL_DEVICES order
   static inline DefaultDevice DEFAULT;
   // tinygrad's ALL_DEVICES: the DEFAULT search order
   static const std::vector<std::string>& all_devices();
@@ -179,10 +211,14 @@ class Device {
   // the opened device (opened on first use); unknown or unavailable: Error listing the available devices
   static Compiled& get(std::string_view device);
   static Compiled& get() { return get(DEFAULT.str()); }     // tinygrad's Device.default
-  static std::vector<std::string> get_available_devices();  // in ALL_DEVICES order, then PYTHON
+  static Compiled& default_device() { return get(); }
+  static std::vector<std::string> get_available_devices();  // in ALL_DEVICES order, then PYTHON, NULL
   // add or replace how a device (by its name before ':') is opened; takes effect for devices not yet opened
   static void register_device(const std::string& name, DeviceFactory factory);
 };
+
+// whether kernels and buffers of dtype work on device (default: Device::DEFAULT); a device that can't open: false
+bool is_dtype_supported(DType dtype, std::string_view device = {});
 
 // *** Buffer ***
 
@@ -194,12 +230,14 @@ class Buffer {
  public:
   Buffer() = default;  // a null handle
   Buffer(std::string device, int64_t size, DType dtype, bool preallocate = false);
+  Buffer(std::string device, int64_t size, DType dtype, BufferSpec spec, bool preallocate = false);
 
   Buffer view(int64_t size, DType dtype, int64_t offset) const;  // offset in bytes
 
   const std::string& device() const;
   int64_t size() const;  // elements
   DType dtype() const;
+  const BufferSpec& spec() const;  // the base's
   int64_t nbytes() const;
   int64_t offset() const;  // bytes into base(), 0 for a base buffer
   Buffer base() const;     // itself for a base buffer
@@ -213,6 +251,9 @@ class Buffer {
 
   // the size of src/dest must be exactly nbytes()
   Buffer& copyin(const void* src, size_t nbytes);
+  // a copy of src's bytes, from any device: a direct transfer where this device offers one, a single copy where
+  // either side is host memory, else through a host staging buffer. Sizes must match (never a partial copy).
+  Buffer& copy_from(const Buffer& src);
   void copyout(void* dest, size_t nbytes) const;
   std::vector<uint8_t> as_bytes() const;  // tinygrad's as_buffer: a host copy
 

@@ -53,68 +53,9 @@ std::string resolve_device(const std::optional<std::string>& device) {
   return d;
 }
 
-// writes one value of dtype d at dst, from a python-like const (already truncated into d)
-void write_value(uint8_t* dst, DType d, const ConstValue& v) {
-  DType s = d.scalar();
-  auto put = [&](auto x) { std::memcpy(dst, &x, sizeof(x)); };
-  if (s == dtypes::bool_)
-    put(static_cast<uint8_t>(as_bool(v)));
-  else if (s == dtypes::int8)
-    put(static_cast<int8_t>(as_int(v)));
-  else if (s == dtypes::uint8)
-    put(static_cast<uint8_t>(as_int(v)));
-  else if (s == dtypes::int16)
-    put(static_cast<int16_t>(as_int(v)));
-  else if (s == dtypes::uint16)
-    put(static_cast<uint16_t>(as_int(v)));
-  else if (s == dtypes::int32)
-    put(static_cast<int32_t>(as_int(v)));
-  else if (s == dtypes::uint32)
-    put(static_cast<uint32_t>(as_int(v)));
-  else if (s == dtypes::int64 || s == dtypes::uint64)
-    put(static_cast<uint64_t>(as_i128(v)));  // the bits, modulo 2**64
-  else if (s == dtypes::float32)
-    put(static_cast<float>(as_double(v)));
-  else if (s == dtypes::float64)
-    put(as_double(v));
-  else if (s == dtypes::float16) {
-    // the value is already rounded to a half: take its bits exactly from the float
-    uint32_t f = std::bit_cast<uint32_t>(static_cast<float>(as_double(v)));
-    uint32_t sign = (f >> 16) & 0x8000, exp = (f >> 23) & 0xFF, man = f & 0x7FFFFF;
-    uint16_t h;
-    if (exp == 0xFF)
-      h = static_cast<uint16_t>(sign | 0x7C00 | (man ? 0x200 : 0));
-    else if (exp > 142)
-      h = static_cast<uint16_t>(sign | 0x7C00);
-    else if (exp >= 113)
-      h = static_cast<uint16_t>(sign | ((exp - 112) << 10) | (man >> 13));
-    else if (exp >= 103)
-      h = static_cast<uint16_t>(sign | ((man | 0x800000) >> (126 - exp)));
-    else
-      h = static_cast<uint16_t>(sign);
-    put(h);
-  } else {
-    throw Error(tg::cat("can't write host data of dtype ", d));
-  }
-}
 ConstValue read_host(const void* data, size_t i, DType host) {
-  auto get = [&](auto tag) {
-    decltype(tag) x;
-    std::memcpy(&x, static_cast<const uint8_t*>(data) + i * sizeof(x), sizeof(x));
-    return x;
-  };
-  if (host == dtypes::bool_) return static_cast<bool>(get(uint8_t{}));
-  if (host == dtypes::float32) return static_cast<double>(get(float{}));
-  if (host == dtypes::float64) return get(double{});
-  if (host == dtypes::int8) return int64_t(get(int8_t{}));
-  if (host == dtypes::uint8) return int64_t(get(uint8_t{}));
-  if (host == dtypes::int16) return int64_t(get(int16_t{}));
-  if (host == dtypes::uint16) return int64_t(get(uint16_t{}));
-  if (host == dtypes::int32) return int64_t(get(int32_t{}));
-  if (host == dtypes::uint32) return int64_t(get(uint32_t{}));
-  if (host == dtypes::int64) return get(int64_t{});
-  if (host == dtypes::uint64) return int_const(get(uint64_t{}));
-  throw Error(tg::cat("unsupported host dtype ", host));
+  TG_CHECK(host.fmt() != 0, "unsupported host dtype ", host);
+  return read_value(static_cast<const uint8_t*>(data) + i * static_cast<size_t>(host.itemsize()), host);
 }
 }  // namespace
 

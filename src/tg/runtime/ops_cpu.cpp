@@ -1,4 +1,4 @@
-#include "tg/runtime/cpu.h"
+#include "tg/runtime/ops_cpu.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -16,6 +16,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "tg/renderer/cstyle.h"
 #include "tg/runtime/threadpool.h"
 
 extern char** environ;
@@ -183,7 +184,8 @@ std::string ClangCompiler::compile(const std::string& src) {
 
 // *** CPUProgram ***
 
-CPUProgram::CPUProgram(std::string name, const std::string& lib) : name(std::move(name)) {
+CPUProgram::CPUProgram(std::string name, const std::string& lib, int max_threads)
+    : name(std::move(name)), max_threads_(max_threads) {
   // memfd: nothing touches the disk and nothing is left behind if we crash; a temp file where memfd is missing
   std::string path;
   fd_ = ::memfd_create(cat("tg_", this->name).c_str(), MFD_CLOEXEC);
@@ -233,13 +235,16 @@ void CPUProgram::release() {
 }
 
 std::optional<double> CPUProgram::call(std::span<const Opaque> bufs, std::span<const int64_t> vals, bool wait,
-                                       Dims global_size, Dims) {
+                                       Dims global_size, std::optional<Dims>) {
   static_assert(sizeof(long long) == sizeof(int64_t));
   // NOTE: the shim only reads both arrays; int64_t is long here, the same bits as long long, and the shim lives in
   // another (dlopen'ed) object, so no aliasing assumption spans the call
   void** b = const_cast<void**>(bufs.data());
   const auto* v = reinterpret_cast<const long long*>(vals.data());
-  const int cores = threaded_ != nullptr ? static_cast<int>(std::clamp<int64_t>(global_size[0], 1, 1024)) : 1;
+  int cores = 1;
+  if (threaded_ != nullptr)
+    cores = max_threads_ > 0 ? std::min(max_threads_, cpu_threads())
+                             : static_cast<int>(std::clamp<int64_t>(global_size[0], 1, 1024));
   auto run = [&] {
     if (cores == 1) return fxn_(b, v);
     Threaded t = threaded_;
@@ -257,11 +262,50 @@ std::optional<double> CPUProgram::call(std::span<const Opaque> bufs, std::span<c
 
 // *** the device ***
 
+namespace {
+
+// Whether a kernel takes long enough that splitting it across cores beats the few microseconds it costs to wake
+// them: its estimated single-core time (at a few GFLOP/s and ~10 GB/s) against ~20 us.
+bool worth_threads(const Estimates& e) {
+  return static_cast<double>(e.ops) / 3.0 + static_cast<double>(e.lds) / 10.0 >= 20000.0;
+}
+
+class CPUDevice : public Compiled {
+ public:
+  CPUDevice(const std::string& device, const std::shared_ptr<ClangRenderer>& clang)
+      : Compiled(device, MallocAllocator::instance(), clang, std::make_shared<ClangCompiler>(),
+                 [](const std::string& name, const std::string& lib) { return std::make_unique<CPUProgram>(name, lib); }),
+        clang_(clang) {}
+
+  BuiltProgram build(const ProgramSpec& spec) override {
+    std::string src = spec.src;
+    int max_threads = 0;
+    // a kernel big enough to pay for waking the other cores, with an outermost loop they can share
+    if (worth_threads(spec.estimates))
+      if (std::optional<UOp> split = ClangRenderer::thread_split_range(spec.uops, spec.first_reduce)) {
+        if (int64_t trips = as_int(split->src(0).vmax()); trips > 1) {
+          src = clang_->render_threaded(spec.uops, *split);
+          max_threads = static_cast<int>(std::min<int64_t>(trips, 1024));
+        }
+      }
+    src += clang_->entry_shim(spec.name, spec.params, max_threads > 0);
+    // a vector tile's kernel keeps its vector ALUs: vector_kernels() turns them into wide FMAs
+    Compiler* c = compiler.get();
+    if (spec.vector_alus && dynamic_cast<ClangCompiler*>(c) != nullptr) c = &ClangCompiler::vector_kernels();
+    BuiltProgram ret;
+    ret.lib = c->compile_cached(src);
+    ret.program = std::make_unique<CPUProgram>(spec.name, ret.lib, max_threads);
+    return ret;
+  }
+
+ private:
+  std::shared_ptr<ClangRenderer> clang_;
+};
+
+}  // namespace
+
 std::unique_ptr<Compiled> open_cpu_device(const std::string& device) {
-  return std::make_unique<Compiled>(device, MallocAllocator::instance(), std::make_shared<ClangCompiler>(),
-                                    [](const std::string& name, const std::string& lib) -> std::unique_ptr<Program> {
-                                      return std::make_unique<CPUProgram>(name, lib);
-                                    });
+  return std::make_unique<CPUDevice>(device, std::make_shared<ClangRenderer>());
 }
 
 }  // namespace tg

@@ -11,7 +11,9 @@
 // A kernel compiled to run on several cores (ClangRenderer::render_threaded) also defines
 //   void tg_entry_threads_<name>(void** bufs, const long long* vars, int core, int ncores);
 // which runs core's share of the kernel; called with global_size[0] > 1, the program runs that many shares at once
-// on the thread pool (tinygrad's CPU device likewise launches global_size[0] threads).
+// on the thread pool (tinygrad's CPU device likewise launches global_size[0] threads). A program made with
+// max_threads > 0 (what the CPU device's build does for a kernel it split) picks its cores itself: at most
+// max_threads, at most the pool's.
 #include <atomic>
 #include <memory>
 #include <string>
@@ -49,7 +51,8 @@ class CPUProgram : public Program {
  public:
   using Entry = void (*)(void** bufs, const long long* vars);
   using Threaded = void (*)(void** bufs, const long long* vars, int core, int ncores);
-  CPUProgram(std::string name, const std::string& lib);  // lib: the bytes of the shared object
+  // lib: the bytes of the shared object
+  CPUProgram(std::string name, const std::string& lib, int max_threads = 0);
   ~CPUProgram() override;
   CPUProgram(const CPUProgram&) = delete;
   CPUProgram& operator=(const CPUProgram&) = delete;
@@ -59,19 +62,22 @@ class CPUProgram : public Program {
 
  protected:
   std::optional<double> call(std::span<const Opaque> bufs, std::span<const int64_t> vals, bool wait, Dims global_size,
-                             Dims local_size) override;
+                             std::optional<Dims> local_size) override;
 
  private:
   void release();
   void* handle_ = nullptr;
   Entry fxn_ = nullptr;
   Threaded threaded_ = nullptr;  // tg_entry_threads_<name>, when the kernel has it
+  int max_threads_ = 0;
   // the loaded file stays (a memfd, or a temp file) until dlclose: glibc dedups dlopen by path, so a path must
   // not be reused while its library is loaded
   int fd_ = -1;
   std::string path_;
 };
 
+// the CPU device: MallocAllocator, ClangRenderer, ClangCompiler, CPUProgram; its build adds the entry shim, splits a
+// kernel big enough to pay for it across cores, and compiles vector-tile kernels with vector_kernels()
 std::unique_ptr<Compiled> open_cpu_device(const std::string& device);
 
 }  // namespace tg
