@@ -392,11 +392,13 @@ void bind_tensor(py::module_& m) {
       .def("to",
            [](const Tensor& t, py::object device) {
              META("to");
-             if (device.is_none()) return t;
-             tg::TensorOptions o;
-             o.device = device.cast<std::string>();
-             o.requires_grad = t.requires_grad();
-             return Tensor(t.uop(), o);
+             return device.is_none() ? t : t.to(device.cast<std::string>());
+           })
+      .def("to_",
+           [](py::object self, py::object device) {
+             META("to_");
+             if (!device.is_none()) self.cast<Tensor&>().to_(device.cast<std::string>());
+             return self;
            })
       .def("assign",
            [](py::object self, py::handle x) {

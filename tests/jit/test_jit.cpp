@@ -18,7 +18,7 @@ using tg::test::ScopedEnv;
 namespace {
 
 struct Jit : ::testing::Test {
-  void SetUp() override { Device::DEFAULT = "CPU"; }
+  void SetUp() override { Device::DEFAULT.reset(); }  // the env's choice (DEV=...): these run on every device
 };
 
 std::vector<float> iota(size_t n, float start, float step = 1.0f) {

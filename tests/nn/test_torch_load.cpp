@@ -27,7 +27,7 @@ Bytes read_bytes(const std::string& path) {
 struct TorchLoad : ::testing::Test {
   fs::path dir;
   void SetUp() override {
-    Device::DEFAULT = "CPU";
+    Device::DEFAULT.reset();  // the env's choice (DEV=...): these run on every device
     dir = fs::temp_directory_path() /
           cat("tg_torch_load_", getpid(), "_", ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir);

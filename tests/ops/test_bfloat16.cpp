@@ -46,7 +46,7 @@ const std::vector<float> samples{1.0f,
                                  std::numeric_limits<float>::quiet_NaN()};
 
 struct Bfloat16 : ::testing::Test {
-  void SetUp() override { Device::DEFAULT = "CPU"; }
+  void SetUp() override { Device::DEFAULT.reset(); }  // the env's choice (DEV=...): these run on every device
 };
 
 }  // namespace

@@ -17,7 +17,7 @@ using namespace tg;
 namespace {
 
 struct Movement : ::testing::Test {
-  void SetUp() override { Device::DEFAULT = "CPU"; }
+  void SetUp() override { Device::DEFAULT.reset(); }  // the env's choice (DEV=...): these run on every device
 };
 
 // a row-major array of doubles: the plain reference the tensors are checked against

@@ -64,11 +64,11 @@ void Tensor::realize(const std::vector<Tensor>& tensors) {
 
 std::vector<uint8_t> Tensor::data_bytes() const {
   if (numel() == 0) return {};
-  // a contiguous copy on the CPU, realized: its base is a BUFFER holding exactly the elements, row-major
-  Tensor t = *this;
-  if (t.device() != "CPU") t = Tensor(t.uop(), TensorOptions{"CPU", std::nullopt, false});
+  // contiguous on its own device, realized: its base is a BUFFER holding exactly the elements, row-major, which the
+  // device's allocator copies out (the reference copies to the CPU first, for a zero-copy memoryview; a host copy
+  // is made here either way). A lazy tensor stays lazy: only its contiguous copy is realized.
   MetadataScope m("data");
-  t = t.contiguous();
+  Tensor t = contiguous();
   t.realize();
   UOp base = uop_base(t.uop());
   TG_ASSERT(base.op() == Ops::BUFFER, "realized tensor is not a buffer: ", base.op());

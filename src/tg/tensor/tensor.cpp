@@ -209,6 +209,20 @@ const UOp& Tensor::uop() const { return d_->uop; }
 Shape Tensor::shape() const { return uop_shape(d_->uop); }
 DType Tensor::dtype() const { return d_->uop.dtype(); }
 std::string Tensor::device() const { return uop_device_str(d_->uop); }
+
+Tensor Tensor::to(std::string_view device) const {
+  std::string d = resolve_device(std::string(device));
+  if (this->device() == d) return *this;
+  Tensor ret(uop(), TensorOptions{d, std::nullopt, requires_grad()});
+  if (std::optional<Tensor> g = grad()) ret.set_grad(g->to(d));
+  return ret;
+}
+Tensor& Tensor::to_(std::string_view device) {
+  Tensor real = to(device);
+  d_->uop = real.uop();
+  set_grad(real.grad());
+  return *this;
+}
 std::optional<bool> Tensor::requires_grad() const { return d_->requires_grad; }
 Tensor& Tensor::requires_grad_(bool v) {
   d_->requires_grad = v;

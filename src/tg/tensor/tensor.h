@@ -204,6 +204,13 @@ class Tensor {
   bool is(const Tensor& o) const { return d_ == o.d_; }  // one tensor (Python's `is`), not equal values
   std::string repr() const;  // <Tensor <UOp CPU (4,) int (<Ops.COPY: 7>, None)> on CPU with grad None>
 
+  // *** devices ***
+  // this tensor on device (canonicalized: "cpu" is "CPU"): itself when it is there, else a lazy copy (COPY) with the
+  // same requires_grad, and its grad moved too (tinygrad's Tensor.to). A device that can't open is an Error naming
+  // it, why, and the devices that are available.
+  Tensor to(std::string_view device) const;
+  Tensor& to_(std::string_view device);  // moves this tensor (and its grad) in place
+
   // *** elementwise ***
   Tensor cast(DType dt) const;
   Tensor contiguous() const;

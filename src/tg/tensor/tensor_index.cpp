@@ -124,7 +124,7 @@ Tensor Tensor::getitem(std::vector<Index> indices, IndexPlan* plan) const {
     } else {
       Tensor t = index.as_list() ? Tensor(*index.as_list(), Shape{static_cast<sint>(index.as_list()->size())},
                                           TensorOptions{device(), dtypes::default_int, false})
-                                 : to_device(index.as_tensor(), device());
+                                 : index.as_tensor().to(device());
       TG_CHECK_AS(IndexError, dtypes::is_int(t.dtype()), "index dtype ", t.dtype(), " is not supported (dim ", dim,
                   ")");
       p.tensor = (t < 0).where(t + size, t);
@@ -250,7 +250,7 @@ Tensor& Tensor::setitem(const std::vector<Index>& indices, const Tensor& v) {
   IndexPlan plan;
   Tensor view = getitem(indices, &plan);
   Shape rs = view.shape();
-  Tensor value = to_device(v, device()).cast(dtype());
+  Tensor value = v.to(device()).cast(dtype());
   TG_CHECK(broadcastable(value.shape(), rs), "can't set a value of shape ", shape_str(value.shape()),
            " to an index of shape ", shape_str(rs));
   value = value.broadcast_to(rs);
@@ -282,11 +282,6 @@ Tensor& Tensor::setitem(const std::vector<Index>& indices, const Tensor& v) {
 
 // *** gather and scatter ***
 
-Tensor to_device(const Tensor& t, const std::string& device) {
-  if (t.device() == device) return t;
-  return Tensor(t.uop(), TensorOptions{device, std::nullopt, t.requires_grad()});
-}
-
 Tensor one_hot_along_dim(const Tensor& t, sint num_classes, int64_t dim) {
   TG_CHECK(dtypes::is_int(t.dtype()), "one-hot needs an int index tensor, got ", t.dtype());
   Shape s(static_cast<size_t>(t.ndim() - t.resolve_dim(dim)), 1);
@@ -310,7 +305,7 @@ Tensor Tensor::gather(int64_t dim, const Tensor& index) const {
   // x[.., 1 at d, .., j] against index[..] == j, picked by a where (the reference multiplies by the mask, so an inf
   // or nan that isn't picked turns the sum into nan; here it doesn't)
   Tensor x = shrink(cut).unsqueeze(-1).transpose(-1, d);
-  Tensor mask = one_hot_along_dim(to_device(index, device()).unsqueeze(-1), s[static_cast<size_t>(d)], -1);
+  Tensor mask = one_hot_along_dim(index.to(device()).unsqueeze(-1), s[static_cast<size_t>(d)], -1);
   return mask.where(x, zero_of(x)).sum_exact({-1});
 }
 
@@ -333,7 +328,7 @@ std::pair<Tensor, Tensor> Tensor::pre_scatter(int64_t dim, const Tensor& index, 
   Shape e = sv.shape();
   e.push_back(s[static_cast<size_t>(d)]);
   sv = sv.unsqueeze(-1).expand(e).transpose(-1, d);
-  Tensor mask = one_hot_along_dim(to_device(index, device()).unsqueeze(-1), s[static_cast<size_t>(d)], -1);
+  Tensor mask = one_hot_along_dim(index.to(device()).unsqueeze(-1), s[static_cast<size_t>(d)], -1);
   mask = mask.transpose(-1, d);
   Mask pad;
   for (size_t k = 0; k < s.size(); k++) pad.push_back({0, static_cast<int64_t>(k) == d ? 0 : s[k] - is[k]});
@@ -383,7 +378,7 @@ Tensor Tensor::masked_select(const Tensor& mask) const {
   Tensor x = flatten();
   // the output's size depends on the mask's data: it is realized (as the reference's .item()), and the selected
   // positions are read with it, so the selection is one gather
-  std::vector<bool> m = to_device(mask, device()).broadcast_to(shape()).flatten().tolist<bool>();
+  std::vector<bool> m = mask.to(device()).broadcast_to(shape()).flatten().tolist<bool>();
   std::vector<int32_t> at;
   for (size_t i = 0; i < m.size(); i++)
     if (m[i]) at.push_back(static_cast<int32_t>(i));

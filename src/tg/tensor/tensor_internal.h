@@ -14,8 +14,6 @@ void realize_uops(std::vector<UOp> uops);
 size_t live_tensors_holding(const UOp& u);
 // the graphs of live tensors that are an assign not yet realized (x.assign(y) without realize), for TinyJit
 std::vector<UOp> pending_assign_uops();
-// t on `device` (tinygrad's Tensor.to): t itself when it is there already
-Tensor to_device(const Tensor& t, const std::string& device);
 // t == arange(num_classes) along `dim` of t (tinygrad's _one_hot_along_dim): a bool mask, t broadcast to it
 Tensor one_hot_along_dim(const Tensor& t, sint num_classes, int64_t dim = -1);
 

@@ -102,7 +102,7 @@ Tensor Tensor::multinomial(int64_t num_samples, bool replacement) const {
   Tensor cw = w.cumsum(1).float_();
   Tensor cdf = cw / cw.shrink({{0, rows}, {k - 1, k}});
   Tensor unif = rand({num_samples, rows, 1});
-  Tensor indices = to_device(unif, device()).expand({-1, -1, k}).ge(cdf).sum(std::vector<int64_t>{2}).permute({1, 0});
+  Tensor indices = unif.to(device()).expand({-1, -1, k}).ge(cdf).sum(std::vector<int64_t>{2}).permute({1, 0});
   return (ndim() == 1 ? indices.squeeze(0) : indices).cast(dtypes::int32);
 }
 

@@ -279,7 +279,7 @@ Tensor Tensor::sparse_categorical_crossentropy(const Tensor& Y_in, const SparseC
   check_reduction(o.reduction);
   TG_CHECK(ndim() >= 1, "sparse_categorical_crossentropy needs logits with a class axis, got shape ",
            shape_str(shape()));
-  Tensor Y = to_device(Y_in, device());
+  Tensor Y = Y_in.to(device());
   sint classes = shape().back();
   Shape ys = Y.shape(), expect = shape();
   expect.pop_back();
