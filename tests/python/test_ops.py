@@ -1,6 +1,7 @@
 # Tensor ops through the Python module, against numpy
 import numpy as np, pytest
 from tinygrad import Tensor, dtypes, Device, GlobalCounters
+from conftest import cpu_only
 
 rng = np.random.default_rng(0)
 def rand(*shape, lo=-2.0, hi=2.0): return rng.uniform(lo, hi, size=shape).astype(np.float32)
@@ -60,6 +61,7 @@ def test_creation_helpers():
   np.testing.assert_equal(Tensor.eye(3).numpy(), np.eye(3, dtype=np.float32))
   np.testing.assert_equal(Tensor([1, 2]).zeros_like().numpy(), np.zeros(2, np.int32))
 
+@cpu_only
 def test_repr():
   assert repr(Tensor([1, 2, 3, 4])) == "<Tensor <UOp CPU (4,) int (<Ops.COPY: 7>, None)> on CPU with grad None>"
 
@@ -171,6 +173,7 @@ def test_fused_chain_is_one_kernel():
   ((t + 1) * 2 - 3).relu().realize()
   assert GlobalCounters.kernel_count - before == 1
 
+@cpu_only
 def test_realize_returns_self_and_dedup():
   t = Tensor([1, 2, 3, 4])
   assert t.realize() is t

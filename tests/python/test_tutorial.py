@@ -1,6 +1,8 @@
 # The tutorial's Python, section by section, each in a fresh interpreter (UNIQUE numbers and kernel name suffixes
 # depend on process history, as in the reference run), against what real tinygrad printed (data/*.out, CPU=1).
 import os, re, subprocess, sys, pathlib, pytest
+from conftest import cpu_only
+pytestmark = cpu_only
 
 DATA = pathlib.Path(__file__).parent / "data"
 

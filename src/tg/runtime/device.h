@@ -210,7 +210,7 @@ class Device {
   static std::string canonicalize() { return canonicalize(DEFAULT.str()); }
   // the opened device (opened on first use); unknown or unavailable: Error listing the available devices
   static Compiled& get(std::string_view device);
-  static Compiled& get() { return get(DEFAULT.str()); }     // tinygrad's Device.default
+  static Compiled& get() { return get(DEFAULT.str()); }  // tinygrad's Device.default
   static Compiled& default_device() { return get(); }
   static std::vector<std::string> get_available_devices();  // in ALL_DEVICES order, then PYTHON, NULL
   // add or replace how a device (by its name before ':') is opened; takes effect for devices not yet opened

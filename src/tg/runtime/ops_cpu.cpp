@@ -273,8 +273,9 @@ bool worth_threads(const Estimates& e) {
 class CPUDevice : public Compiled {
  public:
   CPUDevice(const std::string& device, const std::shared_ptr<ClangRenderer>& clang)
-      : Compiled(device, MallocAllocator::instance(), clang, std::make_shared<ClangCompiler>(),
-                 [](const std::string& name, const std::string& lib) { return std::make_unique<CPUProgram>(name, lib); }),
+      : Compiled(
+            device, MallocAllocator::instance(), clang, std::make_shared<ClangCompiler>(),
+            [](const std::string& name, const std::string& lib) { return std::make_unique<CPUProgram>(name, lib); }),
         clang_(clang) {}
 
   BuiltProgram build(const ProgramSpec& spec) override {

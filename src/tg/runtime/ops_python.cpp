@@ -20,8 +20,8 @@ PythonRenderer::PythonRenderer() {
   has_shared = true;
   supports_float4 = true;
   // the ALUs exec_alu evaluates; the rest (THREEFRY, MAX, FDIV, POW ...) are decomposed by the codegen as for C
-  code_for_op = {Ops::SQRT, Ops::RECIP, Ops::NEG,  Ops::EXP2, Ops::LOG2,  Ops::SIN,   Ops::AND,
-                 Ops::XOR,  Ops::OR,    Ops::ADD,  Ops::SUB,  Ops::MUL,   Ops::MOD,   Ops::IDIV,
+  code_for_op = {Ops::SQRT, Ops::RECIP, Ops::NEG,   Ops::EXP2,  Ops::LOG2,  Ops::SIN,   Ops::AND,
+                 Ops::XOR,  Ops::OR,    Ops::ADD,   Ops::SUB,   Ops::MUL,   Ops::MOD,   Ops::IDIV,
                  Ops::SHR,  Ops::SHL,   Ops::CMPNE, Ops::CMPLT, Ops::WHERE, Ops::MULACC};
 }
 
@@ -97,7 +97,8 @@ PythonProgram::PythonProgram(std::string name_, const std::vector<UOp>& uops, co
     for (size_t k = 0; k < nsrc; k++) {
       const UOp& s = u.src(k);
       auto it = pos.find(s.get());
-      TG_CHECK(it != pos.end(), "PYTHON: ", name, ": ", u.op(), " uses a uop that is not in the program (", s.op(), ")");
+      TG_CHECK(it != pos.end(), "PYTHON: ", name, ": ", u.op(), " uses a uop that is not in the program (", s.op(),
+               ")");
       in.src.push_back(it->second);
     }
     if (in.op == Ops::DEFINE_GLOBAL) in.param = globals++;
@@ -112,16 +113,14 @@ PythonProgram::PythonProgram(std::string name_, const std::vector<UOp>& uops, co
       in.jump = in.src[0];
       prog_[static_cast<size_t>(in.src[0])].jump = static_cast<int>(prog_.size());
     }
-    static constexpr OpSet known = GroupOp::ALU | OpSet{Ops::CONST,      Ops::VCONST,     Ops::DEFINE_GLOBAL,
-                                                        Ops::DEFINE_LOCAL, Ops::DEFINE_VAR, Ops::DEFINE_ACC,
-                                                        Ops::SPECIAL,    Ops::RANGE,      Ops::ENDRANGE,
-                                                        Ops::IF,         Ops::ENDIF,      Ops::BARRIER,
-                                                        Ops::SINK,       Ops::NOOP,       Ops::INDEX,
-                                                        Ops::LOAD,       Ops::STORE,      Ops::ASSIGN,
-                                                        Ops::CAST,       Ops::BITCAST,    Ops::GEP,
-                                                        Ops::VECTORIZE,  Ops::CAT,        Ops::PTRCAT};
-    TG_CHECK_AS(NotImplementedError, known.has(in.op), "PYTHON: ", name, ": the interpreter does not run ", in.op,
-                " (", u.dtype().repr(), ")");
+    static constexpr OpSet known =
+        GroupOp::ALU | OpSet{Ops::CONST,      Ops::VCONST,    Ops::DEFINE_GLOBAL, Ops::DEFINE_LOCAL, Ops::DEFINE_VAR,
+                             Ops::DEFINE_ACC, Ops::SPECIAL,   Ops::RANGE,         Ops::ENDRANGE,     Ops::IF,
+                             Ops::ENDIF,      Ops::BARRIER,   Ops::SINK,          Ops::NOOP,         Ops::INDEX,
+                             Ops::LOAD,       Ops::STORE,     Ops::ASSIGN,        Ops::CAST,         Ops::BITCAST,
+                             Ops::GEP,        Ops::VECTORIZE, Ops::CAT,           Ops::PTRCAT};
+    TG_CHECK_AS(NotImplementedError, known.has(in.op), "PYTHON: ", name, ": the interpreter does not run ", in.op, " (",
+                u.dtype().repr(), ")");
     pos.emplace(u.get(), static_cast<int>(prog_.size()));
     prog_.push_back(std::move(in));
   }
@@ -199,9 +198,7 @@ std::optional<double> PythonProgram::call(std::span<const Opaque> bufs, std::spa
             case Ops::NOOP:
               if (!in.src.empty() && L > 0) out = V[static_cast<size_t>(in.src[0])];
               break;
-            case Ops::CONST:
-              std::fill(out.begin(), out.end(), truncate(in.u.arg<ConstValue>(), in.dtype));
-              break;
+            case Ops::CONST: std::fill(out.begin(), out.end(), truncate(in.u.arg<ConstValue>(), in.dtype)); break;
             case Ops::VCONST: {
               const Tuple& c = in.u.arg<Tuple>();
               TG_CHECK(c.size() == L, "PYTHON: VCONST of ", c.size(), " values for ", L, " lanes");
@@ -209,9 +206,7 @@ std::optional<double> PythonProgram::call(std::span<const Opaque> bufs, std::spa
                 for (size_t j = 0; j < L; j++) out[t * L + j] = truncate(c[j], in.dtype);
               break;
             }
-            case Ops::DEFINE_GLOBAL:
-              P[i].assign(static_cast<size_t>(warp), Ptr{in.param, 0, true});
-              break;
+            case Ops::DEFINE_GLOBAL: P[i].assign(static_cast<size_t>(warp), Ptr{in.param, 0, true}); break;
             case Ops::DEFINE_LOCAL: {
               TG_CHECK(in.dtype.size() >= 0, "PYTHON: a DEFINE_LOCAL needs a size");
               DType e = in.dtype.base().scalar();
@@ -248,9 +243,7 @@ std::optional<double> PythonProgram::call(std::span<const Opaque> bufs, std::spa
               out.assign(warp, ConstValue(loop[i]));
               break;
             }
-            case Ops::ENDRANGE:
-              i = static_cast<size_t>(in.jump);
-              continue;
+            case Ops::ENDRANGE: i = static_cast<size_t>(in.jump); continue;
             case Ops::IF: {
               std::vector<char> m = mask;
               for (int64_t t = 0; t < warp; t++) m[t] = m[t] && as_bool(val(in, 0, t, 0));
@@ -352,16 +345,18 @@ std::optional<double> PythonProgram::call(std::span<const Opaque> bufs, std::spa
                 break;
               }
               for (int64_t t = 0; t < warp; t++)
-                for (size_t j = 0; j < L; j++) out[t * L + j] = cast_value(val(in, 0, t, static_cast<int>(j)), in.dtype);
+                for (size_t j = 0; j < L; j++)
+                  out[t * L + j] = cast_value(val(in, 0, t, static_cast<int>(j)), in.dtype);
               break;
             case Ops::BITCAST: {
               const Inst& s = at(in.src[0]);
               const DType from = s.dtype.scalar(), to = in.dtype.scalar();
-              TG_CHECK(from.itemsize() * s.lanes == to.itemsize() * in.lanes, "PYTHON: a BITCAST from ",
-                       s.dtype.repr(), " to ", in.dtype.repr(), " changes the size");
+              TG_CHECK(from.itemsize() * s.lanes == to.itemsize() * in.lanes, "PYTHON: a BITCAST from ", s.dtype.repr(),
+                       " to ", in.dtype.repr(), " changes the size");
               scratch.assign(static_cast<size_t>(from.itemsize() * s.lanes), 0);
               for (int64_t t = 0; t < warp; t++) {
-                for (int j = 0; j < s.lanes; j++) write_value(scratch.data() + j * from.itemsize(), from, val(in, 0, t, j));
+                for (int j = 0; j < s.lanes; j++)
+                  write_value(scratch.data() + j * from.itemsize(), from, val(in, 0, t, j));
                 for (size_t j = 0; j < L; j++) out[t * L + j] = read_value(scratch.data() + j * to.itemsize(), to);
               }
               break;
