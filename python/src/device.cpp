@@ -71,10 +71,22 @@ void bind_device(py::module_& m) {
   m.def(
       "open_device", [](const std::string& d) { return &tg::Device::get(d); }, py::return_value_policy::reference);
 
+  py::class_<tg::BufferSpec>(m, "BufferSpec")
+      .def(py::init([](bool uncached, bool cpu_access, bool host, bool nolru) {
+             return tg::BufferSpec{.host = host, .cpu_access = cpu_access, .uncached = uncached, .nolru = nolru};
+           }),
+           py::kw_only(), py::arg("uncached") = false, py::arg("cpu_access") = false, py::arg("host") = false,
+           py::arg("nolru") = false)
+      .def_readonly("uncached", &tg::BufferSpec::uncached)
+      .def_readonly("cpu_access", &tg::BufferSpec::cpu_access)
+      .def_readonly("host", &tg::BufferSpec::host)
+      .def_readonly("nolru", &tg::BufferSpec::nolru)
+      .def("__eq__", [](const tg::BufferSpec& a, const tg::BufferSpec& b) { return a == b; });
   py::class_<Buffer>(m, "Buffer")
-      .def(py::init([](const std::string& device, int64_t size, tg::DType dtype, py::object opaque, py::object,
+      .def(py::init([](const std::string& device, int64_t size, tg::DType dtype, py::object opaque, py::object options,
                        py::object initial_value, bool preallocate) {
-             Buffer b(tg::Device::canonicalize(device), size, dtype, preallocate);
+             tg::BufferSpec spec = options.is_none() ? tg::BufferSpec{} : options.cast<tg::BufferSpec>();
+             Buffer b(tg::Device::canonicalize(device), size, dtype, spec, preallocate);
              if (!opaque.is_none()) throw py::value_error("Buffer: an external opaque handle is not supported yet");
              if (!initial_value.is_none()) {
                std::string bytes = buffer_bytes(initial_value);
@@ -87,6 +99,7 @@ void bind_device(py::module_& m) {
       .def_property_readonly("device", &Buffer::device)
       .def_property_readonly("size", &Buffer::size)
       .def_property_readonly("dtype", &Buffer::dtype)
+      .def_property_readonly("options", [](const Buffer& b) { return b.spec(); })
       .def_property_readonly("nbytes", &Buffer::nbytes)
       .def_property_readonly("offset", &Buffer::offset)
       .def_property_readonly("base", &Buffer::base)

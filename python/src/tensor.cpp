@@ -390,9 +390,12 @@ void bind_tensor(py::module_& m) {
              return t.cast(tg::dtypes::bool_);
            })
       .def("to",
-           [](const Tensor& t, py::object device) {
+           [](py::object self, py::object device) -> py::object {
              META("to");
-             return device.is_none() ? t : t.to(device.cast<std::string>());
+             const Tensor& t = self.cast<const Tensor&>();
+             if (device.is_none()) return self;
+             Tensor r = t.to(device.cast<std::string>());
+             return r.is(t) ? self : py::cast(std::move(r));  // already there: the same object, as the reference
            })
       .def("to_",
            [](py::object self, py::object device) {

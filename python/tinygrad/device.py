@@ -3,7 +3,7 @@
 from __future__ import annotations
 import sys, platform
 from tinygrad import _C
-from tinygrad._C import Buffer, Compiled, Allocator, Compiler  # noqa: F401
+from tinygrad._C import Buffer, BufferSpec, Compiled, Allocator, Compiler  # noqa: F401
 from tinygrad.dtype import DType, dtypes
 from tinygrad.helpers import getenv, CI, OSX
 

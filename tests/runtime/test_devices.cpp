@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 
+#include "error_of.h"
 #include "scoped_env.h"
 #include "tg/codegen/heuristic.h"
 #include "tg/codegen/kernel.h"
@@ -20,14 +21,7 @@ namespace {
 
 using test::ScopedEnv;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::error_of;
 
 // the schedule's one kernel AST for t
 UOp kernel_ast(const Tensor& t) {

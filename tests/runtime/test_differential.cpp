@@ -28,7 +28,8 @@ class RandomKernel {
     const int ndim = pick(1, 3);
     for (int i = 0; i < ndim; i++) shape_.push_back(pick(1, 9));
     if (pick(0, 5) == 0) shape_ = {pick(1, 3), pick(200, 1100)};  // a long reduce: grouped on PYTHON
-    std::vector<Tensor> f{input(dtypes::float32), input(dtypes::float32)}, n{input(dtypes::int32), input(dtypes::int32)};
+    std::vector<Tensor> f{input(dtypes::float32), input(dtypes::float32)},
+        n{input(dtypes::int32), input(dtypes::int32)};
     const int steps = pick(3, 8);
     for (int s = 0; s < steps; s++) {
       const int kind = pick(0, 9);
@@ -42,7 +43,8 @@ class RandomKernel {
       into.push_back(t);
     }
     // one output: the last float and the last int combined, so every step that is kept reaches it
-    Tensor out = pick(0, 1) ? f.back() + n.back().cast(dtypes::float32) : n.back() + (f.back() * 8).floor().cast(dtypes::int32);
+    Tensor out =
+        pick(0, 1) ? f.back() + n.back().cast(dtypes::float32) : n.back() + (f.back() * 8).floor().cast(dtypes::int32);
     log("out");
     return out.contiguous().realize();
   }
@@ -50,7 +52,9 @@ class RandomKernel {
 
  private:
   int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
-  size_t pick_index(const std::vector<Tensor>& v) { return static_cast<size_t>(pick(0, static_cast<int>(v.size()) - 1)); }
+  size_t pick_index(const std::vector<Tensor>& v) {
+    return static_cast<size_t>(pick(0, static_cast<int>(v.size()) - 1));
+  }
   void log(const std::string& s) { trace_ += s + " "; }
 
   Tensor input(DType dt) {

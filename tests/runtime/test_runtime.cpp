@@ -7,11 +7,12 @@
 #include <fstream>
 #include <map>
 
+#include "error_of.h"
 #include "scoped_env.h"
 #include "tg/renderer/cstyle.h"
 #include "tg/runtime/device.h"
-#include "tg/runtime/ops_cpu.h"
 #include "tg/runtime/diskcache.h"
+#include "tg/runtime/ops_cpu.h"
 
 using namespace tg;
 using tg::test::ScopedEnv;
@@ -19,14 +20,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::error_of;
 
 // what the C renderer emits: the kernel, then its tg_entry_ shim
 const std::string kAddSrc = R"(

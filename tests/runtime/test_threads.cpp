@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "scoped_env.h"
-#include "tg/runtime/ops_cpu.h"
 #include "tg/runtime/device.h"
+#include "tg/runtime/ops_cpu.h"
 #include "tg/runtime/threadpool.h"
 #include "tg/tensor/tensor.h"
 

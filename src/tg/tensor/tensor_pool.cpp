@@ -7,6 +7,8 @@
 #include <numeric>
 
 #include "tg/gradient/gradient.h"
+#include "tg/renderer/renderer.h"
+#include "tg/runtime/device.h"
 #include "tg/shape/uop_shape.h"
 #include "tg/tensor/tensor_internal.h"
 #include "tg/tensor/tensor_nn_internal.h"
@@ -176,10 +178,11 @@ Tensor stored_dim_last(const Tensor& t, int64_t dim) {
 }
 
 // whether a conv (output shape os, weight shape ws) is big enough for the CPU vector tiles (2^20 multiply-adds,
-// codegen/heuristic.cpp) and on the CPU: such convs take layouts that suit the tiles; elsewhere (small convs, other
-// devices) the same graphs without copies
+// codegen/heuristic.cpp) and on a device that takes them (one without locals): such convs take layouts that suit
+// the tiles; elsewhere (small convs, devices with locals) the same graphs without copies
 bool tiled_conv(const Shape& os, const Shape& ws, const std::string& device) {
-  return prod(os) * prod(Shape(ws.begin() + 1, ws.end())) >= (sint(1) << 20) && device.rfind("CPU", 0) == 0;
+  return prod(os) * prod(Shape(ws.begin() + 1, ws.end())) >= (sint(1) << 20) &&
+         !Device::get(device).renderer->has_local;
 }
 // the tiles' lanes run along rows of 8 or more; shorter rows take them along channels
 bool short_rows(sint row) { return row % 8 != 0; }
