@@ -6,8 +6,8 @@
 #include <numeric>
 
 #include "tg/renderer/cstyle.h"
-#include "tg/runtime/ops_cpu.h"
 #include "tg/runtime/device.h"
+#include "tg/runtime/ops_cpu.h"
 #include "uop_lists.h"
 
 namespace tg {

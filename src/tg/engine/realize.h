@@ -77,7 +77,8 @@ std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOp&
 // the runner of a kernel with its opts applied: rendered with r (vector ALUs for a CPU tile), then built by its device;
 // quiet: no DEBUG output (BEAM's candidates)
 // device: where it runs (default: the renderer's device)
-std::shared_ptr<CompiledRunner> compile_kernel(const Kernel& k, Renderer& r, bool quiet, const std::string& device = "");
+std::shared_ptr<CompiledRunner> compile_kernel(const Kernel& k, Renderer& r, bool quiet,
+                                               const std::string& device = "");
 ExecItem lower_schedule_item(const ScheduleItem& si);
 void run_schedule(std::vector<ScheduleItem> schedule, const VarVals& vars = {}, bool do_update_stats = true);
 
