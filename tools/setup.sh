@@ -10,6 +10,7 @@ PACKAGES=(
   build-essential cmake ninja-build clang clang-format pkg-config ccache  # toolchain
   libgtest-dev libgmock-dev libbenchmark-dev                       # tests and benchmarks
   zlib1g-dev                                                       # nn/datasets: gzipped MNIST
+  llvm-16-dev                                                      # the LLVM device (in-process compiler)
   python3 python3-dev pybind11-dev python3-numpy python3-pytest    # the Python module (python/), later
 )
 

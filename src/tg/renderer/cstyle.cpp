@@ -501,7 +501,7 @@ static UOp float_to_bf16(const UOp& f) {
       .cast(dtypes::uint16)
       .bitcast(dtypes::bfloat16);
 }
-static const PatternMatcher<UOp>& software_bf16() {
+const PatternMatcher<UOp>& software_bf16() {
   static const OpSet computed = GroupOp::ALU - OpSet{Ops::WHERE};
   static const PatternMatcher<UOp> pm = {
       {op(computed | OpSet{Ops::CAST}).named("alu"),

@@ -19,7 +19,10 @@ using StringRewrite = PatternMatcher<Str, CStyleLanguage>;
 const StringRewrite& base_rewrite();               // uop -> C text, shared by every C-like language
 const PatternMatcher<UOp>& extra_pm();             // uop -> uop rewrites every C-like language needs before rendering
 const PatternMatcher<UOp>& clang_extra_matcher();  // ClangRenderer's: double->half via float, scalar SQRT, extra_pm
-std::string strip_parens(const std::string& s);    // "(a+b)" -> "a+b", but "(a)+(b)" stays (helpers.strip_parens)
+// bfloat16 in software: stored as its 16 bits, computed in float, casts rounding to nearest even (for targets
+// without bf16 arithmetic: clang 14's C on x86, LLVM IR without compiler-rt's __truncsfbf2)
+const PatternMatcher<UOp>& software_bf16();
+std::string strip_parens(const std::string& s);  // "(a+b)" -> "a+b", but "(a)+(b)" stays (helpers.strip_parens)
 
 class CStyleLanguage : public Renderer {
  public:

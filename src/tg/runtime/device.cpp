@@ -11,6 +11,7 @@
 #include "tg/renderer/renderer.h"
 #include "tg/runtime/diskcache.h"
 #include "tg/runtime/ops_cpu.h"
+#include "tg/runtime/ops_llvm.h"
 #include "tg/runtime/ops_null.h"
 #include "tg/runtime/ops_python.h"
 
@@ -156,6 +157,7 @@ Registry& registry() {
   static Registry* r = [] {
     auto* r = new Registry();
     r->factories["CPU"] = open_cpu_device;
+    r->factories["LLVM"] = open_llvm_device;
     r->factories["NULL"] = open_null_device;
     r->factories["PYTHON"] = open_python_device;
     std::atexit([] {

@@ -184,8 +184,8 @@ std::string ClangCompiler::compile(const std::string& src) {
 
 // *** CPUProgram ***
 
-CPUProgram::CPUProgram(std::string name, const std::string& lib, int max_threads)
-    : name(std::move(name)), max_threads_(max_threads) {
+CPUProgram::CPUProgram(std::string name_, const std::string& lib, int max_threads)
+    : HostProgram(std::move(name_), max_threads) {
   // memfd: nothing touches the disk and nothing is left behind if we crash; a temp file where memfd is missing
   std::string path;
   fd_ = ::memfd_create(cat("tg_", this->name).c_str(), MFD_CLOEXEC);
@@ -234,8 +234,8 @@ void CPUProgram::release() {
   if (!path_.empty()) ::unlink(path_.c_str()), path_.clear();
 }
 
-std::optional<double> CPUProgram::call(std::span<const Opaque> bufs, std::span<const int64_t> vals, bool wait,
-                                       Dims global_size, std::optional<Dims>) {
+std::optional<double> HostProgram::call(std::span<const Opaque> bufs, std::span<const int64_t> vals, bool wait,
+                                        Dims global_size, std::optional<Dims>) {
   static_assert(sizeof(long long) == sizeof(int64_t));
   // NOTE: the shim only reads both arrays; int64_t is long here, the same bits as long long, and the shim lives in
   // another (dlopen'ed) object, so no aliasing assumption spans the call
@@ -270,6 +270,20 @@ bool worth_threads(const Estimates& e) {
   return static_cast<double>(e.ops) / 3.0 + static_cast<double>(e.lds) / 10.0 >= 20000.0;
 }
 
+}  // namespace
+
+ThreadSplit cpu_thread_split(const ProgramSpec& spec) {
+  // a kernel big enough to pay for waking the other cores, with an outermost loop they can share
+  if (!worth_threads(spec.estimates)) return {};
+  std::optional<UOp> split = ClangRenderer::thread_split_range(spec.uops, spec.first_reduce);
+  if (!split) return {};
+  const int64_t trips = as_int(split->src(0).vmax());
+  if (trips <= 1) return {};
+  return ThreadSplit{split, static_cast<int>(std::min<int64_t>(trips, 1024))};
+}
+
+namespace {
+
 class CPUDevice : public Compiled {
  public:
   CPUDevice(const std::string& device, const std::shared_ptr<ClangRenderer>& clang)
@@ -280,15 +294,9 @@ class CPUDevice : public Compiled {
 
   BuiltProgram build(const ProgramSpec& spec) override {
     std::string src = spec.src;
-    int max_threads = 0;
-    // a kernel big enough to pay for waking the other cores, with an outermost loop they can share
-    if (worth_threads(spec.estimates))
-      if (std::optional<UOp> split = ClangRenderer::thread_split_range(spec.uops, spec.first_reduce)) {
-        if (int64_t trips = as_int(split->src(0).vmax()); trips > 1) {
-          src = clang_->render_threaded(spec.uops, *split);
-          max_threads = static_cast<int>(std::min<int64_t>(trips, 1024));
-        }
-      }
+    const ThreadSplit split = cpu_thread_split(spec);
+    const int max_threads = split.max_threads;
+    if (max_threads > 0) src = clang_->render_threaded(spec.uops, *split.range);
     src += clang_->entry_shim(spec.name, spec.params, max_threads > 0);
     // a vector tile's kernel keeps its vector ALUs: vector_kernels() turns them into wide FMAs
     Compiler* c = compiler.get();

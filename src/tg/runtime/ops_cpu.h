@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "tg/renderer/renderer.h"
 #include "tg/runtime/device.h"
 
 namespace tg {
@@ -47,34 +48,48 @@ class ClangCompiler : public Compiler {
   std::vector<std::string> cc_, extra_;
 };
 
-class CPUProgram : public Program {
+// A kernel compiled for this machine, called through its entry points (the calling convention above): on the calling
+// thread, or split across the thread pool. CPUProgram (a dlopen'ed shared object) and LLVMProgram (ORC) load them.
+class HostProgram : public Program {
  public:
   using Entry = void (*)(void** bufs, const long long* vars);
   using Threaded = void (*)(void** bufs, const long long* vars, int core, int ncores);
+  const std::string name;
+  static inline std::atomic<int64_t> threaded_runs{0};  // calls split across more than one core, for tests
+
+ protected:
+  HostProgram(std::string name, int max_threads) : name(std::move(name)), max_threads_(max_threads) {}
+  std::optional<double> call(std::span<const Opaque> bufs, std::span<const int64_t> vals, bool wait, Dims global_size,
+                             std::optional<Dims> local_size) override;
+  Entry fxn_ = nullptr;
+  Threaded threaded_ = nullptr;  // tg_entry_threads_<name>, when the kernel has it
+  int max_threads_ = 0;
+};
+
+class CPUProgram : public HostProgram {
+ public:
   // lib: the bytes of the shared object
   CPUProgram(std::string name, const std::string& lib, int max_threads = 0);
   ~CPUProgram() override;
   CPUProgram(const CPUProgram&) = delete;
   CPUProgram& operator=(const CPUProgram&) = delete;
 
-  const std::string name;
-  static inline std::atomic<int64_t> threaded_runs{0};  // calls split across more than one core, for tests
-
- protected:
-  std::optional<double> call(std::span<const Opaque> bufs, std::span<const int64_t> vals, bool wait, Dims global_size,
-                             std::optional<Dims> local_size) override;
-
  private:
   void release();
   void* handle_ = nullptr;
-  Entry fxn_ = nullptr;
-  Threaded threaded_ = nullptr;  // tg_entry_threads_<name>, when the kernel has it
-  int max_threads_ = 0;
   // the loaded file stays (a memfd, or a temp file) until dlclose: glibc dedups dlopen by path, so a path must
   // not be reused while its library is loaded
   int fd_ = -1;
   std::string path_;
 };
+
+// how the CPU splits a kernel across cores: the outermost loop the cores share, and at most how many (0: the kernel
+// is too small to pay for waking them, or has no such loop)
+struct ThreadSplit {
+  std::optional<UOp> range;
+  int max_threads = 0;
+};
+ThreadSplit cpu_thread_split(const ProgramSpec& spec);
 
 // the CPU device: MallocAllocator, ClangRenderer, ClangCompiler, CPUProgram; its build adds the entry shim, splits a
 // kernel big enough to pay for it across cores, and compiles vector-tile kernels with vector_kernels()
