@@ -27,24 +27,51 @@ namespace tg {
 namespace {
 
 // the LLVM C API, loaded at run time (libLLVM-N.so), so the library links and runs without it
-#define TG_LLVM_FNS(X)                                                                                                 \
-  X(LLVMInitializeX86TargetInfo)                                                                                       \
-  X(LLVMInitializeX86Target) X(LLVMInitializeX86TargetMC) X(LLVMInitializeX86AsmPrinter) X(LLVMInitializeX86AsmParser) \
-      X(LLVMGetDefaultTargetTriple) X(LLVMGetTargetFromTriple) X(LLVMGetHostCPUName) X(LLVMGetHostCPUFeatures)         \
-          X(LLVMDisposeMessage) X(LLVMCreateTargetMachine) X(LLVMCreateTargetDataLayout) X(LLVMSetModuleDataLayout)    \
-              X(LLVMSetTarget) X(LLVMDisposeTargetData) X(LLVMContextCreate) X(LLVMContextDispose)                     \
-                  X(LLVMCreateMemoryBufferWithMemoryRangeCopy) X(LLVMParseIRInContext) X(LLVMVerifyModule)             \
-                      X(LLVMDisposeModule) X(LLVMCreatePassBuilderOptions)                                             \
-                          X(LLVMPassBuilderOptionsSetLoopVectorization) X(LLVMPassBuilderOptionsSetSLPVectorization)   \
-                              X(LLVMPassBuilderOptionsSetLoopUnrolling) X(LLVMDisposePassBuilderOptions)               \
-                                  X(LLVMRunPasses) X(LLVMGetErrorMessage) X(LLVMDisposeErrorMessage)                   \
-                                      X(LLVMTargetMachineEmitToMemoryBuffer) X(LLVMGetBufferStart)                     \
-                                          X(LLVMGetBufferSize) X(LLVMDisposeMemoryBuffer) X(LLVMPrintModuleToString)   \
-                                              X(LLVMOrcCreateLLJIT) X(LLVMOrcDisposeLLJIT)                             \
-                                                  X(LLVMOrcLLJITGetMainJITDylib) X(LLVMOrcLLJITGetGlobalPrefix)        \
-                                                      X(LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess)          \
-                                                          X(LLVMOrcJITDylibAddGenerator) X(LLVMOrcLLJITAddObjectFile)  \
-                                                              X(LLVMOrcLLJITLookup)
+// clang-format off
+#define TG_LLVM_FNS(X) \
+  X(LLVMInitializeX86TargetInfo) \
+  X(LLVMInitializeX86Target) \
+  X(LLVMInitializeX86TargetMC) \
+  X(LLVMInitializeX86AsmPrinter) \
+  X(LLVMInitializeX86AsmParser) \
+  X(LLVMGetDefaultTargetTriple) \
+  X(LLVMGetTargetFromTriple) \
+  X(LLVMGetHostCPUName) \
+  X(LLVMGetHostCPUFeatures) \
+  X(LLVMDisposeMessage) \
+  X(LLVMCreateTargetMachine) \
+  X(LLVMCreateTargetDataLayout) \
+  X(LLVMSetModuleDataLayout) \
+  X(LLVMSetTarget) \
+  X(LLVMDisposeTargetData) \
+  X(LLVMContextCreate) \
+  X(LLVMContextDispose) \
+  X(LLVMCreateMemoryBufferWithMemoryRangeCopy) \
+  X(LLVMParseIRInContext) \
+  X(LLVMVerifyModule) \
+  X(LLVMDisposeModule) \
+  X(LLVMCreatePassBuilderOptions) \
+  X(LLVMPassBuilderOptionsSetLoopVectorization) \
+  X(LLVMPassBuilderOptionsSetSLPVectorization) \
+  X(LLVMPassBuilderOptionsSetLoopUnrolling) \
+  X(LLVMDisposePassBuilderOptions) \
+  X(LLVMRunPasses) \
+  X(LLVMGetErrorMessage) \
+  X(LLVMDisposeErrorMessage) \
+  X(LLVMTargetMachineEmitToMemoryBuffer) \
+  X(LLVMGetBufferStart) \
+  X(LLVMGetBufferSize) \
+  X(LLVMDisposeMemoryBuffer) \
+  X(LLVMPrintModuleToString) \
+  X(LLVMOrcCreateLLJIT) \
+  X(LLVMOrcDisposeLLJIT) \
+  X(LLVMOrcLLJITGetMainJITDylib) \
+  X(LLVMOrcLLJITGetGlobalPrefix) \
+  X(LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess) \
+  X(LLVMOrcJITDylibAddGenerator) \
+  X(LLVMOrcLLJITAddObjectFile) \
+  X(LLVMOrcLLJITLookup)
+// clang-format on
 
 struct LLVMApi {
 #define TG_X(f) decltype(&::f) f = nullptr;
