@@ -182,7 +182,9 @@ std::string LLVMCompiler::compile(const std::string& src) {
     L.LLVMContextDispose(ctx);
     throw CompileError(cat("LLVM: ", what, "\n--- source ---\n", src));
   };
-  if (L.LLVMVerifyModule(mod, LLVMReturnStatusAction, &err) != 0) fail("invalid kernel: " + take_message(L, err));
+  const bool invalid = L.LLVMVerifyModule(mod, LLVMReturnStatusAction, &err) != 0;
+  std::string why = take_message(L, err);  // NOTE: an (empty) message is made even when the module is valid
+  if (invalid) fail("invalid kernel: " + why);
   L.LLVMSetTarget(mod, t.triple.c_str());
   LLVMTargetDataRef dl = L.LLVMCreateTargetDataLayout(t.tm);
   L.LLVMSetModuleDataLayout(mod, dl);
