@@ -159,6 +159,16 @@ HostTarget& host_target() {
 
 // *** the compiler: IR -> optimized -> an object file (cached on disk, as clang's shared objects) ***
 
+namespace {
+// the first function the source defines (the kernel; its entry points come after it), for error messages
+std::string kernel_name(const std::string& src) {
+  const size_t at = src.find("define void @");
+  if (at == std::string::npos) return "(no kernel)";
+  const size_t start = at + 13, end = src.find('(', start);
+  return src.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+}  // namespace
+
 LLVMCompiler::LLVMCompiler(bool slp) : Compiler("compile_llvm"), slp_(slp) {
   HostTarget& t = host_target();
   cache_salt = cat(llvm_api().library, " ", t.triple, " ", t.cpu, " ", t.features, slp ? "" : " noslp");
@@ -175,12 +185,12 @@ std::string LLVMCompiler::compile(const std::string& src) {
   if (L.LLVMParseIRInContext(ctx, buf, &mod, &err) != 0) {  // takes the buffer
     std::string msg = take_message(L, err);
     L.LLVMContextDispose(ctx);
-    throw CompileError(cat("LLVM: can't parse the kernel: ", msg, "\n--- source ---\n", src));
+    throw CompileError(cat("LLVM: can't parse the kernel ", kernel_name(src), ": ", msg, "\n--- source ---\n", src));
   }
   auto fail = [&](const std::string& what) {
     L.LLVMDisposeModule(mod);
     L.LLVMContextDispose(ctx);
-    throw CompileError(cat("LLVM: ", what, "\n--- source ---\n", src));
+    throw CompileError(cat("LLVM: kernel ", kernel_name(src), ": ", what, "\n--- source ---\n", src));
   };
   const bool invalid = L.LLVMVerifyModule(mod, LLVMReturnStatusAction, &err) != 0;
   std::string why = take_message(L, err);  // NOTE: an (empty) message is made even when the module is valid
