@@ -94,11 +94,13 @@ std::string lop(Ops op, DType operand) {
   }
 }
 
-// the name suffix of an overloaded intrinsic: f32, v4f32, f16 ...
-std::string intrinsic_suffix(DType dt) {
+// the intrinsic a unary float op calls, overloaded by its type: @llvm.sqrt.f32, @llvm.exp2.v4f32 ...
+constexpr OpSet intrinsic_ops{Ops::SQRT, Ops::EXP2, Ops::LOG2, Ops::SIN};
+std::string intrinsic(Ops op, DType dt) {
   DType s = dt.scalar();
   std::string e = s == dtypes::float16 ? "f16" : s == dtypes::bfloat16 ? "bf16" : s == dtypes::float64 ? "f64" : "f32";
-  return dt.count() > 1 ? cat("v", dt.count(), e) : e;
+  const char* f = op == Ops::SQRT ? "sqrt" : op == Ops::EXP2 ? "exp2" : op == Ops::LOG2 ? "log2" : "sin";
+  return cat("@llvm.", f, ".", dt.count() > 1 ? cat("v", dt.count(), e) : e);
 }
 
 using R = LLVMRenderer;
@@ -203,16 +205,11 @@ const LLVMRewrite& llvm_rewrite() {
          }
          return cat("  ", ctx[x], " = fdiv ", ldt(x.dtype()), " ", one, ", ", ctx[x.src(0)]);
        }},
-      {op({Ops::SQRT, Ops::EXP2, Ops::LOG2, Ops::SIN}).named("x"),
+      {op(intrinsic_ops).named("x"),
        [](M m, R& ctx) -> LStr {  // the intrinsics: instructions or libm calls, resolved in this process
          UOp x = m["x"];
-         const char* f = x.op() == Ops::SQRT   ? "sqrt"
-                         : x.op() == Ops::EXP2 ? "exp2"
-                         : x.op() == Ops::LOG2 ? "log2"
-                                               : "sin";
          const std::string t = ldt(x.dtype());
-         return cat("  ", ctx[x], " = call ", t, " @llvm.", f, ".", intrinsic_suffix(x.dtype()), "(", t, " ",
-                    ctx[x.src(0)], ")");
+         return cat("  ", ctx[x], " = call ", t, " ", intrinsic(x.op(), x.dtype()), "(", t, " ", ctx[x.src(0)], ")");
        }},
       {op(Ops::WHERE).named("x"),
        [](M m, R& ctx) -> LStr {
@@ -414,11 +411,8 @@ std::string LLVMRenderer::render_kernel(const std::vector<UOp>& uops) {
     TG_CHECK_AS(NotImplementedError, l.has_value(), "LLVM: ", name, ": failed to render ", op, " ", u.dtype().repr(),
                 " with ", u.src().size(), " sources");
     if (!l->empty()) kernel.push_back(*l);
-    if (op == Ops::SQRT || op == Ops::EXP2 || op == Ops::LOG2 || op == Ops::SIN) {
-      const char* f = op == Ops::SQRT ? "sqrt" : op == Ops::EXP2 ? "exp2" : op == Ops::LOG2 ? "log2" : "sin";
-      intrinsics.insert(
-          cat("declare ", ldt(u.dtype()), " @llvm.", f, ".", intrinsic_suffix(u.dtype()), "(", ldt(u.dtype()), ")"));
-    }
+    if (intrinsic_ops.has(op))
+      intrinsics.insert(cat("declare ", ldt(u.dtype()), " ", intrinsic(op, u.dtype()), "(", ldt(u.dtype()), ")"));
     if (op == Ops::RANGE)  // the accumulators this loop carries: one phi each
       for (const UOp& x : uops) {
         if (x.op() != Ops::DEFINE_ACC || !acc_to_assign.count(x.get())) continue;
