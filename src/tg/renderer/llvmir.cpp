@@ -72,12 +72,14 @@ std::string lcast(DType in, DType out) {
 }
 
 // the instruction of a binary ALU, by its operands' dtype. Float ops may contract into FMAs (as clang does for C);
-// comparisons are ordered as C's < and unordered as C's != (nan != nan)
+// comparisons are ordered as C's < and unordered as C's != (nan != nan). A signed add doesn't wrap (as C's, and as the
+// reference renders it): with nsw, LLVM's scalar evolution reads an index as the sum it is, which makes the loop
+// passes and LSR cheaper on our kernels
 std::string lop(Ops op, DType operand) {
   DType s = operand.scalar();
   const bool f = dtypes::is_float(s), u = dtypes::is_unsigned(s) || s == dtypes::bool_;
   switch (op) {
-    case Ops::ADD: return f ? "fadd contract" : "add";
+    case Ops::ADD: return f ? "fadd contract" : u ? "add" : "add nsw";
     case Ops::SUB: return f ? "fsub contract" : "sub";
     case Ops::MUL: return f ? "fmul contract" : "mul";
     case Ops::FDIV: return "fdiv";
