@@ -4,7 +4,10 @@
 #include <cmath>
 #include <functional>
 
+#include "scoped_env.h"
+#include "tg/codegen/kernel.h"
 #include "tg/engine/realize.h"
+#include "tg/helpers/helpers.h"
 #include "tg/runtime/device.h"
 #include "tg/schedule/schedule.h"
 #include "tg/tensor/tensor.h"
@@ -117,4 +120,26 @@ TEST_F(Realize, ScheduleWithVarsThenRunSchedule) {  // tinygrad's Tensor.schedul
   EXPECT_EQ(b.item<int>(), 36);
   EXPECT_EQ(GlobalCounters::kernel_count - before, 2);  // reading them back runs nothing: they are their buffers
   EXPECT_TRUE(Tensor::schedule_with_vars({a, b}).first.empty());
+}
+
+TEST_F(Realize, ScheduleCompilesInParallelNamedInOrder) {
+  // compile_schedule builds every new kernel of a schedule on COMPILE_THREADS threads before the run; the run then
+  // compiles nothing (ASSERT_COMPILE), and kernels are named as a serial compile names them, in schedule order
+  test::ScopedEnv threads("COMPILE_THREADS", "2");
+  reset_kernel_cnt();
+  Tensor a = Tensor::arange(37 * 3).reshape({37, 3}).cast(dtypes::float32).realize();
+  Tensor x = (a + 1).sum(1), y = (a * 2).sum(1), z = (a * a).max(1), w = (a * 0.01f).exp().sum();
+  auto [schedule, vars] = Tensor::schedule_with_vars({x, y, z, w});
+  compile_schedule(schedule);
+  std::vector<std::string> names;
+  {
+    test::ScopedEnv no_compile("ASSERT_COMPILE", "1");
+    for (const ScheduleItem& si : schedule) names.push_back(ansistrip(lower_schedule_item(si).prg->display_name));
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"r_37_3", "r_37_3n1", "r_37_3n2", "r_111"}));
+  run_schedule(std::move(schedule));
+  EXPECT_FLOAT_EQ(x.tolist<float>()[36], 108 + 109 + 110 + 3);
+  EXPECT_FLOAT_EQ(y.tolist<float>()[1], 2 * (3 + 4 + 5));
+  EXPECT_FLOAT_EQ(z.tolist<float>()[2], 8 * 8);
+  EXPECT_NEAR(w.item<float>(), (std::exp(1.11) - 1) / (std::exp(0.01) - 1), 1e-3);
 }

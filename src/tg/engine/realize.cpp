@@ -1,15 +1,20 @@
 #include "tg/engine/realize.h"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <deque>
 #include <iostream>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "tg/codegen/heuristic.h"
 #include "tg/codegen/kernel.h"
 #include "tg/codegen/pipeline.h"
 #include "tg/engine/search.h"
+#include "tg/runtime/threadpool.h"
 
 namespace tg {
 
@@ -107,7 +112,11 @@ std::shared_ptr<CompiledRunner> compile_kernel(const Kernel& k, Renderer& r, boo
   if (tile) ro.devectorize = 0, ro.defer_horizontal_reduce = tile->reduce_lanes;
   std::vector<UOp> uops = full_rewrite(opt_ast, ro);
   if (debug >= 6) print_uops(uops, std::cout);
-  std::string src = r.render(uops);
+  std::string src;
+  {
+    std::lock_guard lock(r.mu);
+    src = r.render(uops);
+  }
   int64_t mem = 0;  // bytes of every global buffer the kernel touches, counted once
   {
     std::unordered_map<int64_t, int64_t> seen;
@@ -129,25 +138,84 @@ std::shared_ptr<CompiledRunner> compile_kernel(const Kernel& k, Renderer& r, boo
   return std::make_shared<CompiledRunner>(std::move(spec), k.name());
 }
 
-std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOp& ast) {
-  static std::mutex mu;
+namespace {
+
+std::mutex runner_mu;
+std::unordered_map<std::string, std::shared_ptr<CompiledRunner>>& runner_cache() {
   static std::unordered_map<std::string, std::shared_ptr<CompiledRunner>> cache;
-  std::string key = cat(device, ":", ast.key(), ":", getenv("NOOPT"), ":", getenv("BEAM"), ":",
-                        getenv("DEVECTORIZE", 1), ":", getenv("CPU_VECTOR_TILE", 1), ":", getenv("CPU_TILE_LANES"), ":",
-                        getenv("CPU_LOOP_ORDER", 1), ":", getenv("CPU_ROW_UPCAST", 1));
-  {
-    std::lock_guard lock(mu);
-    if (auto it = cache.find(key); it != cache.end()) return it->second;
-  }
-  Renderer& r = *Device::get(device).renderer;
+  return cache;
+}
+// the method cache's key: the device, the ast and every setting that changes how it is optimized or rendered
+std::string runner_key(const std::string& device, const UOp& ast) {
+  return cat(device, ":", ast.key(), ":", getenv("NOOPT"), ":", getenv("BEAM"), ":", getenv("DEVECTORIZE", 1), ":",
+             getenv("TRANSCENDENTAL", 1), ":", getenv("CPU_VECTOR_TILE", 1), ":", getenv("CPU_TILE_LANES"), ":",
+             getenv("CPU_LOOP_ORDER", 1), ":", getenv("CPU_ROW_UPCAST", 1));
+}
+std::shared_ptr<CompiledRunner> cached_runner(const std::string& key) {
+  std::lock_guard lock(runner_mu);
+  auto it = runner_cache().find(key);
+  return it == runner_cache().end() ? nullptr : it->second;
+}
+std::shared_ptr<CompiledRunner> cache_runner(const std::string& key, std::shared_ptr<CompiledRunner> runner) {
+  std::lock_guard lock(runner_mu);
+  return runner_cache().emplace(key, std::move(runner)).first->second;
+}
+// the kernel for an ast with its opts: BEAM's pick, the hand-coded ones, or none (NOOPT)
+Kernel optimized_kernel(const UOp& ast, Renderer& r) {
   Kernel k(ast, r);
   if (int64_t beam = getenv("BEAM"); beam >= 1)
     k.apply_opts(beam_search(k, r, static_cast<int>(beam)));
   else if (!getenv("NOOPT"))
     apply_default_opts(k);
-  auto runner = compile_kernel(k, r, false, device);
-  std::lock_guard lock(mu);
-  return cache.emplace(key, runner).first->second;
+  return k;
+}
+
+}  // namespace
+
+std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOp& ast) {
+  const std::string key = runner_key(device, ast);
+  if (auto hit = cached_runner(key)) return hit;
+  Renderer& r = *Device::get(device).renderer;
+  Kernel k = optimized_kernel(ast, r);
+  return cache_runner(key, compile_kernel(k, r, false, device));
+}
+
+int compile_threads() { return static_cast<int>(std::max<int64_t>(1, getenv("COMPILE_THREADS", cpu_threads()))); }
+
+void compile_schedule(const std::vector<ScheduleItem>& schedule) {
+  const int threads = compile_threads();
+  if (threads <= 1 || getenv("DEBUG") >= 3) return;  // DEBUG=3 prints each kernel as it compiles, in order
+  struct Job {
+    std::string key, device;
+    Kernel k;
+    Job(std::string key_, std::string device_, const UOp& ast)
+        : key(std::move(key_)), device(std::move(device_)), k(optimized_kernel(ast, *Device::get(device).renderer)) {}
+  };
+  struct Pending {
+    std::string key, device;
+    UOp ast;
+  };
+  std::vector<Pending> pending;
+  std::unordered_set<std::string> seen;
+  for (const ScheduleItem& si : schedule) {
+    if (si.ast.op() != Ops::SINK || si.bufs.empty()) continue;
+    std::string device = si.bufs[0].device(), key = runner_key(device, si.ast);
+    if (seen.insert(key).second && !cached_runner(key)) pending.push_back({key, device, si.ast});
+  }
+  if (pending.size() < 2) return;  // one kernel: the run compiles it
+  std::deque<Job> jobs;            // a deque: a Kernel's name is not copied with it, so each stays where it is made
+  // kernels are named here, in schedule order (n1, n2 ... as when they compile one by one)
+  for (Pending& p : pending) (void)jobs.emplace_back(std::move(p.key), std::move(p.device), p.ast).k.name();
+  std::atomic<size_t> next{0};
+  parallel_for(std::min<int>(threads, static_cast<int>(jobs.size())), [&](int) {
+    for (size_t i; (i = next.fetch_add(1)) < jobs.size();) {
+      Job& j = jobs[i];
+      try {
+        cache_runner(j.key, compile_kernel(j.k, *Device::get(j.device).renderer, false, j.device));
+      } catch (...) {  // left to the run, which compiles it again and raises with the kernel's context
+      }
+    }
+  });
 }
 
 // *** lowering and running ***
@@ -214,6 +282,7 @@ std::optional<double> ExecItem::run(const VarVals& vars, bool wait, bool do_upda
 }
 
 void run_schedule(std::vector<ScheduleItem> schedule, const VarVals& vars, bool do_update_stats) {
+  compile_schedule(schedule);
   for (const ScheduleItem& si : schedule) {
     ExecItem ei = [&] {
       try {

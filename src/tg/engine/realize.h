@@ -79,6 +79,11 @@ std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOp&
 // device: where it runs (default: the renderer's device)
 std::shared_ptr<CompiledRunner> compile_kernel(const Kernel& k, Renderer& r, bool quiet,
                                                const std::string& device = "");
+// Compiles every kernel of a schedule that the method cache doesn't have yet, COMPILE_THREADS (default: the CPU
+// count) at a time; run_schedule calls it first. Kernels get their opts and names one by one, in schedule order, so
+// names and opts are what a serial compile gives. A kernel that fails here is left to the run, which raises.
+void compile_schedule(const std::vector<ScheduleItem>& schedule);
+int compile_threads();
 ExecItem lower_schedule_item(const ScheduleItem& si);
 void run_schedule(std::vector<ScheduleItem> schedule, const VarVals& vars = {}, bool do_update_stats = true);
 

@@ -1,6 +1,7 @@
 #include "tg/engine/search.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <iostream>
@@ -10,6 +11,7 @@
 #include "tg/codegen/heuristic.h"
 #include "tg/engine/realize.h"
 #include "tg/runtime/diskcache.h"
+#include "tg/runtime/threadpool.h"
 
 namespace tg {
 
@@ -109,38 +111,57 @@ std::vector<Opt> beam_search(const Kernel& k0, Renderer& r, int amt) {
   const int64_t debug = getenv("DEBUG");
   std::vector<Buffer> bufs = scratch_buffers(k0);
   std::set<std::string> seen;  // rendered sources already timed
-  auto time_of = [&](const Kernel& k, double early_stop) -> double {
-    std::shared_ptr<CompiledRunner> runner;
-    try {
-      runner = compile_kernel(k, r, true);
-    } catch (const Error& e) {  // a candidate that doesn't render or compile is no candidate
-      if (getenv("BEAM_DEBUG")) std::cout << "BEAM: " << opts_repr(k.applied_opts) << ": " << e.what() << "\n";
-      return INFINITY;
-    }
-    if (!seen.insert(runner->p.src).second) return INFINITY;
+  // the candidates' runners, compiled COMPILE_THREADS at a time (null: it doesn't render or compile, or renders as
+  // one already timed)
+  auto compile_all = [&](const std::vector<Kernel>& ks) {
+    std::vector<std::shared_ptr<CompiledRunner>> runners(ks.size());
+    std::atomic<size_t> next{0};
+    parallel_for(std::min<int>(compile_threads(), static_cast<int>(ks.size())), [&](int) {
+      for (size_t i; (i = next.fetch_add(1)) < ks.size();) {
+        try {
+          runners[i] = compile_kernel(ks[i], r, true);
+        } catch (const std::exception& e) {  // a candidate that doesn't render or compile is no candidate
+          if (getenv("BEAM_DEBUG")) std::cout << "BEAM: " << opts_repr(ks[i].applied_opts) << ": " << e.what() << "\n";
+        }
+      }
+    });
+    for (auto& runner : runners)
+      if (runner && !seen.insert(runner->p.src).second) runner = nullptr;
+    return runners;
+  };
+  // a runner's time as it will run (its threads included): the best of 3, or of 1 when slower than early_stop
+  auto time_of = [&](CompiledRunner& runner, double early_stop) -> double {
     std::vector<Buffer> args;
-    for (int64_t g : runner->p.globals) args.push_back(bufs.at(static_cast<size_t>(g)));
+    for (int64_t g : runner.p.globals) args.push_back(bufs.at(static_cast<size_t>(g)));
     double best = INFINITY;
-    for (int i = 0; i < 3 && (i == 0 || best <= early_stop); i++)  // slower than 3x the best so far: no reruns
-      best = std::min(best, runner->operator()(args, {}, true).value_or(INFINITY));
+    for (int i = 0; i < 3 && (i == 0 || best <= early_stop); i++)
+      best = std::min(best, runner(args, {}, true).value_or(INFINITY));
     return best;
   };
-  // the first beam: the kernel as it is, and with the hand-coded opts (CPU tiles included)
-  std::vector<std::pair<Kernel, double>> beam;
-  for (Kernel k : {k0.copy(), Kernel(k0).apply_opts(hand)})
-    if (double t = time_of(k, INFINITY); t < INFINITY) beam.push_back({std::move(k), t});
+  // candidates -> (kernel, time) of those that compile, sorted fastest first
+  auto timed_of = [&](std::vector<Kernel> ks, double early_stop) {
+    std::vector<std::shared_ptr<CompiledRunner>> runners = compile_all(ks);
+    std::vector<std::pair<Kernel, double>> out;
+    for (size_t i = 0; i < ks.size(); i++)
+      if (runners[i])
+        if (double t = time_of(*runners[i], early_stop); t < INFINITY) out.push_back({std::move(ks[i]), t});
+    std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.second < b.second; });
+    return out;
+  };
+  // the first beam: the kernel as it is, and with the hand-coded opts (CPU tiles included), so BEAM's pick is never
+  // slower than no BEAM
+  std::vector<std::pair<Kernel, double>> beam = timed_of({k0.copy(), Kernel(k0).apply_opts(hand)}, INFINITY);
   TG_CHECK(!beam.empty(), "BEAM: kernel ", k0.name(), " compiles neither unoptimized nor with the hand-coded opts");
-  std::sort(beam.begin(), beam.end(), [](auto& a, auto& b) { return a.second < b.second; });
   const double min_progress = static_cast<double>(getenv("BEAM_MIN_PROGRESS", 1)) / 100.0 / 1e6;  // 0.01 us
   auto st = std::chrono::steady_clock::now();
   while (true) {
-    std::vector<std::pair<Kernel, double>> timed;
+    std::vector<Kernel> cands;
     for (const auto& [k, t] : beam)
       for (Kernel& cand : kernel_actions(k)) {
         if (getenv("BEAM_DEBUG") >= 2) std::cout << "BEAM: try " << opts_repr(cand.applied_opts) << "\n";
-        if (double tm = time_of(cand, beam[0].second * 3); tm < INFINITY) timed.push_back({std::move(cand), tm});
+        cands.push_back(std::move(cand));
       }
-    std::sort(timed.begin(), timed.end(), [](auto& a, auto& b) { return a.second < b.second; });
+    std::vector<std::pair<Kernel, double>> timed = timed_of(std::move(cands), beam[0].second * 3);
     bool exiting = timed.empty() || beam[0].second - timed[0].second < min_progress;
     if (!exiting) beam.assign(timed.begin(), timed.begin() + std::min<std::ptrdiff_t>(amt, std::ssize(timed)));
     if (debug >= 2)

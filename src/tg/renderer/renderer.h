@@ -4,6 +4,7 @@
 // list).
 #include <array>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -92,9 +93,18 @@ struct RenderOpts {
 
 class Renderer : public RenderOpts {
  public:
+  Renderer() = default;
+  Renderer(const Renderer& o) : RenderOpts(o) {}
+  Renderer& operator=(const Renderer& o) {
+    RenderOpts::operator=(o);
+    return *this;
+  }
   virtual ~Renderer() = default;
 
   virtual std::string render(const std::vector<UOp>& uops) = 0;
+  // A renderer holds one kernel's state while it renders it: whoever may render from several threads (the kernels of
+  // a schedule compile in parallel) holds this lock around render() and a device's render_threaded()
+  std::mutex mu;
 };
 
 }  // namespace tg

@@ -296,7 +296,10 @@ class CPUDevice : public Compiled {
     std::string src = spec.src;
     const ThreadSplit split = cpu_thread_split(spec);
     const int max_threads = split.max_threads;
-    if (max_threads > 0) src = clang_->render_threaded(spec.uops, *split.range);
+    if (max_threads > 0) {
+      std::lock_guard lock(clang_->mu);
+      src = clang_->render_threaded(spec.uops, *split.range);
+    }
     src += clang_->entry_shim(spec.name, spec.params, max_threads > 0);
     // a vector tile's kernel keeps its vector ALUs: vector_kernels() turns them into wide FMAs
     Compiler* c = compiler.get();

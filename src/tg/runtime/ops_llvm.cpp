@@ -4,7 +4,9 @@
 
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <mutex>
+#include <vector>
 
 #include "tg/renderer/llvmir.h"
 
@@ -126,15 +128,18 @@ std::string take_message(const LLVMApi& L, char* m) {
   return s;
 }
 
-// one host target machine; LLVM's codegen is not thread-safe on it, so compiles take turns
+// A target machine for the host. LLVM's codegen may run on several threads at once, each on its own target machine
+// and context: compiles lease one from a pool (made on first need, kept for the next compile).
 struct HostTarget {
   const LLVMApi& L;
   LLVMTargetMachineRef tm = nullptr;
   std::string triple, cpu, features;
-  std::mutex mu;
   explicit HostTarget(const LLVMApi& api) : L(api) {
-    L.LLVMInitializeX86TargetInfo(), L.LLVMInitializeX86Target(), L.LLVMInitializeX86TargetMC();
-    L.LLVMInitializeX86AsmPrinter(), L.LLVMInitializeX86AsmParser();
+    static std::once_flag init;
+    std::call_once(init, [&] {
+      L.LLVMInitializeX86TargetInfo(), L.LLVMInitializeX86Target(), L.LLVMInitializeX86TargetMC();
+      L.LLVMInitializeX86AsmPrinter(), L.LLVMInitializeX86AsmParser();
+    });
     triple = take_message(L, L.LLVMGetDefaultTargetTriple());
     cpu = take_message(L, L.LLVMGetHostCPUName());
     features = take_message(L, L.LLVMGetHostCPUFeatures());
@@ -147,10 +152,37 @@ struct HostTarget {
     TG_CHECK(tm != nullptr, "LLVM: can't create a target machine for ", triple, " ", cpu);
   }
 };
-HostTarget& host_target() {
-  static HostTarget* t = new HostTarget(llvm_api());
-  return *t;
-}
+
+class TargetLease {
+ public:
+  TargetLease() {
+    std::lock_guard lock(mu());
+    if (!pool().empty()) {
+      t_ = pool().back().release();
+      pool().pop_back();
+    }
+    if (t_ == nullptr) t_ = new HostTarget(llvm_api());
+  }
+  ~TargetLease() {
+    std::lock_guard lock(mu());
+    pool().emplace_back(t_);
+  }
+  TargetLease(const TargetLease&) = delete;
+  TargetLease& operator=(const TargetLease&) = delete;
+  HostTarget* operator->() const { return t_; }
+
+ private:
+  // never freed: LLVM's own globals may go first at exit
+  static std::vector<std::unique_ptr<HostTarget>>& pool() {
+    static auto* p = new std::vector<std::unique_ptr<HostTarget>>();
+    return *p;
+  }
+  static std::mutex& mu() {
+    static std::mutex m;
+    return m;
+  }
+  HostTarget* t_ = nullptr;
+};
 
 }  // namespace
 
@@ -182,14 +214,13 @@ const std::string& llvm_passes(bool slp) {
 }  // namespace
 
 LLVMCompiler::LLVMCompiler(bool slp) : Compiler("compile_llvm"), slp_(slp) {
-  HostTarget& t = host_target();
-  cache_salt = cat(llvm_api().library, " ", t.triple, " ", t.cpu, " ", t.features, " ", llvm_passes(slp));
+  TargetLease t;
+  cache_salt = cat(llvm_api().library, " ", t->triple, " ", t->cpu, " ", t->features, " ", llvm_passes(slp));
 }
 
 std::string LLVMCompiler::compile(const std::string& src) {
-  HostTarget& t = host_target();
-  const LLVMApi& L = t.L;
-  std::lock_guard lock(t.mu);
+  TargetLease t;
+  const LLVMApi& L = t->L;
   LLVMContextRef ctx = L.LLVMContextCreate();
   LLVMModuleRef mod = nullptr;
   char* err = nullptr;
@@ -207,19 +238,19 @@ std::string LLVMCompiler::compile(const std::string& src) {
   const bool invalid = L.LLVMVerifyModule(mod, LLVMReturnStatusAction, &err) != 0;
   std::string why = take_message(L, err);  // NOTE: an (empty) message is made even when the module is valid
   if (invalid) fail("invalid kernel: " + why);
-  L.LLVMSetTarget(mod, t.triple.c_str());
-  LLVMTargetDataRef dl = L.LLVMCreateTargetDataLayout(t.tm);
+  L.LLVMSetTarget(mod, t->triple.c_str());
+  LLVMTargetDataRef dl = L.LLVMCreateTargetDataLayout(t->tm);
   L.LLVMSetModuleDataLayout(mod, dl);
   L.LLVMDisposeTargetData(dl);
   if (const std::string& passes = llvm_passes(slp_); !passes.empty()) {
     LLVMPassBuilderOptionsRef pbo = L.LLVMCreatePassBuilderOptions();
-    LLVMErrorRef e = L.LLVMRunPasses(mod, passes.c_str(), t.tm, pbo);
+    LLVMErrorRef e = L.LLVMRunPasses(mod, passes.c_str(), t->tm, pbo);
     L.LLVMDisposePassBuilderOptions(pbo);
     if (e != nullptr) fail("optimizing: " + take_error(L, e));
   }
   if (getenv("DEBUG") >= 7) std::cout << take_message(L, L.LLVMPrintModuleToString(mod)) << std::flush;
   LLVMMemoryBufferRef obj = nullptr;
-  if (L.LLVMTargetMachineEmitToMemoryBuffer(t.tm, mod, LLVMObjectFile, &err, &obj) != 0)
+  if (L.LLVMTargetMachineEmitToMemoryBuffer(t->tm, mod, LLVMObjectFile, &err, &obj) != 0)
     fail("codegen: " + take_message(L, err));
   std::string ret(L.LLVMGetBufferStart(obj), L.LLVMGetBufferSize(obj));
   L.LLVMDisposeMemoryBuffer(obj);
@@ -281,7 +312,10 @@ class LLVMDevice : public Compiled {
   BuiltProgram build(const ProgramSpec& spec) override {
     std::string src = spec.src;
     const ThreadSplit split = cpu_thread_split(spec);
-    if (split.max_threads > 0) src = llvm_->render_threaded(spec.uops, *split.range);
+    if (split.max_threads > 0) {
+      std::lock_guard lock(llvm_->mu);
+      src = llvm_->render_threaded(spec.uops, *split.range);
+    }
     src += llvm_->entry_shim(spec.name, spec.params, split.max_threads > 0);
     static LLVMCompiler no_slp(
         false);  // a vector tile's kernel is vectorized already (as ClangCompiler::vector_kernels)
