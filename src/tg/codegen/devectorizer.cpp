@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "tg/uop/symbolic.h"
+#include "tg/uop/transcendental.h"
 
 namespace tg {
 
@@ -972,11 +973,20 @@ bool is_pow2(const ConstValue& c) {
 
 }  // namespace
 
-PatternMatcher<UOp, const RenderOpts> get_late_rewrite_patterns(OpSet ops) {
+PatternMatcher<UOp, const RenderOpts> get_late_rewrite_patterns(OpSet ops, bool force_transcendental) {
   using namespace pat;
   using R = Rule<UOp, const RenderOpts>;
   std::vector<R> pat;
-  // NOTE: EXP2/LOG2/SIN/SQRT to transcendental approximations (xexp2, xlog2, xsin, xpow) are not ported yet
+  // the transcendentals a renderer lacks (or all of them, forced) as polynomials (uop/transcendental.h)
+  const std::vector<DType> approx = {dtypes::float16, dtypes::float32, dtypes::float64};
+  if (!ops.has(Ops::EXP2) || force_transcendental)
+    pat.push_back({op(Ops::EXP2, {x}).dtype(approx), [](M m) { return xexp2(m[x]); }});
+  if (!ops.has(Ops::LOG2) || force_transcendental)
+    pat.push_back({op(Ops::LOG2, {x}).dtype(approx), [](M m) { return xlog2(m[x]); }});
+  if (!ops.has(Ops::SIN) || force_transcendental)
+    pat.push_back({op(Ops::SIN, {x}).dtype(approx), [](M m) { return xsin(m[x]); }});
+  // SQRT as x ** 0.5
+  if (!ops.has(Ops::SQRT)) pat.push_back({op(Ops::SQRT, {x}), [](M m) { return xpow(m[x], m[x].const_like(0.5)); }});
   // rewrite MOD to AND (which should always be supported, but not for generic in tests): x % (2**y) -> x & (2**y-1)
   if (ops.has(Ops::AND))
     pat.push_back({x.dtype(dtypes::ints) % c0, [](M m) -> UOp {  // x%2**y -> x&(2**y-1)

@@ -1,6 +1,7 @@
 #include "tg/codegen/pipeline.h"
 
 #include <algorithm>
+#include <deque>
 #include <mutex>
 
 #include "tg/codegen/devectorizer.h"
@@ -62,22 +63,29 @@ UOp step_final_rewrite(const UOp& sink, const RenderOpts& opts) {
   // final rules for the renderer (without sym); cached per set of supported ops and extra matcher
   struct Cached {
     OpSet ops;
+    bool force_transcendental;
     const PatternMatcher<UOp>* extra;
     PatternMatcher<UOp, const RenderOpts> pm;
   };
-  static std::vector<Cached> cache;
+  static std::deque<Cached> cache;  // a deque: an entry stays where it is while others are added
   static std::mutex mu;
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = std::find_if(cache.begin(), cache.end(),
-                         [&](const Cached& c) { return c.ops == opts.code_for_op && c.extra == opts.extra_matcher; });
-  if (it == cache.end()) {
-    PatternMatcher<UOp, const RenderOpts> pm = with_ctx<const RenderOpts>(symbolic_simple()) +
-                                               get_late_rewrite_patterns(opts.code_for_op) +
-                                               with_ctx<const RenderOpts>(pm_render());
-    if (opts.extra_matcher) pm = pm + with_ctx<const RenderOpts>(*opts.extra_matcher);
-    it = cache.insert(cache.end(), Cached{opts.code_for_op, opts.extra_matcher, std::move(pm)});
+  const PatternMatcher<UOp, const RenderOpts>* pm = nullptr;
+  const bool force = getenv("TRANSCENDENTAL", 1) >= 2;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = std::find_if(cache.begin(), cache.end(), [&](const Cached& c) {
+      return c.ops == opts.code_for_op && c.force_transcendental == force && c.extra == opts.extra_matcher;
+    });
+    if (it == cache.end()) {
+      PatternMatcher<UOp, const RenderOpts> m = with_ctx<const RenderOpts>(symbolic_simple()) +
+                                                get_late_rewrite_patterns(opts.code_for_op, force) +
+                                                with_ctx<const RenderOpts>(pm_render());
+      if (opts.extra_matcher) m = m + with_ctx<const RenderOpts>(*opts.extra_matcher);
+      it = cache.insert(cache.end(), Cached{opts.code_for_op, force, opts.extra_matcher, std::move(m)});
+    }
+    pm = &it->pm;
   }
-  return graph_rewrite(sink, it->pm, opts);
+  return graph_rewrite(sink, *pm, opts);
 }
 UOp step_block_create(const UOp& sink, const RenderOpts&) {
   BlockContext ctx = BlockContext::from_sink(sink);

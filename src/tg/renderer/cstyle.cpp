@@ -213,14 +213,19 @@ const StringRewrite& base_rewrite() {
          return zero ? cat("(", sb, "==0?0:", div, ")") : div;
        }},
       // alu/gep
-      // TODO: look for left-associative
       {op(GroupOp::ALU).named("x"),
        [](M m, R& ctx) -> Str {  // (a+b), chains of one op unparenthesized
          UOp x = m["x"];
          static constexpr OpSet flat{Ops::ADD, Ops::MUL, Ops::XOR, Ops::OR, Ops::AND};
+         // float + and * don't associate: only the left operand's parentheses go (C reads a+b+c as (a+b)+c), so
+         // a+(b+c) stays as written (Cody-Waite's reduction in sin depends on it; the reference drops them)
+         const bool assoc = !dtypes::is_float(x.dtype().scalar());
          std::vector<std::string> operands;
-         for (const UOp& v : x.src())
-           operands.push_back(v.op() == x.op() && flat.has(x.op()) ? strip_parens(ctx[v]) : ctx[v]);
+         for (size_t i = 0; i < x.src().size(); i++) {
+           const UOp& v = x.src(i);
+           const bool strip = v.op() == x.op() && flat.has(x.op()) && (assoc || i == 0);
+           operands.push_back(strip ? strip_parens(ctx[v]) : ctx[v]);
+         }
          return ctx.render_op(x.op(), operands, x.dtype());
        }},
       {op(Ops::GEP).named("x"),

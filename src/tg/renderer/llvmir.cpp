@@ -96,13 +96,15 @@ std::string lop(Ops op, DType operand) {
   }
 }
 
-// the intrinsic a unary float op calls, overloaded by its type: @llvm.sqrt.f32, @llvm.exp2.v4f32 ...
-constexpr OpSet intrinsic_ops{Ops::SQRT, Ops::EXP2, Ops::LOG2, Ops::SIN};
+// the intrinsic a unary float op calls, overloaded by its type: @llvm.sqrt.f32, @llvm.sqrt.v4f32. Only sqrt, one
+// instruction: exp2, log2 and sin are polynomials (uop/transcendental.h), as the reference computes them on LLVM,
+// so a kernel never calls libm and vectorizes whole
+constexpr OpSet intrinsic_ops{Ops::SQRT};
 std::string intrinsic(Ops op, DType dt) {
+  TG_ASSERT(op == Ops::SQRT, "LLVM: no intrinsic for ", op);
   DType s = dt.scalar();
   std::string e = s == dtypes::float16 ? "f16" : s == dtypes::bfloat16 ? "bf16" : s == dtypes::float64 ? "f64" : "f32";
-  const char* f = op == Ops::SQRT ? "sqrt" : op == Ops::EXP2 ? "exp2" : op == Ops::LOG2 ? "log2" : "sin";
-  return cat("@llvm.", f, ".", dt.count() > 1 ? cat("v", dt.count(), e) : e);
+  return cat("@llvm.sqrt.", dt.count() > 1 ? cat("v", dt.count(), e) : e);
 }
 
 using R = LLVMRenderer;
@@ -333,10 +335,9 @@ LLVMRenderer::LLVMRenderer() {
   has_shared = false;
   global_max = std::nullopt;
   upcast_max = 32;  // the CPU's vector tiles (codegen/heuristic.cpp)
-  // as the C renderer: the same kernels as the CPU's
-  code_for_op = {Ops::SQRT,  Ops::RECIP, Ops::NEG, Ops::EXP2,  Ops::LOG2, Ops::SIN, Ops::AND,
-                 Ops::XOR,   Ops::OR,    Ops::ADD, Ops::SUB,   Ops::MUL,  Ops::MOD, Ops::IDIV,
-                 Ops::CMPNE, Ops::SHR,   Ops::SHL, Ops::CMPLT, Ops::WHERE};
+  // as the C renderer (the same kernels as the CPU's), less libm's exp2, log2 and sin
+  code_for_op = {Ops::SQRT, Ops::RECIP, Ops::NEG,  Ops::AND,   Ops::XOR, Ops::OR,  Ops::ADD,   Ops::SUB,
+                 Ops::MUL,  Ops::MOD,   Ops::IDIV, Ops::CMPNE, Ops::SHR, Ops::SHL, Ops::CMPLT, Ops::WHERE};
 }
 
 std::string LLVMRenderer::render(const std::vector<UOp>& uops) { return render_kernel(uops); }
