@@ -125,6 +125,15 @@ const LLVMRewrite& llvm_rewrite() {
       {op(Ops::INDEX).named("x"),
        [](M m, R& ctx) -> LStr {
          UOp x = m["x"];
+         const UOp& i = x.src(1);
+         if (i.op() == Ops::ADD && i.src(1).op() == Ops::CONST) {
+           // base + (x + c) as base[x][c]: the loads of a tile share one address from the loop's index and differ
+           // by constants, which LLVM's loop passes (IVUsers, LSR) see as one use instead of one per load. Not
+           // inbounds: base[x] alone may point outside the buffer
+           const std::string t = ldt(x.dtype().base()), it = ldt(i.dtype());
+           return cat("  ", ctx[x], "_base = getelementptr ", t, ", ptr ", ctx[x.src(0)], ", ", it, " ", ctx[i.src(0)],
+                      "\n  ", ctx[x], " = getelementptr ", t, ", ptr ", ctx[x], "_base, ", it, " ", ctx[i.src(1)]);
+         }
          return cat("  ", ctx[x], " = getelementptr inbounds ", ldt(x.dtype().base()), ", ptr ", ctx[x.src(0)], ", ",
                     ldt(x.src(1).dtype()), " ", ctx[x.src(1)]);
        }},
