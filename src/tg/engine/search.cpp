@@ -152,6 +152,12 @@ std::vector<Opt> beam_search(const Kernel& k0, Renderer& r, int amt) {
   // slower than no BEAM
   std::vector<std::pair<Kernel, double>> beam = timed_of({k0.copy(), Kernel(k0).apply_opts(hand)}, INFINITY);
   TG_CHECK(!beam.empty(), "BEAM: kernel ", k0.name(), " compiles neither unoptimized nor with the hand-coded opts");
+  // a kernel 3x slower than the best goes no further (it isn't timed again either): with the hand-coded opts in the
+  // first beam, the unoptimized kernel's children would be most of a search's time and none of its result
+  auto prune = [](std::vector<std::pair<Kernel, double>>& b) {
+    while (b.size() > 1 && b.back().second > b[0].second * 3) b.pop_back();
+  };
+  prune(beam);
   const double min_progress = static_cast<double>(getenv("BEAM_MIN_PROGRESS", 1)) / 100.0 / 1e6;  // 0.01 us
   auto st = std::chrono::steady_clock::now();
   while (true) {
@@ -163,7 +169,10 @@ std::vector<Opt> beam_search(const Kernel& k0, Renderer& r, int amt) {
       }
     std::vector<std::pair<Kernel, double>> timed = timed_of(std::move(cands), beam[0].second * 3);
     bool exiting = timed.empty() || beam[0].second - timed[0].second < min_progress;
-    if (!exiting) beam.assign(timed.begin(), timed.begin() + std::min<std::ptrdiff_t>(amt, std::ssize(timed)));
+    if (!exiting) {
+      beam.assign(timed.begin(), timed.begin() + std::min<std::ptrdiff_t>(amt, std::ssize(timed)));
+      prune(beam);
+    }
     if (debug >= 2)
       std::cout << cat(time_to_str(std::chrono::duration<double>(std::chrono::steady_clock::now() - st).count()),
                        ": BEAM ", k0.name(), " ", time_to_str(beam[0].second), " from ", timed.size(), " candidates ",
