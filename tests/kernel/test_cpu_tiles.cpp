@@ -34,6 +34,9 @@ UOp conv_weight_grad() {
 
 std::string opts_of(const std::optional<CpuTile>& t) { return t ? opts_repr(t->opts) : "nullopt"; }
 
+// the lane budget of the default device's target (CPU_ARCH's, as the kernels below see it)
+int lanes() { return cpu_tile_lanes(Kernel(matmul(128)).opts); }
+
 // renders k with its tile's vector ALUs (as engine/realize does for an applied tile)
 std::string render_tile(Kernel& k) {
   std::optional<CpuTile> tile = applied_cpu_vector_tile(k);
@@ -50,17 +53,17 @@ std::string render_tile(Kernel& k) {
 TEST(CpuTile, MatmulOutputLanes) {
   // j (contiguous in b, broadcast in a) takes the inner lanes (two AVX-512 registers: 32; else 16), i (b repeats
   // along it) 8 more, k is unrolled by 2
-  const bool wide = cpu_tile_lanes() == 256;
+  const bool wide = lanes() == 256;
   Kernel k(matmul(128));
   std::optional<CpuTile> t = cpu_vector_tile(k);
-  EXPECT_EQ(opts_of(t), cat("[Opt(op=OptOps.UPCAST, axis=0, arg=8), Opt(op=OptOps.UPCAST, axis=1, arg=", wide ? 32 : 16,
+  EXPECT_EQ(opts_of(t), cat("[Opt(op=OptOps.UPCAST, axis=0, arg=8), Opt(op=OptOps.UPCAST, axis=1, arg=", lanes() / 8,
                             "), Opt(op=OptOps.UNROLL, axis=0, arg=2)]"));
   EXPECT_FALSE(t->reduce_lanes);
   EXPECT_EQ(opts_repr(hand_coded_optimizations(k)), opts_repr(t->opts));  // the heuristic takes it
   k.apply_opts(t->opts);
   std::string src = render_tile(k);
   // one accumulator of 8x32 (8x16) lanes
-  EXPECT_NE(src.find(wide ? "float256 acc0 = " : "float128 acc0 = "), std::string::npos) << src;
+  EXPECT_NE(src.find(cat("float", lanes(), " acc0 = ")), std::string::npos) << src;
   EXPECT_NE(src.find(wide ? "for (int ridx1 = 0; ridx1 < 4; ridx1++)" : "for (int ridx0 = 0; ridx0 < 16; ridx0++)"),
             std::string::npos)
       << src;
@@ -70,7 +73,7 @@ TEST(CpuTile, ConvForwardFillsSixteenLanes) {
   // ox (20) gives 4 lanes; oy fills them to 16 (rows of x, w broadcast); co takes the outer lanes (x repeats along
   // it): 16 of a 256-lane budget, 8 of 128
   Kernel k(conv_forward(8));
-  EXPECT_EQ(opts_of(cpu_vector_tile(k)), cat("[Opt(op=OptOps.UPCAST, axis=1, arg=", cpu_tile_lanes() / 16,
+  EXPECT_EQ(opts_of(cpu_vector_tile(k)), cat("[Opt(op=OptOps.UPCAST, axis=1, arg=", lanes() / 16,
                                              "), Opt(op=OptOps.UPCAST, axis=2, arg=4), "
                                              "Opt(op=OptOps.UPCAST, axis=3, arg=4)]"));
 }
@@ -268,8 +271,7 @@ TEST(CpuTile, OneOutputAxisTakesMoreAccumulators) {
   ASSERT_TRUE(t.has_value());
   EXPECT_TRUE(t->reduce_lanes);
   std::string opts = opts_of(t);
-  EXPECT_NE(opts.find(cat("Opt(op=OptOps.UPCAST, axis=1, arg=", cpu_tile_lanes() / 16, ")")), std::string::npos)
-      << opts;
+  EXPECT_NE(opts.find(cat("Opt(op=OptOps.UPCAST, axis=1, arg=", lanes() / 16, ")")), std::string::npos) << opts;
 }
 
 TEST(CpuTile, BothLaneBudgetsComputeTheSame) {
@@ -304,4 +306,21 @@ TEST(CpuTile, BothLaneBudgetsComputeTheSame) {
   EXPECT_NE(opts128, opts256);
   ScopedEnv bad("CPU_TILE_LANES", "100");
   EXPECT_ANY_THROW(cpu_tile_lanes());
+}
+
+TEST(CpuTile, LanesFollowTheTarget) {  // RenderOpts::simd_lanes (the CPU devices set it from CPU_ARCH) sizes the tile
+  auto upcast_lanes = [](int simd_lanes) {
+    RenderOpts ro = RenderOpts::cpu();
+    ro.simd_lanes = simd_lanes;
+    Kernel k(matmul(128), ro);
+    std::optional<CpuTile> t = cpu_vector_tile(k);
+    EXPECT_TRUE(t.has_value()) << simd_lanes;
+    int64_t n = 1;
+    for (const Opt& o : t ? t->opts : std::vector<Opt>{})
+      if (o.op == OptOps::UPCAST) n *= std::get<int>(o.arg);
+    return n;
+  };
+  EXPECT_EQ(upcast_lanes(64), 64);  // SSE: 16 xmm registers
+  EXPECT_EQ(upcast_lanes(128), 128);
+  EXPECT_EQ(upcast_lanes(256), 256);
 }

@@ -542,12 +542,12 @@ TEST_F(MathTest, RandomMatchesTheReference) {
   expect_close(values(Tensor::glorot_uniform({2, 3})),
                {1.0889452695846558, 0.19699685275554657, -0.6078668832778931, 0.5587908625602722, 0.8887354731559753,
                 0.7994185090065002},
-               1e-7, 0, "glorot_uniform");
+               2.5e-7, 0, "glorot_uniform");
   Tensor::manual_seed(42);
   expect_close(values(Tensor::kaiming_uniform({2, 3})),
                {1.4057519435882568, 0.25430911779403687, -0.7847135066986084, 0.7213598489761353, 1.1472951173782349,
                 1.0319932699203491},
-               1e-7, 0, "kaiming_uniform");
+               2.5e-7, 0, "kaiming_uniform");  // an ulp: without FMA (CPU_ARCH=x86-64-v2) a*b+c rounds twice
   // the normal ones go through cos/log/sqrt: equal to a few ulp
   Tensor::manual_seed(42);
   expect_close(values(Tensor::normal({2, 3}, 10, 2)),

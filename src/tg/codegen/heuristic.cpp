@@ -123,11 +123,17 @@ int pow2_amount(sint size, int most) {  // the largest power of two <= most divi
 
 }  // namespace
 
-int cpu_tile_lanes() {
+int cpu_tile_lanes(const RenderOpts& opts) {
   if (int64_t v = getenv("CPU_TILE_LANES")) {
-    TG_CHECK(v == 128 || v == 256, "CPU_TILE_LANES=", v, ": the CPU tiles take 128 (AVX2) or 256 (AVX-512) lanes");
+    TG_CHECK(v == 64 || v == 128 || v == 256, "CPU_TILE_LANES=", v,
+             ": the CPU tiles take 64 (SSE), 128 (AVX2) or 256 (AVX-512) lanes");
     return static_cast<int>(v);
   }
+  return opts.simd_lanes > 0 ? opts.simd_lanes : cpu_tile_lanes();
+}
+
+int cpu_tile_lanes() {
+  if (getenv("CPU_TILE_LANES")) return cpu_tile_lanes(RenderOpts{});  // its check
 #if defined(__x86_64__) || defined(__i386__)
   static const int lanes = __builtin_cpu_supports("avx512f") ? 256 : 128;
 #else
@@ -207,7 +213,8 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
 
   // 1. output lanes: a vector axis of the output (contiguous inputs: vector loads; broadcast ones: splats), the
   // outer lanes along axes the contiguous inputs repeat on, so one vector load serves every accumulator
-  int va = 0, v = vector_axis(0, fr, static_cast<int>(std::min<int64_t>(cpu_tile_lanes() / 8, k.opts.upcast_max)), va);
+  int va = 0,
+      v = vector_axis(0, fr, static_cast<int>(std::min<int64_t>(cpu_tile_lanes(k.opts) / 8, k.opts.upcast_max)), va);
   if (v >= 0) {
     auto [f, fa] = fill(0, fr, v, va, true);
     const int inner = va * fa;
@@ -226,7 +233,7 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
       cands.emplace_back(far, a);
     }
     std::sort(cands.begin(), cands.end());
-    int s_ax = -1, sa = 1, s2 = -1, sa2 = 1, left = cpu_tile_lanes() / inner;
+    int s_ax = -1, sa = 1, s2 = -1, sa2 = 1, left = cpu_tile_lanes(k.opts) / inner;
     for (auto& [far, a] : cands) {
       int c = pow2_amount(size(a), std::min(16, left));
       if (c < 2) continue;
@@ -271,7 +278,8 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
   if (ups.empty()) return std::nullopt;
   // a single such axis takes more outputs, up to the lanes two axes of 4 would take (the first conv's weight
   // gradient, one input channel: 7.6 -> 6.0 ms)
-  if (ups.size() == 1) ups[0].second = pow2_amount(size(ups[0].first), std::min(16, cpu_tile_lanes() / (ra * rfa)));
+  if (ups.size() == 1)
+    ups[0].second = pow2_amount(size(ups[0].first), std::min(16, cpu_tile_lanes(k.opts) / (ra * rfa)));
   std::vector<std::pair<int, int>> unrolls;
   if (rf >= 0) unrolls.push_back({rf, rfa});
   unrolls.push_back({rv, ra});

@@ -12,9 +12,11 @@ namespace tg {
 // (CPU_ROW_UPCAST=0 off) and, for reduces, the global loops ordered so the inputs are walked in memory order
 // (CPU_LOOP_ORDER=0 off)
 std::vector<Opt> hand_coded_optimizations(const Kernel& k);
-// the tiles' register budget in float lanes: 256 (16 of the 32 AVX-512 registers) where the host has AVX-512, else
-// 128 (8 of AVX2's 16); CPU_TILE_LANES=128 or 256 sets it
-int cpu_tile_lanes();
+// the tiles' register budget in float lanes: the target's (RenderOpts::simd_lanes, set by the CPU devices from
+// CPU_ARCH: 256 = 16 of the 32 AVX-512 registers, 128 = 8 of AVX2's 16, 64 for SSE); the host's when the opts have
+// none; CPU_TILE_LANES=64, 128 or 256 overrides both
+int cpu_tile_lanes(const RenderOpts& opts);
+int cpu_tile_lanes();  // the host's (or CPU_TILE_LANES)
 // CPU only: for a big float sum-of-products kernel (matmul, conv), a register tile that the C compiler turns into
 // wide vector FMAs, since the kernel keeps its vector ALUs (RenderOpts::devectorize = 0). Two shapes of tile:
 //  - output lanes: an output axis that every input loads contiguously or broadcasts becomes the innermost lanes

@@ -79,6 +79,8 @@ struct RenderOpts {
   // the most one UPCAST may take (tinygrad's 16; its DSP takes more). The CPU takes 32: the vector tiles' lane axis
   // spans two AVX-512 registers (codegen/heuristic.cpp)
   int64_t upcast_max = 16;
+  // the float lanes a CPU vector tile may take (the target's vector registers, codegen/heuristic.cpp); 0: the host's
+  int simd_lanes = 0;
   OpSet code_for_op;  // ALU ops rendered natively (the keys of tinygrad's code_for_op); the rest get decomposed
   const PatternMatcher<UOp>* pre_matcher = nullptr;    // run by the codegen before the final rewrite
   const PatternMatcher<UOp>* extra_matcher = nullptr;  // appended to the codegen's final rewrite

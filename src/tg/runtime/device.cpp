@@ -195,10 +195,13 @@ std::string choose_default() {
   }
   if (from_env.size() == 1) return from_env[0];
   // NOTE: tinygrad also sets <NAME>=1 in os.environ here for spawned children; we spawn none that need it
-  std::string why;
-  for (const auto& d : Device::all_devices())
+  std::vector<std::string> whys;
+  for (const auto& d : Device::all_devices()) {
+    std::string why;
     if (Compiled* dev = open_device(d, why)) return dev->device;
-  throw Error("no usable devices");
+    if (why.find("not available in this build") == std::string::npos) whys.push_back(why);  // the ones built
+  }
+  throw Error(cat("no usable devices (", join(whys, "; "), ")"));
 }
 
 }  // namespace

@@ -128,11 +128,68 @@ std::string read_file(const std::string& path) {
 
 }  // namespace
 
+// *** the target ISA ***
+
+namespace {
+std::vector<std::string> cc_words() {
+  std::string cc = getenv_str("CC");
+  if (cc.empty()) cc = find_executable("clang").empty() ? "cc" : "clang";
+  std::vector<std::string> w = split_words(cc);
+  TG_CHECK(!w.empty(), "CC is blank");
+  return w;
+}
+bool host_has(const std::string& isa) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (isa == "AVX-512") return __builtin_cpu_supports("avx512f");
+  if (isa == "AVX2") return __builtin_cpu_supports("avx2");
+  return isa == "SSE";
+#else
+  return isa == "NEON";
+#endif
+}
+}  // namespace
+
+CpuTarget cpu_target_for(const std::string& arch) {
+  std::vector<std::string> argv = cc_words();
+  argv.insert(argv.end(), {"-march=" + arch, "-dM", "-E", "-x", "c", "/dev/null"});
+  RunResult r = run_process(argv);
+  if (r.status != 0)
+    throw ValueError(cat("CPU_ARCH=", arch, ": the C compiler doesn't know this target (", join(argv, " "),
+                         "): ", r.output.substr(0, 300)));
+  auto has = [&](const char* macro) { return r.output.find(cat("#define ", macro, " ")) != std::string::npos; };
+  CpuTarget t;
+  t.arch = arch;
+  if (has("__AVX512F__"))
+    t.isa = "AVX-512", t.vector_bytes = 64, t.registers = 32, t.tile_lanes = 256;
+  else if (has("__AVX2__"))
+    t.isa = "AVX2", t.vector_bytes = 32, t.registers = 16, t.tile_lanes = 128;
+  else if (has("__ARM_NEON"))
+    t.isa = "NEON", t.vector_bytes = 16, t.registers = 32, t.tile_lanes = 128;
+  else
+    t.isa = "SSE", t.vector_bytes = 16, t.registers = 16, t.tile_lanes = 64;
+  if (!host_has(t.isa))
+    throw ValueError(cat("CPU_ARCH=", arch, " compiles for ", t.isa, ", which this machine's CPU can't run"));
+  return t;
+}
+
+const CpuTarget& cpu_target() {
+  static const CpuTarget t = cpu_target_for(getenv_str("CPU_ARCH", "native"));
+  return t;
+}
+
 // *** ClangCompiler ***
 
 const std::vector<std::string>& ClangCompiler::flags() {
-  static const std::vector<std::string> ret{"-shared",         "-O2",       "-march=native", "-fPIC", "-ffreestanding",
-                                            "-fno-math-errno", "-nostdlib", "-fno-ident",    "-x",    "c"};
+  static const std::vector<std::string> ret{"-shared",
+                                            "-O2",
+                                            "-march=" + cpu_target().arch,
+                                            "-fPIC",
+                                            "-ffreestanding",
+                                            "-fno-math-errno",
+                                            "-nostdlib",
+                                            "-fno-ident",
+                                            "-x",
+                                            "c"};
   return ret;
 }
 
@@ -143,18 +200,26 @@ ClangCompiler& ClangCompiler::vector_kernels() {
 
 ClangCompiler::ClangCompiler(std::vector<std::string> extra_flags)
     : Compiler("compile_clang"), extra_(std::move(extra_flags)) {
-  std::string cc = getenv_str("CC");
-  if (cc.empty()) cc = find_executable("clang").empty() ? "cc" : "clang";
-  cc_ = split_words(cc);
-  TG_CHECK(!cc_.empty(), "CC is blank");
-  // gcc spells clang's -fno-slp-vectorize differently
-  bool is_clang =
+  cc_ = cc_words();
+  const bool clang =
       std::any_of(cc_.begin(), cc_.end(), [](const std::string& w) { return w.find("clang") != std::string::npos; });
-  if (!is_clang)
+  // the compiler's runtime library (compiler-rt's builtins for clang, libgcc for gcc), linked statically: a target
+  // without F16C (CPU_ARCH=x86-64-v2) converts half through its calls (__gnu_f2h_ieee ...), which no process has
+  std::vector<std::string> q = cc_;
+  q.push_back("-print-libgcc-file-name");
+  if (clang) q.push_back("-rtlib=compiler-rt");
+  try {  // a missing compiler is compile()'s to report
+    if (RunResult r = run_process(q); r.status == 0) {
+      std::string lib = r.output.substr(0, r.output.find('\n'));
+      if (!lib.empty() && ::access(lib.c_str(), R_OK) == 0) rtlib_ = lib;
+    }
+  } catch (const Error&) {
+  }
+  if (!clang)  // gcc spells clang's -fno-slp-vectorize differently
     for (std::string& f : extra_)
       if (f == "-fno-slp-vectorize") f = "-fno-tree-slp-vectorize";
   // the salt: the command, and the compiler binary's size and mtime, so an upgraded compiler misses the cache
-  std::string salt = join(command(), " ");
+  std::string salt = join(command(), " ") + " " + rtlib_;
   if (std::string exe = find_executable(cc_[0]); !exe.empty()) {
     struct stat st;
     if (::stat(exe.c_str(), &st) == 0) salt += cat(" @", exe, ":", st.st_size, ":", st.st_mtime);
@@ -174,6 +239,7 @@ std::string ClangCompiler::compile(const std::string& src) {
   write_all(c_file.fd, src, c_file.path);
   std::vector<std::string> argv = command();
   argv.insert(argv.end(), {c_file.path, "-o", so_file.path});
+  if (!rtlib_.empty()) argv.insert(argv.end(), {"-x", "none", rtlib_});  // -x none: an archive, not C
   invocations++;
   RunResult r = run_process(argv);
   if (r.status != 0)
@@ -317,7 +383,9 @@ class CPUDevice : public Compiled {
 }  // namespace
 
 std::unique_ptr<Compiled> open_cpu_device(const std::string& device) {
-  return std::make_unique<CPUDevice>(device, std::make_shared<ClangRenderer>());
+  auto r = std::make_shared<ClangRenderer>();
+  r->simd_lanes = cpu_target().tile_lanes;
+  return std::make_unique<CPUDevice>(device, r);
 }
 
 }  // namespace tg

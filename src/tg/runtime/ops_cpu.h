@@ -24,7 +24,22 @@
 
 namespace tg {
 
-// $CC (default clang, else cc) -shared -O2 -march=native -fPIC -ffreestanding -fno-math-errno -nostdlib.
+// The ISA the CPU devices (CPU, LLVM) compile kernels for: CPU_ARCH, a -march name (x86-64-v3 for AVX2, x86-64-v2
+// for SSE4.2, skylake-avx512, znver3 ...), default native; what it has is read from the C compiler's predefined
+// macros for it ($CC -march=ARCH -dM -E), so an AVX-512 machine can build and measure the AVX2 path. The vector
+// width and register count give the CPU tiles' lane budget (RenderOpts::simd_lanes). An ISA this machine can't run,
+// or a name the compiler doesn't know, is an error naming it.
+struct CpuTarget {
+  std::string arch;      // the -march value: "native" or CPU_ARCH
+  std::string isa;       // "AVX-512", "AVX2", "SSE", "NEON" (the widest the target has)
+  int vector_bytes = 0;  // 64, 32, 16
+  int registers = 0;     // vector registers: 32 (AVX-512, NEON) or 16
+  int tile_lanes = 0;    // float lanes a CPU tile may take: 256 AVX-512, 128 AVX2 and NEON, 64 SSE
+};
+const CpuTarget& cpu_target();                      // CPU_ARCH's, read once
+CpuTarget cpu_target_for(const std::string& arch);  // any -march name's (throws for a bad one)
+
+// $CC (default clang, else cc) -shared -O2 -march=$CPU_ARCH -fPIC -ffreestanding -fno-math-errno -nostdlib.
 // -nostdlib: the object needs no libc; calls the compiler still emits (memset, memcpy, libm fallbacks such as
 // truncf on old CPUs) resolve at dlopen time against the host process, which always has libc and libm loaded.
 // -fno-math-errno: __builtin_sqrt becomes an instruction instead of a call.
@@ -46,6 +61,7 @@ class ClangCompiler : public Compiler {
 
  private:
   std::vector<std::string> cc_, extra_;
+  std::string rtlib_;  // the compiler's runtime library, linked into every kernel (empty: none found)
 };
 
 // A kernel compiled for this machine, called through its entry points (the calling convention above): on the calling

@@ -141,8 +141,12 @@ struct HostTarget {
       L.LLVMInitializeX86AsmPrinter(), L.LLVMInitializeX86AsmParser();
     });
     triple = take_message(L, L.LLVMGetDefaultTargetTriple());
-    cpu = take_message(L, L.LLVMGetHostCPUName());
-    features = take_message(L, L.LLVMGetHostCPUFeatures());
+    if (const CpuTarget& ct = cpu_target(); ct.arch != "native") {  // CPU_ARCH: LLVM knows the -march names too
+      cpu = ct.arch;
+    } else {
+      cpu = take_message(L, L.LLVMGetHostCPUName());
+      features = take_message(L, L.LLVMGetHostCPUFeatures());
+    }
     LLVMTargetRef target = nullptr;
     char* err = nullptr;
     TG_CHECK(L.LLVMGetTargetFromTriple(triple.c_str(), &target, &err) == 0, "LLVM: no target for ", triple, ": ",
@@ -334,7 +338,9 @@ class LLVMDevice : public Compiled {
 
 std::unique_ptr<Compiled> open_llvm_device(const std::string& device) {
   llvm_api();  // throws when there is no LLVM to load: the device is unavailable
-  return std::make_unique<LLVMDevice>(device, std::make_shared<LLVMRenderer>());
+  auto r = std::make_shared<LLVMRenderer>();
+  r->simd_lanes = cpu_target().tile_lanes;
+  return std::make_unique<LLVMDevice>(device, r);
 }
 
 #else
