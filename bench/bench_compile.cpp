@@ -5,7 +5,6 @@
 //
 //   ./bench_compile [--threads N]
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -42,11 +41,8 @@ std::vector<ProgramSpec> programs_for(const std::vector<ScheduleItem>& schedule,
 // seconds to build every program, `threads` at a time (DISABLE_COMPILER_CACHE=1: from source every time)
 double build_all(const std::vector<ProgramSpec>& specs, const std::string& device, int threads) {
   Compiled& dev = Device::get(device);
-  std::atomic<size_t> next{0};
   auto st = std::chrono::steady_clock::now();
-  parallel_for(threads, [&](int) {
-    for (size_t i; (i = next.fetch_add(1)) < specs.size();) (void)dev.build(specs[i]);
-  });
+  parallel_each(specs.size(), threads, [&](size_t i) { (void)dev.build(specs[i]); });
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - st).count();
 }
 

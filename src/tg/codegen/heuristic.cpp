@@ -129,18 +129,16 @@ int cpu_tile_lanes(const RenderOpts& opts) {
              ": the CPU tiles take 64 (SSE), 128 (AVX2) or 256 (AVX-512) lanes");
     return static_cast<int>(v);
   }
-  return opts.simd_lanes > 0 ? opts.simd_lanes : cpu_tile_lanes();
+  if (opts.simd_lanes > 0) return opts.simd_lanes;
+#if defined(__x86_64__) || defined(__i386__)
+  static const int host = __builtin_cpu_supports("avx512f") ? 256 : 128;
+#else
+  static const int host = 128;
+#endif
+  return host;
 }
 
-int cpu_tile_lanes() {
-  if (getenv("CPU_TILE_LANES")) return cpu_tile_lanes(RenderOpts{});  // its check
-#if defined(__x86_64__) || defined(__i386__)
-  static const int lanes = __builtin_cpu_supports("avx512f") ? 256 : 128;
-#else
-  static const int lanes = 128;
-#endif
-  return lanes;
-}
+int cpu_tile_lanes() { return cpu_tile_lanes(RenderOpts{}); }
 
 std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
   if (k.opts.has_local || !k.applied_opts.empty() || k.upcasted != 0 || k.local_dims != 0 || k.group_for_reduces != 0)

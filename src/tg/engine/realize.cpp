@@ -1,7 +1,6 @@
 #include "tg/engine/realize.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <deque>
@@ -206,14 +205,11 @@ void compile_schedule(const std::vector<ScheduleItem>& schedule) {
   std::deque<Job> jobs;            // a deque: a Kernel's name is not copied with it, so each stays where it is made
   // kernels are named here, in schedule order (n1, n2 ... as when they compile one by one)
   for (Pending& p : pending) (void)jobs.emplace_back(std::move(p.key), std::move(p.device), p.ast).k.name();
-  std::atomic<size_t> next{0};
-  parallel_for(std::min<int>(threads, static_cast<int>(jobs.size())), [&](int) {
-    for (size_t i; (i = next.fetch_add(1)) < jobs.size();) {
-      Job& j = jobs[i];
-      try {
-        cache_runner(j.key, compile_kernel(j.k, *Device::get(j.device).renderer, false, j.device));
-      } catch (...) {  // left to the run, which compiles it again and raises with the kernel's context
-      }
+  parallel_each(jobs.size(), threads, [&](size_t i) {
+    Job& j = jobs[i];
+    try {
+      cache_runner(j.key, compile_kernel(j.k, *Device::get(j.device).renderer, false, j.device));
+    } catch (...) {  // left to the run, which compiles it again and raises with the kernel's context
     }
   });
 }

@@ -1,7 +1,6 @@
 #include "tg/engine/search.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <iostream>
@@ -115,14 +114,11 @@ std::vector<Opt> beam_search(const Kernel& k0, Renderer& r, int amt) {
   // one already timed)
   auto compile_all = [&](const std::vector<Kernel>& ks) {
     std::vector<std::shared_ptr<CompiledRunner>> runners(ks.size());
-    std::atomic<size_t> next{0};
-    parallel_for(std::min<int>(compile_threads(), static_cast<int>(ks.size())), [&](int) {
-      for (size_t i; (i = next.fetch_add(1)) < ks.size();) {
-        try {
-          runners[i] = compile_kernel(ks[i], r, true);
-        } catch (const std::exception& e) {  // a candidate that doesn't render or compile is no candidate
-          if (getenv("BEAM_DEBUG")) std::cout << "BEAM: " << opts_repr(ks[i].applied_opts) << ": " << e.what() << "\n";
-        }
+    parallel_each(ks.size(), compile_threads(), [&](size_t i) {
+      try {
+        runners[i] = compile_kernel(ks[i], r, true);
+      } catch (const std::exception& e) {  // a candidate that doesn't render or compile is no candidate
+        if (getenv("BEAM_DEBUG")) std::cout << "BEAM: " << opts_repr(ks[i].applied_opts) << ": " << e.what() << "\n";
       }
     });
     for (auto& runner : runners)

@@ -160,12 +160,14 @@ struct HostTarget {
 class TargetLease {
  public:
   TargetLease() {
-    std::lock_guard lock(mu());
-    if (!pool().empty()) {
-      t_ = pool().back().release();
-      pool().pop_back();
+    {
+      std::lock_guard lock(mu());
+      if (!pool().empty()) {
+        t_ = pool().back().release();
+        pool().pop_back();
+      }
     }
-    if (t_ == nullptr) t_ = new HostTarget(llvm_api());
+    if (t_ == nullptr) t_ = new HostTarget(llvm_api());  // a few ms: not under the lock
   }
   ~TargetLease() {
     std::lock_guard lock(mu());

@@ -141,6 +141,13 @@ Pool& pool() {
 
 }  // namespace
 
+void parallel_each(size_t n, int threads, const std::function<void(size_t)>& fn) {
+  std::atomic<size_t> next{0};
+  parallel_for(static_cast<int>(std::min<size_t>(static_cast<size_t>(std::max(threads, 1)), n)), [&](int) {
+    for (size_t i; (i = next.fetch_add(1)) < n;) fn(i);
+  });
+}
+
 void parallel_for(int n, const std::function<void(int)>& fn) {
   if (n <= 1 || in_parallel_for) {
     for (int i = 0; i < n; i++) fn(i);

@@ -14,5 +14,8 @@ int cpu_threads();
 // grown to n-1). Returns when all are done. n <= 1 runs fn(0) inline. fn must not throw. One parallel_for runs at a
 // time (callers from several threads take turns); a call from inside fn runs serially.
 void parallel_for(int n, const std::function<void(int)>& fn);
+// fn(0) ... fn(n-1), each once, on up to `threads` threads (parallel_for's) taking the next index as they finish: for
+// work items of uneven cost (compiling kernels). fn must not throw.
+void parallel_each(size_t n, int threads, const std::function<void(size_t)>& fn);
 
 }  // namespace tg
