@@ -11,6 +11,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev                       # tests and benchmarks
   zlib1g-dev                                                       # nn/datasets: gzipped MNIST
   llvm-16-dev                                                      # the LLVM device (in-process compiler)
+  libclang-rt-dev                                                  # compiler-rt: half on CPUs without F16C
   python3 python3-dev pybind11-dev python3-numpy python3-pytest    # the Python module (python/), later
 )
 
