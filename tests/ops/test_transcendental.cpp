@@ -57,6 +57,7 @@ std::vector<double> run(const std::vector<double>& xs, DType d, const std::funct
 void expect_close(const std::string& what, DType d, const std::vector<double>& xs,
                   const std::function<Tensor(const Tensor&)>& op, const std::function<long double(long double)>& ref,
                   double max_ulps, bool ulps_of_one = false) {
+  if (!is_dtype_supported(d)) return;  // half on an OpenCL device without cl_khr_fp16 (PoCL)
   std::vector<double> in;
   for (double x : xs) in.push_back(round_to(x, d));  // what the device holds
   std::vector<double> got = run(in, d, op);
@@ -163,6 +164,7 @@ TEST_F(Transcendental, FunctionsBuiltOnThem) {  // exp = exp2(x/ln2), log, cos =
 TEST_F(Transcendental, ExpNearItsOverflow) {  // reordered math must not overflow early (the reference's test)
   for (auto [d, x] : std::vector<std::pair<DType, double>>{
            {dtypes::float64, 709.5}, {dtypes::float32, 88.7}, {dtypes::float16, 11}}) {
+    if (!is_dtype_supported(d)) continue;
     double got = run({x}, d, [](const Tensor& t) { return t.exp(); })[0];
     double want = round_to(std::exp(round_to(x, d)), d);
     EXPECT_NEAR(got / want, 1.0, 5e-3) << d;

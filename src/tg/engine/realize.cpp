@@ -92,7 +92,7 @@ std::optional<double> BufferCopy::operator()(const std::vector<Buffer>& bufs, co
 
 // *** the method cache: one compiled runner per (device, ast, opts context) ***
 
-std::shared_ptr<CompiledRunner> compile_kernel(const Kernel& k, Renderer& r, bool quiet, const std::string& device) {
+ProgramSpec to_program(const Kernel& k, Renderer& r, bool quiet, const std::string& device) {
   const UOp& ast = k.ast;
   UOp opt_ast = k.get_optimized_ast();
   const int64_t debug = quiet ? 0 : getenv("DEBUG");
@@ -134,7 +134,11 @@ std::shared_ptr<CompiledRunner> compile_kernel(const Kernel& k, Renderer& r, boo
                                             Device::canonicalize(device.empty() ? k.opts.device : device), ast, uops,
                                             launch, launch, mem);
   spec.first_reduce = k.first_reduce(), spec.vector_alus = tile.has_value();
-  return std::make_shared<CompiledRunner>(std::move(spec), k.name());
+  return spec;
+}
+
+std::shared_ptr<CompiledRunner> compile_kernel(const Kernel& k, Renderer& r, bool quiet, const std::string& device) {
+  return std::make_shared<CompiledRunner>(to_program(k, r, quiet, device), k.name());
 }
 
 namespace {
@@ -171,12 +175,28 @@ Kernel optimized_kernel(const UOp& ast, Renderer& r) {
 
 }  // namespace
 
+std::atomic<int64_t> cross_compiled{0};
+
+void cross_compile(const UOp& ast) {
+  static const std::string target = getenv_str("CROSS_COMPILE");
+  if (target.empty()) return;
+  static const Toolchain tc = Device::toolchain(target);
+  Kernel k(ast, *tc.renderer);  // the hand-coded opts: BEAM would have to run it
+  if (!getenv("NOOPT")) apply_default_opts(k);
+  ProgramSpec p = to_program(k, *tc.renderer, true, tc.renderer->device);
+  if (getenv("DEBUG") >= 4) std::cout << "cross-compiling for " << target << ":\n" << p.src << "\n";
+  tc.compiler->compile_cached(p.src);
+  cross_compiled++;
+}
+
 std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOp& ast) {
   const std::string key = runner_key(device, ast);
   if (auto hit = cached_runner(key)) return hit;
   Renderer& r = *Device::get(device).renderer;
   Kernel k = optimized_kernel(ast, r);
-  return cache_runner(key, compile_kernel(k, r, false, device));
+  auto ret = cache_runner(key, compile_kernel(k, r, false, device));
+  cross_compile(ast);
+  return ret;
 }
 
 int compile_threads() { return static_cast<int>(std::max<int64_t>(1, getenv("COMPILE_THREADS", cpu_threads()))); }
@@ -210,7 +230,9 @@ void compile_schedule(const std::vector<ScheduleItem>& schedule) {
     try {
       cache_runner(j.key, compile_kernel(j.k, *Device::get(j.device).renderer, false, j.device));
     } catch (...) {  // left to the run, which compiles it again and raises with the kernel's context
+      return;
     }
+    cross_compile(j.k.ast);
   });
 }
 

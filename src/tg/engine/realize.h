@@ -1,6 +1,7 @@
 #pragma once
 // realize: ScheduleItems -> runners (compiled kernels, copies) -> run, with the DEBUG output of the reference
 // (tinygrad's engine/realize.py)
+#include <atomic>
 #include <map>
 #include <memory>
 #include <optional>
@@ -79,6 +80,13 @@ std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOp&
 // device: where it runs (default: the renderer's device)
 std::shared_ptr<CompiledRunner> compile_kernel(const Kernel& k, Renderer& r, bool quiet,
                                                const std::string& device = "");
+// the same kernel rendered, not built (tinygrad's Kernel.to_program): its source, launch sizes and parameters
+ProgramSpec to_program(const Kernel& k, Renderer& r, bool quiet, const std::string& device = "");
+// CROSS_COMPILE=<device>:<target> (CUDA:sm_90): every kernel compiled for its own device is also optimized for,
+// rendered for and compiled by that target's toolchain (Device::toolchain), never run; a compile error raises.
+// cross_compiled counts them. Nothing happens without the variable.
+void cross_compile(const UOp& ast);
+extern std::atomic<int64_t> cross_compiled;
 // Compiles every kernel of a schedule that the method cache doesn't have yet, COMPILE_THREADS (default: the CPU
 // count) at a time; run_schedule calls it first. Kernels get their opts and names one by one, in schedule order, so
 // names and opts are what a serial compile gives. A kernel that fails here is left to the run, which raises.

@@ -62,9 +62,13 @@ static bool const_is_nan(const UOp& x) {
 
 using R = CStyleLanguage;  // the rules' ctx: tinygrad's `ctx`, the renderer
 
-static bool soft_bf16(const UOp& x, const R& ctx) {  // bfloat16 stored as unsigned short (the Clang renderer on x86)
-  return x.dtype() == dtypes::bfloat16 && ctx.render_dtype(x.dtype()) == "unsigned short";
+// bfloat16 stored as its 16 bits (the Clang renderer on x86, OpenCL): computed in float by software_bf16()
+static bool soft_bf16_dtype(DType dt, const R& ctx) {
+  if (dt != dtypes::bfloat16) return false;
+  std::string name = ctx.render_dtype(dt);
+  return name == "unsigned short" || name == "ushort";
 }
+static bool soft_bf16(const UOp& x, const R& ctx) { return soft_bf16_dtype(x.dtype(), ctx); }
 
 const StringRewrite& base_rewrite() {
   static const double inf = std::numeric_limits<double>::infinity();
@@ -153,9 +157,9 @@ const StringRewrite& base_rewrite() {
       {op(Ops::CONST).dtype({dtypes::bfloat16, dtypes::half}).named("x"),
        [](M m, R& ctx) -> Str {  // ((half)(1.0f))
          UOp x = m["x"];
-         if (x.dtype() == dtypes::bfloat16 && ctx.render_dtype(x.dtype()) == "unsigned short") {  // software bf16
-           float f = static_cast<float>(truncate_bf16(as_double(x.const_arg())));      // truncated, as tinygrad folds
-           return cat("((unsigned short)(", std::bit_cast<uint32_t>(f) >> 16, "u))");  // its bits
+         if (soft_bf16(x, ctx)) {                                                  // software bf16
+           float f = static_cast<float>(truncate_bf16(as_double(x.const_arg())));  // truncated, as tinygrad folds
+           return cat("((", ctx.render_dtype(x.dtype()), ")(", std::bit_cast<uint32_t>(f) >> 16, "u))");  // its bits
          }
          return cat("(", ctx.render_cast(x.dtype(), const_repr(x.const_arg()) + "f"), ")");
        }},
@@ -572,15 +576,20 @@ std::string ClangRenderer::render_vector_prefix(DType dt) const {
              "),vector_size(", dt.itemsize(), ")));");
 }
 
-std::vector<std::string> ClangRenderer::render_defines(const std::vector<UOp>& uops) const {
-  std::vector<DType> seen;  // uops_to_dtypes: the value dtypes, deduplicated in order
-  std::vector<std::string> prefix;
+// the value dtypes of the uops (not pointers or images), deduplicated in order (tinygrad's uops_to_dtypes)
+static std::vector<DType> uops_to_dtypes(const std::vector<UOp>& uops) {
+  std::vector<DType> seen;
   for (const UOp& u : uops) {
     DType dt = u.dtype();
-    if (dt.is_ptr() || dt.is_image() || contains(seen, dt)) continue;
-    seen.push_back(dt);
-    if (dt.count() > 1) prefix.push_back(render_vector_prefix(dt));
+    if (!dt.is_ptr() && !dt.is_image() && !contains(seen, dt)) seen.push_back(dt);
   }
+  return seen;
+}
+
+std::vector<std::string> ClangRenderer::render_defines(const std::vector<UOp>& uops) const {
+  std::vector<std::string> prefix;
+  for (DType dt : uops_to_dtypes(uops))
+    if (dt.count() > 1) prefix.push_back(render_vector_prefix(dt));
   // TODO: the AMX defines for WMMA
   return prefix;
 }
@@ -661,6 +670,129 @@ std::string ClangRenderer::entry_shim(const std::string& function_name, const st
              "0, 1); }\nvoid tg_entry_threads_", function_name,
              "(void** bufs, const long long* vars, int core, int ncores) { ", function_name, "(", a,
              "core, ncores); }\n");
+}
+
+// *** OpenCLRenderer ***
+
+static const PatternMatcher<UOp>& opencl_extra_matcher() {
+  static const PatternMatcher<UOp> pm = software_bf16() + extra_pm();
+  return pm;
+}
+
+OpenCLRenderer::OpenCLRenderer() {
+  device = "GPU";
+  kernel_typedef = "__kernel void";
+  buffer_prefix = "__global ";
+  smem_align = "__attribute__ ((aligned (16))) ";
+  smem_prefix = "__local ";
+  barrier = "barrier(CLK_LOCAL_MEM_FENCE);";
+  float4 = "(float4)";
+  // NOTE: the reference has no bfloat16 on OpenCL; here it is stored as ushort and computed in float
+  extra_matcher = &opencl_extra_matcher();
+  type_map = {{dtypes::int8, "char"},     {dtypes::uint8, "uchar"},  {dtypes::uint32, "uint"},
+              {dtypes::uint16, "ushort"}, {dtypes::uint64, "ulong"}, {dtypes::bfloat16, "ushort"}};
+}
+
+Str OpenCLRenderer::code_for_workitem(char kind, const std::string& dim) const {
+  switch (kind) {
+    case 'g': return cat("get_group_id(", dim, ")");
+    case 'l': return cat("get_local_id(", dim, ")");
+    case 'i': return cat("get_global_id(", dim, ")");
+    default: return std::nullopt;
+  }
+}
+
+const StringRewrite& OpenCLRenderer::string_rewrite() const {
+  static const StringRewrite pm =
+      StringRewrite{
+          {op(Ops::BITCAST).named("x"),
+           [](M m, R& ctx) -> Str {  // as_float(v)
+             UOp x = m["x"];
+             return cat("as_", ctx.render_dtype(x.dtype()), "(", ctx[x.src(0)], ")");
+           }},
+      } +
+      base_rewrite();
+  return pm;
+}
+
+std::string OpenCLRenderer::render_kernel(const std::string& function_name, const std::vector<std::string>& kernel,
+                                          const std::vector<KernelParam>& bufs, const std::vector<UOp>& uops,
+                                          const std::optional<std::vector<std::string>>& prefix) const {
+  bool half = std::any_of(uops.begin(), uops.end(), [](const UOp& u) { return u.dtype().base() == dtypes::half; });
+  if (!half) return CStyleLanguage::render_kernel(function_name, kernel, bufs, uops, prefix);
+  std::vector<std::string> pre{"#pragma OPENCL EXTENSION cl_khr_fp16 : enable"};
+  if (prefix) pre.insert(pre.end(), prefix->begin(), prefix->end());
+  return CStyleLanguage::render_kernel(function_name, kernel, bufs, uops, pre);
+}
+
+// *** CUDARenderer ***
+
+CUDARenderer::CUDARenderer(std::string arch_) : arch(std::move(arch_)) {
+  device = "CUDA";
+  global_max = std::vector<int64_t>{2147483647, 65535, 65535};
+  local_max = std::vector<int64_t>{1024, 1024, 64};
+  shared_max = 49152;
+  // TODO: tensor cores (mma.sync for sm_75 and later)
+  kernel_typedef = "extern \"C\" __global__ void __launch_bounds__({launch_bounds})";
+  smem_prefix = "__shared__ __align__(16) ";
+  smem_prefix_for_cast = false;
+  barrier = "__syncthreads();";
+  float4 = "make_float4";
+  gep_arr_threshold = 8;
+  type_map = {{dtypes::bfloat16, "nv_bfloat16"}};
+}
+
+Str CUDARenderer::render_op(Ops op, const std::vector<std::string>& a, DType dtype) const {
+  const bool h = dtype == dtypes::half || dtype == dtypes::bfloat16;  // half and bfloat16 have h* functions
+  if (h) {
+    switch (op) {
+      case Ops::SIN: return cat("hsin(", a[0], ")");
+      case Ops::LOG2: return cat("hlog2(", a[0], ")");
+      case Ops::EXP2: return cat("hexp2(", a[0], ")");
+      case Ops::SQRT: return cat("hsqrt(", a[0], ")");
+      case Ops::RECIP: return cat("hrcp(", a[0], ")");
+      default: break;
+    }
+  }
+  return CStyleLanguage::render_op(op, a, dtype);
+}
+
+Str CUDARenderer::code_for_workitem(char kind, const std::string& dim) const {
+  const char d = static_cast<char>('x' + std::stoi(dim));
+  switch (kind) {
+    case 'g': return cat("blockIdx.", d);
+    case 'l': return cat("threadIdx.", d);
+    case 'i': return cat("(blockIdx.", d, "*blockDim.", d, "+threadIdx.", d, ")");
+    default: return std::nullopt;
+  }
+}
+
+std::string CUDARenderer::render_vector_prefix(DType dt) const {
+  static constexpr std::string_view nms = "xyzwabcdefghijkl";
+  const std::string vec = render_dtype(dt), scal = render_dtype(dt.scalar());
+  std::vector<std::string> elems, header;
+  for (int64_t i = 0; i < dt.count(); i++) {
+    elems.emplace_back(1, nms[static_cast<size_t>(i)]);
+    header.push_back(cat(scal, " ", nms[static_cast<size_t>(i)]));
+  }
+  const std::string e = join(elems, ", ");
+  return cat("struct __align__(", dt.itemsize(), ") ", vec, " { ", scal, " ", e, "; }; __device__ ", vec, " make_", vec,
+             "(", join(header, ", "), ") { ", vec, " r={", e, "}; return r; }");
+}
+
+std::string CUDARenderer::render_kernel(const std::string& function_name, const std::vector<std::string>& kernel,
+                                        const std::vector<KernelParam>& bufs, const std::vector<UOp>& uops,
+                                        const std::optional<std::vector<std::string>>&) const {
+  std::vector<std::string> prefix{"#define INFINITY (__int_as_float(0x7f800000))",
+                                  "#define NAN (__int_as_float(0x7fffffff))"};
+  const std::vector<DType> used = uops_to_dtypes(uops);
+  auto uses = [&](DType s) { return std::any_of(used.begin(), used.end(), [&](DType d) { return d.scalar() == s; }); };
+  if (uses(dtypes::half)) prefix.emplace_back("#include <cuda_fp16.h>");
+  if (uses(dtypes::bfloat16)) prefix.emplace_back("#include <cuda_bf16.h>");
+  for (DType dt : used)
+    if ((dt.count() == 4 || dt.count() == 8) && (dt.scalar() == dtypes::half || dt.scalar() == dtypes::bfloat16))
+      prefix.push_back(render_vector_prefix(dt));
+  return CStyleLanguage::render_kernel(function_name, kernel, bufs, uops, prefix);
 }
 
 }  // namespace tg

@@ -105,3 +105,34 @@ class ClangRenderer : public CStyleLanguage {
 };
 
 }  // namespace tg
+
+namespace tg {
+
+// OpenCL C (tinygrad's OpenCLRenderer): __kernel, __global/__local, barrier(), get_group_id/get_local_id, as_T()
+// bitcasts, half through cl_khr_fp16
+class OpenCLRenderer : public CStyleLanguage {
+ public:
+  OpenCLRenderer();
+  Str code_for_workitem(char kind, const std::string& dim) const override;
+  const StringRewrite& string_rewrite() const override;
+  std::string render_kernel(const std::string& function_name, const std::vector<std::string>& kernel,
+                            const std::vector<KernelParam>& bufs, const std::vector<UOp>& uops,
+                            const std::optional<std::vector<std::string>>& prefix = std::nullopt) const override;
+};
+
+// CUDA C for NVRTC (tinygrad's CUDARenderer): extern "C" __global__ with __launch_bounds__, __shared__,
+// __syncthreads(), blockIdx/threadIdx, half (cuda_fp16.h) and nv_bfloat16 (cuda_bf16.h) with their h* functions,
+// structs for half4/half8 vectors. arch: "sm_90"
+class CUDARenderer : public CStyleLanguage {
+ public:
+  explicit CUDARenderer(std::string arch);
+  Str render_op(Ops op, const std::vector<std::string>& operands, DType dtype) const override;
+  Str code_for_workitem(char kind, const std::string& dim) const override;
+  std::string render_vector_prefix(DType dt) const;  // struct __align__(8) half4 { half x, y, z, w; }; make_half4
+  std::string render_kernel(const std::string& function_name, const std::vector<std::string>& kernel,
+                            const std::vector<KernelParam>& bufs, const std::vector<UOp>& uops,
+                            const std::optional<std::vector<std::string>>& prefix = std::nullopt) const override;
+  const std::string arch;
+};
+
+}  // namespace tg

@@ -11,6 +11,8 @@
 #include "tg/renderer/renderer.h"
 #include "tg/runtime/diskcache.h"
 #include "tg/runtime/ops_cpu.h"
+#include "tg/runtime/ops_cuda.h"
+#include "tg/runtime/ops_gpu.h"
 #include "tg/runtime/ops_llvm.h"
 #include "tg/runtime/ops_null.h"
 #include "tg/runtime/ops_python.h"
@@ -148,6 +150,7 @@ namespace {
 struct Registry {
   std::recursive_mutex mu;  // recursive: a device's factory may open another device
   std::map<std::string, DeviceFactory> factories;
+  std::map<std::string, ToolchainFactory> toolchains;
   std::map<std::string, std::unique_ptr<Compiled>> opened;
   std::vector<std::string> open_order;
 };
@@ -157,6 +160,9 @@ Registry& registry() {
   static Registry* r = [] {
     auto* r = new Registry();
     r->factories["CPU"] = open_cpu_device;
+    r->factories["CUDA"] = open_cuda_device;
+    r->factories["GPU"] = open_gpu_device;
+    r->toolchains["CUDA"] = cuda_toolchain;
     r->factories["LLVM"] = open_llvm_device;
     r->factories["NULL"] = open_null_device;
     r->factories["PYTHON"] = open_python_device;
@@ -193,7 +199,7 @@ std::string choose_default() {
     for (auto& d : from_env) reprs.push_back(py_str_repr(d));
     throw Error(cat("multiple devices set in env: [", join(reprs, ", "), "]"));
   }
-  if (from_env.size() == 1) return from_env[0];
+  if (from_env.size() == 1) return Device::canonicalize(from_env[0]);
   // NOTE: tinygrad also sets <NAME>=1 in os.environ here for spawned children; we spawn none that need it
   std::vector<std::string> whys;
   for (const auto& d : Device::all_devices()) {
@@ -228,7 +234,7 @@ const std::vector<std::string>& Device::all_devices() {
   return ret;
 }
 const std::vector<std::string>& Device::known_devices() {
-  static const std::vector<std::string> ret{"AMD",   "CPU", "CUDA", "DISK", "DSP",    "GPU",  "HIP",    "LLVM",
+  static const std::vector<std::string> ret{"AMD",   "CL",  "CPU",  "CUDA", "DISK",   "DSP",  "GPU",    "HIP",   "LLVM",
                                             "METAL", "NPY", "NULL", "NV",   "PYTHON", "QCOM", "REMOTE", "WEBGPU"};
   return ret;
 }
@@ -237,6 +243,7 @@ std::string Device::canonicalize(std::string_view device) {
   // upper-case the name before ':', keep the rest, and drop a trailing ":0" (tinygrad's re.sub(r":0$", ...))
   std::string prefix = device_prefix(device), ret;
   for (char c : prefix) ret += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (ret == "CL") ret = "GPU";  // OpenCL's later name in tinygrad
   ret += device.substr(prefix.size());
   if (ret.size() >= 2 && ret.ends_with(":0")) ret.resize(ret.size() - 2);
   return ret;
@@ -286,6 +293,25 @@ Compiled& Device::get(std::string_view device) {
   std::string name = canonicalize(device), why;
   if (Compiled* ret = open_device(name, why)) return *ret;
   throw Error(cat(why, "; available: ", join(get_available_devices(), ", ")));
+}
+
+Toolchain Device::toolchain(std::string_view spec) {
+  std::string name = canonicalize(spec), prefix = device_prefix(name);
+  std::string target = name.size() > prefix.size() ? std::string(spec.substr(prefix.size() + 1)) : "";
+  ToolchainFactory f;
+  {
+    Registry& reg = registry();
+    std::lock_guard lock(reg.mu);
+    auto it = reg.toolchains.find(prefix);
+    if (it == reg.toolchains.end()) {
+      std::vector<std::string> names;
+      for (auto& [n, _] : reg.toolchains) names.push_back(n);
+      throw Error(cat("device ", py_str_repr(prefix),
+                      " has no toolchain to cross-compile with; these do: ", join(names, ", ")));
+    }
+    f = it->second;
+  }
+  return f(target);
 }
 
 void Device::register_device(const std::string& name, DeviceFactory factory) {

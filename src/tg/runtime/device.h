@@ -178,6 +178,14 @@ class Compiled {
 
 using DeviceFactory = std::function<std::unique_ptr<Compiled>(const std::string& device)>;
 
+// A device's renderer and compiler without its driver or hardware: cross-compiling, e.g. CUDA's NVRTC on a machine
+// without a GPU (CROSS_COMPILE=CUDA:sm_90, engine/realize.h)
+struct Toolchain {
+  std::shared_ptr<Renderer> renderer;
+  std::shared_ptr<Compiler> compiler;
+};
+using ToolchainFactory = std::function<Toolchain(const std::string& target)>;
+
 // Device::DEFAULT: a string chosen on first read (see Device), assignable in code: Device::DEFAULT = "CPU".
 class DefaultDevice {
  public:
@@ -215,6 +223,9 @@ class Device {
   static std::vector<std::string> get_available_devices();  // in ALL_DEVICES order, then PYTHON, NULL
   // add or replace how a device (by its name before ':') is opened; takes effect for devices not yet opened
   static void register_device(const std::string& name, DeviceFactory factory);
+  // "CUDA:sm_90" -> CUDA's renderer and compiler for sm_90 (target: what follows ':', "" for the default); an Error
+  // for a device without a toolchain of its own or one that can't load
+  static Toolchain toolchain(std::string_view spec);
 };
 
 // whether kernels and buffers of dtype work on device (default: Device::DEFAULT); a device that can't open: false
