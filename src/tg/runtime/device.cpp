@@ -204,7 +204,10 @@ std::string choose_default() {
   std::vector<std::string> whys;
   for (const auto& d : Device::all_devices()) {
     std::string why;
-    if (Compiled* dev = open_device(d, why)) return dev->device;
+    if (Compiled* dev = open_device(d, why)) {
+      if (dev->pick_by_default) return dev->device;
+      continue;
+    }
     if (why.find("not available in this build") == std::string::npos) whys.push_back(why);  // the ones built
   }
   throw Error(cat("no usable devices (", join(whys, "; "), ")"));

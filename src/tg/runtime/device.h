@@ -170,6 +170,9 @@ class Compiled {
   virtual bool supports_dtype(DType dtype) const;
 
   const std::string device;
+  // whether Device::DEFAULT may choose it when no device is named: an OpenCL device that is really this machine's
+  // CPU (PoCL) is used only when asked for (GPU=1, DEV=GPU), as our own CPU device is faster there
+  bool pick_by_default = true;
   std::shared_ptr<Allocator> allocator;  // shared: buffers keep their allocator alive, and CPU/PYTHON share one
   std::shared_ptr<Renderer> renderer;    // never null
   std::shared_ptr<Compiler> compiler;    // never null

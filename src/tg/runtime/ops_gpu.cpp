@@ -59,20 +59,20 @@ const char* cl_error_name(cl_int e) {
 #define TG_E(n) \
   case n: return #n;
     TG_E(CL_DEVICE_NOT_FOUND)
-    TG_E(CL_DEVICE_NOT_AVAILABLE) TG_E(CL_COMPILER_NOT_AVAILABLE) TG_E(CL_MEM_OBJECT_ALLOCATION_FAILURE)
-        TG_E(CL_OUT_OF_RESOURCES) TG_E(CL_OUT_OF_HOST_MEMORY) TG_E(CL_PROFILING_INFO_NOT_AVAILABLE)
-            TG_E(CL_MEM_COPY_OVERLAP) TG_E(CL_BUILD_PROGRAM_FAILURE) TG_E(CL_INVALID_VALUE) TG_E(CL_INVALID_DEVICE_TYPE)
-                TG_E(CL_INVALID_PLATFORM) TG_E(CL_INVALID_DEVICE) TG_E(CL_INVALID_CONTEXT)
-                    TG_E(CL_INVALID_QUEUE_PROPERTIES) TG_E(CL_INVALID_COMMAND_QUEUE) TG_E(CL_INVALID_HOST_PTR)
-                        TG_E(CL_INVALID_MEM_OBJECT) TG_E(CL_INVALID_BINARY) TG_E(CL_INVALID_BUILD_OPTIONS)
-                            TG_E(CL_INVALID_PROGRAM) TG_E(CL_INVALID_PROGRAM_EXECUTABLE) TG_E(CL_INVALID_KERNEL_NAME)
-                                TG_E(CL_INVALID_KERNEL) TG_E(CL_INVALID_ARG_INDEX) TG_E(CL_INVALID_ARG_VALUE)
-                                    TG_E(CL_INVALID_ARG_SIZE) TG_E(CL_INVALID_KERNEL_ARGS)
-                                        TG_E(CL_INVALID_WORK_DIMENSION) TG_E(CL_INVALID_WORK_GROUP_SIZE)
-                                            TG_E(CL_INVALID_WORK_ITEM_SIZE) TG_E(CL_INVALID_GLOBAL_OFFSET)
-                                                TG_E(CL_INVALID_EVENT) TG_E(CL_INVALID_OPERATION)
-                                                    TG_E(CL_INVALID_BUFFER_SIZE)
-                                                        TG_E(CL_INVALID_GLOBAL_WORK_SIZE) case -1001
+    TG_E(CL_DEVICE_NOT_AVAILABLE)
+    TG_E(CL_COMPILER_NOT_AVAILABLE) TG_E(CL_MEM_OBJECT_ALLOCATION_FAILURE) TG_E(CL_OUT_OF_RESOURCES)
+        TG_E(CL_OUT_OF_HOST_MEMORY) TG_E(CL_PROFILING_INFO_NOT_AVAILABLE) TG_E(CL_MEM_COPY_OVERLAP)
+            TG_E(CL_BUILD_PROGRAM_FAILURE) TG_E(CL_INVALID_VALUE) TG_E(CL_INVALID_DEVICE_TYPE) TG_E(CL_INVALID_PLATFORM)
+                TG_E(CL_INVALID_DEVICE) TG_E(CL_INVALID_CONTEXT) TG_E(CL_INVALID_QUEUE_PROPERTIES)
+                    TG_E(CL_INVALID_COMMAND_QUEUE) TG_E(CL_INVALID_HOST_PTR) TG_E(CL_INVALID_MEM_OBJECT)
+                        TG_E(CL_INVALID_BINARY) TG_E(CL_INVALID_BUILD_OPTIONS) TG_E(CL_INVALID_PROGRAM)
+                            TG_E(CL_INVALID_PROGRAM_EXECUTABLE) TG_E(CL_INVALID_KERNEL_NAME) TG_E(CL_INVALID_KERNEL)
+                                TG_E(CL_INVALID_ARG_INDEX) TG_E(CL_INVALID_ARG_VALUE) TG_E(CL_INVALID_ARG_SIZE)
+                                    TG_E(CL_INVALID_KERNEL_ARGS) TG_E(CL_INVALID_WORK_DIMENSION)
+                                        TG_E(CL_INVALID_WORK_GROUP_SIZE) TG_E(CL_INVALID_WORK_ITEM_SIZE)
+                                            TG_E(CL_INVALID_GLOBAL_OFFSET) TG_E(CL_INVALID_EVENT)
+                                                TG_E(CL_INVALID_OPERATION) TG_E(CL_INVALID_BUFFER_SIZE)
+                                                    TG_E(CL_INVALID_GLOBAL_WORK_SIZE) case -1001
         : return "CL_PLATFORM_NOT_FOUND_KHR";
 #undef TG_E
     default: return "unknown error";
@@ -138,6 +138,7 @@ struct CLContext {
   cl_command_queue queue = nullptr;
   std::string device_name, driver_version, extensions;
   uint64_t global_mem = 0, max_alloc = 0, local_mem = 0;
+  bool is_gpu = false;  // CL_DEVICE_TYPE_GPU (PoCL's devices are CL_DEVICE_TYPE_CPU)
   size_t max_work_group = 0;
   std::vector<size_t> max_item_sizes;
   std::atomic<uint64_t> allocated{0};
@@ -152,6 +153,7 @@ struct CLContext {
     device_name = device_info_str(L, device_id, CL_DEVICE_NAME);
     driver_version = device_info_str(L, device_id, CL_DRIVER_VERSION);
     extensions = device_info_str(L, device_id, CL_DEVICE_EXTENSIONS);
+    is_gpu = (device_info<cl_device_type>(L, device_id, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_GPU) != 0;
     global_mem = device_info<cl_ulong>(L, device_id, CL_DEVICE_GLOBAL_MEM_SIZE);
     max_alloc = device_info<cl_ulong>(L, device_id, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
     local_mem = device_info<cl_ulong>(L, device_id, CL_DEVICE_LOCAL_MEM_SIZE);
@@ -358,6 +360,7 @@ class CLDevice : public Compiled {
     renderer->local_max = std::vector<int64_t>(ctx->max_item_sizes.begin(), ctx->max_item_sizes.end());
     renderer->local_max->resize(3, 1);
     renderer->shared_max = static_cast<int64_t>(ctx->local_mem);
+    pick_by_default = ctx->is_gpu;
   }
   void synchronize() override { TG_CL(ctx_->L.clFinish(ctx_->queue)); }
   bool supports_dtype(DType dtype) const override {
