@@ -12,6 +12,7 @@ PACKAGES=(
   zlib1g-dev                                                       # nn/datasets: gzipped MNIST
   llvm-16-dev                                                      # the LLVM device (in-process compiler)
   libclang-rt-dev                                                  # compiler-rt: half on CPUs without F16C
+  opencl-headers ocl-icd-opencl-dev pocl-opencl-icd                # the GPU (OpenCL) device, run on PoCL here
   python3 python3-dev pybind11-dev python3-numpy python3-pytest    # the Python module (python/), later
 )
 

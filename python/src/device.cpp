@@ -67,6 +67,7 @@ void bind_device(py::module_& m) {
       .def_property_readonly(
           "renderer", [](const tg::Compiled& d) { return d.renderer.get(); }, py::return_value_policy::reference)
       .def("synchronize", &tg::Compiled::synchronize)
+      .def("supports_dtype", &tg::Compiled::supports_dtype)  // the device's own answer (ours, not tinygrad's)
       .def("__repr__", [](const tg::Compiled& d) { return tg::cat("<Compiled ", d.device, ">"); });
   m.def(
       "open_device", [](const std::string& d) { return &tg::Device::get(d); }, py::return_value_policy::reference);

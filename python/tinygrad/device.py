@@ -24,6 +24,11 @@ Device = _Device()
 
 def is_dtype_supported(dtype:DType, device:str|None=None) -> bool:
   if device is None: device = Device.DEFAULT
+  # ours: the GPU devices say what their driver has (half needs cl_khr_fp16, which PoCL lacks), then tinygrad's table
+  if device.split(":")[0] in {"GPU", "CUDA"}:
+    try:
+      if not Device[device].supports_dtype(dtype): return False
+    except RuntimeError: return False
   if dtype == dtypes.bfloat16:
     if device == "METAL": return not CI
     if device in {"CUDA", "NV"}: return not CI and not getenv("PTX")

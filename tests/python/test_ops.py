@@ -1,6 +1,7 @@
 # Tensor ops through the Python module, against numpy
 import numpy as np, pytest
 from tinygrad import Tensor, dtypes, Device, GlobalCounters
+from tinygrad.device import is_dtype_supported
 from conftest import cpu_only
 
 rng = np.random.default_rng(0)
@@ -35,6 +36,7 @@ def test_ragged_list():
 @pytest.mark.parametrize("dt", [np.float32, np.float64, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64,
                                 np.uint64, np.bool_, np.float16])
 def test_from_numpy(dt):
+  if dt == np.float16 and not is_dtype_supported(dtypes.half): pytest.skip(f"no half on {Device.DEFAULT}")
   a = (rng.uniform(0, 100, size=(3, 4))).astype(dt)
   t = Tensor(a)
   assert t.shape == (3, 4) and t.numpy().dtype == a.dtype

@@ -41,8 +41,10 @@ TEST_F(AssignView, RowOfABufferIsWrittenInPlace) {
   std::vector<float> got;
   EXPECT_EQ(kernels_run_by([&] { got = t.tolist<float>(); }), 0);
   EXPECT_EQ(got, rows({{0, 0, 0}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}}));
-  EXPECT_EQ(a.uop().op(), Ops::BUFFER_VIEW);
   EXPECT_EQ(a.shape(), (Shape{3}));
+  EXPECT_EQ(a.uop().op(), Ops::BUFFER_VIEW);
+  // NOTE: reading a BUFFER_VIEW makes a Buffer view of t's memory, which OpenCL's cl_mem can't be (as the reference's)
+  if (!Device::get().allocator->supports_offset()) GTEST_SKIP() << Device::DEFAULT.str() << " has no buffer views";
   EXPECT_EQ(kernels_run_by([&] { got = a.tolist<float>(); }), 1);
   EXPECT_EQ(got, (std::vector<float>{1, 1, 1}));
   // a's buffer is now a view of t's: base + 3 floats
@@ -62,7 +64,9 @@ TEST_F(AssignView, SeveralSlices) {
   EXPECT_EQ(t.tolist<float>(), rows({{7, 7, 7}, {0, 0, 0}, {5, 5, 5}, {5, 5, 5}}));
   Tensor c = t.reshape({12}).index({Slice{4, 8}}).assign(Tensor::arange(4).float_());
   EXPECT_EQ(kernels_run_by([&] { c.realize(); }), 1);
-  EXPECT_EQ(c.tolist<float>(), (std::vector<float>{0, 1, 2, 3}));
+  if (Device::get().allocator->supports_offset()) {  // reading c needs a Buffer view (none on OpenCL)
+    EXPECT_EQ(c.tolist<float>(), (std::vector<float>{0, 1, 2, 3}));
+  }
   EXPECT_EQ(t.tolist<float>(), rows({{7, 7, 7}, {0, 0, 1}, {2, 3, 5}, {5, 5, 5}}));
   // shrink directly, and int tensors
   Tensor i = Tensor::zeros({2, 4}, {.dtype = dtypes::int32}).contiguous().realize();

@@ -1,7 +1,10 @@
 #include "tg/runtime/ops_gpu.h"
 
 #include <dlfcn.h>
+#include <stdlib.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <mutex>
 
@@ -60,18 +63,19 @@ const char* cl_error_name(cl_int e) {
   case n: return #n;
     TG_E(CL_DEVICE_NOT_FOUND)
     TG_E(CL_DEVICE_NOT_AVAILABLE)
-    TG_E(CL_COMPILER_NOT_AVAILABLE) TG_E(CL_MEM_OBJECT_ALLOCATION_FAILURE) TG_E(CL_OUT_OF_RESOURCES)
-        TG_E(CL_OUT_OF_HOST_MEMORY) TG_E(CL_PROFILING_INFO_NOT_AVAILABLE) TG_E(CL_MEM_COPY_OVERLAP)
-            TG_E(CL_BUILD_PROGRAM_FAILURE) TG_E(CL_INVALID_VALUE) TG_E(CL_INVALID_DEVICE_TYPE) TG_E(CL_INVALID_PLATFORM)
-                TG_E(CL_INVALID_DEVICE) TG_E(CL_INVALID_CONTEXT) TG_E(CL_INVALID_QUEUE_PROPERTIES)
-                    TG_E(CL_INVALID_COMMAND_QUEUE) TG_E(CL_INVALID_HOST_PTR) TG_E(CL_INVALID_MEM_OBJECT)
-                        TG_E(CL_INVALID_BINARY) TG_E(CL_INVALID_BUILD_OPTIONS) TG_E(CL_INVALID_PROGRAM)
-                            TG_E(CL_INVALID_PROGRAM_EXECUTABLE) TG_E(CL_INVALID_KERNEL_NAME) TG_E(CL_INVALID_KERNEL)
-                                TG_E(CL_INVALID_ARG_INDEX) TG_E(CL_INVALID_ARG_VALUE) TG_E(CL_INVALID_ARG_SIZE)
-                                    TG_E(CL_INVALID_KERNEL_ARGS) TG_E(CL_INVALID_WORK_DIMENSION)
-                                        TG_E(CL_INVALID_WORK_GROUP_SIZE) TG_E(CL_INVALID_WORK_ITEM_SIZE)
-                                            TG_E(CL_INVALID_GLOBAL_OFFSET) TG_E(CL_INVALID_EVENT)
-                                                TG_E(CL_INVALID_OPERATION) TG_E(CL_INVALID_BUFFER_SIZE)
+    TG_E(CL_COMPILER_NOT_AVAILABLE)
+    TG_E(CL_MEM_OBJECT_ALLOCATION_FAILURE) TG_E(CL_OUT_OF_RESOURCES) TG_E(CL_OUT_OF_HOST_MEMORY)
+        TG_E(CL_PROFILING_INFO_NOT_AVAILABLE) TG_E(CL_MEM_COPY_OVERLAP) TG_E(CL_BUILD_PROGRAM_FAILURE)
+            TG_E(CL_INVALID_VALUE) TG_E(CL_INVALID_DEVICE_TYPE) TG_E(CL_INVALID_PLATFORM) TG_E(CL_INVALID_DEVICE)
+                TG_E(CL_INVALID_CONTEXT) TG_E(CL_INVALID_QUEUE_PROPERTIES) TG_E(CL_INVALID_COMMAND_QUEUE)
+                    TG_E(CL_INVALID_HOST_PTR) TG_E(CL_INVALID_MEM_OBJECT) TG_E(CL_INVALID_BINARY)
+                        TG_E(CL_INVALID_BUILD_OPTIONS) TG_E(CL_INVALID_PROGRAM) TG_E(CL_INVALID_PROGRAM_EXECUTABLE)
+                            TG_E(CL_INVALID_KERNEL_NAME) TG_E(CL_INVALID_KERNEL) TG_E(CL_INVALID_ARG_INDEX)
+                                TG_E(CL_INVALID_ARG_VALUE) TG_E(CL_INVALID_ARG_SIZE) TG_E(CL_INVALID_KERNEL_ARGS)
+                                    TG_E(CL_INVALID_WORK_DIMENSION) TG_E(CL_INVALID_WORK_GROUP_SIZE)
+                                        TG_E(CL_INVALID_WORK_ITEM_SIZE) TG_E(CL_INVALID_GLOBAL_OFFSET)
+                                            TG_E(CL_INVALID_EVENT) TG_E(CL_INVALID_OPERATION)
+                                                TG_E(CL_INVALID_BUFFER_SIZE)
                                                     TG_E(CL_INVALID_GLOBAL_WORK_SIZE) case -1001
         : return "CL_PLATFORM_NOT_FOUND_KHR";
 #undef TG_E
@@ -107,12 +111,31 @@ T device_info(const CLApi& L, cl_device_id d, cl_device_info what) {
   return v;
 }
 
+// PoCL keeps compiled kernels in a cache directory that processes share, and two processes building the same kernel
+// at once can tear an entry there: the next load of that program then aborts inside PoCL (seen with ctest -j2). So
+// unless POCL_CACHE_DIR names one, each process gets its own, removed at exit (our disk cache still shares the
+// programs' binaries). Other drivers ignore the variable.
+void private_pocl_cache() {
+  if (!getenv_str("POCL_CACHE_DIR").empty()) return;
+  static std::string dir = [] {
+    std::string templ = (std::filesystem::temp_directory_path() / "tinygrad-pocl-XXXXXX").string();
+    return ::mkdtemp(templ.data()) != nullptr ? templ : std::string();
+  }();
+  if (dir.empty()) return;
+  ::setenv("POCL_CACHE_DIR", dir.c_str(), 1);
+  std::atexit([] {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  });
+}
+
 // the devices of the first platform: its GPUs, else its default devices (tinygrad's CLDevice.device_ids)
 const std::vector<cl_device_id>& device_ids() {
   static std::mutex mu;
   static std::vector<cl_device_id> ids;
   std::lock_guard lock(mu);
   if (!ids.empty()) return ids;
+  private_pocl_cache();  // before the platform initializes
   const CLApi& L = cl_api();
   cl_uint nplat = 0;
   cl_int st = L.clGetPlatformIDs(0, nullptr, &nplat);
