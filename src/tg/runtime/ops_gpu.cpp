@@ -1,12 +1,15 @@
 #include "tg/runtime/ops_gpu.h"
 
 #include <dlfcn.h>
-#include <stdlib.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
+#include <set>
 
 #include "tg/renderer/cstyle.h"
 
@@ -58,29 +61,48 @@ const CLApi& cl_api() {
 }
 
 const char* cl_error_name(cl_int e) {
-  switch (e) {
-#define TG_E(n) \
-  case n: return #n;
-    TG_E(CL_DEVICE_NOT_FOUND)
-    TG_E(CL_DEVICE_NOT_AVAILABLE)
-    TG_E(CL_COMPILER_NOT_AVAILABLE)
-    TG_E(CL_MEM_OBJECT_ALLOCATION_FAILURE) TG_E(CL_OUT_OF_RESOURCES) TG_E(CL_OUT_OF_HOST_MEMORY)
-        TG_E(CL_PROFILING_INFO_NOT_AVAILABLE) TG_E(CL_MEM_COPY_OVERLAP) TG_E(CL_BUILD_PROGRAM_FAILURE)
-            TG_E(CL_INVALID_VALUE) TG_E(CL_INVALID_DEVICE_TYPE) TG_E(CL_INVALID_PLATFORM) TG_E(CL_INVALID_DEVICE)
-                TG_E(CL_INVALID_CONTEXT) TG_E(CL_INVALID_QUEUE_PROPERTIES) TG_E(CL_INVALID_COMMAND_QUEUE)
-                    TG_E(CL_INVALID_HOST_PTR) TG_E(CL_INVALID_MEM_OBJECT) TG_E(CL_INVALID_BINARY)
-                        TG_E(CL_INVALID_BUILD_OPTIONS) TG_E(CL_INVALID_PROGRAM) TG_E(CL_INVALID_PROGRAM_EXECUTABLE)
-                            TG_E(CL_INVALID_KERNEL_NAME) TG_E(CL_INVALID_KERNEL) TG_E(CL_INVALID_ARG_INDEX)
-                                TG_E(CL_INVALID_ARG_VALUE) TG_E(CL_INVALID_ARG_SIZE) TG_E(CL_INVALID_KERNEL_ARGS)
-                                    TG_E(CL_INVALID_WORK_DIMENSION) TG_E(CL_INVALID_WORK_GROUP_SIZE)
-                                        TG_E(CL_INVALID_WORK_ITEM_SIZE) TG_E(CL_INVALID_GLOBAL_OFFSET)
-                                            TG_E(CL_INVALID_EVENT) TG_E(CL_INVALID_OPERATION)
-                                                TG_E(CL_INVALID_BUFFER_SIZE)
-                                                    TG_E(CL_INVALID_GLOBAL_WORK_SIZE) case -1001
-        : return "CL_PLATFORM_NOT_FOUND_KHR";
-#undef TG_E
-    default: return "unknown error";
-  }
+  static const std::pair<cl_int, const char*> names[] = {
+      {CL_DEVICE_NOT_FOUND, "CL_DEVICE_NOT_FOUND"},
+      {CL_DEVICE_NOT_AVAILABLE, "CL_DEVICE_NOT_AVAILABLE"},
+      {CL_COMPILER_NOT_AVAILABLE, "CL_COMPILER_NOT_AVAILABLE"},
+      {CL_MEM_OBJECT_ALLOCATION_FAILURE, "CL_MEM_OBJECT_ALLOCATION_FAILURE"},
+      {CL_OUT_OF_RESOURCES, "CL_OUT_OF_RESOURCES"},
+      {CL_OUT_OF_HOST_MEMORY, "CL_OUT_OF_HOST_MEMORY"},
+      {CL_PROFILING_INFO_NOT_AVAILABLE, "CL_PROFILING_INFO_NOT_AVAILABLE"},
+      {CL_MEM_COPY_OVERLAP, "CL_MEM_COPY_OVERLAP"},
+      {CL_BUILD_PROGRAM_FAILURE, "CL_BUILD_PROGRAM_FAILURE"},
+      {CL_INVALID_VALUE, "CL_INVALID_VALUE"},
+      {CL_INVALID_DEVICE_TYPE, "CL_INVALID_DEVICE_TYPE"},
+      {CL_INVALID_PLATFORM, "CL_INVALID_PLATFORM"},
+      {CL_INVALID_DEVICE, "CL_INVALID_DEVICE"},
+      {CL_INVALID_CONTEXT, "CL_INVALID_CONTEXT"},
+      {CL_INVALID_QUEUE_PROPERTIES, "CL_INVALID_QUEUE_PROPERTIES"},
+      {CL_INVALID_COMMAND_QUEUE, "CL_INVALID_COMMAND_QUEUE"},
+      {CL_INVALID_HOST_PTR, "CL_INVALID_HOST_PTR"},
+      {CL_INVALID_MEM_OBJECT, "CL_INVALID_MEM_OBJECT"},
+      {CL_INVALID_BINARY, "CL_INVALID_BINARY"},
+      {CL_INVALID_BUILD_OPTIONS, "CL_INVALID_BUILD_OPTIONS"},
+      {CL_INVALID_PROGRAM, "CL_INVALID_PROGRAM"},
+      {CL_INVALID_PROGRAM_EXECUTABLE, "CL_INVALID_PROGRAM_EXECUTABLE"},
+      {CL_INVALID_KERNEL_NAME, "CL_INVALID_KERNEL_NAME"},
+      {CL_INVALID_KERNEL, "CL_INVALID_KERNEL"},
+      {CL_INVALID_ARG_INDEX, "CL_INVALID_ARG_INDEX"},
+      {CL_INVALID_ARG_VALUE, "CL_INVALID_ARG_VALUE"},
+      {CL_INVALID_ARG_SIZE, "CL_INVALID_ARG_SIZE"},
+      {CL_INVALID_KERNEL_ARGS, "CL_INVALID_KERNEL_ARGS"},
+      {CL_INVALID_WORK_DIMENSION, "CL_INVALID_WORK_DIMENSION"},
+      {CL_INVALID_WORK_GROUP_SIZE, "CL_INVALID_WORK_GROUP_SIZE"},
+      {CL_INVALID_WORK_ITEM_SIZE, "CL_INVALID_WORK_ITEM_SIZE"},
+      {CL_INVALID_GLOBAL_OFFSET, "CL_INVALID_GLOBAL_OFFSET"},
+      {CL_INVALID_EVENT, "CL_INVALID_EVENT"},
+      {CL_INVALID_OPERATION, "CL_INVALID_OPERATION"},
+      {CL_INVALID_BUFFER_SIZE, "CL_INVALID_BUFFER_SIZE"},
+      {CL_INVALID_GLOBAL_WORK_SIZE, "CL_INVALID_GLOBAL_WORK_SIZE"},
+      {-1001, "CL_PLATFORM_NOT_FOUND_KHR"},
+  };
+  for (const auto& [code, name] : names)
+    if (code == e) return name;
+  return "unknown error";
 }
 
 // an OpenCL call's status: anything but CL_SUCCESS is an Error naming the call and the error
@@ -112,21 +134,41 @@ T device_info(const CLApi& L, cl_device_id d, cl_device_info what) {
 }
 
 // PoCL keeps compiled kernels in a cache directory that processes share, and two processes building the same kernel
-// at once can tear an entry there: the next load of that program then aborts inside PoCL (seen with ctest -j2). So
-// unless POCL_CACHE_DIR names one, each process gets its own, removed at exit (our disk cache still shares the
-// programs' binaries). Other drivers ignore the variable.
-void private_pocl_cache() {
-  if (!getenv_str("POCL_CACHE_DIR").empty()) return;
-  static std::string dir = [] {
-    std::string templ = (std::filesystem::temp_directory_path() / "tinygrad-pocl-XXXXXX").string();
-    return ::mkdtemp(templ.data()) != nullptr ? templ : std::string();
-  }();
-  if (dir.empty()) return;
-  ::setenv("POCL_CACHE_DIR", dir.c_str(), 1);
-  std::atexit([] {
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  });
+// at once can tear an entry there: the next load of that program then aborts inside PoCL (seen with ctest -j2). On
+// PoCL, every step that writes its cache (building a program, a kernel's first launch, where it compiles the
+// work-group function) holds an exclusive lock on a file in that directory, so processes take turns; other drivers
+// need no lock.
+class CacheLock {
+ public:
+  explicit CacheLock(int fd) : fd_(fd) {
+    if (fd_ >= 0) ::flock(fd_, LOCK_EX);
+  }
+  ~CacheLock() {
+    if (fd_ >= 0) ::flock(fd_, LOCK_UN);
+  }
+  CacheLock(const CacheLock&) = delete;
+  CacheLock& operator=(const CacheLock&) = delete;
+
+ private:
+  int fd_;
+};
+
+// the lock file's descriptor on PoCL (its cache directory as PoCL chooses it), -1 elsewhere
+int pocl_lock_fd(const std::string& platform) {
+  if (platform.find("Portable Computing Language") == std::string::npos) return -1;
+  std::string dir = getenv_str("POCL_CACHE_DIR");
+  if (dir.empty()) {
+    std::string xdg = getenv_str("XDG_CACHE_HOME");
+    dir = (xdg.empty() ? getenv_str("HOME", "/tmp") + "/.cache" : xdg) + "/pocl";
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  return ::open((dir + "/tinygrad.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+}
+
+std::string& platform_name() {  // the first platform's, set by device_ids()
+  static std::string name;
+  return name;
 }
 
 // the devices of the first platform: its GPUs, else its default devices (tinygrad's CLDevice.device_ids)
@@ -135,7 +177,6 @@ const std::vector<cl_device_id>& device_ids() {
   static std::vector<cl_device_id> ids;
   std::lock_guard lock(mu);
   if (!ids.empty()) return ids;
-  private_pocl_cache();  // before the platform initializes
   const CLApi& L = cl_api();
   cl_uint nplat = 0;
   cl_int st = L.clGetPlatformIDs(0, nullptr, &nplat);
@@ -143,6 +184,9 @@ const std::vector<cl_device_id>& device_ids() {
            "): install a driver, e.g. pocl-opencl-icd");
   std::vector<cl_platform_id> plats(nplat);
   TG_CL(L.clGetPlatformIDs(nplat, plats.data(), nullptr));
+  char name[256] = {};
+  L.clGetPlatformInfo(plats[0], CL_PLATFORM_NAME, sizeof(name) - 1, name, nullptr);
+  platform_name() = name;
   for (cl_device_type type : {cl_device_type(CL_DEVICE_TYPE_GPU), cl_device_type(CL_DEVICE_TYPE_DEFAULT)}) {
     cl_uint n = 0;
     if (L.clGetDeviceIDs(plats[0], type, 0, nullptr, &n) != CL_SUCCESS || n == 0) continue;
@@ -165,6 +209,7 @@ struct CLContext {
   size_t max_work_group = 0;
   std::vector<size_t> max_item_sizes;
   std::atomic<uint64_t> allocated{0};
+  int cache_lock_fd = -1;  // PoCL: see CacheLock
 
   explicit CLContext(const std::string& device) : L(cl_api()) {
     const auto& ids = device_ids();
@@ -173,6 +218,7 @@ struct CLContext {
     TG_CHECK(idx >= 0 && static_cast<size_t>(idx) < ids.size(), "no OpenCL device ", device, ": the platform has ",
              ids.size());
     device_id = ids[static_cast<size_t>(idx)];
+    cache_lock_fd = pocl_lock_fd(platform_name());
     device_name = device_info_str(L, device_id, CL_DEVICE_NAME);
     driver_version = device_info_str(L, device_id, CL_DRIVER_VERSION);
     extensions = device_info_str(L, device_id, CL_DEVICE_EXTENSIONS);
@@ -196,6 +242,7 @@ struct CLContext {
   ~CLContext() {
     L.clReleaseCommandQueue(queue);
     L.clReleaseContext(context);
+    if (cache_lock_fd >= 0) ::close(cache_lock_fd);
   }
   CLContext(const CLContext&) = delete;
   CLContext& operator=(const CLContext&) = delete;
@@ -253,7 +300,10 @@ class CLCompiler : public Compiler {
     cl_int st = CL_SUCCESS;
     cl_program p = L.clCreateProgramWithSource(ctx_->context, 1, &s, nullptr, &st);
     check(st, "clCreateProgramWithSource");
-    st = L.clBuildProgram(p, 1, &ctx_->device_id, nullptr, nullptr, nullptr);
+    {
+      CacheLock lock(ctx_->cache_lock_fd);
+      st = L.clBuildProgram(p, 1, &ctx_->device_id, nullptr, nullptr, nullptr);
+    }
     if (st != CL_SUCCESS) {
       size_t n = 0;
       L.clGetProgramBuildInfo(p, ctx_->device_id, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
@@ -293,6 +343,7 @@ class CLProgram : public Program {
     check(st, "clCreateProgramWithBinary");
     try {
       check(bst, "clCreateProgramWithBinary (binary status)");
+      CacheLock lock(ctx_->cache_lock_fd);
       TG_CL(L.clBuildProgram(program_, 1, &ctx_->device_id, nullptr, nullptr, nullptr));
       kernel_ = L.clCreateKernel(program_, name_.c_str(), &st);
       check(st, "clCreateKernel");
@@ -343,8 +394,16 @@ class CLProgram : public Program {
       TG_CL(L.clSetKernelArg(kernel_, static_cast<cl_uint>(bufs.size() + i), sizeof(v), &v));
     }
     cl_event ev = nullptr;
-    TG_CL(L.clEnqueueNDRangeKernel(ctx_->queue, kernel_, 3, nullptr, g.data(), local ? l.data() : nullptr, 0, nullptr,
-                                   wait ? &ev : nullptr));
+    if (ctx_->cache_lock_fd >= 0 && !launched_.count(l)) {  // PoCL compiles the work-group function now: locked
+      CacheLock lock(ctx_->cache_lock_fd);
+      TG_CL(L.clEnqueueNDRangeKernel(ctx_->queue, kernel_, 3, nullptr, g.data(), local ? l.data() : nullptr, 0, nullptr,
+                                     wait ? &ev : nullptr));
+      TG_CL(L.clFinish(ctx_->queue));
+      launched_.insert(l);
+    } else {
+      TG_CL(L.clEnqueueNDRangeKernel(ctx_->queue, kernel_, 3, nullptr, g.data(), local ? l.data() : nullptr, 0, nullptr,
+                                     wait ? &ev : nullptr));
+    }
     if (!wait) return std::nullopt;
     cl_ulong start = 0, end = 0;
     cl_int st = L.clWaitForEvents(1, &ev);
@@ -369,6 +428,7 @@ class CLProgram : public Program {
   size_t max_local_ = 0;
   cl_ulong local_mem_ = 0;
   std::mutex mu_;
+  std::set<std::array<size_t, 3>> launched_;  // local sizes launched once (PoCL compiles a function for each)
 };
 
 class CLDevice : public Compiled {
