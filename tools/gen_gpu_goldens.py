@@ -8,6 +8,7 @@ import os, sys, pathlib
 sys.path.insert(0, os.environ["TINYGRAD_PATH"])
 from tinygrad import Tensor, dtypes
 from tinygrad.engine.realize import get_kernel
+from tinygrad.codegen.kernel import Kernel
 from tinygrad.renderer.cstyle import OpenCLRenderer, CUDARenderer
 from tinygrad.uop.ops import Ops
 from tinygrad.helpers import to_function_name
@@ -34,6 +35,7 @@ out = pathlib.Path(__file__).resolve().parent.parent / "tests" / "data" / "gpu"
 for rname, make in RENDERERS.items():
   (out / rname).mkdir(parents=True, exist_ok=True)
   for pname, prog in PROGRAMS.items():
+    Kernel.kernel_cnt.clear()  # each program named as in a fresh process (the test resets ours the same way)
     srcs = []
     for si in prog().schedule():
       if si.ast.op is not Ops.SINK: continue

@@ -20,7 +20,11 @@ using namespace tg;
 
 namespace {
 
-Tensor E(const Shape& shape, DType dt = dtypes::float32) { return Tensor::empty(shape, {.dtype = dt}); }
+// on a device with locals (PYTHON, always there), so the tensor layer lays out convs as for a GPU (the CPU's tiled
+// layouts are ours, not the reference's)
+Tensor E(const Shape& shape, DType dt = dtypes::float32) {
+  return Tensor::empty(shape, {.device = "PYTHON", .dtype = dt});
+}
 
 // keep in step with tools/gen_gpu_goldens.py
 const std::vector<std::pair<std::string, std::function<Tensor()>>>& programs() {
@@ -89,11 +93,13 @@ std::string ours(Renderer& r, const Tensor& out) {
 
 struct Case {
   std::string renderer, program;
+  friend void PrintTo(const Case& c, std::ostream* os) { *os << c.renderer << "/" << c.program; }
 };
 class GpuGolden : public testing::TestWithParam<Case> {};
 
 TEST_P(GpuGolden, MatchesTheReference) {
   const Case& c = GetParam();
+  reset_kernel_cnt();  // named as in a fresh process, as the generator names them
   if (c.program == "matmul_half" && c.renderer == "cuda")
     GTEST_SKIP() << "the reference uses tensor cores (mma.sync) here; they are not implemented yet";
   std::unique_ptr<Renderer> r;

@@ -76,12 +76,12 @@ TEST(DeviceInterface, SelectionByDevAndNumbers) {
 }
 
 TEST(DeviceInterface, BadDeviceNamesItWhyAndTheAvailableOnes) {
-  const std::string available = join(Device::get_available_devices(), ", ");  // CPU, [LLVM, ]PYTHON, NULL
-  EXPECT_EQ(available.rfind("CPU, ", 0), 0u);
+  const std::string available = join(Device::get_available_devices(), ", ");  // [GPU, ]CPU, [LLVM, ]PYTHON, NULL
+  EXPECT_NE(available.find("CPU, "), std::string::npos);
   EXPECT_TRUE(available.ends_with("PYTHON, NULL")) << available;
   EXPECT_EQ(error_of([] { Tensor({1}, {.device = "FOO"}); }), "unknown device 'FOO'; available: " + available);
-  EXPECT_EQ(error_of([] { Tensor({1}, {.device = "cpu"}).to("CUDA"); }),
-            "device 'CUDA' is not available in this build; available: " + available);
+  EXPECT_EQ(error_of([] { Tensor({1}, {.device = "cpu"}).to("METAL"); }),
+            "device 'METAL' is not available in this build; available: " + available);
   ScopedEnv dev("DEV", "NOPE");
   Device::DEFAULT.reset();
   EXPECT_EQ(error_of([] { Tensor({1}); }), "unknown device 'NOPE'; available: " + available);
