@@ -151,6 +151,8 @@ struct Registry {
   std::recursive_mutex mu;  // recursive: a device's factory may open another device
   std::map<std::string, DeviceFactory> factories;
   std::map<std::string, ToolchainFactory> toolchains;
+  // asked before Device::DEFAULT's search opens a device: false skips it without opening it
+  std::map<std::string, std::function<bool()>> default_probes;
   std::map<std::string, std::unique_ptr<Compiled>> opened;
   std::vector<std::string> open_order;
 };
@@ -163,6 +165,7 @@ Registry& registry() {
     r->factories["CUDA"] = open_cuda_device;
     r->factories["GPU"] = open_gpu_device;
     r->toolchains["CUDA"] = cuda_toolchain;
+    r->default_probes["GPU"] = gpu_may_be_default;
     r->factories["LLVM"] = open_llvm_device;
     r->factories["NULL"] = open_null_device;
     r->factories["PYTHON"] = open_python_device;
@@ -204,6 +207,13 @@ std::string choose_default() {
   std::vector<std::string> whys;
   for (const auto& d : Device::all_devices()) {
     std::string why;
+    std::function<bool()> probe;
+    {
+      Registry& reg = registry();
+      std::lock_guard lock(reg.mu);
+      if (auto it = reg.default_probes.find(d); it != reg.default_probes.end()) probe = it->second;
+    }
+    if (probe && !probe()) continue;
     if (Compiled* dev = open_device(d, why)) {
       if (dev->pick_by_default) return dev->device;
       continue;

@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <mutex>
 #include <set>
@@ -464,11 +465,32 @@ std::unique_ptr<Compiled> open_gpu_device(const std::string& device) {
   return std::make_unique<CLDevice>(device, std::make_shared<CLContext>(device));
 }
 
+bool gpu_may_be_default() {
+  namespace fs = std::filesystem;
+  std::string vendors = getenv_str("OCL_ICD_VENDORS");  // ocl-icd's: a folder of .icd files, or one file
+  fs::path where = vendors.empty() ? fs::path("/etc/OpenCL/vendors") : fs::path(vendors);
+  std::vector<fs::path> icds;
+  std::error_code ec;
+  if (fs::is_directory(where, ec)) {
+    for (const auto& e : fs::directory_iterator(where, ec))
+      if (e.path().extension() == ".icd") icds.push_back(e.path());
+  } else if (fs::exists(where, ec)) {
+    icds.push_back(where);
+  }
+  for (const fs::path& icd : icds) {
+    std::ifstream f(icd);
+    std::string lib((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (lib.find("pocl") == std::string::npos) return true;  // a driver that may be a real GPU's
+  }
+  return false;
+}
+
 #else
 
 std::unique_ptr<Compiled> open_gpu_device(const std::string&) {
   throw Error("this build has no OpenCL headers (apt install opencl-headers, then rebuild)");
 }
+bool gpu_may_be_default() { return false; }
 
 #endif
 

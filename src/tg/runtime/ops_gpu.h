@@ -14,5 +14,8 @@
 namespace tg {
 
 std::unique_ptr<Compiled> open_gpu_device(const std::string& device);
+// whether choosing Device::DEFAULT may open GPU at all: not when every installed OpenCL driver is PoCL (it would be
+// passed over anyway, and opening it starts its threads and its LLVM in every program)
+bool gpu_may_be_default();
 
 }  // namespace tg
