@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
     auto sched = Tensor::schedule_with_vars({c}).first;
     std::vector<ExecItem> eis;
     for (const ScheduleItem& si : sched) {
-      for (const Buffer& buf : si.bufs) const_cast<Buffer&>(buf).ensure_allocated();
+      for (Buffer buf : si.bufs) buf.ensure_allocated();  // a handle: the copy allocates the shared buffer
       eis.push_back(lower_schedule_item(si));
     }
     double t = time_median(iters, device, [&] {

@@ -309,8 +309,10 @@ Compiled& Device::get(std::string_view device) {
 }
 
 Toolchain Device::toolchain(std::string_view spec) {
-  std::string name = canonicalize(spec), prefix = device_prefix(name);
-  std::string target = name.size() > prefix.size() ? std::string(spec.substr(prefix.size() + 1)) : "";
+  // the name before ':' canonicalized, the target after it as written (sm_90)
+  const size_t colon = spec.find(':');
+  const std::string prefix = canonicalize(spec.substr(0, colon));
+  const std::string target = colon == std::string_view::npos ? "" : std::string(spec.substr(colon + 1));
   ToolchainFactory f;
   {
     Registry& reg = registry();

@@ -344,12 +344,13 @@ Toolchain cuda_toolchain(const std::string& arch) {
 
 #else
 
-NVRTCCompiler::NVRTCCompiler(std::string arch_) : arch(std::move(arch_)) {
+[[noreturn]] static void no_cuda_headers() {
   throw Error("this build has no CUDA headers (the CUDA toolkit's cuda.h and nvrtc.h; set CUDA_PATH and rebuild)");
 }
-std::string NVRTCCompiler::compile(const std::string&) { return {}; }
-std::unique_ptr<Compiled> open_cuda_device(const std::string&) { return (NVRTCCompiler("")), nullptr; }
-Toolchain cuda_toolchain(const std::string& arch) { return {nullptr, std::make_shared<NVRTCCompiler>(arch)}; }
+NVRTCCompiler::NVRTCCompiler(std::string arch_) : arch(std::move(arch_)) { no_cuda_headers(); }
+std::string NVRTCCompiler::compile(const std::string&) { no_cuda_headers(); }
+std::unique_ptr<Compiled> open_cuda_device(const std::string&) { no_cuda_headers(); }
+Toolchain cuda_toolchain(const std::string&) { no_cuda_headers(); }
 
 #endif
 

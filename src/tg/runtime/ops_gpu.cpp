@@ -111,14 +111,6 @@ void check(cl_int status, const char* call) {
   if (status != CL_SUCCESS) throw Error(cat("OpenCL error ", status, " (", cl_error_name(status), ") in ", call));
 }
 #define TG_CL(call) check(call, #call)
-#define TG_CL_RET(call, what) \
-  [&] {                       \
-    cl_int st_ = CL_SUCCESS;  \
-    auto r_ = call;           \
-    check(st_, what);         \
-    return r_;                \
-  }()
-
 std::string device_info_str(const CLApi& L, cl_device_id d, cl_device_info what) {
   size_t n = 0;
   TG_CL(L.clGetDeviceInfo(d, what, 0, nullptr, &n));
@@ -395,15 +387,13 @@ class CLProgram : public Program {
       TG_CL(L.clSetKernelArg(kernel_, static_cast<cl_uint>(bufs.size() + i), sizeof(v), &v));
     }
     cl_event ev = nullptr;
-    if (ctx_->cache_lock_fd >= 0 && !launched_.count(l)) {  // PoCL compiles the work-group function now: locked
-      CacheLock lock(ctx_->cache_lock_fd);
+    // PoCL compiles the work-group function at a local size's first launch: that launch holds the cache lock
+    const bool first = ctx_->cache_lock_fd >= 0 && launched_.insert(l).second;
+    {
+      CacheLock lock(first ? ctx_->cache_lock_fd : -1);
       TG_CL(L.clEnqueueNDRangeKernel(ctx_->queue, kernel_, 3, nullptr, g.data(), local ? l.data() : nullptr, 0, nullptr,
                                      wait ? &ev : nullptr));
-      TG_CL(L.clFinish(ctx_->queue));
-      launched_.insert(l);
-    } else {
-      TG_CL(L.clEnqueueNDRangeKernel(ctx_->queue, kernel_, 3, nullptr, g.data(), local ? l.data() : nullptr, 0, nullptr,
-                                     wait ? &ev : nullptr));
+      if (first) TG_CL(L.clFinish(ctx_->queue));
     }
     if (!wait) return std::nullopt;
     cl_ulong start = 0, end = 0;
