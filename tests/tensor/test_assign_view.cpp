@@ -6,23 +6,19 @@
 #include <functional>
 
 #include "tg/engine/buffers.h"
+#include "kernel_count.h"
 #include "tg/runtime/device.h"
 #include "tg/tensor/tensor.h"
 #include "tg/uop/uop.h"
 
 using namespace tg;
+using tg::test::kernels_run_by;
 
 namespace {
 
 struct AssignView : ::testing::Test {
   void SetUp() override { Device::DEFAULT.reset(); }  // the env's choice (DEV=...): these run on every device
 };
-
-int64_t kernels_run_by(const std::function<void()>& f) {
-  int64_t before = GlobalCounters::kernel_count;
-  f();
-  return GlobalCounters::kernel_count - before;
-}
 
 std::vector<float> rows(std::initializer_list<std::vector<float>> rs) {
   std::vector<float> out;

@@ -68,7 +68,14 @@ struct Batch {
     EXPECT_EQ(t.shape(), want.shape) << name << ": shape " << shape_str(t.shape()) << " vs " << shape_str(want.shape);
     cases.push_back({t, want}), names.push_back(name), tols.push_back(tol);
   }
-  ~Batch() {
+  ~Batch() {  // a destructor must not throw: a failed realize is a test failure
+    try {
+      check();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "realizing the batch threw: " << e.what();
+    }
+  }
+  void check() {
     if (cases.empty()) return;
     std::vector<Tensor> flat;
     for (auto& c : cases) flat.push_back(c.first.cast(dtypes::float64).reshape({c.first.numel()}));

@@ -7,10 +7,12 @@
 #include <functional>
 
 #include "gradcheck.h"
+#include "kernel_count.h"
 #include "tg/runtime/device.h"
 #include "tg/tensor/tensor.h"
 
 using namespace tg;
+using tg::test::kernels_run_by;
 using tg::test::expect_grad_matches;
 
 namespace {
@@ -25,11 +27,6 @@ std::vector<double> vals(int64_t n, double seed, double scale = 1.0) {
   return v;
 }
 
-int64_t kernels_run_by(const std::function<void()>& f) {
-  int64_t before = GlobalCounters::kernel_count;
-  f();
-  return GlobalCounters::kernel_count - before;
-}
 Tensor param(int64_t n, const Shape& s, double seed) {
   std::vector<float> v(static_cast<size_t>(n));
   for (size_t i = 0; i < v.size(); i++) v[i] = static_cast<float>(std::sin(static_cast<double>(i) * 1.7 + seed));

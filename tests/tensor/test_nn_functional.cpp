@@ -8,10 +8,13 @@
 #include <functional>
 #include <limits>
 
+#include "kernel_count.h"
+#include "scoped_env.h"
 #include "tg/runtime/device.h"
 #include "tg/tensor/tensor.h"
 
 using namespace tg;
+using tg::test::kernels_run_by;
 
 namespace {
 
@@ -56,12 +59,6 @@ int64_t flat(const std::vector<int64_t>& idx, const Shape& s) {
   int64_t r = 0;
   for (size_t i = 0; i < s.size(); i++) r = r * s[i] + idx[i];
   return r;
-}
-
-int64_t kernels_run_by(const std::function<void()>& f) {
-  int64_t before = GlobalCounters::kernel_count;
-  f();
-  return GlobalCounters::kernel_count - before;
 }
 
 // *** direct convolution: x (bs, groups*cin, *in), w (cout, cin, *k), pads (before, after) per spatial dim ***
@@ -946,8 +943,10 @@ TEST_F(NN, NllLoss) {
 // interpolate((5,9)) 13; m (4,16): cumsum(1) 1, argmax(1) 3, logsumexp(1) 2, layernorm() 3, var(1) 2,
 // logcumsumexp(1) 4; v (600,): cumsum() 3; einsum("ij,jk->ik", m, (16,5)) 1; one_hot(10) of 8 labels 2;
 // (2,4,8) causal attention 5; (8,10) logits with 8 labels: sparse_categorical_crossentropy 5, cross_entropy 5,
-// log_softmax().nll_loss 5
+// log_softmax().nll_loss 5. With FUSE_ARANGE=0: our default fuses the arange of a label/index compare into its
+// reduce (NN.KernelCountsWithFusedGathers)
 TEST_F(NN, KernelCountsMatchTheReference) {
+  test::ScopedEnv no_fuse("FUSE_ARANGE", "0");
   Tensor x = Tensor(values(2 * 3 * 7 * 7, 0.1), {2, 3, 7, 7}).realize();
   Tensor m = Tensor(values(4 * 16, 0.2), {4, 16}).realize(), v = Tensor(values(600, 0.3), {600}).realize();
   Tensor w = Tensor(values(3 * 4 * 3 * 3, 0.4), {3, 4, 3, 3}).realize(), c3 = Tensor(values(3, 0.5), {3}).realize();
@@ -978,6 +977,24 @@ TEST_F(NN, KernelCountsMatchTheReference) {
   EXPECT_EQ(count([&] { return logits.sparse_categorical_crossentropy(y); }), 5);
   EXPECT_EQ(count([&] { return logits.cross_entropy(y); }), 5);
   EXPECT_EQ(count([&] { return logits.log_softmax().nll_loss(y); }), 5);
+  EXPECT_EQ(count([&] { return x.interpolate({5, 9}); }), 13);
+}
+
+// the same with the default FUSE_ARANGE: the labels' one-hot (y == arange) is computed in the loss's reduce, which
+// becomes a gated load; the reference's FUSE_ARANGE=1 gives these counts too (4, 4, 4). max_pool2d's indices and
+// argmax stay at 3, where the reference's broader fusion gives 2; one_hot (2), attention (5), interpolate (13) keep
+// theirs
+TEST_F(NN, KernelCountsWithFusedGathers) {
+  Tensor logits = Tensor(values(80, 0.7), {8, 10}).realize(), y = Tensor({1, 2, 3, 4, 5, 6, 7, 8}).realize();
+  Tensor x = Tensor(values(2 * 3 * 7 * 7, 0.1), {2, 3, 7, 7}).realize(),
+         m = Tensor(values(4 * 16, 0.2), {4, 16}).realize();
+  auto count = [](const std::function<Tensor()>& f) { return kernels_run_by([&] { f().realize(); }); };
+  EXPECT_EQ(count([&] { return logits.sparse_categorical_crossentropy(y); }), 4);
+  EXPECT_EQ(count([&] { return logits.cross_entropy(y); }), 4);
+  EXPECT_EQ(count([&] { return logits.log_softmax().nll_loss(y); }), 4);
+  EXPECT_EQ(count([&] { return x.max_pool2d_with_indices().second; }), 3);
+  EXPECT_EQ(count([&] { return m.argmax(1); }), 3);
+  EXPECT_EQ(count([&] { return y.one_hot(10); }), 2);
   EXPECT_EQ(count([&] { return x.interpolate({5, 9}); }), 13);
 }
 

@@ -8,21 +8,17 @@
 #include "tg/codegen/kernel.h"
 #include "tg/engine/realize.h"
 #include "tg/helpers/helpers.h"
+#include "kernel_count.h"
 #include "tg/runtime/device.h"
 #include "tg/schedule/schedule.h"
 #include "tg/tensor/tensor.h"
 
 using namespace tg;
+using tg::test::kernels_run_by;
 
 struct Realize : ::testing::Test {
   void SetUp() override { Device::DEFAULT.reset(); }  // the env's choice (DEV=...): these run on every device
 };
-
-static int64_t kernels_run_by(const std::function<void()>& f) {
-  int64_t before = GlobalCounters::kernel_count;
-  f();
-  return GlobalCounters::kernel_count - before;
-}
 
 TEST_F(Realize, TutorialArithmetic) {
   Tensor t({1, 2, 3, 4});

@@ -850,7 +850,22 @@ const PatternMatcher<UOp>& pm_reduce_collapse() {
                            op(Ops::INDEX, {var("buf"), var("idx")}).load())),
            [](M m) {
              return m["buf"].index(m["idx"], m["gate"].logical_not()).load();
-           }},                                               // sum(g?0:LOAD(i)) -> LOAD(i, !g)
+           }},  // sum(g?0:LOAD(i)) -> LOAD(i, !g)
+          // INDEX on RANGE / gated RANGE: buf[expr(r)] gated by idx==r -> buf[expr(idx)], gated by 0<=idx<n
+          {op(Ops::INDEX, {var("buf"), var("expr"), ne(ne(var("idx"), op(Ops::RANGE).named("r").or_casted()), true)}),
+           [](M m) {
+             UOp r = m["r"], i = m["idx"].cast(m["r"].dtype());
+             UOp valid = (i >= i.const_like(0)) & (i < r.src(0));
+             return m["buf"].index(m["expr"].substitute({{r, i}}), valid);
+           }},
+          // AND on WHERE: sum(x&y ? c : 0) with x a variable (outside the range) -> sum(y ? c : 0) * x
+          {reduce_of(where(any({op(Ops::DEFINE_VAR).named("dv"), op(Ops::DEFINE_VAR).gep().named("dv")}) & var("g"),
+                           cvar("c"), const_pat(std::nullopt, int64_t(0))))
+               .named("r"),
+           [](M m) {
+             UOp c = m["c"];
+             return reduce_add(m["g"].where(c, c.const_like(0)), m["r"]) * m["dv"].cast(c.dtype());
+           }},
           {op(Ops::REDUCE).named("red"), reduce_rangeless},  // REDUCE without RANGE in src -> x*n
           {op(Ops::REDUCE, {op(Ops::VECTORIZE).named("inp")}).any_len().named("red"),
            no_vectorized_reduce},  // REDUCE(vector) -> VECTORIZE(REDUCEs)
@@ -910,7 +925,6 @@ UOp reduce_collapse(M m) {
 }  // namespace
 
 const PatternMatcher<UOp, ReduceContext>& pm_reduce() {
-  // NOTE: pm_reduce_collapse lacks tinygrad's INDEX-on-RANGE and AND-on-WHERE rules so far
   static const PatternMatcher<UOp, ReduceContext> pm =
       PatternMatcher<UOp, ReduceContext>{
           {op(Ops::REDUCE).named("red"), reduce_unparented},                // drop ranges the source doesn't use

@@ -78,6 +78,7 @@ sint size_of(const UOp& u) {
   return uop_size(u);
 }
 UOp make_contiguous(const UOp& u) { return UOp::make(Ops::CONTIGUOUS, u.dtype(), {u}); }
+UOp make_fuse(const UOp& u) { return UOp::make(Ops::FUSE, u.dtype(), {u}); }
 UOp make_gbarrier(const UOp& u) { return UOp::make(Ops::GBARRIER, u.dtype(), {u}); }
 UOp make_assign(const UOp& t, const UOp& x) { return UOp::make(Ops::ASSIGN, t.dtype(), {t, x}); }
 const std::vector<int64_t>& axis_arg(const UOp& r) { return r.arg<ReduceArg>().axes; }
@@ -457,12 +458,23 @@ UOp apply_swizzle(const UOp& u) {
   return graph_rewrite(u, view_left(), ctx);
 }
 
-// change reduceop axes and input ShapeTrackers, view gets replaced with a reshape
-UOp swizzle_reduceop(M m) {
-  UOp r = m["r"], src = m["src"], view = m["view"];
+std::vector<std::pair<size_t, sint>> non_one_dims(const Shape& shape) {
+  std::vector<std::pair<size_t, sint>> ret;
+  for (size_t i = 0; i < shape.size(); i++)
+    if (shape[i] != sint(1)) ret.push_back({i, shape[i]});
+  return ret;
+}
+
+// change reduceop axes and input ShapeTrackers, view gets replaced with a reshape. With fuse, the new reduce is
+// marked as fused into its consumer (and its input is fused too)
+UOp swizzle_reduce(const UOp& r, const UOp& src, const UOp& view, bool fuse) {
   const ShapeTracker& vst = st_of(view);
-  if (vst.contiguous() && size_of(view) == size_of(r)) return {};  // contiguous and same size can push to children
-  const auto& axes = axis_arg(r);
+  const ReduceArg& ra = r.arg<ReduceArg>();
+  // contiguous and same size can push to children; a fused reduce only when the shapes match with ones removed
+  if (vst.contiguous() && size_of(view) == size_of(r) &&
+      (!ra.fuse || non_one_dims(uop_shape(r)) == non_one_dims(vst.shape())))
+    return {};
+  const auto& axes = ra.axes;
   ShapeTracker input_st = ShapeTracker::from_shape(uop_shape(src));
   std::vector<int64_t> perm;
   for (int64_t i = 0; i < static_cast<int64_t>(input_st.shape().size()); i++)
@@ -486,11 +498,13 @@ UOp swizzle_reduceop(M m) {
     nv.push_back(View::create(shape, st, v.offset * prshape, mask));
   }
   UOp swizzled_input = apply_swizzle(uop_view(src, tmp + ShapeTracker{nv}));
+  if (fuse) swizzled_input = make_fuse(swizzled_input);
   std::vector<int64_t> new_axis;
   for (size_t i = 0; i < axes.size(); i++) new_axis.push_back(static_cast<int64_t>(vst.shape().size() + i));
-  UOp red = UOp::make(Ops::REDUCE_AXIS, r.dtype(), {swizzled_input}, ReduceArg{r.arg<ReduceArg>().op, new_axis});
+  UOp red = UOp::make(Ops::REDUCE_AXIS, r.dtype(), {swizzled_input}, ReduceArg{ra.op, new_axis, fuse});
   return uop_reshape(red, vst.shape());
 }
+UOp swizzle_reduceop(M m) { return swizzle_reduce(m["r"], m["src"], m["view"], false); }
 
 UOp reduceop_view_right(M m) {
   UOp src = m["src"], v = m["v"], r = m["r"];
@@ -542,6 +556,140 @@ const GPM& view_right() {
              return r1.replace(std::nullopt, std::nullopt, std::nullopt, ReduceArg{a1.op, axes});
            }},  // double reduce -> one reduce
       };
+  return pm;
+}
+
+// *** FUSE: pull a reduce (an arange) into the kernel of its consumer instead of realizing it ***
+
+// FUSE(x) is pushed down to x's sources until it meets a reduce, which it marks as fused
+const GPM& pm_fuse() {
+  static const GPM pm{
+      {op(Ops::FUSE, {op(Ops::CONTIGUOUS).named("c")}), [](M m) { return m["c"]; }},  // FUSE stops at CONTIGUOUS
+      {op(Ops::FUSE, {op(Ops::VIEW, {op(Ops::REDUCE_AXIS, {var("src")}).named("r").or_casted()}).named("view")}),
+       [](M m) -> UOp {
+         UOp ret = swizzle_reduce(m["r"], m["src"], m["view"], true);
+         return ret ? ret.cast(m["view"].dtype()) : UOp{};
+       }},  // FUSE(VIEW(REDUCE)) swizzles the reduce
+      {op(Ops::FUSE, {op(Ops::REDUCE_AXIS).named("r")}),
+       [](M m) -> UOp {
+         UOp r = m["r"];
+         ReduceArg ra = r.arg<ReduceArg>();
+         if (ra.fuse) return {};
+         ra.fuse = true;
+         return r.replace(std::nullopt, std::nullopt, std::vector<UOp>{make_fuse(r.src(0))}, ra);
+       }},  // FUSE(REDUCE) marks the reduce for the grouper
+      {op(Ops::FUSE, {op(Ops::VIEW, {op(GroupOp::UnsafePad).named("alu")}).named("view")}),
+       [](M m) -> UOp {
+         const ShapeTracker& st = st_of(m["view"]);
+         if (std::none_of(st.views.begin(), st.views.end(), [](const View& v) { return v.mask.has_value(); }))
+           return {};
+         return uop_view(make_contiguous(m["alu"]), st);
+       }},  // an unsafe pad is realized, not fused
+      {op(Ops::FUSE, {op(Ops::VIEW, {op(GroupOp::ALU | OpSet{Ops::CAST}).named("alu")}).named("view")}),
+       [](M m) {
+         UOp alu = m["alu"];
+         const ShapeTracker& st = st_of(m["view"]);
+         std::vector<UOp> src;
+         for (const UOp& x : alu.src()) src.push_back(make_fuse(apply_swizzle(uop_view(x, st))));
+         return alu.replace(std::nullopt, std::nullopt, src);
+       }},  // FUSE(VIEW(alu)): the view moves to the alu's sources
+      {op(Ops::FUSE).named("x"),
+       [](M m) {
+         UOp x = m["x"].src(0);
+         std::vector<UOp> src;
+         for (const UOp& y : x.src()) src.push_back(make_fuse(y));
+         return x.replace(std::nullopt, std::nullopt, src);
+       }},  // otherwise FUSE moves to the sources
+  };
+  return pm;
+}
+
+// run pm_fuse below a FUSE, with every CONTIGUOUS under it cut off from its sources meanwhile
+UOp do_fusion(M m) {
+  UOp x = m["x"];
+  std::vector<std::pair<UOp, UOp>> cut, back;
+  toposort_gated(x, [&](const UOp& u) {
+    if (u.op() != Ops::CONTIGUOUS) return true;
+    UOp stub = u.replace(std::nullopt, std::nullopt,
+                         std::vector<UOp>{UOp::make(Ops::VIEW, dtypes::void_, {}, st_arg(st_of(u)))});
+    cut.push_back({u, stub});
+    back.push_back({stub, u});
+    return false;
+  });
+  GrouperCtx ctx;
+  UOp ret = graph_rewrite(cut.empty() ? x : x.substitute(cut), pm_fuse(), ctx);
+  return back.empty() ? ret : ret.substitute(back);
+}
+
+bool is_arange(const UOp& u) { return u.op() == Ops::REDUCE_AXIS && uop_base(u.src(0)).op() == Ops::CONST; }
+
+// FUSE_ARANGE (on unless FUSE_ARANGE=0): an arange (a reduce of a CONST, which the scheduler would realize) that a
+// reduce compares with a loaded tensor (indexing by a tensor: the one-hot `idx == arange`) is fused into that
+// compare, so the arange is computed in the reduce's kernel, where codegen folds the one-hot sum into one gated load.
+// Narrower than the reference's FUSE_ARANGE=1, which follows the arange through any elementwise chain and breaks on
+// graphs such as interpolate's backward (two reduces meet on one axis); here the arange must reach the compare
+// through one view into the reduce's input shape, so its axes always land after the reduce's own.
+UOp fuse_arange(M m) {
+  UOp root = m["root"];
+  if (!getenv("FUSE_ARANGE", 1) || is_arange(root)) return {};
+  std::vector<UOp> local_arange;
+  std::vector<UOp> topo = toposort_gated(root, [&](const UOp& u) {
+    if (is_arange(u)) local_arange.push_back(u);
+    return u == root || !(ALWAYS_CONTIGUOUS.has(u.op()) || u.op() == Ops::REDUCE_AXIS);
+  });
+  if (local_arange.empty()) return {};
+  // every arange fused into one kernel puts its axes in the same place: they must agree in shape (can be improved)
+  const Shape arange_shape = uop_shape(local_arange[0].src(0));
+  for (const UOp& r : local_arange)
+    if (uop_shape(r.src(0)) != arange_shape) return {};
+  const Shape root_shape = uop_shape(root.src(0));
+  std::unordered_map<const UOpNode*, std::vector<UOp>> children;
+  for (const UOp& u : topo)
+    for (const UOp& s : u.src()) children[s.get()].push_back(u);
+  auto kids = [&](const UOp& u) {
+    auto it = children.find(u.get());
+    return it == children.end() ? std::vector<UOp>{} : it->second;
+  };
+  std::vector<std::pair<UOp, UOp>> fuse_rep;
+  auto fuse_compares = [&](const UOp& r, const UOp& v) {  // v: the arange viewed into the reduce's input shape
+    for (const UOp& c : kids(v)) {
+      if (c.op() != Ops::CMPNE && c.op() != Ops::CMPLT) continue;
+      bool loads = false;  // the other side reads a buffer
+      for (const UOp& s : c.toposort())
+        loads |= (s.op() == Ops::BUFFER || s.op() == Ops::REDUCE_AXIS) && s != root && s != r;
+      if (!loads || std::any_of(fuse_rep.begin(), fuse_rep.end(), [&](auto& p) { return p.first == c; })) continue;
+      std::vector<UOp> src;
+      for (const UOp& s : c.src()) src.push_back(s == v ? make_fuse(s) : s);
+      fuse_rep.push_back({c, c.replace(std::nullopt, std::nullopt, src)});
+    }
+  };
+  for (const UOp& r : local_arange) {
+    if (r.arg<ReduceArg>().fuse) continue;  // already fused
+    // from the arange through its own elementwise ops (arange's start and step) to the views into the input shape
+    std::vector<UOp> q{r};
+    UOpSet seen;
+    while (!q.empty()) {
+      UOp u = q.back();
+      q.pop_back();
+      for (const UOp& c : kids(u)) {
+        if (seen.has(c)) continue;
+        seen.add(c);
+        if (c.op() == Ops::VIEW && uop_shape(c) == root_shape)
+          fuse_compares(r, c);
+        else if (has_st(c) && uop_shape(c) != root_shape &&
+                 (c.op() == Ops::VIEW || GroupOp::ALU.has(c.op()) || c.op() == Ops::CAST))
+          q.push_back(c);
+      }
+    }
+  }
+  return fuse_rep.empty() ? UOp{} : root.substitute(fuse_rep);
+}
+
+const GPM& do_fuse() {
+  static const GPM pm{
+      {op(Ops::FUSE).named("x"), do_fusion},
+      {op(Ops::REDUCE_AXIS).named("root"), fuse_arange},
+  };
   return pm;
 }
 
@@ -706,7 +854,7 @@ UOpSet group_realizes(const UOp& sink) {
   UOpMap reduce_for_op;
   std::vector<UOp> double_reduces;
   for (const UOp& r : topo) {
-    if (r.op() != Ops::REDUCE_AXIS) continue;
+    if (r.op() != Ops::REDUCE_AXIS || r.arg<ReduceArg>().fuse) continue;  // a fused reduce is in its consumer's kernel
     if (getenv("FUSE_CONV_BW", 0) && uop_base(r.src(0)).op() == Ops::REDUCE_AXIS && r.src(0) != uop_base(r.src(0)))
       double_reduces.push_back(r);
     if (realizes.has(r)) continue;
@@ -1026,8 +1174,8 @@ std::vector<std::pair<UOp, UOp>> get_kernelize_map(const UOp& big_sink) {
   MetaTable meta;
   GrouperCtx ctx;
   ctx.meta = &meta;
-  // merge_views + simplify (multi_pm, replace_allreduce and do_fuse are not here yet: no multi device, no FUSE)
-  static const GPM merge_pm = merge_views() + grouper_sym() + replace_contiguous();
+  // merge_views + simplify (multi_pm and replace_allreduce are not here yet: no multi device)
+  static const GPM merge_pm = do_fuse() + merge_views() + grouper_sym() + replace_contiguous();
   UOpMap tensor_map = graph_rewrite_map(big_sink, merge_pm, ctx, meta);
   UOp sink = tensor_map.at(big_sink);
 

@@ -84,6 +84,7 @@ uint64_t arg_hash(const Arg& a) {
     void operator()(const ReduceArg& r) {
       h = hash_combine(h, static_cast<uint64_t>(r.op));
       for (auto x : r.axes) h = hash_combine(h, static_cast<uint64_t>(x));
+      h = hash_combine(h, r.fuse);
     }
     void operator()(const Tuple& t) {
       for (auto& x : t) h = hash_combine(h, const_hash(x));
@@ -113,7 +114,9 @@ std::string arg_repr(const Arg& a) {
       return cat("(", py_str_repr(v.name), ", ", const_repr(v.min), ", ", const_repr(v.max), ")");
     }
     std::string operator()(const SpecialArg& s) { return cat("(", py_str_repr(s.name), ", ", s.size, ")"); }
-    std::string operator()(const ReduceArg& r) { return cat("(", op_repr(r.op), ", ", py_tuple(r.axes), ")"); }
+    std::string operator()(const ReduceArg& r) {
+      return cat("(", op_repr(r.op), ", ", py_tuple(r.axes), r.fuse ? ", True)" : ")");
+    }
     std::string operator()(const Tuple& t) { return tuple_repr(t); }
     std::string operator()(const PairTuple& t) {
       std::vector<std::string> parts;

@@ -22,9 +22,10 @@ struct SpecialArg {  // SPECIAL: ('gidx0', 4)
   int64_t size;
   bool operator==(const SpecialArg&) const = default;
 };
-struct ReduceArg {  // REDUCE_AXIS: (Ops.ADD, (2,))
+struct ReduceArg {  // REDUCE_AXIS: (Ops.ADD, (2,)), or (Ops.ADD, (2,), True) when FUSE_ARANGE fused it into its consumer
   Ops op;
   std::vector<int64_t> axes;
+  bool fuse = false;
   bool operator==(const ReduceArg&) const = default;
 };
 using Tuple = std::vector<ConstValue>;                       // VCONST, GEP, RESHAPE, EXPAND, PERMUTE, FLIP: (1, 2)
