@@ -5,8 +5,8 @@
 
 #include <functional>
 
-#include "tg/engine/buffers.h"
 #include "kernel_count.h"
+#include "tg/engine/buffers.h"
 #include "tg/runtime/device.h"
 #include "tg/tensor/tensor.h"
 #include "tg/uop/uop.h"

@@ -12,8 +12,8 @@
 #include "tg/tensor/tensor.h"
 
 using namespace tg;
-using tg::test::kernels_run_by;
 using tg::test::expect_grad_matches;
+using tg::test::kernels_run_by;
 
 namespace {
 

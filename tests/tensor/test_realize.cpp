@@ -4,11 +4,11 @@
 #include <cmath>
 #include <functional>
 
+#include "kernel_count.h"
 #include "scoped_env.h"
 #include "tg/codegen/kernel.h"
 #include "tg/engine/realize.h"
 #include "tg/helpers/helpers.h"
-#include "kernel_count.h"
 #include "tg/runtime/device.h"
 #include "tg/schedule/schedule.h"
 #include "tg/tensor/tensor.h"

@@ -22,7 +22,7 @@ struct SpecialArg {  // SPECIAL: ('gidx0', 4)
   int64_t size;
   bool operator==(const SpecialArg&) const = default;
 };
-struct ReduceArg {  // REDUCE_AXIS: (Ops.ADD, (2,)), or (Ops.ADD, (2,), True) when FUSE_ARANGE fused it into its consumer
+struct ReduceArg {  // REDUCE_AXIS: (Ops.ADD, (2,)); (Ops.ADD, (2,), True) when fused into its consumer
   Ops op;
   std::vector<int64_t> axes;
   bool fuse = false;

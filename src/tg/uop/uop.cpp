@@ -664,7 +664,8 @@ std::string UOp::repr() const {
     if (l.count > 1) out += "x" + std::to_string(l.idx) + ":=";
     std::string argstr = arg_repr(n->arg);
     if (n->op == Ops::REDUCE_AXIS)
-      if (auto* r = std::get_if<ReduceArg>(&n->arg)) argstr = cat("(", r->op, ", ", py_tuple(r->axes), r->fuse ? ", True)" : ")");
+      if (auto* r = std::get_if<ReduceArg>(&n->arg))
+        argstr = cat("(", r->op, ", ", py_tuple(r->axes), r->fuse ? ", True)" : ")");
     out += cat("UOp(", n->op, ", ", n->dtype, ", arg=", argstr, is_none(n->tag) ? "" : ", tag=" + arg_str(n->tag),
                ", src=(");
     st.push_back({n, d, 0});
