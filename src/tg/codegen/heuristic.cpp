@@ -102,7 +102,7 @@ std::optional<std::vector<Opt>> apply_tile(const Kernel& k, std::vector<std::pai
         for (size_t j = i + 1; j < unrolls.size(); j++)
           if (unrolls[j].first > axis) unrolls[j].first--;
     }
-    order_global_loops(kc);
+    if (getenv("CPU_LOOP_ORDER", 1)) order_global_loops(kc);
   } catch (const KernelOptError&) {
     return std::nullopt;
   }
@@ -145,11 +145,10 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
     return std::nullopt;
   if (k.reduceops.size() != 1) return std::nullopt;
   UOp r = k.reduceop();
-  if (r.arg<ReduceArg>().op != Ops::ADD || r.dtype() != dtypes::float32 || r.src(0).op() != Ops::MUL)
-    return std::nullopt;
+  if (r.arg<ReduceArg>().op != Ops::ADD || r.dtype() != dtypes::float32) return std::nullopt;
   const int fr = k.first_reduce(), n = k.shape_len();
   if (fr == 0 || fr >= n) return std::nullopt;
-  if (!big_cpu_kernel(k)) return std::nullopt;  // the tile pays off only with many multiply-adds
+  if (!big_cpu_kernel(k)) return std::nullopt;  // the tile pays off only with many multiply-adds (or adds)
 
   // the strides of every buffer the reduce loads (loads after it, as a fused relu mask, run once per output)
   std::vector<std::vector<std::optional<sint>>> in;
@@ -157,7 +156,7 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
   for (size_t i = 0; i < k.bufs.size(); i++)
     if (k.bufs[i].op() == Ops::LOAD && std::find(reduced.begin(), reduced.end(), k.bufs[i]) != reduced.end())
       in.push_back(real_strides(k.sts[i]));
-  if (in.size() < 2) return std::nullopt;
+  if (in.empty()) return std::nullopt;
   auto size = [&](int a) { return k.full_shape()[static_cast<size_t>(a)]; };
   auto stride_is = [](const std::optional<sint>& s, sint v) { return s && *s == v; };
   auto st = [](const std::vector<std::optional<sint>>& strides, int a) { return strides[static_cast<size_t>(a)]; };
@@ -208,6 +207,20 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
     }
     return {f, fa};
   };
+
+  // 0. a sum (not a product of two inputs) along contiguous rows: vector accumulators along the reduce, two vector
+  // registers each, for four outputs: eight independent chains of adds keep the loads at memory speed, where one
+  // scalar chain waits on each add's latency (a row sum, a full sum's first stage)
+  if (r.src(0).op() != Ops::MUL || in.size() < 2) {
+    const int lanes = cpu_tile_lanes(k.opts) / 8;  // two vector registers of floats: 16 (AVX2), 32 (AVX-512)
+    int ra = 0, rv = vector_axis(fr, n, lanes, ra);
+    if (rv < 0 || ra < 8) return std::nullopt;
+    std::vector<std::pair<int, int>> ups;
+    for (int a = fr - 1; a >= 0 && ups.empty(); a--)  // the innermost output axis with four outputs
+      if (pow2_amount(size(a), 4) == 4) ups.push_back({a, 4});
+    if (auto opts = apply_tile(k, ups, {{rv, ra}})) return CpuTile{.opts = *opts, .reduce_lanes = true};
+    return std::nullopt;
+  }
 
   // 1. output lanes: a vector axis of the output (contiguous inputs: vector loads; broadcast ones: splats), the
   // outer lanes along axes the contiguous inputs repeat on, so one vector load serves every accumulator
