@@ -4,6 +4,7 @@
 // tests/ops (the kernels a Tensor program compiles).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "kernel_asts.h"
@@ -11,6 +12,7 @@
 #include "tg/codegen/heuristic.h"
 #include "tg/codegen/kernel.h"
 #include "tg/codegen/pipeline.h"
+#include "tg/engine/realize.h"
 #include "tg/renderer/cstyle.h"
 #include "tg/tensor/tensor.h"
 
@@ -323,4 +325,61 @@ TEST(CpuTile, LanesFollowTheTarget) {  // RenderOpts::simd_lanes (the CPU device
   EXPECT_EQ(upcast_lanes(64), 64);  // SSE: 16 xmm registers
   EXPECT_EQ(upcast_lanes(128), 128);
   EXPECT_EQ(upcast_lanes(256), 256);
+}
+
+// *** big sums and elementwise transcendentals ***
+
+TEST(CpuTile, BigSumsGetVectorAccumulators) {
+  // a row sum of (4096, 4096): four rows, each a vector accumulator of two registers along the row, summed after
+  auto row_sum = [](sint n) {
+    UOp red =
+        UOp::make(Ops::REDUCE_AXIS, dtypes::float32, {load(global(1, n * n), st({n, n}))}, ReduceArg{Ops::ADD, {1}});
+    return UOp::sink({UOp::make(Ops::STORE, dtypes::void_, {view_of(global(0, n), st({n, 1})), red})});
+  };
+  std::optional<CpuTile> tile = cpu_vector_tile(Kernel(row_sum(4096)));
+  ASSERT_TRUE(tile.has_value());
+  EXPECT_TRUE(tile->reduce_lanes);
+  std::string opts = opts_repr(tile->opts);
+  EXPECT_NE(opts.find("Opt(op=OptOps.UPCAST, axis=0, arg=4)"), std::string::npos) << opts;
+  EXPECT_NE(opts.find(cat("Opt(op=OptOps.UNROLL, axis=0, arg=", lanes() / 8, ")")), std::string::npos) << opts;
+  EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(row_sum(64)))), "nullopt");  // small: the reference's opts
+  // and the sums are right (integers: exact in float32 whatever the order)
+  std::vector<float> v(4096 * 4096);
+  for (size_t i = 0; i < v.size(); i++) v[i] = static_cast<float>(i % 7);
+  std::vector<float> got = Tensor(v, {4096, 4096}).sum({1}).tolist<float>();
+  for (size_t r = 0; r < 4096; r++) {
+    double want = 0;
+    for (size_t c = 0; c < 4096; c++) want += v[r * 4096 + c];
+    ASSERT_EQ(got[r], static_cast<float>(want)) << r;
+  }
+  // the full sum's partials are exact; its last adds round (2^24 < total): 21 per 7 elements, 16M = 7k + 1
+  EXPECT_NEAR(Tensor(v, {4096 * 4096}).sum().item<float>(), 3.0 * 4096 * 4096 - 3, 8);
+}
+
+TEST(CpuVectorLoop, BigElementwiseTranscendentalsArePlainPolynomialLoops) {
+  // on the CPU device a big exp2/log2/sin kernel keeps no opts (one element per iteration) and computes the
+  // polynomial (no libm call), which clang vectorizes; a small one keeps the reference's opts and __builtin_exp2f
+  auto source_of = [](const Tensor& t) {
+    auto [schedule, vars] = Tensor::schedule_with_vars({t});
+    auto runner = std::dynamic_pointer_cast<CompiledRunner>(lower_schedule_item(schedule.back()).prg);
+    return runner ? runner->p.src : std::string("(not compiled)");
+  };
+  const int64_t n = int64_t(1) << 20;
+  std::vector<float> v(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); i++) v[i] = static_cast<float>(static_cast<double>(i) / n * 40.0 - 20.0);
+  Tensor x = Tensor(v, {n}, {.device = "CPU"}).realize();
+  std::string big = source_of(x.exp2() + 1);
+  EXPECT_NE(big.find("void E_1048576("), std::string::npos) << big.substr(0, 200);
+  EXPECT_EQ(big.find("exp2"), std::string::npos);
+  std::string small = source_of(x.shrink({{0, 64}}).exp2() + 1);
+  EXPECT_NE(small.find("__builtin_exp2f"), std::string::npos) << small;
+  // the polynomial's results: within a few ulp of the host's libm
+  std::vector<float> got = x.exp2().tolist<float>(), lg = (x.abs() + 1e-3f).log2().tolist<float>();
+  for (size_t i = 0; i < v.size(); i += 97) {
+    ASSERT_NEAR(got[i], std::exp2(v[i]), std::exp2(v[i]) * 4e-7) << v[i];
+    float a = std::abs(v[i]) + 1e-3f;
+    ASSERT_NEAR(lg[i], std::log2(a), std::max(1e-6, std::abs(std::log2(a)) * 4e-7)) << a;
+  }
+  ScopedEnv off("CPU_VECTOR_TILE", "0");  // the switch for our CPU opts turns this off too
+  EXPECT_NE(source_of(x.exp2() * 3).find("__builtin_exp2f"), std::string::npos);
 }

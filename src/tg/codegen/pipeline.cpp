@@ -70,7 +70,7 @@ UOp step_final_rewrite(const UOp& sink, const RenderOpts& opts) {
   static std::deque<Cached> cache;  // a deque: an entry stays where it is while others are added
   static std::mutex mu;
   const PatternMatcher<UOp, const RenderOpts>* pm = nullptr;
-  const bool force = getenv("TRANSCENDENTAL", 1) >= 2;
+  const bool force = getenv("TRANSCENDENTAL", 1) >= 2 || opts.force_transcendental;
   {
     std::lock_guard<std::mutex> lock(mu);
     auto it = std::find_if(cache.begin(), cache.end(), [&](const Cached& c) {

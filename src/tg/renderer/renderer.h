@@ -88,6 +88,11 @@ struct RenderOpts {
   // the codegen's devectorize mode for this kernel (tinygrad's DEVECTORIZE); nullopt: the DEVECTORIZE env var
   std::optional<int> devectorize;
   bool defer_horizontal_reduce = false;  // ReduceContext::defer_horizontal
+  // this kernel's EXP2/LOG2/SIN as the reference's polynomials even where the renderer has them (TRANSCENDENTAL=2
+  // for one kernel): a CPU loop the C compiler vectorizes (codegen/heuristic.h, cpu_vector_loop)
+  bool force_transcendental = false;
+  // the device's compiler vectorizes plain loops itself (clang/gcc -O2; not our light LLVM pipeline)
+  bool loop_vectorizer = false;
 
   static const RenderOpts& generic();  // Renderer(): has_local, no native ops, no matchers
   static const RenderOpts& cpu();      // the ClangRenderer's
