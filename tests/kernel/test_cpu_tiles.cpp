@@ -346,7 +346,7 @@ TEST(CpuTile, BigSumsGetVectorAccumulators) {
   // and the sums are right (integers: exact in float32 whatever the order)
   std::vector<float> v(4096 * 4096);
   for (size_t i = 0; i < v.size(); i++) v[i] = static_cast<float>(i % 7);
-  std::vector<float> got = Tensor(v, {4096, 4096}).sum({1}).tolist<float>();
+  std::vector<float> got = Tensor(v, {4096, 4096}).sum(1).tolist<float>();
   for (size_t r = 0; r < 4096; r++) {
     double want = 0;
     for (size_t c = 0; c < 4096; c++) want += v[r * 4096 + c];
