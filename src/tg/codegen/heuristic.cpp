@@ -299,7 +299,9 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
 }
 
 bool cpu_vector_loop(const Kernel& k) {
-  if (k.opts.has_local || !k.opts.loop_vectorizer || !k.reduceops.empty() || !big_cpu_kernel(k)) return false;
+  if (!getenv("CPU_VECTOR_TILE", 1) || k.opts.has_local || !k.opts.loop_vectorizer || !k.reduceops.empty() ||
+      !big_cpu_kernel(k))
+    return false;
   static constexpr OpSet transcendental{Ops::EXP2, Ops::LOG2, Ops::SIN};
   bool any = false;
   for (const UOp& u : k.ast.toposort()) {
@@ -318,10 +320,9 @@ std::optional<CpuTile> applied_cpu_vector_tile(const Kernel& k) {
 }
 
 std::vector<Opt> hand_coded_optimizations(const Kernel& k_in) {
-  if (getenv("CPU_VECTOR_TILE", 1)) {
+  if (getenv("CPU_VECTOR_TILE", 1))
     if (std::optional<CpuTile> tile = cpu_vector_tile(k_in)) return tile->opts;
-    if (cpu_vector_loop(k_in)) return {};
-  }
+  if (cpu_vector_loop(k_in)) return {};
   Kernel k = k_in.copy();  // the heuristic must not mutate its input
   const int debug = static_cast<int>(getenv("DEBUG"));
 

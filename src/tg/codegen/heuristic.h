@@ -40,7 +40,8 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k);
 std::optional<CpuTile> applied_cpu_vector_tile(const Kernel& k);
 // a big elementwise CPU kernel with exp2/log2/sin: left as one plain loop per element (no opts), its transcendental
 // ops rendered as polynomials (RenderOpts::force_transcendental), so the C compiler's loop vectorizer runs it a whole
-// vector register at a time, where the upcast form keeps a scalar libm call per element (16M exp2: 42 -> 8 ms)
+// vector register at a time, where the upcast form keeps a scalar libm call per element (16M exp2: 42 -> 8 ms).
+// CPU_VECTOR_TILE=0 turns it off with the tiles
 bool cpu_vector_loop(const Kernel& k);
 // what engine/realize's get_kernel does before BEAM: nothing under NOOPT=1, else the hand-coded opts
 // NOTE: tensor cores would be tried first; none are implemented yet

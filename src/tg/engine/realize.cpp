@@ -110,7 +110,7 @@ ProgramSpec to_program(const Kernel& k, Renderer& r, bool quiet, const std::stri
   std::optional<CpuTile> tile = applied_cpu_vector_tile(k);
   if (tile) ro.devectorize = 0, ro.defer_horizontal_reduce = tile->reduce_lanes;
   // a big elementwise CPU kernel left as a plain loop: its exp2/log2/sin as polynomials the compiler vectorizes
-  if (k.applied_opts.empty() && getenv("CPU_VECTOR_TILE", 1) && cpu_vector_loop(k)) ro.force_transcendental = true;
+  if (k.applied_opts.empty() && cpu_vector_loop(k)) ro.force_transcendental = true;
   std::vector<UOp> uops = full_rewrite(opt_ast, ro);
   if (debug >= 6) print_uops(uops, std::cout);
   std::string src;

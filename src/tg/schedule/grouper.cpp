@@ -646,9 +646,10 @@ UOp fuse_arange(M m) {
   std::unordered_map<const UOpNode*, std::vector<UOp>> children;
   for (const UOp& u : topo)
     for (const UOp& s : u.src()) children[s.get()].push_back(u);
-  auto kids = [&](const UOp& u) {
+  static const std::vector<UOp> none;
+  auto kids = [&](const UOp& u) -> const std::vector<UOp>& {
     auto it = children.find(u.get());
-    return it == children.end() ? std::vector<UOp>{} : it->second;
+    return it == children.end() ? none : it->second;
   };
   std::vector<std::pair<UOp, UOp>> fuse_rep;
   auto fuse_compares = [&](const UOp& r, const UOp& v) {  // v: the arange viewed into the reduce's input shape
