@@ -14,7 +14,10 @@ PACKAGES=(
   libclang-rt-dev                                                  # compiler-rt: half on CPUs without F16C
   opencl-headers ocl-icd-opencl-dev pocl-opencl-icd                # the GPU (OpenCL) device, run on PoCL here
   python3 python3-dev pybind11-dev python3-numpy python3-pytest    # the Python module (python/), later
+  chromium                                                         # VIZ: the explorer's browser tests (tests/viz)
 )
+# npm packages, into git-ignored node_modules: dagre (built into tinygrad-viz), playwright-core (tests/viz)
+NPM_DIRS=(src/tg/viz/web tests/viz)
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 
@@ -25,13 +28,23 @@ install_deps() {
   command -v npm >/dev/null || missing+=(npm)
   if ((${#missing[@]} == 0)); then
     echo "setup: all ${#PACKAGES[@]} packages present"
-    return
+  else
+    echo "setup: installing ${missing[*]}"
+    local sudo=()
+    if [[ $(id -u) != 0 ]]; then sudo=(sudo); fi
+    "${sudo[@]}" apt-get update
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
   fi
-  echo "setup: installing ${missing[*]}"
-  local sudo=()
-  if [[ $(id -u) != 0 ]]; then sudo=(sudo); fi
-  "${sudo[@]}" apt-get update
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
+  local d
+  for d in "${NPM_DIRS[@]}"; do
+    [[ -d $d/node_modules ]] && continue
+    echo "setup: npm packages of $d"
+    if [[ -f $d/package-lock.json ]]; then
+      (cd "$d" && npm ci --no-audit --no-fund --loglevel=error)
+    else
+      (cd "$d" && npm install --no-audit --no-fund --loglevel=error)
+    fi
+  done
 }
 
 build_and_run() {

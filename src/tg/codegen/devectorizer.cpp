@@ -413,7 +413,8 @@ UOp expand_index(M m) {
   std::vector<UOp> idxs_src;
   for (int i = 0; i < n; i++) idxs_src.push_back(mask ? buf.index(vec.gep(i), mask.gep(i)) : buf.index(vec.gep(i)));
   static const PatternMatcher<UOp> pm_index = sym() + gep_pushing() + load_store_indexing();
-  UOp midx = graph_rewrite(UOp::sink(idxs_src), pm_index);
+  const std::string name = trace::tracking() ? cat("index_buf_", arg_str(buf.arg())) : "";
+  UOp midx = graph_rewrite(UOp::sink(idxs_src), pm_index, {.name = name.empty() ? nullptr : name.c_str()});
   // extract all the relevant offsets, grouped by their root (and gate), in first-seen order
   struct Root {
     UOp gate, root;  // root null: the index is a CONST
@@ -915,7 +916,7 @@ UOp reduce_collapse(M m) {
       back.push_back({v, s});
     }
   UOp collapse_fxn = replaces.empty() ? red : red.substitute(replaces);
-  UOp sink = graph_rewrite(collapse_fxn, pm_reduce_collapse());
+  UOp sink = graph_rewrite(collapse_fxn, pm_reduce_collapse(), {.name = "reduce_collapse"});
   // TODO: why is REDUCE needed here and just RANGE isn't enough?
   for (const UOp& x : sink.toposort())
     if (x.op() == Ops::REDUCE || x.op() == Ops::RANGE) return {};

@@ -26,22 +26,26 @@ namespace {
 
 UOp step_lowerer(const UOp& sink, const RenderOpts& opts) {
   IndexContext ctx = get_index(sink, opts);
-  return graph_rewrite(sink, pm_lowerer(), ctx);
+  return graph_rewrite(sink, pm_lowerer(), ctx, {.name = "lowerer"});
 }
 UOp step_initial_symbolic(const UOp& sink, const RenderOpts&) {
   static const PatternMatcher<UOp> pm = sym_codegen() + migrate_indexing();
-  return graph_rewrite(sink, pm);
+  return graph_rewrite(sink, pm, {.name = "initial symbolic"});
 }
-UOp step_store_ignore(const UOp& sink, const RenderOpts&) { return graph_rewrite(sink, pm_store_ignore()); }
-UOp step_move_ignore(const UOp& sink, const RenderOpts&) { return graph_rewrite(sink, pm_move_ignore()); }
+UOp step_store_ignore(const UOp& sink, const RenderOpts&) {
+  return graph_rewrite(sink, pm_store_ignore(), {.name = "store_ignore"});
+}
+UOp step_move_ignore(const UOp& sink, const RenderOpts&) {
+  return graph_rewrite(sink, pm_move_ignore(), {.name = "move_ignore"});
+}
 UOp step_expander(const UOp& sink, const RenderOpts&) {
   static const PatternMatcher<UOp> pm = pm_delete_ignore() + sym_codegen() + expander();
-  return graph_rewrite(sink, pm);
+  return graph_rewrite(sink, pm, {.name = "expander"});
 }
 UOp step_remove_reduce(const UOp& sink, const RenderOpts& opts) {
   static const PatternMatcher<UOp, ReduceContext> pm = pm_reduce() + with_ctx<ReduceContext>(gep_pushing());
   ReduceContext ctx{.acc_num = 0, .defer_horizontal = opts.defer_horizontal_reduce};
-  return graph_rewrite(sink, pm, ctx);
+  return graph_rewrite(sink, pm, ctx, {.name = "remove_reduce"});
 }
 UOp step_devectorize(const UOp& sink, const RenderOpts& opts) {
   // DEVECTORIZE=1, the default: sym + devectorize + load_store_folding + correct_load_store + load_store_indexing
@@ -56,9 +60,11 @@ UOp step_devectorize(const UOp& sink, const RenderOpts& opts) {
   static const PatternMatcher<UOp, const RenderOpts> pm_vec2 =
       with_ctx<const RenderOpts>(sym_codegen() + load_store_folding() + load_store_indexing());
   int64_t mode = opts.devectorize ? *opts.devectorize : getenv("DEVECTORIZE", 1);
-  return graph_rewrite(sink, mode >= 2 ? pm_vec2 : mode == 1 ? pm : pm_vec, opts);
+  return graph_rewrite(sink, mode >= 2 ? pm_vec2 : mode == 1 ? pm : pm_vec, opts, {.name = "devectorize"});
 }
-UOp step_pre_matcher(const UOp& sink, const RenderOpts& opts) { return graph_rewrite(sink, *opts.pre_matcher); }
+UOp step_pre_matcher(const UOp& sink, const RenderOpts& opts) {
+  return graph_rewrite(sink, *opts.pre_matcher, {.name = "pre_matcher"});
+}
 UOp step_final_rewrite(const UOp& sink, const RenderOpts& opts) {
   // final rules for the renderer (without sym); cached per set of supported ops and extra matcher
   struct Cached {
@@ -85,15 +91,21 @@ UOp step_final_rewrite(const UOp& sink, const RenderOpts& opts) {
     }
     pm = &it->pm;
   }
-  return graph_rewrite(sink, *pm, opts);
+  return graph_rewrite(sink, *pm, opts, {.name = "final rewrite"});
 }
 UOp step_block_create(const UOp& sink, const RenderOpts&) {
   BlockContext ctx = BlockContext::from_sink(sink);
-  return graph_rewrite(sink, block_create(), ctx, {.bottom_up = true});
+  return graph_rewrite(sink, block_create(), ctx, {.bottom_up = true, .name = "Linearizer: Create Blocks"});
 }
-UOp step_blockend_merge(const UOp& sink, const RenderOpts&) { return graph_rewrite(sink, pm_blockend_merge()); }
-UOp step_block_merge(const UOp& sink, const RenderOpts&) { return graph_rewrite(sink, block_merge()); }
-UOp step_finalize(const UOp& sink, const RenderOpts&) { return graph_rewrite(sink, pm_finalize()); }
+UOp step_blockend_merge(const UOp& sink, const RenderOpts&) {
+  return graph_rewrite(sink, pm_blockend_merge(), {.name = "Linearizer: Merge Blockends"});
+}
+UOp step_block_merge(const UOp& sink, const RenderOpts&) {
+  return graph_rewrite(sink, block_merge(), {.name = "Linearizer: Merge Blocks"});
+}
+UOp step_finalize(const UOp& sink, const RenderOpts&) {
+  return graph_rewrite(sink, pm_finalize(), {.name = "Linearizer: Finalize"});
+}
 
 }  // namespace
 

@@ -13,7 +13,9 @@
 #include "tg/codegen/kernel.h"
 #include "tg/codegen/pipeline.h"
 #include "tg/engine/search.h"
+#include "tg/runtime/profile.h"
 #include "tg/runtime/threadpool.h"
+#include "tg/uop/trace.h"
 
 namespace tg {
 
@@ -94,7 +96,12 @@ std::optional<double> BufferCopy::operator()(const std::vector<Buffer>& bufs, co
 
 ProgramSpec to_program(const Kernel& k, Renderer& r, bool quiet, const std::string& device) {
   const UOp& ast = k.ast;
+  // VIZ: a context per kernel compiled (tinygrad's tracked Kernel.linearize; BEAM's candidates too)
+  std::optional<trace::TrackedContext> viz;
+  if (trace::enabled()) viz.emplace(k.name());
+  trace::snapshot(ast, "View Base AST");
   UOp opt_ast = k.get_optimized_ast();
+  trace::snapshot(opt_ast, "fixup optimized AST");
   const int64_t debug = quiet ? 0 : getenv("DEBUG");
   if (debug >= 3) {
     std::cout << k.name() << "\n";
@@ -118,6 +125,7 @@ ProgramSpec to_program(const Kernel& k, Renderer& r, bool quiet, const std::stri
     std::lock_guard lock(r.mu);
     src = r.render(uops);
   }
+  if (viz) viz->set_kernel(src, ast);
   int64_t mem = 0;  // bytes of every global buffer the kernel touches, counted once
   {
     std::unordered_map<int64_t, int64_t> seen;
@@ -205,7 +213,8 @@ int compile_threads() { return static_cast<int>(std::max<int64_t>(1, getenv("COM
 
 void compile_schedule(const std::vector<ScheduleItem>& schedule) {
   const int threads = compile_threads();
-  if (threads <= 1 || getenv("DEBUG") >= 3) return;  // DEBUG=3 prints each kernel as it compiles, in order
+  // DEBUG=3 prints each kernel as it compiles, in order; VIZ records them in order (the same trace every run)
+  if (threads <= 1 || getenv("DEBUG") >= 3 || trace::enabled()) return;
   struct Job {
     std::string key, device;
     Kernel k;
@@ -265,7 +274,12 @@ std::optional<double> ExecItem::run(const VarVals& vars, bool wait, bool do_upda
   if (!jit)
     for (Buffer& b : bufs) b.ensure_allocated();
   const int64_t debug = getenv("DEBUG");
-  std::optional<double> et = (*prg)(bufs, vars, wait || debug >= 2);
+  const bool profile = profile_enabled();
+  const double st_us = profile ? profile_now_us() : 0;
+  std::optional<double> et = (*prg)(bufs, vars, wait || debug >= 2 || profile);
+  if (profile)
+    profile_range(prg->device, ansistrip(prg->display_name), st_us, et ? *et * 1e6 : profile_now_us() - st_us,
+                  dynamic_cast<const BufferCopy*>(prg.get()) != nullptr);
   if (!do_update_stats) return et;
   GlobalCounters::kernel_count++;
   GlobalCounters::global_ops += prg->estimates.ops;

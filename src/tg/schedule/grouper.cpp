@@ -455,7 +455,7 @@ const GPM& view_left() {
 
 UOp apply_swizzle(const UOp& u) {
   GrouperCtx ctx;
-  return graph_rewrite(u, view_left(), ctx);
+  return graph_rewrite(u, view_left(), ctx, {.name = "Sub View Left"});
 }
 
 std::vector<std::pair<size_t, sint>> non_one_dims(const Shape& shape) {
@@ -617,7 +617,7 @@ UOp do_fusion(M m) {
     return false;
   });
   GrouperCtx ctx;
-  UOp ret = graph_rewrite(cut.empty() ? x : x.substitute(cut), pm_fuse(), ctx);
+  UOp ret = graph_rewrite(cut.empty() ? x : x.substitute(cut), pm_fuse(), ctx, {.name = "local fusion"});
   return back.empty() ? ret : ret.substitute(back);
 }
 
@@ -838,7 +838,7 @@ UOpSet group_realizes(const UOp& sink) {
   UOpSet realizes;
   GrouperCtx ctx;
   ctx.realizes = &realizes;
-  graph_rewrite(sink, do_realize(), ctx);
+  graph_rewrite(sink, do_realize(), ctx, {.name = "do_realize"});
   if (getenv("DONT_GROUP_REDUCES", 0)) return realizes;
 
   // construct children graph (only for bases)
@@ -1116,9 +1116,10 @@ UOp fix_kernel_ast(M m) {
     return {};
   GrouperCtx ctx;
   // replace global memory ops with the BUFFER they write to
-  UOp ast = graph_rewrite(ka.ast, replace_globals(), ctx, {.bottom_up = true});
+  UOp ast = graph_rewrite(ka.ast, replace_globals(), ctx, {.bottom_up = true, .name = "replace globals"});
   // push views to edges
-  ast = graph_rewrite(graph_rewrite(ast, view_left(), ctx), view_right(), ctx);
+  ast = graph_rewrite(graph_rewrite(ast, view_left(), ctx, {.name = "Main View Left"}), view_right(), ctx,
+                      {.name = "Main View Right"});
   // replace buffer with define_global + add load/store last
   for (const UOp& s : k.src()) {
     UOp b = buf_uop(s);
@@ -1128,7 +1129,7 @@ UOp fix_kernel_ast(M m) {
   if (ast.op() == Ops::SINK && !ast.src().empty() && ast.src(0).op() != Ops::STORE)
     if (const ShapeTracker* st = uop_st(uop_base(ast.src(0)))) ctx.store_st = *st;
   static const GPM last = view_left() + add_buffer_ops() + fix_kernel_ops();
-  ast = graph_rewrite(ast, last, ctx, {.bottom_up = true});
+  ast = graph_rewrite(ast, last, ctx, {.bottom_up = true, .name = "replace buffer"});
   if (ast.op() == Ops::SINK) {
     auto dev = uop_device(k.src(0));
     for (const UOp& s : k.src()) TG_CHECK(uop_device(s) == dev, "all buffers must be on the same device");
@@ -1172,23 +1173,30 @@ const GPM& substitute_pm() {
 // *** get_kernelize_map ***
 
 std::vector<std::pair<UOp, UOp>> get_kernelize_map(const UOp& big_sink) {
+  trace::TrackedContext viz("get_kernelize_map");
+  const int call = trace::enabled() ? trace::next_count("get_kernelize_map") : 0;
   MetaTable meta;
   GrouperCtx ctx;
   ctx.meta = &meta;
   // merge_views + simplify (multi_pm and replace_allreduce are not here yet: no multi device)
   static const GPM merge_pm = do_fuse() + merge_views() + grouper_sym() + replace_contiguous();
-  UOpMap tensor_map = graph_rewrite_map(big_sink, merge_pm, ctx, meta);
+  UOpMap tensor_map = graph_rewrite_map(big_sink, merge_pm, ctx, meta, {.name = "merge_views"});
   UOp sink = tensor_map.at(big_sink);
+  trace::snapshot(sink, "View Tensor Graph");  // the cleaned up tensor graph
 
   // insert gbarriers in places determined by the realize map
   UOpSet realize_map = group_realizes(sink);
   ctx.realizes = &realize_map;
-  tensor_map = graph_rewrite_map(sink, add_gbarrier(), ctx, meta, true, &tensor_map);
-  tensor_map = graph_rewrite_map(tensor_map.at(big_sink), finalize_gbarrier(), ctx, meta, false, &tensor_map);
-  tensor_map = graph_rewrite_map(tensor_map.at(big_sink), remove_tags(), ctx, meta, false, &tensor_map);
+  tensor_map =
+      graph_rewrite_map(sink, add_gbarrier(), ctx, meta, {.bottom_up = true, .name = "insert_gbarrier"}, &tensor_map);
+  tensor_map = graph_rewrite_map(tensor_map.at(big_sink), finalize_gbarrier(), ctx, meta, {.name = "finalize_gbarrier"},
+                                 &tensor_map);
+  tensor_map =
+      graph_rewrite_map(tensor_map.at(big_sink), remove_tags(), ctx, meta, {.name = "remove_tags"}, &tensor_map);
 
   // group into kernels
-  tensor_map = graph_rewrite_map(tensor_map.at(big_sink), create_kernels(), ctx, meta, false, &tensor_map);
+  tensor_map =
+      graph_rewrite_map(tensor_map.at(big_sink), create_kernels(), ctx, meta, {.name = "create_kernels"}, &tensor_map);
 
   // if a kernel depends on a buffer, and that buffer is later assigned to, make the assign depend on the kernel's
   // assign
@@ -1212,11 +1220,23 @@ std::vector<std::pair<UOp, UOp>> get_kernelize_map(const UOp& big_sink) {
   if (!assign_rep.items().empty()) {
     GrouperCtx sctx;
     sctx.contig = assign_rep;
-    tensor_map = graph_rewrite_map(tensor_map.at(big_sink), substitute_pm(), sctx, meta, true, &tensor_map);
+    tensor_map = graph_rewrite_map(tensor_map.at(big_sink), substitute_pm(), sctx, meta,
+                                   {.bottom_up = true, .name = "fix_assign"}, &tensor_map);
   }
 
   // finally, create the AST for kernels
-  tensor_map = graph_rewrite_map(tensor_map.at(big_sink), create_ast(), ctx, meta, true, &tensor_map);
+  tensor_map = graph_rewrite_map(tensor_map.at(big_sink), create_ast(), ctx, meta,
+                                 {.bottom_up = true, .name = "create_ast"}, &tensor_map);
+
+  // the final graph, and the context's name (tinygrad's "Schedule 2 Kernels n1")
+  if (trace::enabled()) {
+    const UOp& sched_sink = tensor_map.at(big_sink);
+    trace::snapshot(sched_sink, "View Kernel Graph");
+    trace::snapshot(sched_sink, "View Memory Graph");
+    size_t kernels = 0;
+    for (const UOp& u : sched_sink.toposort()) kernels += u.op() == Ops::KERNEL;
+    viz.set_name(cat("Schedule ", kernels, kernels == 1 ? " Kernel" : " Kernels", " n", call));
+  }
   return tensor_map.items();
 }
 

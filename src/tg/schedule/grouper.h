@@ -19,6 +19,7 @@ struct KernelArg final : ArgObject {
   std::string repr() const override;
   uint64_t hash() const override;
   bool equals(const ArgObject& o) const override;
+  const UOp* kernel_ast() const override { return &ast; }
 };
 ObjectArg kernel_arg(UOp ast, std::vector<const Metadata*> metadata = {});
 const KernelArg& get_kernel(const UOp& k);  // the KernelArg of a KERNEL node; InternalError otherwise

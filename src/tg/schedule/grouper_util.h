@@ -81,7 +81,7 @@ class MetaTable {
 // previous map: each of its keys maps to where its value went.
 template <class Ctx>
 UOpMap graph_rewrite_map(const UOp& sink, const PatternMatcher<UOp, Ctx>& pm, Ctx& ctx, MetaTable& meta,
-                         bool bottom_up = false, const UOpMap* input_map = nullptr);
+                         RewriteOpts opts = {}, const UOpMap* input_map = nullptr);
 
 // *** implementation ***
 
@@ -139,8 +139,12 @@ class MapRewriter {
 };
 
 template <class Ctx>
-UOpMap graph_rewrite_map(const UOp& sink, const PatternMatcher<UOp, Ctx>& pm, Ctx& ctx, MetaTable& meta, bool bottom_up,
-                         const UOpMap* input_map) {
+UOpMap graph_rewrite_map(const UOp& sink, const PatternMatcher<UOp, Ctx>& pm, Ctx& ctx, MetaTable& meta,
+                         RewriteOpts opts, const UOpMap* input_map) {
+  std::optional<trace::StepScope> step;
+  if (trace::tracking()) [[unlikely]]
+    step.emplace(sink, opts.name, opts.bottom_up, opts.file, opts.line);
+  const bool bottom_up = opts.bottom_up;
   MapRewriter<Ctx> rw(pm, ctx);
   UOpMap new_map;
   for (const UOp& k : sink.toposort()) {

@@ -59,7 +59,7 @@ std::pair<std::vector<ScheduleItem>, std::map<std::string, int64_t>> create_sche
     UOp k = queue.front();
     queue.pop_front();
     const KernelArg& ka = get_kernel(k);
-    UOp ast = graph_rewrite(ka.ast, pm_unbind(), var_vals);
+    UOp ast = graph_rewrite(ka.ast, pm_unbind(), var_vals, {.name = "unbind vars"});
     if (ast.op() == Ops::BUFFER_VIEW) {  // the output is a view of the input's Buffer: (size, offset) in elements
       Buffer base = uop_buffer(buf_uop(k.src(1)));
       const Tuple& arg = ast.arg<Tuple>();

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "tg/uop/kernel_info.h"
+#include "tg/uop/trace.h"
 
 namespace tg {
 
@@ -217,7 +218,29 @@ static UOp tensor_const_like(const UOp& self, const ConstValue& v) {
   if (st != nullptr) shape = st->shape();
   return uop_const(self.dtype(), v, uop_device(self), shape);
 }
-static const bool registered = (set_const_like_hook(tensor_const_like), true);
+// a node's shape for its VIZ label: "(4,4)"; for a VIEW its views, "(4) / (1)" each, with offset and mask
+static std::string viz_shape_str(const UOp& u) {
+  auto sh = [](const Shape& s) {
+    std::vector<std::string> parts;
+    for (sint x : s) parts.push_back(std::to_string(x));
+    return "(" + join(parts, ",") + ")";
+  };
+  const ShapeTracker* st = u.op() == Ops::VIEW ? get_st(u.arg()) : uop_st(u);
+  if (st == nullptr) return "";
+  if (u.op() != Ops::VIEW) return sh(st->shape());
+  std::vector<std::string> views;
+  for (const View& v : st->views) {
+    std::string s = sh(v.shape) + " / " + sh(v.strides) + (v.offset == 0 ? "" : " / " + std::to_string(v.offset));
+    if (v.mask) {
+      std::vector<std::string> m;
+      for (auto [b, e] : *v.mask) m.push_back(sh({b, e}));
+      s += "\nMASK (" + join(m, ",") + ")";
+    }
+    views.push_back(s);
+  }
+  return join(views, "\n");
+}
+static const bool registered = (set_const_like_hook(tensor_const_like), trace::set_shape_str_hook(viz_shape_str), true);
 bool uop_shape_registered() { return registered; }
 
 }  // namespace tg

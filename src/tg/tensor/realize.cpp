@@ -13,7 +13,7 @@ namespace tg {
 
 Tensor& Tensor::kernelize() {
   UOp big_sink = UOp::sink({uop()});
-  apply_map_to_tensors(get_kernelize_map(big_sink));
+  apply_map_to_tensors(get_kernelize_map(big_sink), "Apply Kernelize Map");
   return *this;
 }
 
@@ -24,7 +24,7 @@ std::pair<std::vector<ScheduleItem>, VarVals> schedule_uops(std::vector<UOp> uop
     if (std::find(todo.begin(), todo.end(), u) == todo.end()) todo.push_back(std::move(u));
   if (todo.empty()) return {};
   std::vector<std::pair<UOp, UOp>> kernelized = get_kernelize_map(UOp::sink(todo));
-  apply_map_to_tensors(kernelized);
+  apply_map_to_tensors(kernelized, "Apply Kernelize Map");
   for (UOp& u : todo) u = u.substitute(kernelized);
   kernelized.clear();
   UOp sink = UOp::sink(todo);
@@ -32,7 +32,7 @@ std::pair<std::vector<ScheduleItem>, VarVals> schedule_uops(std::vector<UOp> uop
   std::vector<std::pair<UOp, UOp>> remove_assign;  // after scheduling, the tensors are just their buffers
   for (const UOp& u : sink.toposort())
     if (u.op() == Ops::ASSIGN) remove_assign.push_back({u, uop_base(u.src(0))});
-  apply_map_to_tensors(remove_assign);
+  apply_map_to_tensors(remove_assign, "Remove Assigns");
   remove_assign.clear();
   auto [schedule, var_vals] = create_schedule_with_vars(sink);
   sink = UOp();  // the kernel graph is gone before the planner runs: buffers no tensor holds can share memory

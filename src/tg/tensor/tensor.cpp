@@ -994,7 +994,7 @@ Tensor& Tensor::backward(std::optional<Tensor> seed) {
 
 // *** graph replacement after kernelize/realize: every live tensor follows ***
 
-void apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& map) {
+void apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& map, const char* name) {
   std::vector<std::shared_ptr<TensorData>> live;
   {
     auto& r = registry();
@@ -1008,7 +1008,7 @@ void apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& map) {
   // ends at the final form of its sources
   std::vector<UOp> roots;
   for (auto& d : live) roots.push_back(d->uop);
-  UOp sink = UOp::sink(roots), new_sink = sink.substitute(map);
+  UOp sink = UOp::sink(roots), new_sink = sink.substitute(map, name);
   if (new_sink == sink) return;
   for (size_t i = 0; i < live.size(); i++) live[i]->uop = new_sink.src(i);
 }

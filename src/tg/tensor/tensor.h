@@ -558,7 +558,7 @@ class Tensor {
 
   friend Tensor tensor_from_uop(const UOp& u, std::optional<bool> requires_grad);
   friend struct ConvGrad;  // conv2d's derivatives (tensor_pool.cpp) use pool
-  friend void apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& map);
+  friend void apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& map, const char* name);
 
   std::shared_ptr<TensorData> d_;
 };

@@ -7,7 +7,7 @@ namespace tg {
 // a tracked Tensor around a tensor-level UOp, with tinygrad's three-state requires_grad
 Tensor tensor_from_uop(const UOp& u, std::optional<bool> requires_grad);
 // points every live tensor whose graph holds a key of `map` at the replacement (after kernelize/realize)
-void apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& map);
+void apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& map, const char* name);  // name: its VIZ step
 // kernelizes, schedules and runs these graphs together (Tensor::realize of several tensors)
 void realize_uops(std::vector<UOp> uops);
 // how many live tensors have exactly this graph (a realized buffer that graph dedup made one for several)

@@ -37,6 +37,7 @@ struct ArgObject {
   virtual std::string repr() const = 0;
   virtual uint64_t hash() const = 0;
   virtual bool equals(const ArgObject& o) const = 0;
+  virtual const class UOp* kernel_ast() const { return nullptr; }  // a KERNEL's arg: its ast (VIZ links the two)
 };
 using ObjectArg = std::shared_ptr<const ArgObject>;
 

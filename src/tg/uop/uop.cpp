@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "tg/uop/pretty.h"
+
 namespace tg {
 
 // *** the intern table: sharded by hash, each shard a set of node pointers with heterogeneous lookup ***
@@ -624,68 +626,23 @@ int tuplize_cmp(const UOp& a, const UOp& b) {
 
 // *** printing: tinygrad's pretty_print, iteratively ***
 
+namespace {
+std::string node_repr_head(const UOpNode* n) {
+  std::string argstr = arg_repr(n->arg);
+  if (n->op == Ops::REDUCE_AXIS)
+    if (auto* r = std::get_if<ReduceArg>(&n->arg))
+      argstr = cat("(", r->op, ", ", py_tuple(r->axes), r->fuse ? ", True)" : ")");
+  return cat("UOp(", n->op, ", ", n->dtype, ", arg=", argstr, is_none(n->tag) ? "" : ", tag=" + arg_str(n->tag),
+             ", src=(");
+}
+}  // namespace
+std::string repr_head(const UOp& u) { return node_repr_head(u.get()); }
+
 std::string UOp::repr() const {
   if (!n_) return "UOp(null)";
-  struct Label {
-    int idx, count;
-    bool printed;
-  };
-  std::unordered_map<const UOpNode*, Label> cache;
-  {  // pre-order discovery numbering over the whole DAG; count = incoming edges
-    std::vector<std::pair<const UOpNode*, size_t>> st{{n_, 0}};
-    while (!st.empty()) {
-      auto& [n, i] = st.back();
-      if (i == n->src.size()) {
-        st.pop_back();
-        continue;
-      }
-      const UOpNode* s = n->src[i++].get();
-      int next = static_cast<int>(cache.size());
-      auto [it, fresh] = cache.try_emplace(s, Label{next, 0, false});
-      if (++it->second.count == 1) st.push_back({s, 0});
-    }
-    cache.try_emplace(n_, Label{0, 0, false});
-  }
-  std::string out;
-  struct Frame {
-    const UOpNode* n;
-    int d;
-    size_t i;
-  };
-  std::vector<Frame> st;
-  auto enter = [&](const UOpNode* n, int d) {
-    Label& l = cache.at(n);
-    if (l.printed) {
-      out += std::string(static_cast<size_t>(d), ' ') + " x" + std::to_string(l.idx);
-      return false;
-    }
-    l.printed = true;
-    out += std::string(static_cast<size_t>(d), ' ');
-    if (l.count > 1) out += "x" + std::to_string(l.idx) + ":=";
-    std::string argstr = arg_repr(n->arg);
-    if (n->op == Ops::REDUCE_AXIS)
-      if (auto* r = std::get_if<ReduceArg>(&n->arg))
-        argstr = cat("(", r->op, ", ", py_tuple(r->axes), r->fuse ? ", True)" : ")");
-    out += cat("UOp(", n->op, ", ", n->dtype, ", arg=", argstr, is_none(n->tag) ? "" : ", tag=" + arg_str(n->tag),
-               ", src=(");
-    st.push_back({n, d, 0});
-    return true;
-  };
-  enter(n_, 0);
-  while (!st.empty()) {
-    Frame& f = st.back();
-    if (f.i < f.n->src.size()) {
-      const UOpNode* c = f.n->src[f.i++].get();
-      int d = f.d + 2;
-      out += "\n";
-      if (!enter(c, d)) out += ",";
-    } else {
-      out += "))";
-      st.pop_back();
-      if (!st.empty()) out += ",";
-    }
-  }
-  return out;
+  return pretty_print(
+      static_cast<const UOpNode*>(n_), node_repr_head, [](const UOpNode* n) { return n->src.size(); },
+      [](const UOpNode* n, size_t i) { return n->src[i].get(); });
 }
 std::ostream& operator<<(std::ostream& os, const UOp& u) { return os << u.repr(); }
 

@@ -140,7 +140,9 @@ class UOp {
 
   // *** graph ***
   std::vector<UOp> toposort() const;  // sources before users; order as tinygrad's (src order, depth first)
-  UOp substitute(const std::vector<std::pair<UOp, UOp>>& dvars) const;
+  // name: a step of the VIZ trace ("Apply Kernelize Map"); unnamed, it is not recorded
+  UOp substitute(const std::vector<std::pair<UOp, UOp>>& dvars, const char* name = nullptr,
+                 const char* file = __builtin_FILE(), int line = __builtin_LINE()) const;
   uint64_t key() const;      // deterministic content hash (stable across runs, not the pointer)
   std::string repr() const;  // the multi-line UOp(...) form, identical to tinygrad's
 
@@ -267,6 +269,7 @@ inline ConstValue operator-(const ConstValue& a, const ConstValue& b) {
 // *** python-side helpers ***
 
 void print_uops(const std::vector<UOp>& uops, std::ostream& os);
+std::string repr_head(const UOp& u);  // a node's line of repr(): "UOp(Ops.ADD, dtypes.int, arg=None, src=("
 
 // python's ordering of u.tuplize, (op, arg, dtype, *src tuplize): -1, 0 or 1 (the canonical order of commutative
 // sources and of the linearizer)

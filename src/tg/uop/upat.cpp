@@ -350,12 +350,12 @@ const PatternMatcher<UOp, SubMap>& pm_substitute() {
 }
 }  // namespace
 
-UOp UOp::substitute(const std::vector<std::pair<UOp, UOp>>& dvars) const {
+UOp UOp::substitute(const std::vector<std::pair<UOp, UOp>>& dvars, const char* name, const char* file, int line) const {
   SubMap map;
   for (auto& [k, v] : dvars)
     if (k != v) map.emplace(k.get(), v);
   if (map.empty()) return *this;
-  return graph_rewrite(*this, pm_substitute(), map, {.bottom_up = true});
+  return graph_rewrite(*this, pm_substitute(), map, {.bottom_up = true, .name = name, .file = file, .line = line});
 }
 
 }  // namespace tg

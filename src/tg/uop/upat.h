@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tg/uop/trace.h"
 #include "tg/uop/uop.h"
 
 namespace tg {
@@ -247,6 +248,9 @@ class PatternMatcher {
       Match m;
       if (match_upat(r.pat.get(), n, m, &Env::call, &env)) {
         last_rule_location = {r.file, r.line};
+        if constexpr (std::is_same_v<R, UOp>)
+          if (trace::current != nullptr) [[unlikely]]
+            trace::record_match(trace::current, u, env.result, r.file, r.line, r.pat);
         return std::move(env.result);
       }
     }
@@ -309,9 +313,12 @@ PatternMatcher<UOp, Ctx> with_ctx(const PatternMatcher<UOp>& pm) {
 
 // *** graph_rewrite: tinygrad's unified_rewrite, with an explicit stack ***
 
+// name: the step's name in the VIZ trace (an unnamed rewrite is not recorded); file, line: where it was called
 struct RewriteOpts {
   bool bottom_up = false;
   const char* name = nullptr;
+  const char* file = __builtin_FILE();
+  int line = __builtin_LINE();
 };
 using RewriteFn = UOp (*)(void* env, const UOp& u);
 UOp unified_rewrite(const UOp& root, RewriteFn rewrite, RewriteFn fixed_point, void* env, bool bottom_up);
@@ -326,6 +333,10 @@ UOp graph_rewrite(const UOp& sink, const PatternMatcher<UOp, Ctx>& pm, Ctx& ctx,
   auto fp = [](void* e, const UOp& u) {
     return static_cast<Env*>(e)->pm->fixed_point_rewrite(u, static_cast<Env*>(e)->ctx);
   };
+  if (trace::tracking()) [[unlikely]] {
+    trace::StepScope step(sink, opts.name, opts.bottom_up, opts.file, opts.line);
+    return unified_rewrite(sink, rw, fp, &env, opts.bottom_up);
+  }
   return unified_rewrite(sink, rw, fp, &env, opts.bottom_up);
 }
 inline UOp graph_rewrite(const UOp& sink, const PatternMatcher<UOp>& pm, RewriteOpts opts = {}) {
