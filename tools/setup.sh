@@ -37,7 +37,8 @@ install_deps() {
   fi
   local d
   for d in "${NPM_DIRS[@]}"; do
-    [[ -d $d/node_modules ]] && continue
+    # up to date: npm's record of what it installed is newer than the lock file
+    [[ -f $d/node_modules/.package-lock.json && $d/node_modules/.package-lock.json -nt $d/package-lock.json ]] && continue
     echo "setup: npm packages of $d"
     if [[ -f $d/package-lock.json ]]; then
       (cd "$d" && npm ci --no-audit --no-fund --loglevel=error)

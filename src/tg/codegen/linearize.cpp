@@ -38,7 +38,7 @@ std::string BasicBlock::repr() const {
   std::vector<std::string> c;
   for (const UOp& y : ctx) c.push_back(disp(y));
   s += "[" + join(c, ", ") + "] " + std::to_string(lst.size());
-  for (const UOp& y : lst) s += cat("\n", y.op());
+  for (const UOp& y : lst) (s += "\nOps.") += op_name(y.op());
   return s;
 }
 const BasicBlock& basic_block(const UOp& u) {

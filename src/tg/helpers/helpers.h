@@ -38,11 +38,28 @@ struct InternalError : std::logic_error {
 
 // *** string building: cat(a, b, ...) streams every argument (no <format> in g++ 12) ***
 
+// text and integers are appended directly (an ostringstream costs a locale lookup); anything else is streamed
+template <class T>
+void cat_one(std::string& s, const T& v) {
+  using D = std::decay_t<T>;
+  if constexpr (std::is_convertible_v<const T&, std::string_view>)
+    s += std::string_view(v);
+  else if constexpr (std::is_same_v<D, char>)
+    s += v;
+  else if constexpr (std::is_integral_v<D> && !std::is_same_v<D, bool> && !std::is_same_v<D, signed char> &&
+                     !std::is_same_v<D, unsigned char>)
+    s += std::to_string(v);
+  else {
+    std::ostringstream os;
+    os << v;
+    s += os.str();
+  }
+}
 template <class... Ts>
 std::string cat(const Ts&... xs) {
-  std::ostringstream os;
-  (os << ... << xs);
-  return os.str();
+  std::string s;
+  (cat_one(s, xs), ...);
+  return s;
 }
 
 [[noreturn]] void throw_error(const std::string& msg, ErrorKind kind = ErrorKind::Runtime);

@@ -64,8 +64,8 @@ std::string word_wrap(const std::string& x, size_t wrap = 80) {
   return out + x.substr(i);
 }
 
-std::string label_of(const UOp& u, const std::string& view_text) {
-  std::string argst = u.op() == Ops::VIEW && !view_text.empty() ? view_text : arg_str(u.arg());
+std::string label_of(const UOp& u, const std::string& view_text, const std::string& arg) {
+  std::string argst = u.op() == Ops::VIEW && !view_text.empty() ? view_text : arg;
   std::erase(argst, ':');
   std::string label = std::string(op_name(u.op()));
   if (!is_none(u.arg())) label += "\n" + word_wrap(argst);
@@ -157,8 +157,11 @@ class Writer {
   void add(const UOp& u) {
     std::vector<int64_t> src;
     for (const UOp& s : u.src()) src.push_back(seen_.at(s.get()).second);
+    json::Value ref;  // a KERNEL's ast: its number in the trace (the ref of the kernel's context), given first
+    if (const auto* o = std::get_if<ObjectArg>(&u.arg()); o != nullptr && *o != nullptr)
+      if (const UOp* ast = (*o)->kernel_ast()) ref = intern(*ast);
     std::string head = repr_head(u), key = head;
-    for (int64_t s : src) key += cat(",", s);
+    for (int64_t s : src) key += "," + std::to_string(s);
     auto [it, fresh] = nodes_.try_emplace(key, static_cast<int64_t>(src_ids_.size()));
     int64_t id = it->second;
     if (fresh) {
@@ -168,15 +171,13 @@ class Writer {
       } catch (const std::exception&) {
         shape = "<ISSUE GETTING SHAPE>";
       }
-      json::Value ref;
-      if (const auto* o = std::get_if<ObjectArg>(&u.arg()); o != nullptr && *o != nullptr)
-        if (const UOp* ast = (*o)->kernel_ast()) ref = ast_ref(*ast);
       std::string view_text, node_shape = shape;
       if (u.op() == Ops::VIEW) view_text = shape, node_shape.clear();
       json::Array srcs(src.begin(), src.end());
+      const std::string arg = arg_str(u.arg());
       line(json::Object{
-          {"n", json::Array{id, std::string(op_name(u.op())), head, label_of(u, view_text), node_shape, std::move(srcs),
-                            arg_str(u.arg()), g_format(u.arg()), ref, dtypes::is_float(u.dtype()),
+          {"n", json::Array{id, std::string(op_name(u.op())), head, label_of(u, view_text, arg), node_shape,
+                            std::move(srcs), arg, g_format(u.arg()), ref, dtypes::is_float(u.dtype()),
                             is_none(u.tag()) ? json::Value() : json::Value(arg_str(u.tag()))}}});
       src_ids_.push_back(src);
     }
@@ -291,8 +292,6 @@ int next_count(const std::string& fn) {
   return ++counts[fn];
 }
 
-int64_t ast_ref(const UOp& ast) { return static_cast<int64_t>(ast.key() & ((uint64_t{1} << 53) - 1)); }
-
 TrackedContext::TrackedContext(const std::string& name) {
   if (!enabled()) return;
   Writer& w = Writer::get();
@@ -321,9 +320,9 @@ void TrackedContext::set_name(const std::string& name) {
 
 void TrackedContext::set_kernel(const std::string& code, const UOp& ast) {
   if (id_ < 0) return;
-  int64_t ref = ast_ref(ast);
   Writer& w = Writer::get();
   std::lock_guard lock(w.mu);
+  int64_t ref = w.intern(ast);
   w.line(json::Object{{"ctx", id_}, {"kernel_code", code}, {"ref", ref}});
 }
 

@@ -48,8 +48,6 @@ class TrackedContext {
 };
 // the counter of a tracked function's calls, for the " n1" suffix (tinygrad's _name_cnt)
 int next_count(const std::string& fn);
-// the ref of an ast: what a KERNEL node's "ref" and its kernel context's "ref" share
-int64_t ast_ref(const UOp& ast);
 
 // a step with no rewrites: a snapshot of a graph ("View Base AST", "View Kernel Graph")
 void snapshot(const UOp& sink, const char* name, const char* file = __builtin_FILE(), int line = __builtin_LINE());

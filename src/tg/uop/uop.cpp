@@ -628,12 +628,18 @@ int tuplize_cmp(const UOp& a, const UOp& b) {
 
 namespace {
 std::string node_repr_head(const UOpNode* n) {
-  std::string argstr = arg_repr(n->arg);
-  if (n->op == Ops::REDUCE_AXIS)
-    if (auto* r = std::get_if<ReduceArg>(&n->arg))
-      argstr = cat("(", r->op, ", ", py_tuple(r->axes), r->fuse ? ", True)" : ")");
-  return cat("UOp(", n->op, ", ", n->dtype, ", arg=", argstr, is_none(n->tag) ? "" : ", tag=" + arg_str(n->tag),
-             ", src=(");
+  std::string s = "UOp(Ops.";
+  s += op_name(n->op);
+  s += ", ";
+  s += n->dtype.repr();
+  s += ", arg=";
+  const auto* r = n->op == Ops::REDUCE_AXIS ? std::get_if<ReduceArg>(&n->arg) : nullptr;
+  if (r != nullptr)  // the reduce op as str(), not repr()
+    s += cat("(Ops.", op_name(r->op), ", ", py_tuple(r->axes), r->fuse ? ", True)" : ")");
+  else
+    s += arg_repr(n->arg);
+  if (!is_none(n->tag)) s += ", tag=" + arg_str(n->tag);
+  return s + ", src=(";
 }
 }  // namespace
 std::string repr_head(const UOp& u) { return node_repr_head(u.get()); }

@@ -1,15 +1,17 @@
-// The graph layout worker. The page never runs this function: it puts its source (and dagre's) into a Blob and
-// starts a Worker from it (index.js makeLayoutWorker), which works both over HTTP and from a file:// export.
+// The graph layout worker. The page never runs this function: it puts its source, and the layout libraries' (dagre's
+// and elkjs's bundles, vendor.txt), into a Blob and starts a Worker from it (index.js makeLayoutWorker), which works
+// both over HTTP and from a file:// export (there the libraries' text comes from data/vendor_src.js).
 //
 // Request: {labels: [string], edges: Int32Array [src, dst, count]*, focus: [node index], dir: "LR" | "TB" | "auto",
 //           viewport: [width, height]}
 // Replies: {phase: "partial" | "full", nodes: Int32Array (indices laid out), box: Float32Array [x, y, w, h]* (centres),
 //           edges: Int32Array (indices into the request's edges), pts: Float32Array (each edge's points, from
-//           ptsOff[k] to ptsOff[k+1]), engine: "dagre" | "layered", dir, ms}, or {phase: "error", message}
-// Big graphs get a "partial" reply first: the neighbourhood of the focus (changed nodes, else the sinks), so the page
-// shows something at once, then the "full" one. dagre slows down fast with the size (2,000 nodes take ~15 s, 10,000
-// run out of memory), so graphs above DAGRE_MAX use layeredLayout below: Sugiyama-style ranks, barycentre ordering and
-// straight edges, linear in the graph size.
+//           ptsOff[k] to ptsOff[k+1]), engine: "dagre" | "elk", dir, ms}, or {phase: "error", message}
+// The layout is a library's, never one of our own: dagre (as tinygrad's VIZ) for graphs up to DAGRE_MAX nodes, where it
+// is the faster one, and ELK's layered algorithm (Eclipse Layout Kernel, the elkjs package) above: dagre slows down
+// fast with the size and runs out of memory at 10,000 nodes, which ELK lays out in ~15 s. Big graphs get a "partial"
+// reply first, the neighbourhood of the focus (changed nodes, else the sinks) laid out by dagre, so the page shows
+// something at once, then the "full" one. Everything runs here, off the page's main thread.
 "use strict";
 
 function tgLayoutWorker() {
@@ -41,82 +43,43 @@ function tgLayoutWorker() {
     return { x, y, pts };
   }
 
-  function layeredLayout(g) {  // laid out left to right; top to bottom is the same with x and y swapped
-    const tb = g.dir === "TB", n = g.n, w = tb ? g.h : g.w, h = tb ? g.w : g.h, RANK_GAP = 60, NODE_GAP = 12;
-    const preds = Array.from({ length: n }, () => []), succs = Array.from({ length: n }, () => []);
-    for (const [v, u] of g.edges) { succs[v].push(u); preds[u].push(v); }
-    // topological order (Kahn); anything left in a cycle goes last
-    const indeg = preds.map((p) => p.length), order = [];
-    for (let i = 0; i < n; i++) if (indeg[i] === 0) order.push(i);
-    for (let k = 0; k < order.length; k++) for (const u of succs[order[k]]) if (--indeg[u] === 0) order.push(u);
-    if (order.length < n) { const seen = new Set(order); for (let i = 0; i < n; i++) if (!seen.has(i)) order.push(i); }
-    // rank = longest path from the sources, then pull every node right up against its first consumer (short edges)
-    const rank = new Int32Array(n);
-    for (const v of order) for (const u of succs[v]) rank[u] = Math.max(rank[u], rank[v] + 1);
-    for (let k = n - 1; k >= 0; k--) {
-      const v = order[k];
-      if (succs[v].length) rank[v] = Math.max(rank[v], -reduceMax(succs[v], (u) => -rank[u]) - 1);
-    }
-    const nranks = reduceMax(rank, (r) => r, -1) + 1, layers = Array.from({ length: nranks }, () => []);
-    // first order within ranks: depth first from the sinks, so each subtree's nodes start out next to each other
-    const seen = new Uint8Array(n), stack = [];
-    for (let k = n - 1; k >= 0; k--) if (!succs[order[k]].length) stack.push(order[k]);
-    stack.reverse();
-    while (stack.length) {
-      const v = stack.pop();
-      if (seen[v]) continue;
-      seen[v] = 1;
-      layers[rank[v]].push(v);
-      for (let j = preds[v].length - 1; j >= 0; j--) if (!seen[preds[v][j]]) stack.push(preds[v][j]);
-    }
-    for (const v of order) if (!seen[v]) layers[rank[v]].push(v);  // (only in cycles)
-    // then barycentre sweeps, right to left (from the sink) then left to right
-    const pos = new Float64Array(n);
-    const setPos = (layer) => layer.forEach((v, i) => { pos[v] = i; });
-    layers.forEach(setPos);
-    const sweep = (r, nb) => {
-      const key = new Map(layers[r].map((v) => [v, nb[v].length ? nb[v].reduce((a, u) => a + pos[u], 0) / nb[v].length : pos[v]]));
-      layers[r].sort((a, b) => key.get(a) - key.get(b));
-      setPos(layers[r]);
-    };
-    for (let it = 0; it < 4; it++) {
-      for (let r = nranks - 2; r >= 0; r--) sweep(r, succs);
-      for (let r = 1; r < nranks; r++) sweep(r, preds);
-    }
-    // x: columns as wide as their widest node; y: pull towards the neighbours' mean, keep order and spacing
-    const x = new Float64Array(n), y = new Float64Array(n);
-    let cx = 0;
-    for (const layer of layers) {
-      const cw = reduceMax(layer, (v) => w[v]);
-      for (const v of layer) x[v] = cx + cw / 2;
-      cx += cw + RANK_GAP;
-      let cy = 0;
-      for (const v of layer) { y[v] = cy + h[v] / 2; cy += h[v] + NODE_GAP; }
-      for (const v of layer) y[v] -= cy / 2;  // centre each column on y=0
-    }
-    const pack = (layer) => {  // remove overlaps top to bottom, then shift back so the mean position is kept
-      let shift = 0, prev = -Infinity;
-      for (const v of layer) {
-        const want = y[v];
-        y[v] = Math.max(want, prev + NODE_GAP + h[v] / 2);
-        prev = y[v] + h[v] / 2;
-        shift += y[v] - want;
+  // ELK's layered algorithm (Eclipse Layout Kernel, elkjs). Its bundle runs ELK in-process behind a fake worker, so
+  // it lays the graph out here, in this worker, and never starts one of its own. Constructing the first ELK runs the
+  // bundle's worker half, which sees a worker global and takes over self.onmessage: ours is put back.
+  let elk = null;
+  async function elkLayout(g) {
+    if (!elk) { const ours = self.onmessage; elk = new ELK(); self.onmessage = ours; }
+    const tb = g.dir === "TB", children = new Array(g.n);
+    for (let i = 0; i < g.n; i++) children[i] = { id: String(i), width: g.w[i], height: g.h[i] };
+    const graph = { id: "root", children, edges: g.edges.map(([v, u], k) => ({ id: `e${k}`, sources: [String(v)], targets: [String(u)] })) };
+    const res = await elk.layout(graph, { layoutOptions: {
+      "elk.algorithm": "layered",
+      "elk.direction": tb ? "DOWN" : "RIGHT",
+      // orthogonal edges: the view rounds their corners. POLYLINE spreads the layers far apart when they are tall,
+      // and SPLINES failed (a NullPointerException) on the 10,000-node test graph
+      "elk.edgeRouting": "ORTHOGONAL",
+      "elk.layered.nodePlacement.bk.fixedAlignment": "BALANCED",  // each node centred on its neighbours, as dagre
+      // crossing minimisation is the part that grows fastest: fewer restarts on big graphs (default 7; 2,000 nodes
+      // with long edges: 10.5 s at 7, 6.5 s at 1)
+      "elk.layered.thoroughness": String(g.n > 4000 ? 1 : 3),
+      "elk.spacing.nodeNode": "14", "elk.layered.spacing.nodeNodeBetweenLayers": "30", "elk.spacing.edgeEdge": "8",
+      "elk.layered.spacing.edgeEdgeBetweenLayers": "8",
+    } });
+    const x = new Float64Array(g.n), y = new Float64Array(g.n);
+    for (const c of res.children) { const i = +c.id; x[i] = c.x + c.width / 2; y[i] = c.y + c.height / 2; }
+    const pts = new Array(g.edges.length);
+    for (const e of res.edges) {
+      const p = [];
+      for (const sec of e.sections ?? []) {
+        for (const q of [sec.startPoint, ...(sec.bendPoints ?? []), sec.endPoint]) {
+          if (p.length && p[p.length - 2] === q.x && p[p.length - 1] === q.y) continue;  // (sections meet end to start)
+          p.push(q.x, q.y);
+        }
       }
-      shift /= layer.length || 1;
-      for (const v of layer) y[v] -= shift;
-    };
-    for (let it = 0; it < 6; it++) {
-      const up = it % 2 === 0, nb = up ? succs : preds;
-      for (let k = 0; k < nranks; k++) {
-        const layer = layers[up ? nranks - 1 - k : k];
-        for (const v of layer) if (nb[v].length) y[v] = 0.5 * y[v] + 0.5 * nb[v].reduce((a, u) => a + y[u], 0) / nb[v].length;
-        pack(layer);
-      }
+      pts[+e.id.slice(1)] = p;
     }
-    const pts = g.edges.map(([v, u]) => (tb ? [y[v], x[v] + w[v] / 2, y[u], x[u] - w[u] / 2] : [x[v] + w[v] / 2, y[v], x[u] - w[u] / 2, y[u]]));
-    return tb ? { x: y, y: x, pts } : { x, y, pts };
+    return { x, y, pts };
   }
-
   // the neighbourhood of the seeds, breadth first over edges in both directions
   function neighbourhood(n, edges, seeds, limit) {
     const adj = Array.from({ length: n }, () => []);
@@ -128,13 +91,21 @@ function tgLayoutWorker() {
     return [...keep].sort((a, b) => a - b);
   }
 
-  function run(req, subset, phase) {
+  // the engine for a graph of n nodes: dagre up to DAGRE_MAX, ELK above; whichever is there when the other is missing
+  // (an export whose data/vendor_src.js lacks it)
+  function engineFor(n) {
+    const hasDagre = typeof dagre !== "undefined", hasElk = typeof ELK !== "undefined";
+    if (!hasDagre && !hasElk) throw new Error("no layout library: the page could not load /vendor/dagre.min.js or /vendor/elk.bundled.js");
+    return hasDagre && (n <= DAGRE_MAX || !hasElk) ? "dagre" : "elk";
+  }
+
+  async function run(req, subset, phase) {
     const t0 = performance.now(), { edges } = req;
     const local = new Map(subset.map((v, i) => [v, i]));
     const g = { n: subset.length, w: new Float64Array(subset.length), h: new Float64Array(subset.length), edges: [], dir: req.dir };
     subset.forEach((v, i) => {
       const lines = req.labels[v].split("\n");
-      g.w[i] = Math.ceil(Math.max(...lines.map(measure))) + 2 * PAD_X;
+      g.w[i] = Math.ceil(reduceMax(lines, measure)) + 2 * PAD_X;
       g.h[i] = lines.length * LINE_HEIGHT + 2 * PAD_Y;
     });
     const edgeIdx = [];
@@ -142,14 +113,14 @@ function tgLayoutWorker() {
       const v = local.get(edges[3 * k]), u = local.get(edges[3 * k + 1]);
       if (v !== undefined && u !== undefined && v !== u) { g.edges.push([v, u]); edgeIdx.push(k); }
     }
-    const useDagre = typeof dagre !== "undefined" && g.n <= DAGRE_MAX;  // (no dagre: an export without vendor_src.js)
-    const { x, y, pts } = (useDagre ? dagreLayout : layeredLayout)(g);
+    const engine = engineFor(g.n);
+    const { x, y, pts } = engine === "dagre" ? dagreLayout(g) : await elkLayout(g);
     const box = new Float32Array(4 * g.n);
     for (let i = 0; i < g.n; i++) box.set([x[i], y[i], g.w[i], g.h[i]], 4 * i);
     const ptsOff = new Int32Array(pts.length + 1);
     pts.forEach((p, k) => { ptsOff[k + 1] = ptsOff[k] + p.length; });
     const msg = { phase, nodes: Int32Array.from(subset), box, edges: Int32Array.from(edgeIdx), pts: Float32Array.from(pts.flat()),
-      ptsOff, engine: useDagre ? "dagre" : "layered", dir: req.dir, ms: performance.now() - t0 };
+      ptsOff, engine, dir: req.dir, ms: performance.now() - t0 };
     postMessage(msg, [msg.nodes.buffer, msg.box.buffer, msg.edges.buffer, msg.pts.buffer, msg.ptsOff.buffer]);
   }
 
@@ -175,7 +146,7 @@ function tgLayoutWorker() {
     return tb > lr ? "TB" : "LR";
   }
 
-  self.onmessage = (e) => {
+  self.onmessage = async (e) => {
     const req = e.data, n = req.labels.length;
     try {
       if (req.dir === "auto") req.dir = n ? pickDir(req) : "LR";
@@ -186,9 +157,9 @@ function tgLayoutWorker() {
           for (let k = 0; k < req.edges.length; k += 3) used[req.edges[k]] = 1;
           for (let v = 0; v < n; v++) if (!used[v]) seeds.push(v);
         }
-        run(req, neighbourhood(n, req.edges, seeds, PARTIAL_SIZE), "partial");
+        await run(req, neighbourhood(n, req.edges, seeds, PARTIAL_SIZE), "partial");
       }
-      run(req, Array.from({ length: n }, (_, i) => i), "full");
+      await run(req, Array.from({ length: n }, (_, i) => i), "full");
     } catch (err) {
       postMessage({ phase: "error", message: String(err && err.stack || err) });
     }
