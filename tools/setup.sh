@@ -16,7 +16,7 @@ PACKAGES=(
   python3 python3-dev pybind11-dev python3-numpy python3-pytest    # the Python module (python/), later
   chromium                                                         # VIZ: the explorer's browser tests (tests/viz)
 )
-# npm packages, into git-ignored node_modules: dagre (built into tinygrad-viz), playwright-core (tests/viz)
+# npm packages, into git-ignored node_modules: dagre and elkjs (built into tinygrad-viz), playwright-core (tests/viz)
 NPM_DIRS=(src/tg/viz/web tests/viz)
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }

@@ -107,14 +107,17 @@ const PROBE = () => {
   requestAnimationFrame(frame);
 };
 
-// VIZ_WEB_DIR=src/tg/viz/web: serve the page files from there instead of the binary (edit the page, rerun, no rebuild)
+// VIZ_WEB_DIR=src/tg/viz/web: serve the page files from there instead of the binary (edit the page, rerun, no rebuild),
+// and the vendor files from its node_modules, as vendor.txt maps them
 export async function newPage(browser, opts = {}) {
   const page = await browser.newPage({ viewport: { width: 1400, height: 800 }, ...opts });
   const dir = process.env.VIZ_WEB_DIR;
   if (dir) {
-    await page.route(/^http:\/\/127\.0\.0\.1:\d+\/(profiler|index\.html|profiler\.html|js\/.*|css\/.*)?([?#].*)?$/, (route) => {
+    const vendor = new Map(fs.readFileSync(path.join(dir, "vendor.txt"), "utf8").split("\n").map((l) => l.trim().split(/ +/))
+      .filter((f) => f.length === 2).map(([url, file]) => [url.slice(1), path.join(dir, "node_modules", file)]));
+    await page.route(/^http:\/\/127\.0\.0\.1:\d+\/(profiler|index\.html|profiler\.html|js\/.*|css\/.*|vendor\/.*)?([?#].*)?$/, (route) => {
       const p = new URL(route.request().url()).pathname.slice(1) || "index.html";
-      const file = path.join(dir, p === "profiler" ? "profiler.html" : p);
+      const file = vendor.get(p) ?? path.join(dir, p === "profiler" ? "profiler.html" : p);
       if (!fs.existsSync(file)) return route.continue();
       route.fulfill({ body: fs.readFileSync(file), contentType: { ".html": "text/html", ".js": "application/javascript", ".css": "text/css" }[path.extname(file)] });
     });
@@ -268,7 +271,7 @@ async function checkProfiler(browser, data, shotPath, c) {
   await page.close();
 }
 
-async function checkBig(browser, url, data, ctxs, c) {
+async function checkBig(browser, url, data, ctxs, c, shotPath) {
   // the biggest first graph among the first steps
   let best = null;
   for (let ci = 0; ci < ctxs.length; ci++) for (let si = 0; si < ctxs[ci].steps.length; si++) {
@@ -295,6 +298,9 @@ async function checkBig(browser, url, data, ctxs, c) {
   const d = await waitGraph(page, best.ci, best.si, 0, 120000);
   const e0 = expectedCounts(best.evs[0]);
   c.eq([+d.nodes, +d.edges], [e0.nodes, e0.edges], "big graph: all nodes and edges drawn");
+  c.eq(d.engine, "elk", "big graph: laid out by ELK");
+  const status = () => page.locator("#graph-status").innerText();
+  console.log(`  full layout ${Date.now() - t0} ms after the click (${await status()})`);
   if (best.evs.length > 1) {
     await page.keyboard.press("ArrowRight");
     const t1 = Date.now();
@@ -302,11 +308,24 @@ async function checkBig(browser, url, data, ctxs, c) {
       `${best.ci}_${best.si}`, { timeout: 30000, polling: 20 });
     c.timing(Date.now() - t1 <= FIRST_VIEW_MS, `big graph: first view of rewrite 1 in ${Date.now() - t1} ms`);
     const d1 = await waitGraph(page, best.ci, best.si, 1, 120000), e1 = expectedCounts(best.evs[1]);
+    console.log(`  rewrite 1: full layout ${Date.now() - t1} ms after the key (${await status()})`);
     c.eq([+d1.nodes, +d1.changed], [e1.nodes, e1.changed], "big graph rewrite 1: nodes drawn, changed nodes marked");
   }
   await page.keyboard.press(" ");
   await page.waitForTimeout(300);
   const probe = await page.evaluate(() => window.__probe);
+  if (shotPath) {  // the whole graph fitted, then zoomed in on a changed node (else the last), where labels can be read
+    await page.screenshot({ path: shotPath });
+    const ev = best.evs[Math.min(1, best.evs.length - 1)], ids = Object.keys(ev.graph);
+    const at = await page.evaluate((id) => window.tgViz.nodePos(id), String(ev.changed_nodes?.[0] ?? ids[ids.length - 1]));
+    await page.mouse.move(at?.x ?? 700, at?.y ?? 400);
+    for (let k = 0; k < 18; k++) await page.mouse.wheel(0, -200);
+    await page.mouse.move(5, 5);  // (no tooltip in the picture)
+    await page.waitForTimeout(300);
+    const zoomed = shotPath.replace(/\.png$/, "_zoom.png");
+    await page.screenshot({ path: zoomed });
+    console.log(`  screenshots: ${shotPath}, ${zoomed}`);
+  }
   c.timing(probe.longest <= MAX_BLOCK_MS, `main thread never blocked over ${MAX_BLOCK_MS} ms (longest task ${Math.round(probe.longest)} ms, ${probe.tasks} long tasks)`);
   c.timing(probe.maxGap <= MAX_BLOCK_MS + 100, `animation frames kept coming (largest gap ${Math.round(probe.maxGap)} ms)`);
   await page.close();
@@ -321,7 +340,7 @@ export async function checkPage({ url, screenshot, profileScreenshot, kernelText
   const browser = await pw.chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
   try {
     if (big) {
-      await checkBig(browser, url, data, ctxs, c);
+      await checkBig(browser, url, data, ctxs, c, screenshot);
     } else {
       const page = await newPage(browser);
       const errors = [];

@@ -46,8 +46,10 @@ if (MODE.endsWith("-export")) {
   if (process.env.VIZ_WEB_DIR) {  // the page files being edited, over the ones built into the binary (as check_page.mjs)
     for (const f of ["index.html", "profiler.html", "js", "css"]) fs.cpSync(path.join(process.env.VIZ_WEB_DIR, f), path.join(dir, f), { recursive: true });
   }
-  for (const f of ["index.html", "profiler.html", "js/index.js", "css/viz.css", "vendor/dagre.min.js", "data/ctxs.js", "data/ctx_0_0.js",
+  for (const f of ["index.html", "profiler.html", "js/index.js", "css/viz.css", "vendor/dagre.min.js", "vendor/elk.bundled.js", "data/ctxs.js", "data/ctx_0_0.js",
     "data/profile.js", "data/vendor_src.js"]) check(fs.existsSync(path.join(dir, f)), `export has ${f}`);
+  const vendorSrc = path.join(dir, "data", "vendor_src.js"), vendorText = fs.existsSync(vendorSrc) ? fs.readFileSync(vendorSrc, "utf8") : "";
+  for (const k of ["/vendor/dagre.min.js", "/vendor/elk.bundled.js"]) check(vendorText.includes(`${JSON.stringify(k)}:`), `data/vendor_src.js has ${k}`);
   const c = await checkPage({ url: pathToFileURL(path.join(dir, "index.html")).href, screenshot: path.join(OUT, "explorer.png"),
     profileScreenshot: path.join(OUT, "profiler.png") });
   failures.push(...c.failures);
@@ -88,7 +90,7 @@ if (!check(started, `the server prints "*** started viz on http://127.0.0.1:${po
 try {
   // endpoints: types and 404s
   const types = { "/": "text/html", "/profiler": "text/html", "/js/index.js": "javascript", "/css/viz.css": "text/css",
-    "/vendor/dagre.min.js": "javascript", "/ctxs": "application/json", "/ctxs?ctx=0&idx=0": "text/event-stream" };
+    "/vendor/dagre.min.js": "javascript", "/vendor/elk.bundled.js": "javascript", "/ctxs": "application/json", "/ctxs?ctx=0&idx=0": "text/event-stream" };
   for (const [p, t] of Object.entries(types)) {
     const r = await get(port, p);
     check(r.status === 200 && r.type.includes(t), `GET ${p}: 200 ${t} (got ${r.status} ${r.type})`);
@@ -120,7 +122,7 @@ try {
 
   // the pages
   const c = await checkPage({ url: `http://127.0.0.1:${port}`, big: MODE === "big",
-    screenshot: MODE === "big" ? undefined : path.join(OUT, "explorer.png"), profileScreenshot: path.join(OUT, "profiler.png"),
+    screenshot: path.join(OUT, MODE === "big" ? "big.png" : "explorer.png"), profileScreenshot: path.join(OUT, "profiler.png"),
     kernelText: MODE === "t347" ? "void E_4(" : undefined });
   failures.push(...c.failures);
 } finally {

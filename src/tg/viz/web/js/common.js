@@ -62,9 +62,11 @@ function streamStep(ctx, step, onEvent, onEnd, onError) {
   return () => { cancelled = true; es.close(); };
 }
 
-// Source text of the layout library, for the worker's Blob: fetched, or from data/vendor_src.js in an export
+// Source text of a layout library, for the worker's Blob: fetched, or from data/vendor_src.js in an export (loaded
+// once: a second loadDataScript of the same key while the first is pending would leave the first waiting forever)
+let vendorSrc = null;
 async function getVendorSource(urlPath) {
-  if (IS_FILE) return (await loadDataScript("vendor_src").catch(() => ({})))[urlPath] ?? null;
+  if (IS_FILE) return (await (vendorSrc ??= loadDataScript("vendor_src").catch(() => ({}))))[urlPath] ?? null;
   const r = await fetch(urlPath.slice(1));
   return r.ok ? r.text() : null;
 }

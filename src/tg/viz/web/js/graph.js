@@ -127,13 +127,13 @@ class GraphView {
       if (!visible(...e.bbox)) continue;
       const p = e.pts, n = p.length / 2;
       ctx.moveTo(p[0], p[1]);
-      if (n === 2 && tb) {  // straight-line layout: an S curve along the rank direction
+      if (n === 2 && tb) {  // two points (a straight edge): an S curve along the rank direction
         const dy = Math.max(20, (p[3] - p[1]) / 2);
         ctx.bezierCurveTo(p[0], p[1] + dy, p[2], p[3] - dy, p[2], p[3]);
       } else if (n === 2) {
         const dx = Math.max(20, (p[2] - p[0]) / 2);
         ctx.bezierCurveTo(p[0] + dx, p[1], p[2] - dx, p[3], p[2], p[3]);
-      } else {  // dagre's control points: curve through their midpoints
+      } else {  // the layout's points (dagre's control points, ELK's bends): curve through their midpoints
         for (let j = 1; j < n - 1; j++) ctx.quadraticCurveTo(p[2 * j], p[2 * j + 1], (p[2 * j] + p[2 * j + 2]) / 2, (p[2 * j + 1] + p[2 * j + 3]) / 2);
         ctx.lineTo(p[2 * n - 2], p[2 * n - 1]);
       }

@@ -130,11 +130,15 @@ function graphModel(ev) {
   return (ev.model = { ids, index, nodes, edges: Int32Array.from(edges), changed });
 }
 
+// the layout libraries (vendor.txt): dagre for small graphs and the first view of a big one, ELK for big graphs
+const LAYOUT_LIBS = ["/vendor/dagre.min.js", "/vendor/elk.bundled.js"];
 async function makeLayoutWorker() {
   if (!workerUrl) {
-    const dagreSrc = await getVendorSource("/vendor/dagre.min.js");
-    if (!dagreSrc) console.warn("viz: no dagre source, using the built-in layered layout only");
-    const src = `${dagreSrc ?? ""}\n;(${tgLayoutWorker.toString()})();`;
+    const srcs = await Promise.all(LAYOUT_LIBS.map(getVendorSource));
+    LAYOUT_LIBS.forEach((p, i) => { if (!srcs[i]) console.warn(`viz: no ${p}, the layout worker does without it`); });
+    // each in a try: one that throws (the build's stand-in for a missing file touches document) leaves the others
+    const libs = srcs.map((s, i) => (s ? `try {\n${s}\n;} catch (e) { console.error("viz: ${LAYOUT_LIBS[i]}:", e); }\n` : ""));
+    const src = `${libs.join("")}(${tgLayoutWorker.toString()})();`;
     workerUrl = URL.createObjectURL(new Blob([src], { type: "application/javascript" }));
   }
   return new Worker(workerUrl);
