@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "../examples/beautiful_mnist.h"
+#include "mnist_step.h"
 #include "tg/codegen/heuristic.h"
 #include "tg/codegen/kernel.h"
 #include "tg/codegen/pipeline.h"
@@ -56,20 +56,8 @@ int main(int argc, char** argv) {
   Tensor::manual_seed(0);
   Model model;
   auto opt = nn::optim::Adam(nn::state::get_parameters(model));
-  std::vector<uint8_t> xs(512 * 784), ys(512);
-  for (size_t i = 0; i < xs.size(); i++) xs[i] = static_cast<uint8_t>((i * 2654435761u) >> 24);
-  for (size_t i = 0; i < ys.size(); i++) ys[i] = static_cast<uint8_t>(i % 10);
-  Tensor x = Tensor(xs, {512, 1, 28, 28}).realize(), y = Tensor(ys, {512}).realize();
-  std::vector<ScheduleItem> schedule;
-  {
-    Tensor::train t;
-    opt.zero_grad();
-    Tensor loss = model(x).sparse_categorical_crossentropy(y);
-    loss.backward();
-    std::vector<Tensor> outs = opt.schedule_step();
-    outs.push_back(loss);
-    schedule = Tensor::schedule_with_vars(outs).first;
-  }
+  auto [x, y] = synthetic_mnist_batch();
+  std::vector<ScheduleItem> schedule = train_step_schedule(model, opt, x, y);
   std::printf("one MNIST train step: %zu schedule items\n", schedule.size());
   std::printf("%-6s %8s %14s %14s %16s\n", "device", "kernels", "1 thread", "ms/kernel",
               cat(threads, " threads").c_str());

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "../examples/beautiful_mnist.h"
+#include "mnist_step.h"
 #include "tg/codegen/heuristic.h"
 #include "tg/codegen/kernel.h"
 #include "tg/engine/realize.h"
@@ -32,21 +32,9 @@ int child() {
   Tensor::manual_seed(0);
   Model model;
   auto opt = nn::optim::Adam(nn::state::get_parameters(model));
-  std::vector<uint8_t> xs(512 * 784), ys(512);
-  for (size_t i = 0; i < xs.size(); i++) xs[i] = static_cast<uint8_t>((i * 2654435761u) >> 24);
-  for (size_t i = 0; i < ys.size(); i++) ys[i] = static_cast<uint8_t>(i % 10);
-  Tensor x = Tensor(xs, {512, 1, 28, 28}).realize(), y = Tensor(ys, {512}).realize();
+  auto [x, y] = synthetic_mnist_batch();
   auto st = std::chrono::steady_clock::now();
-  std::vector<ScheduleItem> schedule;
-  {
-    Tensor::train t;
-    opt.zero_grad();
-    Tensor loss = model(x).sparse_categorical_crossentropy(y);
-    loss.backward();
-    std::vector<Tensor> outs = opt.schedule_step();
-    outs.push_back(loss);
-    schedule = Tensor::schedule_with_vars(outs).first;
-  }
+  std::vector<ScheduleItem> schedule = train_step_schedule(model, opt, x, y);
   Renderer& r = *Device::get("CPU").renderer;
   size_t kernels = 0;
   for (const ScheduleItem& si : schedule) {
