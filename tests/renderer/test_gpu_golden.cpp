@@ -100,8 +100,6 @@ class GpuGolden : public testing::TestWithParam<Case> {};
 TEST_P(GpuGolden, MatchesTheReference) {
   const Case& c = GetParam();
   reset_kernel_cnt();  // named as in a fresh process, as the generator names them
-  if (c.program == "matmul_half" && c.renderer == "cuda")
-    GTEST_SKIP() << "the reference uses tensor cores (mma.sync) here; they are not implemented yet";
   std::unique_ptr<Renderer> r;
   if (c.renderer == "opencl")
     r = std::make_unique<OpenCLRenderer>();

@@ -7,6 +7,7 @@
 
 #include "tg/uop/symbolic.h"
 #include "tg/uop/transcendental.h"
+#include "tg/uop/wmma_arg.h"
 
 namespace tg {
 
@@ -179,6 +180,55 @@ UOp simplify_valid(const UOp& valid) {
 
 // *** gep_pushing ***
 
+namespace {
+// A GEP that takes whole outputs of a WMMA (in order within each) becomes a WMMA of just the operands those need
+UOp gep_through_wmma(M m) {
+  UOp gep = m["gep"], wmma = m["wmma"];
+  const WmmaArg& w = as_wmma_arg(wmma.arg());
+  const int64_t out_sz = w.upcast_size(2);
+  auto a = tuple_ints(gep.arg());
+  std::vector<int64_t> wmma_idxs;
+  for (size_t i = 0; i < a.size(); i += static_cast<size_t>(out_sz)) wmma_idxs.push_back(a[i]);
+  for (int64_t i = 0; i < out_sz; i++)
+    for (size_t j = 0; j < wmma_idxs.size(); j++) {
+      size_t k = j * static_cast<size_t>(out_sz) + static_cast<size_t>(i);
+      if (k >= a.size() || a[k] - i != wmma_idxs[j]) return {};
+    }
+  if (wmma_idxs.size() * static_cast<size_t>(out_sz) != a.size()) return {};
+  std::vector<UOp> tsrcs;
+  for (size_t s = 0; s < 3; s++) {
+    const int64_t ssz = w.upcast_size(static_cast<int>(s));
+    std::vector<int64_t> src_args;
+    for (int64_t x : wmma_idxs)
+      for (int64_t e = (x / out_sz) * ssz; e < (x / out_sz) * ssz + ssz; e++) src_args.push_back(e);
+    tsrcs.push_back(wmma.src(s).gep(src_args));
+  }
+  return UOp::make(Ops::WMMA, gep.dtype(), std::move(tsrcs), wmma.arg());
+}
+
+// a WMMA over several instructions' worth of operands -> one WMMA per instruction
+UOp no_vectorized_wmma(M m) {
+  UOp wmma = m["wmma"];
+  const WmmaArg& w = as_wmma_arg(wmma.arg());
+  const int64_t out_sz = w.upcast_size(2);
+  if (wmma.dtype().count() == out_sz) return {};
+  std::vector<std::vector<UOp>> tsrcs;
+  for (size_t s = 0; s < 3; s++) {
+    const int64_t ssz = w.upcast_size(static_cast<int>(s));
+    std::vector<UOp> parts;
+    for (int64_t grp = 0; grp < wmma.src(s).dtype().count(); grp += ssz) parts.push_back(wmma.src(s).gep(iota(grp, grp + ssz)));
+    tsrcs.push_back(std::move(parts));
+  }
+  std::vector<UOp> wmma_ex;
+  for (size_t i = 0; i < tsrcs[0].size(); i++) {
+    UOp one = UOp::make(Ops::WMMA, wmma.dtype().scalar().vec(static_cast<int>(out_sz)),
+                        {tsrcs[0][i], tsrcs[1].at(i), tsrcs[2].at(i)}, wmma.arg());
+    for (int64_t e = 0; e < out_sz; e++) wmma_ex.push_back(one.gep(static_cast<int>(e)));
+  }
+  return UOp::make(Ops::VECTORIZE, wmma.dtype(), std::move(wmma_ex));
+}
+}  // namespace
+
 const PatternMatcher<UOp>& gep_pushing() {
   using namespace pat;
   static const PatternMatcher<UOp> pm = {
@@ -223,6 +273,7 @@ const PatternMatcher<UOp>& gep_pushing() {
          for (const UOp& s : alu.src()) src.push_back(s.gep(a));
          return UOp::make(alu.op(), alu.dtype().scalar().vec(gep.dtype().count()), src, alu.arg());
        }},
+      {op(Ops::GEP, {op(Ops::WMMA).named("wmma")}).named("gep"), gep_through_wmma},  // GEP(WMMA) -> smaller WMMA
       {op(Ops::CAT).named("x"),
        [](M m) -> UOp {  // CAT -> VECTORIZE of GEPs
          UOp x = m["x"];
@@ -620,6 +671,7 @@ const PatternMatcher<UOp>& devectorize() {
       {op(GroupOp::ALU | OpSet{Ops::CAST, Ops::BITCAST, Ops::ASSIGN})
            .named("alu"),  // vector alu -> VECTORIZE(scalar alus)
        [](M m) { return no_vectorized_alu(m["alu"]); }},
+      {op(Ops::WMMA).named("wmma"), no_vectorized_wmma},      // WMMA of n instructions -> n WMMAs
       {op(Ops::DEFINE_ACC).named("acc"), no_vectorized_acc},  // vector acc -> VECTORIZE(scalar accs)
   };
   return pm;
@@ -931,6 +983,11 @@ const PatternMatcher<UOp, ReduceContext>& pm_reduce() {
           {op(Ops::REDUCE).named("red"), reduce_unparented},                // drop ranges the source doesn't use
           {op(Ops::REDUCE, {var(), var()}).named("red"), reduce_collapse},  // REDUCE without loads -> closed form
           {op(Ops::REDUCE).named("red"), reduce_to_acc},                    // REDUCE -> DEFINE_ACC+ASSIGN
+          {op(Ops::WMMA).named("wmma") + var("add"),
+           [](M m) {  // WMMA(a, b, c) + add -> WMMA(a, b, c + add): the tensor core's own accumulate
+             UOp w = m["wmma"];
+             return UOp::make(Ops::WMMA, w.dtype(), {w.src(0), w.src(1), w.src(2) + m["add"]}, w.arg());
+           }},
       } +
       with_ctx<ReduceContext>(sym_codegen());
   return pm;

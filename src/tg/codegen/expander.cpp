@@ -4,6 +4,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "tg/uop/wmma_arg.h"
+
 namespace tg {
 
 namespace {
@@ -72,20 +74,30 @@ UOp do_expand(M m) {
   for (const UOp& s : root.src())
     if (s.op() == Ops::UNROLL) expands.push_back(s);
   if (expands.empty()) return {};
-  // NOTE: WMMA would zero out its reduce axes here (exclude_args); tensor cores are not lowered yet
-  TG_CHECK(root.op() != Ops::WMMA, "WMMA expansion is not supported");
+  // NOTE (as tinygrad): WMMA zeroes out its reduce axes and its operands' upcast axes: they are all the same
   std::vector<int64_t> exclude_args;
+  if (root.op() == Ops::WMMA) {
+    const WmmaArg& w = as_wmma_arg(root.arg());
+    auto add = [&](int64_t a) {
+      if (std::find(exclude_args.begin(), exclude_args.end(), a) == exclude_args.end()) exclude_args.push_back(a);
+    };
+    for (int64_t a : w.reduce_axes) add(a);
+    for (const PairTuple& u : w.upcast_axes)
+      for (auto& p : u) add(p.first);
+  }
   Axes expand_args;
   bool all_same = std::all_of(expands.begin(), expands.end(),
                               [&](const UOp& e) { return e.arg<Axes>() == expands[0].arg<Axes>(); });
-  if (all_same) {
+  if (all_same && exclude_args.empty()) {
     // if there's only one expand arg, it's okay to use it (optimization)
     expand_args = expands[0].arg<Axes>();
   } else {
     // otherwise, we sort them and GEP
     for (const UOp& e : expands)
       for (auto& p : e.arg<Axes>())
-        if (std::find(expand_args.begin(), expand_args.end(), p) == expand_args.end()) expand_args.push_back(p);
+        if (std::find(expand_args.begin(), expand_args.end(), p) == expand_args.end() &&
+            std::find(exclude_args.begin(), exclude_args.end(), p.first) == exclude_args.end())
+          expand_args.push_back(p);
     std::sort(expand_args.begin(), expand_args.end());
   }
   int expand_sz = static_cast<int>(prod_sizes(expand_args));

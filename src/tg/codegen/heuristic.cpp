@@ -518,6 +518,7 @@ std::vector<Opt> hand_coded_optimizations(const Kernel& k_in) {
 
 void apply_default_opts(Kernel& k) {
   if (getenv("NOOPT")) return;
+  if (k.apply_tensor_cores(static_cast<int>(getenv("TC", 1)))) return;  // a tensor core first, where one fits
   k.apply_opts(hand_coded_optimizations(k));
 }
 

@@ -7,6 +7,7 @@
 
 #include "tg/runtime/device.h"
 #include "tg/uop/kernel_info.h"
+#include "tg/uop/wmma_arg.h"
 
 namespace tg {
 
@@ -375,6 +376,8 @@ void Kernel::apply_opt(const Opt& opt, bool append_opt) {
     applied_opts = std::move(saved.applied_opts);
     group_for_reduces = saved.group_for_reduces, upcasted = saved.upcasted, local_dims = saved.local_dims;
     dont_use_locals = saved.dont_use_locals;
+    tensor_core = std::move(saved.tensor_core), tensor_core_opts = std::move(saved.tensor_core_opts);
+    use_tensor_cores = saved.use_tensor_cores;
     throw;
   }
 }
@@ -383,9 +386,19 @@ void Kernel::apply_opt_unchecked(const Opt& opt, bool append_opt) {
   if (dont_use_locals)
     check(opt.op != OptOps::LOCAL && opt.op != OptOps::GROUP && opt.op != OptOps::GROUPTOP, "not using locals");
   if (opt.op == OptOps::TC) {
-    check(applied_opts.empty(), "tensor core opts must be first");
-    check(opts.tensor_cores > 0, "must have tensor cores");
-    check(false, "no tensor core available");  // TODO: tensor cores
+    check(applied_opts.empty(), "tensor core opts must be first");  // TODO (as tinygrad): PADTO might be fine
+    check(!opts.tensor_cores.empty(), "must have tensor cores");
+    check(opt.axis.has_value(), "tensor core opts must have an axis");
+    const auto* targ = std::get_if<std::tuple<int, int, int>>(&opt.arg);
+    check(targ != nullptr, "tensor core opts must have valid arg");
+    auto [tc_select, tc_opt, use_tc] = *targ;
+    check(-1 <= tc_select && tc_select < static_cast<int>(opts.tensor_cores.size()),
+          "tensor core opts must have valid tc_select");
+    check(0 <= tc_opt && tc_opt <= 2, "tensor core opts must have valid tc_opt");
+    check(0 < use_tc && use_tc <= 3, "use_tensor_cores value is not valid");
+    check(apply_tc_opt(use_tc, *opt.axis, tc_select, tc_opt), "no tensor core available");
+    applied_opts.push_back(opt);
+    return;
   }
 
   int axis = real_axis(opt);
@@ -433,6 +446,7 @@ void Kernel::apply_opt_unchecked(const Opt& opt, bool append_opt) {
     case OptOps::GROUPTOP: {  // green
       check(opts.has_local && opts.has_shared, "target does not support local or shared mem");
       check(first_reduce() + group_for_reduces <= axis && axis < first_upcast(), "must be reduce axis to group");
+      check(!tensor_core, "can't group with tensor cores");
       std::vector<int64_t> reduce_axes;
       for (const UOp& ro : reduceops)
         for (int64_t a : ro.arg<ReduceArg>().axes) reduce_axes.push_back(a);
@@ -455,6 +469,9 @@ void Kernel::apply_opt_unchecked(const Opt& opt, bool append_opt) {
       break;
     case OptOps::UPCAST:  // yellow
       check(axis < first_reduce(), "upcast is for non-reduce");
+      check(!(tensor_core && global_dims() <= axis &&
+              axis < global_dims() + static_cast<int>(tensor_core->local_opts().size())),
+            "can't upcast TC locals");
       check(opts.device == "DSP" || amt <= opts.upcast_max, cat("don't upcast more than ", opts.upcast_max));
       shift_to(axis, amt, false, std::nullopt);
       upcast();
@@ -502,7 +519,126 @@ void Kernel::apply_opt_unchecked(const Opt& opt, bool append_opt) {
     case OptOps::TC: break;  // unreachable: handled above
   }
   if (append_opt) applied_opts.push_back(opt);
-  simplify_ones();
+  if (simplify_ones() && tensor_core_opts) tensor_core_opts->fix_axes(axis);  // TC axes after a removed dim
+}
+
+// *** tensor cores ***
+
+void TensorCoreOptions::fix_axes(int removed_axis) {
+  for (size_t d = 0; d < 2; d++) {
+    if (!axes_exist[d]) continue;
+    if (removed_axis < axes[d])
+      axes[d] -= 1;
+    else if (removed_axis == axes[d])
+      axes_exist[d] = false;
+  }
+}
+
+std::optional<TensorCoreOptions> Kernel::create_tc_opts(const UOp& reduceop, const TensorCore& tc, int axis,
+                                                        int opt_level) const {
+  const bool has_cast = tc.dtype_in != tc.dtype_out;
+  const UOp& rsrc = reduceop.src(0);
+  if (has_cast && !(rsrc.op() == Ops::CAST && rsrc.dtype() == tc.dtype_out)) return std::nullopt;
+  const UOp& mul_op = has_cast ? rsrc.src(0) : rsrc;
+  if (mul_op.op() != Ops::MUL) return std::nullopt;
+  auto tc_buf = [&](const UOp& src) -> int {  // the buffer a source of the MUL loads (-1: none)
+    // TODO (as tinygrad): apply tc even if the sources are not from LOAD
+    if (src.op() == Ops::LOAD && src.dtype() == tc.dtype_in) return buf_index(src);
+    if (opt_level >= 1 && src.op() == Ops::CAST && src.dtype() == tc.dtype_in) return buf_index(src.src(0));
+    return -1;
+  };
+  const int buf0 = tc_buf(mul_op.src(0)), buf1 = tc_buf(mul_op.src(1));
+  if (buf0 < 0 || buf1 < 0) return std::nullopt;
+  auto strides0 = real_strides(sts[static_cast<size_t>(buf0)]), strides1 = real_strides(sts[static_cast<size_t>(buf1)]);
+  const int fr = first_reduce();
+  std::vector<int> axis_buf0, axis_buf1;  // dims buf0 (buf1) does not vary along: candidates for N (M)
+  for (int i = 0; i < fr; i++) {
+    if (strides0[static_cast<size_t>(i)] == sint(0)) axis_buf0.push_back(i);
+    if (strides1[static_cast<size_t>(i)] == sint(0)) axis_buf1.push_back(i);
+  }
+  if (axis_buf0.empty() || axis_buf1.empty() || !(shape_len() - fr == 1 || opt_level >= 1)) return std::nullopt;
+  // itertools.product(axis_buf0, axis_buf1, reduce dims), counted from the end
+  const int nk = shape_len() - fr, n_choices = static_cast<int>(axis_buf0.size() * axis_buf1.size()) * nk;
+  if (!(axis < n_choices)) return std::nullopt;
+  const int c = n_choices - 1 - axis;
+  const int s2 = fr + c % nk, s1 = axis_buf1[static_cast<size_t>(c / nk) % axis_buf1.size()],
+            s0 = axis_buf0[static_cast<size_t>(c / nk / static_cast<int>(axis_buf1.size()))];
+  TensorCoreOptions ret{{s0, s1, s2}, {true, true}, {}};
+  for (int i = 0; i < 3; i++)
+    if (full_shape()[static_cast<size_t>(ret.axes[static_cast<size_t>(i)])] % tc.dims[static_cast<size_t>(i)] != 0)
+      ret.axis_pads.push_back({ret.axes[static_cast<size_t>(i)], tc.dims[static_cast<size_t>(i)]});
+  if (!ret.axis_pads.empty() && opt_level < 2) return std::nullopt;
+  if (getenv("DEBUG") >= 3) std::printf("TENSOR CORES %d %d %s\n", s0, s1, tc.str().c_str());
+  return ret;
+}
+
+bool Kernel::apply_tc_opt(int use_tc, int axis, int tc_select, int opt_level) {
+  UOp r = reduceop();
+  if (!use_tc || !r || r.arg<ReduceArg>().op != Ops::ADD) return false;
+  std::vector<TensorCore> candidates = opts.tensor_cores;
+  if (tc_select != -1) candidates = {opts.tensor_cores.at(static_cast<size_t>(tc_select))};
+  for (const TensorCore& tc : candidates) {
+    std::optional<TensorCoreOptions> tc_opts = create_tc_opts(reduceops[0], tc, axis, opt_level);
+    for (size_t i = 1; i < reduceops.size(); i++)  // can only fuse reduces with the same tc options
+      TG_ASSERT(create_tc_opts(reduceops[i], tc, axis, opt_level) == tc_opts, "reduces with different TC options");
+    if (!tc_opts) continue;
+    Kernel saved = *this;
+    try {
+      tensor_core_opts = tc_opts;
+      // pad the axes that need it, then unroll K and lay out N and M over the warp's threads and upcasts
+      for (auto [ax, dim] : tc_opts->axis_pads) apply_opt({OptOps::PADTO, ax, dim}, false);
+      for (int i = 0; i < tc.reduce_axes(); i++)
+        apply_opt({OptOps::UNROLL, tensor_core_opts->axes[2] - first_reduce(), 2}, false);
+      for (const std::string& o : tc.opts)
+        apply_opt({o[0] == 'u' ? OptOps::UPCAST : OptOps::LOCAL, tensor_core_opts->axes[static_cast<size_t>(o[1] - '0')], 2},
+                  false);
+    } catch (const KernelOptError&) {  // NOTE: tinygrad keeps what applied; we try the next one from a clean kernel
+      *this = saved;
+      continue;
+    }
+    tensor_core = tc;
+    use_tensor_cores = use_tc;  // TC=2 does the shape ops without the WMMA
+    return true;
+  }
+  return false;
+}
+
+bool Kernel::apply_tensor_cores(int use_tc, const std::optional<std::vector<Opt>>& extra_opts, int axis,
+                                std::optional<int> tc_select, std::optional<int> tc_opt) {
+  if (opts.tensor_cores.empty()) return false;
+  Kernel saved = *this;
+  try {  // check TC first and apply hand-coded opts if successful
+    apply_opt({OptOps::TC, axis,
+               std::tuple<int, int, int>{tc_select.value_or(static_cast<int>(getenv("TC_SELECT", -1))),
+                                         tc_opt.value_or(static_cast<int>(getenv("TC_OPT", 0))), use_tc}});
+    if (!tensor_core_opts) return true;
+    if (extra_opts) {
+      apply_opts(*extra_opts);
+      return true;
+    }
+    // hand-coded TC opts: upcast M and N, then make N local
+    for (int d : {1, 0}) {
+      if (!tensor_core_opts->axes_exist[static_cast<size_t>(d)]) continue;
+      int ax = tensor_core_opts->axes[static_cast<size_t>(d)];
+      for (int sz : {5, 4, 3, 2})
+        if (full_shape()[static_cast<size_t>(ax)] % sz == 0) {
+          apply_opt({OptOps::UPCAST, ax, sz});
+          break;
+        }
+    }
+    if (tensor_core_opts->axes_exist[0]) {
+      int ax = tensor_core_opts->axes[0];
+      for (int sz : {4, 2})
+        if (full_shape()[static_cast<size_t>(ax)] % sz == 0) {
+          apply_opt({OptOps::LOCAL, ax, sz});
+          break;
+        }
+    }
+    return true;
+  } catch (const KernelOptError&) {  // NOTE: tinygrad leaves what applied in place; we give back the kernel we got
+    *this = saved;
+    return false;
+  }
 }
 
 Kernel& Kernel::apply_opts(const std::vector<Opt>& opts_) {
@@ -570,6 +706,10 @@ UOp Kernel::get_optimized_ast(const std::optional<std::string>& name_override) c
       std::vector<int64_t> axes = reduced_axes(fr + group_for_reduces, n),
                            grouped_axes = reduced_axes(fr, fr + group_for_reduces);
       Ops rop = op.arg<ReduceArg>().op;
+      if (tensor_core && (use_tensor_cores == 1 || use_tensor_cores == 3)) {
+        done.emplace(op.get(), tensor_core_reduce(op, ret, axes));
+        continue;
+      }
       ret = ret.replace(std::nullopt, std::nullopt, std::nullopt, ReduceArg{rop, axes});
       if (group_for_reduces && !grouped_axes.empty()) {
         // reduce the grouped axes in shared memory: store the partial results, load them back and reduce again
@@ -599,6 +739,88 @@ UOp Kernel::get_optimized_ast(const std::optional<std::string>& name_override) c
   // NOTE: tinygrad ends with graph_rewrite(view_left); it changes nothing here: every VIEW sits on a DEFINE_GLOBAL,
   // a DEFINE_LOCAL, or nothing (CONST/VALID)
   return done.at(ast.get());
+}
+
+// The reduce of a kernel with a tensor core: the two inputs of its MUL swizzled into the warp's layout, then a WMMA
+// over their upcast axes (TC=1), or a plain multiply-and-sum through shared memory (TC=3); the reduce dims the
+// instruction doesn't take stay a REDUCE_AXIS around it.
+UOp Kernel::tensor_core_reduce(const UOp& op, const UOp& ret, const std::vector<int64_t>& axes) const {
+  const TensorCore& tc = *tensor_core;
+  const int wd = global_dims(), tcd = first_upcast();
+  const int n_reduce = tc.reduce_axes(), n_upcast = static_cast<int>(tc.upcast_opts().size());
+  auto upcast_axes = [&](int operand) {  // upcast along the non-zero dims of (tc_reduce + tc_upcast)
+    PairTuple ret;
+    int n = 0;
+    for (int e = tc.elements_per_thread[static_cast<size_t>(operand)]; e > 1; e /= 2) n++;
+    for (int i = 0; i < n; i++) ret.push_back({tcd + n_reduce + n_upcast - (i + 1), 2});
+    return ret;
+  };
+  auto swizzle_st = [&](const Shape& shape, const std::vector<int64_t>& local_perm,
+                        const std::vector<int64_t>& upcast_perm) {
+    const int64_t nl = static_cast<int64_t>(local_perm.size()), offset = tcd - (wd + nl);
+    auto moved = [&](int64_t x) { return wd + x + (x >= nl ? offset : 0); };
+    std::vector<int64_t> perm;
+    for (int64_t i = 0; i < wd; i++) perm.push_back(i);
+    for (int64_t x : local_perm) perm.push_back(moved(x));
+    for (int64_t i = wd + nl; i < tcd; i++) perm.push_back(i);
+    for (int64_t x : upcast_perm) perm.push_back(moved(x));
+    for (int64_t i = tcd + static_cast<int64_t>(upcast_perm.size()); i < static_cast<int64_t>(shape.size()); i++)
+      perm.push_back(i);
+    return ShapeTracker::from_shape(shape).permute(perm);
+  };
+  // a LOAD (or CAST of one) seen through another view: the view composed into the LOAD's (tinygrad's view_left)
+  auto with_view = [](const UOp& src, const ShapeTracker& view) {
+    const UOp& load = src.op() == Ops::CAST ? src.src(0) : src;
+    std::vector<UOp> ls = load.src();
+    ls[0] = ls[0].replace(std::nullopt, std::nullopt, std::nullopt, st_arg(*get_st(ls[0].arg()) + view));
+    UOp nl = load.replace(std::nullopt, std::nullopt, std::move(ls));
+    return src.op() == Ops::CAST ? src.replace(std::nullopt, std::nullopt, std::vector<UOp>{nl}) : nl;
+  };
+  const UOp& mul = ret.src(0).op() == Ops::CAST ? ret.src(0).src(0) : ret.src(0);
+  std::vector<UOp> srcs = mul.src();
+  for (size_t i = 0; i < 2; i++) {
+    const UOp& load = srcs[i].op() == Ops::LOAD ? srcs[i] : srcs[i].src(0);
+    const ShapeTracker src_st = *get_st(load.src(0).arg());
+    std::optional<ShapeTracker> swz;
+    if (tc.swizzle[i]) swz = swizzle_st(src_st.shape(), tc.swizzle[i]->first, tc.swizzle[i]->second);
+    if (swz) srcs[i] = with_view(srcs[i], *swz);
+    if (use_tensor_cores == 3) {  // emulate the warp's addressing with shared memory
+      auto rs = real_strides(src_st);
+      Shape local_shape;
+      for (int d = 0; d < static_cast<int>(rs.size()); d++)
+        local_shape.push_back(rs[static_cast<size_t>(d)] == sint(0) || d < wd || (d >= first_reduce() && d < tcd)
+                                  ? 1
+                                  : src_st.shape()[static_cast<size_t>(d)]);
+      ShapeTracker st = ShapeTracker::from_shape(local_shape), store_st = st;
+      if (tc.swizzle[i]) store_st = swizzle_st(local_shape, tc.swizzle[i]->first, tc.swizzle[i]->second);
+      UOp local = UOp::make(Ops::DEFINE_LOCAL, tc.dtype_in.ptr(st.real_size(), true), {}, cat("temp", i));
+      UOp store = UOp::make(Ops::STORE, dtypes::void_,
+                            {UOp::make(Ops::VIEW, local.dtype(), {local}, st_arg(store_st)), srcs[i]});
+      srcs[i] = UOp::make(Ops::LOAD, tc.dtype_in, {UOp::make(Ops::VIEW, local.dtype(), {local}, st_arg(st)), store});
+    }
+  }
+  std::vector<int64_t> tc_reduce_axes;
+  for (int i = 0; i < n_reduce; i++) tc_reduce_axes.push_back(tcd + i);
+  UOp tc_uop;
+  if (use_tensor_cores == 1) {  // a real WMMA: CONTRACT/UNROLL give the expander the vectors it takes and makes
+    std::array<PairTuple, 3> ups{upcast_axes(0), upcast_axes(1), upcast_axes(2)};
+    const auto& ept = tc.elements_per_thread;
+    UOp wmma = UOp::make(
+        Ops::WMMA, tc.dtype_out.vec(ept[2]),
+        {UOp::make(Ops::CONTRACT, srcs[0].dtype().vec(ept[0]), {srcs[0]}, ups[0]),
+         UOp::make(Ops::CONTRACT, srcs[1].dtype().vec(ept[1]), {srcs[1]}, ups[1]),
+         UOp::const_(tc.dtype_out.vec(ept[2]), 0.0)},
+        wmma_arg(WmmaArg(tc.str(), tc.dims, tc.dtype_in, tc.dtype_out, opts.device, tc.threads, ups, tc_reduce_axes)));
+    tc_uop = UOp::make(Ops::UNROLL, tc.dtype_out, {wmma}, ups[2]);
+  } else {  // TC=3: a MUL and a SUM instead of the WMMA
+    UOp prod = UOp::make(Ops::MUL, srcs[0].dtype(), {srcs[0], srcs[1]});
+    tc_uop = UOp::make(Ops::REDUCE_AXIS, tc.dtype_out, {prod.cast(tc.dtype_out)}, ReduceArg{Ops::ADD, tc_reduce_axes});
+  }
+  std::vector<int64_t> new_axes;
+  for (int64_t a : axes)
+    if (std::find(tc_reduce_axes.begin(), tc_reduce_axes.end(), a) == tc_reduce_axes.end()) new_axes.push_back(a);
+  if (new_axes.empty()) return tc_uop;
+  return UOp::make(Ops::REDUCE_AXIS, op.dtype(), {tc_uop}, ReduceArg{Ops::ADD, new_axes});
 }
 
 std::string Kernel::buffer_table(bool with_st) const {

@@ -5,6 +5,7 @@
 //
 // Axis layout of every ShapeTracker in sts (all have shape_len dims):
 //   [global dims | local dims] first_reduce [group-reduce dims | reduce dims] first_upcast [upcast/unroll dims]
+#include <array>
 #include <functional>
 #include <optional>
 #include <string>
@@ -36,6 +37,15 @@ struct KernelOptError : Error {
 std::string register_kernel_name(const std::string& base_name);
 void reset_kernel_cnt();  // for tests: forget every name counted so far
 
+// Where a tensor core sits in the kernel's shape (tinygrad's TensorCoreOptions)
+struct TensorCoreOptions {
+  std::array<int, 3> axes;                          // the dims of N, M (while they exist) and K
+  std::array<bool, 2> axes_exist{true, true};       // N and M are still dims of the shape
+  std::vector<std::pair<int, int>> axis_pads;       // (dim, tc dim) for N, M, K that must be padded to fit
+  void fix_axes(int removed_axis);                  // a dim was removed: shift N and M or mark them gone
+  bool operator==(const TensorCoreOptions&) const = default;
+};
+
 class Kernel {
  public:
   explicit Kernel(UOp ast);  // for Device::DEFAULT's renderer, as tinygrad's Kernel(ast)
@@ -54,6 +64,9 @@ class Kernel {
   std::vector<Opt> applied_opts;
   int group_for_reduces = 0, upcasted = 0, local_dims = 0;
   bool dont_use_locals = false;
+  std::optional<TensorCore> tensor_core;  // the tensor core the TC opt applied
+  std::optional<TensorCoreOptions> tensor_core_opts;
+  int use_tensor_cores = 0;  // 1: WMMA, 2: its shape only, 3: emulated with shared memory
 
   // *** shape views ***
   const Shape& output_shape() const { return sts[0].shape(); }
@@ -80,6 +93,13 @@ class Kernel {
   void apply_opt(const Opt& opt, bool append_opt = true);
   Kernel& apply_opts(const std::vector<Opt>& opts);
   int real_axis(const Opt& opt) const;
+  // The TC opt, then (when it applied) the hand-coded opts around it, or extra_opts instead. False when no tensor
+  // core fits the kernel. use_tensor_cores: 1 WMMA, 2 only the shape, 3 emulated; tc_select: -1 tries each in turn;
+  // tc_opt: 0 a single reduce of two LOADs, 1 also casts and several reduce dims, 2 also pads N/M/K (TC_SELECT,
+  // TC_OPT when unset)
+  bool apply_tensor_cores(int use_tensor_cores = 1, const std::optional<std::vector<Opt>>& extra_opts = std::nullopt,
+                          int axis = 0, std::optional<int> tc_select = std::nullopt,
+                          std::optional<int> tc_opt = std::nullopt);
 
   // *** outputs ***
   // E_/r_ + coloured dims + the nN suffix. Computed (and counted) once per Kernel, after the opts are applied.
@@ -102,6 +122,10 @@ class Kernel {
 
  private:
   void apply_opt_unchecked(const Opt& opt, bool append_opt);
+  std::optional<TensorCoreOptions> create_tc_opts(const UOp& reduceop, const TensorCore& tc, int axis,
+                                                  int opt_level) const;
+  bool apply_tc_opt(int use_tensor_cores, int axis, int tc_select, int opt_level);
+  UOp tensor_core_reduce(const UOp& op, const UOp& ret, const std::vector<int64_t>& axes) const;
   // the name is a cached property: a copy starts without one, so copying does not count it twice
   struct NameCache {
     std::optional<std::string> v;

@@ -31,6 +31,10 @@ const std::vector<Opt>& beam_actions() {
       for (int axis = 0; axis < 7; axis++) a.push_back({OptOps::PADTO, axis, 32});
     a.push_back({OptOps::LOCAL, 0, 32});
     a.push_back({OptOps::LOCAL, 6, 2});
+    const int use_tc = static_cast<int>(getenv("TC", 1)), tc_opt = static_cast<int>(getenv("TC_OPT", 2));
+    a.push_back({OptOps::TC, 0, std::tuple<int, int, int>{-1, 0, use_tc}});
+    for (int axis = 0; axis < 9; axis++)  // covers resnet's kernels (3 global x 3 reduce dims)
+      a.push_back({OptOps::TC, axis, std::tuple<int, int, int>{-1, tc_opt, use_tc}});
     for (int a0 = 0; a0 < 5; a0++)
       for (int a1 = a0 + 1; a1 < 5; a1++) a.push_back({OptOps::SWAP, a0, a1});
     return a;
@@ -40,12 +44,15 @@ const std::vector<Opt>& beam_actions() {
 
 namespace {
 
-std::optional<std::string> opts_key(const std::vector<Opt>& opts) {  // "op,axis,arg;..." for the disk cache
+// "op,axis,arg;..." for the disk cache: arg is empty for None, an int, or "a/b/c" for TC's tuple
+std::optional<std::string> opts_key(const std::vector<Opt>& opts) {
   std::ostringstream os;
   for (const Opt& o : opts) {
-    const int* arg = std::get_if<int>(&o.arg);
-    if (arg == nullptr) return std::nullopt;  // a tensor-core tuple: not cached
-    os << static_cast<int>(o.op) << "," << o.axis.value_or(-1) << "," << *arg << ";";
+    os << static_cast<int>(o.op) << "," << o.axis.value_or(-1) << ",";
+    if (const int* i = std::get_if<int>(&o.arg)) os << *i;
+    if (const auto* t = std::get_if<std::tuple<int, int, int>>(&o.arg))
+      os << std::get<0>(*t) << "/" << std::get<1>(*t) << "/" << std::get<2>(*t);
+    os << ";";
   }
   return os.str();
 }
@@ -54,8 +61,17 @@ std::optional<std::vector<Opt>> parse_opts(const std::string& s) {
   std::istringstream is(s);
   std::string item;
   while (std::getline(is, item, ';')) {
-    int op = 0, axis = 0, arg = 0;
-    if (std::sscanf(item.c_str(), "%d,%d,%d", &op, &axis, &arg) != 3) return std::nullopt;
+    int op = 0, axis = 0, n = 0, a = 0, b = 0, c = 0;
+    if (std::sscanf(item.c_str(), "%d,%d,%n", &op, &axis, &n) != 2 || n == 0) return std::nullopt;
+    if (op < static_cast<int>(OptOps::TC) || op > static_cast<int>(OptOps::SWAP)) return std::nullopt;
+    const std::string rest = item.substr(static_cast<size_t>(n));
+    OptArg arg;
+    if (std::sscanf(rest.c_str(), "%d/%d/%d", &a, &b, &c) == 3)
+      arg = std::tuple<int, int, int>{a, b, c};
+    else if (!rest.empty() && std::sscanf(rest.c_str(), "%d", &a) == 1)
+      arg = a;
+    else if (!rest.empty())
+      return std::nullopt;
     out.push_back({static_cast<OptOps>(op), axis < 0 ? std::nullopt : std::optional<int>(axis), arg});
   }
   return out;

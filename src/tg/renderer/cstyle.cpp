@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <bit>
+#include <charconv>
 #include <cmath>
 #include <limits>
 
 #include "tg/helpers/helpers.h"
 #include "tg/uop/kernel_info.h"
 #include "tg/uop/symbolic.h"
+#include "tg/uop/wmma_arg.h"
 
 namespace tg {
 
@@ -80,7 +82,11 @@ const StringRewrite& base_rewrite() {
        }},
       {op(Ops::IF).named("x"), [](M m, R& ctx) -> Str { return cat("if (", ctx[m["x"].src(0)], ") {"); }},  // if (g) {
       {op({Ops::ENDIF, Ops::ENDRANGE}), [](M, R&) -> Str { return "}"; }},                                  // }
-      // TODO: WMMA (__name(a, b, c)) once its arg is representable
+      {op(Ops::WMMA).named("x"),
+       [](M m, R& ctx) -> Str {  // __WMMA_8_16_16_half_float(a, b, c)
+         UOp x = m["x"];
+         return cat("__", as_wmma_arg(x.arg()).name, "(", ctx[x.src(0)], ", ", ctx[x.src(1)], ", ", ctx[x.src(2)], ")");
+       }},
       // r method accesses
       {op(Ops::RANGE).named("x"),
        [](M m, R& ctx) -> Str {  // for (int ridx0 = 0; ridx0 < 4; ridx0++) {
@@ -727,12 +733,40 @@ std::string OpenCLRenderer::render_kernel(const std::string& function_name, cons
 
 // *** CUDARenderer ***
 
+// the mma.sync shapes with M=16 N=8 (PTX ISA: warp-level matrix multiply-accumulate), as the reference lists them
+static std::vector<TensorCore> cuda_tensor_cores(int sm) {
+  using Perm = std::pair<std::vector<int64_t>, std::vector<int64_t>>;
+  const std::vector<std::string> tc_opts = {"u0", "l0", "l0", "l1", "l1", "l1", "u1"};
+  std::vector<TensorCore> ret;
+  auto add = [&](std::array<int, 3> dims, std::array<int, 3> ept, DType in, DType out, Perm a, Perm b) {
+    ret.push_back({dims, 32, ept, in, out, tc_opts, {a, b}});
+  };
+  if (sm >= 80)
+    for (auto [in, out] : {std::pair{dtypes::half, dtypes::float32}, {dtypes::bfloat16, dtypes::float32},
+                           {dtypes::half, dtypes::half}})
+      add({8, 16, 16}, {8, 4, 4}, in, out, {{6, 7, 2, 3, 4}, {0, 1, 9, 5, 10, 8}}, {{6, 7, 9, 0, 1}, {2, 3, 4, 10, 5, 8}});
+  if (sm >= 75) {
+    for (auto [in, out] : {std::pair{dtypes::half, dtypes::float32}, {dtypes::half, dtypes::half}})
+      add({8, 16, 8}, {4, 2, 4}, in, out, {{6, 7, 2, 3, 4}, {0, 1, 8, 5, 9}}, {{6, 7, 8, 0, 1}, {2, 3, 4, 9, 5}});
+    if (sm >= 80 && getenv("ALLOW_TF32", 0))
+      add({8, 16, 8}, {4, 2, 4}, dtypes::float32, dtypes::float32, {{5, 6, 2, 3, 4}, {0, 1, 8, 9, 7}},
+          {{5, 6, 8, 0, 1}, {2, 3, 4, 9, 7}});
+  }
+  return ret;
+}
+
+std::vector<TensorCore> CUDARenderer::tc_sm80() { return cuda_tensor_cores(80); }
+
 CUDARenderer::CUDARenderer(std::string arch_) : arch(std::move(arch_)) {
   device = "CUDA";
   global_max = std::vector<int64_t>{2147483647, 65535, 65535};
   local_max = std::vector<int64_t>{1024, 1024, 64};
   shared_max = 49152;
-  // TODO: tensor cores (mma.sync for sm_75 and later)
+  {  // sm_XX: tensor cores from sm_75 (turing), more shapes and dtypes from sm_80 (ampere)
+    int sm = 0;
+    if (arch.rfind("sm_", 0) == 0) std::from_chars(arch.data() + 3, arch.data() + arch.size(), sm);
+    tensor_cores = cuda_tensor_cores(sm);
+  }
   kernel_typedef = "extern \"C\" __global__ void __launch_bounds__({launch_bounds})";
   smem_prefix = "__shared__ __align__(16) ";
   smem_prefix_for_cast = false;
@@ -792,6 +826,43 @@ std::string CUDARenderer::render_kernel(const std::string& function_name, const 
   for (DType dt : used)
     if ((dt.count() == 4 || dt.count() == 8) && (dt.scalar() == dtypes::half || dt.scalar() == dtypes::bfloat16))
       prefix.push_back(render_vector_prefix(dt));
+  // one device function per tensor core shape: mma.sync with the operands packed in 32-bit registers, {c} {a} {b} {c}
+  std::vector<const WmmaArg*> seen;
+  for (const UOp& u : uops) {
+    if (u.op() != Ops::WMMA) continue;
+    const WmmaArg& w = as_wmma_arg(u.arg());
+    if (std::any_of(seen.begin(), seen.end(), [&](const WmmaArg* s) { return s->equals(w); })) continue;
+    seen.push_back(&w);
+    auto ptx_in = [](DType d) { return d == dtypes::float32 ? "tf32" : d == dtypes::half ? "f16" : "bf16"; };
+    auto ptx_out = [](DType d) { return d == dtypes::float32 ? "f32" : "f16"; };
+    const std::array<DType, 3> dts{w.dtype_in, w.dtype_in, w.dtype_out};
+    std::array<std::string, 3> vt;
+    std::array<int64_t, 3> nregs{};  // the 4-byte registers of a, b and c
+    for (int i = 0; i < 3; i++) {
+      int64_t sz = w.upcast_size(i);
+      vt[static_cast<size_t>(i)] = render_dtype(dts[static_cast<size_t>(i)].vec(static_cast<int>(sz)));
+      nregs[static_cast<size_t>(i)] = sz * dts[static_cast<size_t>(i)].itemsize() / 4;
+    }
+    auto regs = [](int64_t from, int64_t n) {
+      std::vector<std::string> r;
+      for (int64_t i = from; i < from + n; i++) r.push_back(cat("%", i));
+      return "{" + join(r, ", ") + "}";
+    };
+    auto constraints = [](const char* c, const char* arr, int64_t n) {
+      std::vector<std::string> r;
+      for (int64_t i = 0; i < n; i++) r.push_back(cat("\"", c, "\"(", arr, "[", i, "])"));
+      return join(r, ", ");
+    };
+    const int64_t na = nregs[0], nb = nregs[1], nc = nregs[2];
+    prefix.push_back(cat("__device__ ", vt[2], " __", w.name, "(", vt[0], " a, ", vt[1], " b, ", vt[2], " c){\n",
+                         "  int *a_pk = (int *)(&a), *b_pk = (int *)(&b), *c_pk = (int *)(&c);\n",
+                         "  asm(\"mma.sync.aligned.m", w.dims[1], "n", w.dims[0], "k", w.dims[2], ".row.col.",
+                         ptx_out(w.dtype_out), ".", ptx_in(w.dtype_in), ".", ptx_in(w.dtype_in), ".",
+                         ptx_out(w.dtype_out), "\"\n", "      \"", regs(0, nc), ", ", regs(nc, na), ",\"\n",
+                         "      \"", regs(nc + na, nb), ", ", regs(0, nc), ";\"\n", "    : ",
+                         constraints("+r", "c_pk", nc), "\n", "    : ", constraints("r", "a_pk", na), ", ",
+                         constraints("r", "b_pk", nb), ");\n", "  return c;\n}"));
+  }
   return CStyleLanguage::render_kernel(function_name, kernel, bufs, uops, prefix);
 }
 

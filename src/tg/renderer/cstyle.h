@@ -132,6 +132,7 @@ class CUDARenderer : public CStyleLanguage {
   std::string render_kernel(const std::string& function_name, const std::vector<std::string>& kernel,
                             const std::vector<KernelParam>& bufs, const std::vector<UOp>& uops,
                             const std::optional<std::vector<std::string>>& prefix = std::nullopt) const override;
+  static std::vector<TensorCore> tc_sm80();  // the sm_80 tensor cores (the PYTHON device's EMULATE_CUDA)
   const std::string arch;
 };
 

@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "tg/helpers/helpers.h"
+#include "tg/uop/wmma_arg.h"
 
 namespace tg {
 
@@ -11,6 +12,29 @@ namespace tg {
 
 static int64_t range_size(const UOp& end) {  // NOTE: symbolic ends count with their upper bound
   return end.op() == Ops::CONST ? as_int(end.const_arg()) : as_int(end.vmax());
+}
+
+// *** TensorCore ***
+
+int TensorCore::reduce_axes() const {
+  int n = 0;
+  for (int k = dims[2]; k > 1; k /= 2) n++;
+  return n;
+}
+std::vector<std::string> TensorCore::upcast_opts() const {
+  std::vector<std::string> r;
+  for (const std::string& o : opts)
+    if (o[0] == 'u') r.push_back(o);
+  return r;
+}
+std::vector<std::string> TensorCore::local_opts() const {
+  std::vector<std::string> r;
+  for (const std::string& o : opts)
+    if (o[0] == 'l') r.push_back(o);
+  return r;
+}
+std::string TensorCore::str() const {
+  return cat("WMMA_", dims[0], "_", dims[1], "_", dims[2], "_", dtype_in.name(), "_", dtype_out.name());
 }
 
 Estimates Estimates::from_uops(const std::vector<UOp>& uops, bool ignore_indexing) {
@@ -46,7 +70,10 @@ Estimates Estimates::from_uops(const std::vector<UOp>& uops, bool ignore_indexin
     } else if (GroupOp::ALU.has(u.op()) && !dont_count.contains(u.get())) {
       flops += mults * (u.op() == Ops::MULACC ? 2 : 1) * u.dtype().count();
     }
-    // TODO: WMMA flops
+    else if (u.op() == Ops::WMMA && !dont_count.contains(u.get())) {
+      const WmmaArg& w = as_wmma_arg(u.arg());
+      flops += 2 * int64_t{w.dims[0]} * w.dims[1] * w.dims[2] / w.threads * mults;
+    }
   }
   return {flops, lds, lds};  // TODO: properly track memory, lds is always a high estimate
 }

@@ -8,7 +8,9 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "tg/renderer/cstyle.h"
 #include "tg/uop/uop.h"
+#include "tg/uop/wmma_arg.h"
 
 namespace tg {
 
@@ -23,6 +25,8 @@ PythonRenderer::PythonRenderer() {
   code_for_op = {Ops::SQRT, Ops::RECIP, Ops::NEG,   Ops::EXP2,  Ops::LOG2,  Ops::SIN,   Ops::AND,
                  Ops::XOR,  Ops::OR,    Ops::ADD,   Ops::SUB,   Ops::MUL,   Ops::MOD,   Ops::IDIV,
                  Ops::SHR,  Ops::SHL,   Ops::CMPNE, Ops::CMPLT, Ops::WHERE, Ops::MULACC};
+  // EMULATE_CUDA=1: kernels made for CUDA's (sm_80) tensor cores, their WMMAs run with the instruction's layout
+  if (getenv("EMULATE_CUDA")) device = "CUDA", tensor_cores = CUDARenderer::tc_sm80();
 }
 
 std::string PythonRenderer::render(const std::vector<UOp>& uops) {
@@ -102,6 +106,11 @@ PythonProgram::PythonProgram(std::string name_, const std::vector<UOp>& uops, co
       in.src.push_back(it->second);
     }
     if (in.op == Ops::DEFINE_GLOBAL) in.param = globals++;
+    if (in.op == Ops::WMMA) {
+      const WmmaArg& w = as_wmma_arg(u.arg());
+      TG_CHECK_AS(NotImplementedError, w.device == "CUDA" && w.threads == 32 && w.dims[0] == 8 && w.dims[1] == 16,
+                  "PYTHON: ", name, ": no model of the tensor core ", w.repr());
+    }
     if (in.op == Ops::DEFINE_VAR) {
       auto it = std::find(vars.begin(), vars.end(), u);
       TG_CHECK(it != vars.end(), "PYTHON: ", name, ": variable ", u.arg<VarArg>().name, " is not a kernel parameter");
@@ -118,7 +127,7 @@ PythonProgram::PythonProgram(std::string name_, const std::vector<UOp>& uops, co
                              Ops::DEFINE_ACC, Ops::SPECIAL,   Ops::RANGE,         Ops::ENDRANGE,     Ops::IF,
                              Ops::ENDIF,      Ops::BARRIER,   Ops::SINK,          Ops::NOOP,         Ops::INDEX,
                              Ops::LOAD,       Ops::STORE,     Ops::ASSIGN,        Ops::CAST,         Ops::BITCAST,
-                             Ops::GEP,        Ops::VECTORIZE, Ops::CAT,           Ops::PTRCAT};
+                             Ops::GEP,        Ops::VECTORIZE, Ops::CAT,           Ops::PTRCAT,       Ops::WMMA};
     TG_CHECK_AS(NotImplementedError, known.has(in.op), "PYTHON: ", name, ": the interpreter does not run ", in.op, " (",
                 u.dtype().repr(), ")");
     pos.emplace(u.get(), static_cast<int>(prog_.size()));
@@ -359,6 +368,38 @@ std::optional<double> PythonProgram::call(std::span<const Opaque> bufs, std::spa
                   write_value(scratch.data() + j * from.itemsize(), from, val(in, 0, t, j));
                 for (size_t j = 0; j < L; j++) out[t * L + j] = read_value(scratch.data() + j * to.itemsize(), to);
               }
+              break;
+            }
+            case Ops::WMMA: {
+              // CUDA's mma.sync m16n8kK, one warp of 32 threads at a time: thread `lane` holds elements of A (16 x K),
+              // B (K x 8) and C (16 x 8) at the places the PTX ISA gives (tinygrad's ops_python models, EMULATE_CUDA)
+              const WmmaArg& w = as_wmma_arg(in.u.arg());
+              const int K = w.dims[2];
+              const bool tf32 = w.dtype_in == dtypes::float32;
+              TG_CHECK(warp % 32 == 0, "PYTHON: ", name, ": a WMMA needs whole warps of 32 threads, got ", warp);
+              auto a_at = [&](int k, int row) -> std::pair<int, int> {  // (element, lane) of A[row][k]
+                if (K == 16) return {k % 2 + (row / 8) * 2 + (k / 8) * 4, (k / 2) % 4 + (row % 8) * 4};
+                if (tf32) return {(k / 4) * 2 + row / 8, k % 4 + (row % 8) * 4};
+                return {k % 2 + (row / 8) * 2, k / 2 + (row % 8) * 4};
+              };
+              auto b_at = [&](int col, int k) -> std::pair<int, int> {  // (element, lane) of B[k][col]
+                if (K == 16) return {k % 2 + (k / 8) * 2, (k / 2) % 4 + col * 4};
+                if (tf32) return {k / 4, k % 4 + col * 4};
+                return {k % 2, k / 2 + col * 4};
+              };
+              for (int64_t goff = 0; goff < warp; goff += 32)
+                for (int lane = 0; lane < 32; lane++)
+                  for (size_t e = 0; e < L; e++) {
+                    const int ci = static_cast<int>(e) % 2 + (lane % 4) * 2, cj = lane / 4 + (static_cast<int>(e) / 2) * 8;
+                    double acc = 0;
+                    for (int k = 0; k < K; k++) {
+                      auto [ae, al] = a_at(k, cj);
+                      auto [be, bl] = b_at(ci, k);
+                      acc += as_double(val(in, 0, goff + al, ae)) * as_double(val(in, 1, goff + bl, be));
+                    }
+                    out[(goff + lane) * L + e] =
+                        cast_value(as_double(val(in, 2, goff + lane, static_cast<int>(e))) + acc, in.dtype);
+                  }
               break;
             }
             default: {  // the ALUs

@@ -2,6 +2,8 @@
 
 #include <string_view>
 
+#include "tg/uop/wmma_arg.h"
+
 namespace tg {
 
 namespace {
@@ -132,11 +134,7 @@ const SpecMatcher& spec() {
 
       // *** WMMA <a, b, acc>, CONTRACT and UNROLL ***
       {op(Ops::WMMA, {var(), var(), var()}).named("x"),
-       [](M m) -> B {
-         const Arg& a = m["x"].arg();
-         auto* t = std::get_if<Tuple>(&a);
-         return (t != nullptr && t->size() == 8) || std::holds_alternative<ObjectArg>(a);
-       }},
+       [](M m) -> B { return get_wmma_arg(m["x"].arg()) != nullptr; }},
       {op(Ops::CONTRACT).named("x"), [](M m) -> B { return m["x"].dtype().count() == prod_of_sizes(m["x"].arg()); }},
       {op(Ops::UNROLL).named("x"),
        [](M m) -> B { return !m["x"].src().empty() && m["x"].src(0).dtype().count() == prod_of_sizes(m["x"].arg()); }},

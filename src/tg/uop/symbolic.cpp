@@ -575,6 +575,10 @@ const PatternMatcher<UOp>& sym() {
       symbolic_flat() +
       PatternMatcher<UOp>{
           {op(Ops::VECTORIZE, {x}), x},  // VECTORIZE(x) -> x
+          {op(Ops::WMMA, {const_pat(std::nullopt, 0.0), var(), var("acc")}),
+           [](M m) { return m["acc"]; }},  // WMMA(0, b, acc) -> acc
+          {op(Ops::WMMA, {var(), const_pat(std::nullopt, 0.0), var("acc")}),
+           [](M m) { return m["acc"]; }},  // WMMA(a, 0, acc) -> acc
           {ne(x, 0),
            [](M m) {  // x!=0 -> (bool)x
              int n = m[x].dtype().count();
