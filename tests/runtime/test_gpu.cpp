@@ -199,6 +199,26 @@ TEST(Cuda, NvrtcCompilesForSm90WithoutAGpu) {
   }
 }
 
+TEST(Cuda, NvrtcCompilesEveryTensorCoreForSm90) {
+  NEED_NVRTC(tc);
+  ScopedEnv tf32("ALLOW_TF32", "1");
+  CUDARenderer r("sm_90");  // with the tf32 one
+  for (int sel = 0; sel < static_cast<int>(r.tensor_cores.size()); sel++) {
+    const TensorCore& t = r.tensor_cores[static_cast<size_t>(sel)];
+    Tensor a = Tensor::empty({64, 64}, {.dtype = t.dtype_in}), b = Tensor::empty({64, 64}, {.dtype = t.dtype_in});
+    Kernel k(kernel_ast(a.matmul(b, t.dtype_out)), r);
+    ASSERT_TRUE(k.apply_tensor_cores(1, std::nullopt, 0, sel, 1)) << t.str();
+    ProgramSpec p = to_program(k, r, true, "CUDA");
+    EXPECT_NE(p.src.find("__device__"), std::string::npos) << p.src;
+    EXPECT_NE(p.src.find("mma.sync.aligned.m16n8k" + std::to_string(t.dims[2])), std::string::npos) << p.src;
+    std::string cubin = tc.compiler->compile(p.src);
+    EXPECT_EQ(cubin.substr(0, 4),
+              "\x7f"
+              "ELF")
+        << t.str();
+  }
+}
+
 TEST(Cuda, ToolchainsAreNamedByDevice) {
   EXPECT_NE(error_of([] { Device::toolchain("CPU"); }).find("device 'CPU' has no toolchain to cross-compile with"),
             std::string::npos);
