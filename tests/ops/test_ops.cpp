@@ -891,6 +891,35 @@ TEST(ReduceOps, ZeroSizeGivesTheIdentity) {
 
 // *** matmul / dot against the triple loop ***
 
+// half and bfloat16 matmuls accumulate in float and round once at the end (tinygrad's sum_acc_dtype); with the shapes
+// CUDA's tensor cores take (M%16, N%8, K%16), CROSS_COMPILE=CUDA:sm_90 compiles them as mma.sync kernels
+TEST(Matmul, HalfAndBfloat16AccumulateInFloat) {
+  for (DType dt : {dtypes::half, dtypes::bfloat16}) {
+    if (!is_dtype_supported(dt)) continue;
+    for (auto [n, k, m] : {std::tuple<int64_t, int64_t, int64_t>{32, 48, 16}, {64, 64, 64}, {5, 7, 3}}) {
+      SCOPED_TRACE(cat(dt.repr(), " (", n, ", ", k, ") @ (", k, ", ", m, ")"));
+      // multiples of 1/4 in [-2, 2]: they and their products are exact in both dtypes, so only the final rounding
+      // differs from float64
+      auto vals = [](int64_t sz, int64_t seed) {
+        std::vector<float> v(static_cast<size_t>(sz));
+        for (int64_t i = 0; i < sz; i++) v[static_cast<size_t>(i)] = static_cast<float>((i * 29 + seed * 7) % 17 - 8) / 4;
+        return v;
+      };
+      std::vector<float> a = vals(n * k, 1), b = vals(k * m, 2);
+      Tensor r = Tensor(a, {n, k}).cast(dt).matmul(Tensor(b, {k, m}).cast(dt));
+      ASSERT_EQ(r.dtype(), dt);
+      std::vector<float> got = r.float_().tolist<float>();
+      for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < m; j++) {
+          double want = 0;
+          for (int64_t l = 0; l < k; l++) want += double(a[size_t(i * k + l)]) * b[size_t(l * m + j)];
+          const double tol = std::abs(want) * (dt == dtypes::half ? 1e-3 : 4e-3) + 1e-6;
+          ASSERT_NEAR(got[size_t(i * m + j)], want, tol) << "at (" << i << ", " << j << ")";
+        }
+    }
+  }
+}
+
 TEST(Matmul, MatchesTripleLoop) {
   struct Case {
     Shape a, b, out;
