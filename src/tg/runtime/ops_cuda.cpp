@@ -2,8 +2,11 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <cstring>
 #include <iostream>
 #include <mutex>
+#include <vector>
 
 #include "tg/renderer/cstyle.h"
 
@@ -23,7 +26,8 @@ namespace {
 #define TG_CU_FNS(X) \
   X(cuInit) X(cuGetErrorString) X(cuGetErrorName) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) \
   X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease_v2) X(cuCtxSetCurrent) \
-  X(cuCtxSynchronize) X(cuMemAlloc_v2) X(cuMemFree_v2) X(cuMemGetInfo_v2) X(cuMemcpyHtoD_v2) X(cuMemcpyDtoH_v2) \
+  X(cuCtxSynchronize) X(cuMemAlloc_v2) X(cuMemFree_v2) X(cuMemGetInfo_v2) X(cuMemcpyDtoH_v2) \
+  X(cuMemcpyHtoDAsync_v2) X(cuMemHostAlloc) X(cuMemFreeHost) X(cuEventQuery) \
   X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuLaunchKernel) \
   X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime_v2) X(cuEventDestroy_v2)
 #define TG_NVRTC_FNS(X) \
@@ -143,10 +147,59 @@ struct CudaContext {
     TG_CU(L.cuDevicePrimaryCtxRetain(&ctx, dev));
     if (getenv("DEBUG") >= 1) std::cout << "CUDADevice: opening " << name << " (" << arch << ")\n";
   }
-  ~CudaContext() { L.cuDevicePrimaryCtxRelease_v2(dev); }
+  ~CudaContext() {
+    if (L.cuCtxSetCurrent(ctx) == CUDA_SUCCESS && L.cuCtxSynchronize() == CUDA_SUCCESS)
+      for (Staging& s : staging_) L.cuEventDestroy_v2(s.done), L.cuMemFreeHost(s.ptr);
+    L.cuDevicePrimaryCtxRelease_v2(dev);
+  }
   CudaContext(const CudaContext&) = delete;
   CudaContext& operator=(const CudaContext&) = delete;
   void make_current() const { TG_CU(L.cuCtxSetCurrent(ctx)); }
+
+  // Host to device copies go through pinned staging buffers, so the caller's memory is free again at once and the
+  // copy itself runs on the stream, in order with the kernels (as the reference's CUDA allocator). A buffer is reused
+  // once its copy's event has completed; at most kStagingBytes are kept, past that the oldest copy is waited for.
+  void copyin_async(CUdeviceptr dest, const void* src, size_t nbytes) {
+    std::lock_guard lock(staging_mu_);
+    make_current();
+    Staging& s = free_staging(nbytes);
+    std::memcpy(s.ptr, src, nbytes);
+    TG_CU(L.cuMemcpyHtoDAsync_v2(dest, s.ptr, nbytes, nullptr));
+    TG_CU(L.cuEventRecord(s.done, nullptr));
+  }
+
+ private:
+  struct Staging {
+    void* ptr;
+    size_t size;
+    CUevent done;
+  };
+  static constexpr size_t kStagingBytes = size_t(1) << 29;  // 512 MiB of pinned memory at most
+  std::vector<Staging> staging_;
+  std::mutex staging_mu_;
+
+  Staging& free_staging(size_t nbytes) {
+    for (Staging& s : staging_)
+      if (s.size >= nbytes && L.cuEventQuery(s.done) == CUDA_SUCCESS) return s;
+    size_t held = 0;
+    for (const Staging& s : staging_) held += s.size;
+    while (!staging_.empty() && held + nbytes > kStagingBytes) {  // wait for the oldest copy and let its buffer go
+      Staging old = staging_.front();
+      TG_CU(L.cuEventSynchronize(old.done));
+      L.cuEventDestroy_v2(old.done), L.cuMemFreeHost(old.ptr);
+      held -= old.size;
+      staging_.erase(staging_.begin());
+    }
+    Staging s{nullptr, std::max<size_t>(nbytes, size_t(1) << 20), nullptr};
+    CUresult st = L.cuMemHostAlloc(&s.ptr, s.size, 0);
+    if (st == CUDA_ERROR_OUT_OF_MEMORY) throw Error(cat("out of pinned host memory for a copy to ", name, ": asked for ",
+                                                       s.size, " bytes"));
+    check(st, "cuMemHostAlloc");
+    st = L.cuEventCreate(&s.done, CU_EVENT_DISABLE_TIMING);
+    if (st != CUDA_SUCCESS) L.cuMemFreeHost(s.ptr);
+    check(st, "cuEventCreate");
+    return staging_.emplace_back(s);
+  }
 };
 
 class CudaAllocator : public LRUAllocator {
@@ -154,8 +207,7 @@ class CudaAllocator : public LRUAllocator {
   CudaAllocator(std::shared_ptr<CudaContext> c, std::string device) : c_(std::move(c)), device_(std::move(device)) {}
   ~CudaAllocator() override { free_cache(); }
   void copyin(Opaque dest, const void* src, size_t nbytes) override {
-    c_->make_current();
-    TG_CU(c_->L.cuMemcpyHtoD_v2(reinterpret_cast<CUdeviceptr>(dest), src, nbytes));
+    c_->copyin_async(reinterpret_cast<CUdeviceptr>(dest), src, nbytes);
   }
   void copyout(void* dest, Opaque src, size_t nbytes) override {
     c_->make_current();
