@@ -48,6 +48,19 @@ void bind_device(py::module_& m) {
       .def("compile", [](tg::Compiler& c, const std::string& src) { return py::bytes(c.compile(src)); })
       .def("compile_cached", [](tg::Compiler& c, const std::string& src) { return py::bytes(c.compile_cached(src)); })
       .def_readonly("cachekey", &tg::Compiler::cachekey);
+  py::class_<tg::TensorCore>(m, "TensorCore")  // D = A * B + C over a warp (tinygrad's renderer.TensorCore)
+      .def_property_readonly("dims", [](const tg::TensorCore& t) { return py::make_tuple(t.dims[0], t.dims[1], t.dims[2]); })
+      .def_readonly("threads", &tg::TensorCore::threads)
+      .def_property_readonly("elements_per_thread",
+                             [](const tg::TensorCore& t) {
+                               const auto& e = t.elements_per_thread;
+                               return py::make_tuple(e[0], e[1], e[2]);
+                             })
+      .def_readonly("dtype_in", &tg::TensorCore::dtype_in)
+      .def_readonly("dtype_out", &tg::TensorCore::dtype_out)
+      .def_property_readonly("opts", [](const tg::TensorCore& t) { return py::tuple(py::cast(t.opts)); })
+      .def("__str__", &tg::TensorCore::str)
+      .def("__repr__", [](const tg::TensorCore& t) { return tg::cat("<TensorCore ", t.str(), ">"); });
   py::class_<tg::Renderer>(m, "Renderer")
       .def_property_readonly("device", [](const tg::Renderer& r) { return r.device; })
       .def_property_readonly("suffix", [](const tg::Renderer& r) { return r.suffix; })
@@ -57,7 +70,7 @@ void bind_device(py::module_& m) {
       .def_property_readonly("global_max", [](const tg::Renderer& r) { return r.global_max; })
       .def_property_readonly("local_max", [](const tg::Renderer& r) { return r.local_max; })
       .def_property_readonly("shared_max", [](const tg::Renderer& r) { return r.shared_max; })
-      .def_property_readonly("tensor_cores", [](const tg::Renderer&) { return py::list(); })
+      .def_property_readonly("tensor_cores", [](const tg::Renderer& r) { return r.tensor_cores; })
       .def("render", [](tg::Renderer& r, const std::vector<tg::UOp>& uops) { return r.render(uops); })
       .def("__repr__", [](const tg::Renderer& r) { return tg::cat("<Renderer for ", r.device, ">"); });
   py::class_<tg::Compiled>(m, "Compiled")

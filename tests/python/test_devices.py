@@ -45,3 +45,23 @@ def test_buffer_spec():
   assert b.options == BufferSpec(nolru=True) and b.options.nolru
   b.copyin(memoryview(bytearray(np.arange(4, dtype=np.int32).tobytes())))
   assert np.frombuffer(b.as_buffer(), dtype=np.int32).tolist() == [0, 1, 2, 3]
+
+def test_tensor_cores_under_emulate_cuda():
+  # a fresh process: EMULATE_CUDA is read when the PYTHON device opens
+  import os, subprocess, sys
+  code = """
+from tinygrad import Tensor, Device, dtypes
+import numpy as np
+tcs = Device["PYTHON"].renderer.tensor_cores
+assert [str(t) for t in tcs][:3] == ["WMMA_8_16_16_half_float", "WMMA_8_16_16___bf16_float", "WMMA_8_16_16_half_half"], tcs
+assert tcs[0].dims == (8, 16, 16) and tcs[0].threads == 32 and tcs[0].elements_per_thread == (8, 4, 4)
+a = np.arange(32 * 48, dtype=np.float32).reshape(32, 48) % 7 - 3
+b = np.arange(48 * 16, dtype=np.float32).reshape(48, 16) % 5 - 2
+got = (Tensor(a, device="PYTHON").half() @ Tensor(b, device="PYTHON").half()).float().numpy()
+np.testing.assert_allclose(got, a @ b)
+print("ok")
+"""
+  env = dict(os.environ, EMULATE_CUDA="1")
+  out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+  assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+  assert Device["CPU"].renderer.tensor_cores == []
