@@ -49,7 +49,8 @@ void bind_device(py::module_& m) {
       .def("compile_cached", [](tg::Compiler& c, const std::string& src) { return py::bytes(c.compile_cached(src)); })
       .def_readonly("cachekey", &tg::Compiler::cachekey);
   py::class_<tg::TensorCore>(m, "TensorCore")  // D = A * B + C over a warp (tinygrad's renderer.TensorCore)
-      .def_property_readonly("dims", [](const tg::TensorCore& t) { return py::make_tuple(t.dims[0], t.dims[1], t.dims[2]); })
+      .def_property_readonly("dims",
+                             [](const tg::TensorCore& t) { return py::make_tuple(t.dims[0], t.dims[1], t.dims[2]); })
       .def_readonly("threads", &tg::TensorCore::threads)
       .def_property_readonly("elements_per_thread",
                              [](const tg::TensorCore& t) {

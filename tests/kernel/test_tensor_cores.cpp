@@ -50,9 +50,9 @@ int count_ops(const std::vector<UOp>& uops, Ops op) {
 TEST(TensorCores, CudaHasTheReferenceShapesPerArchitecture) {
   std::vector<std::string> names;
   for (const TensorCore& tc : CUDARenderer("sm_90").tensor_cores) names.push_back(tc.str());
-  EXPECT_EQ(names, (std::vector<std::string>{"WMMA_8_16_16_half_float", "WMMA_8_16_16___bf16_float",
-                                             "WMMA_8_16_16_half_half", "WMMA_8_16_8_half_float",
-                                             "WMMA_8_16_8_half_half"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"WMMA_8_16_16_half_float", "WMMA_8_16_16___bf16_float", "WMMA_8_16_16_half_half",
+                                      "WMMA_8_16_8_half_float", "WMMA_8_16_8_half_half"}));
   EXPECT_EQ(CUDARenderer("sm_75").tensor_cores.size(), 2u);  // turing: m16n8k8 in half only
   EXPECT_TRUE(CUDARenderer("sm_70").tensor_cores.empty());
   EXPECT_TRUE(OpenCLRenderer().tensor_cores.empty());
@@ -72,10 +72,9 @@ TEST(TensorCores, AHalfMatmulGetsTheReferenceOptsAndOneWmmaPerTile) {
   Tensor b = Tensor::empty({256, 256}, {.device = "PYTHON", .dtype = dtypes::half});
   Kernel k(kernel_item(a.matmul(b)).ast, r);
   ASSERT_TRUE(k.apply_tensor_cores(1));
-  EXPECT_EQ(opt_strs(k), (std::vector<std::string>{"Opt(op=OptOps.TC, axis=0, arg=(-1, 0, 1))",
-                                                   "Opt(op=OptOps.UPCAST, axis=0, arg=4)",
-                                                   "Opt(op=OptOps.UPCAST, axis=1, arg=4)",
-                                                   "Opt(op=OptOps.LOCAL, axis=1, arg=4)"}));
+  EXPECT_EQ(opt_strs(k), (std::vector<std::string>{
+                             "Opt(op=OptOps.TC, axis=0, arg=(-1, 0, 1))", "Opt(op=OptOps.UPCAST, axis=0, arg=4)",
+                             "Opt(op=OptOps.UPCAST, axis=1, arg=4)", "Opt(op=OptOps.LOCAL, axis=1, arg=4)"}));
   ASSERT_TRUE(k.tensor_core.has_value());
   EXPECT_EQ(k.tensor_core->str(), "WMMA_8_16_16_half_float");
   ProgramSpec p = to_program(k, r, true, "CUDA");
@@ -174,8 +173,8 @@ void expect_matmul(const std::vector<double>& got, int M, int N, int K, double t
 TEST(TensorCores, EmulatedCudaWmmaComputesTheMatmul) {
   int wmmas = 0;
   // m16n8k16, half in, float accumulate: the reference's hand-coded opts around it (two K loop trips)
-  expect_matmul(emulated_tc_matmul(dtypes::half, dtypes::float32, 64, 64, 32, 1, 0, std::nullopt, &wmmas), 64, 64,
-                32, 1e-6);
+  expect_matmul(emulated_tc_matmul(dtypes::half, dtypes::float32, 64, 64, 32, 1, 0, std::nullopt, &wmmas), 64, 64, 32,
+                1e-6);
   EXPECT_GT(wmmas, 0);
   // bfloat16 in, float accumulate
   expect_matmul(emulated_tc_matmul(dtypes::bfloat16, dtypes::float32, 32, 16, 48, 1, 0), 32, 16, 48, 1e-6);
@@ -186,8 +185,8 @@ TEST(TensorCores, EmulatedCudaWmmaComputesTheMatmul) {
 TEST(TensorCores, EmulatedCudaWithTheTensorCoreOnlyAndNoExtraOpts) {
   int wmmas = 0;
   // no hand-coded opts around it: one WMMA per K step
-  expect_matmul(emulated_tc_matmul(dtypes::half, dtypes::float32, 16, 8, 32, 1, 0, std::vector<Opt>{}, &wmmas), 16,
-                8, 32, 1e-6);
+  expect_matmul(emulated_tc_matmul(dtypes::half, dtypes::float32, 16, 8, 32, 1, 0, std::vector<Opt>{}, &wmmas), 16, 8,
+                32, 1e-6);
   EXPECT_EQ(wmmas, 1);
   // m16n8k8 (sm_75's shape), chosen by tc_select 3
   {

@@ -902,7 +902,8 @@ TEST(Matmul, HalfAndBfloat16AccumulateInFloat) {
       // differs from float64
       auto vals = [](int64_t sz, int64_t seed) {
         std::vector<float> v(static_cast<size_t>(sz));
-        for (int64_t i = 0; i < sz; i++) v[static_cast<size_t>(i)] = static_cast<float>((i * 29 + seed * 7) % 17 - 8) / 4;
+        for (int64_t i = 0; i < sz; i++)
+          v[static_cast<size_t>(i)] = static_cast<float>((i * 29 + seed * 7) % 17 - 8) / 4;
         return v;
       };
       std::vector<float> a = vals(n * k, 1), b = vals(k * m, 2);

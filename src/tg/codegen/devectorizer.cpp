@@ -216,7 +216,8 @@ UOp no_vectorized_wmma(M m) {
   for (size_t s = 0; s < 3; s++) {
     const int64_t ssz = w.upcast_size(static_cast<int>(s));
     std::vector<UOp> parts;
-    for (int64_t grp = 0; grp < wmma.src(s).dtype().count(); grp += ssz) parts.push_back(wmma.src(s).gep(iota(grp, grp + ssz)));
+    for (int64_t grp = 0; grp < wmma.src(s).dtype().count(); grp += ssz)
+      parts.push_back(wmma.src(s).gep(iota(grp, grp + ssz)));
     tsrcs.push_back(std::move(parts));
   }
   std::vector<UOp> wmma_ex;

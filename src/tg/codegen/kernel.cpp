@@ -590,8 +590,9 @@ bool Kernel::apply_tc_opt(int use_tc, int axis, int tc_select, int opt_level) {
       for (int i = 0; i < tc.reduce_axes(); i++)
         apply_opt({OptOps::UNROLL, tensor_core_opts->axes[2] - first_reduce(), 2}, false);
       for (const std::string& o : tc.opts)
-        apply_opt({o[0] == 'u' ? OptOps::UPCAST : OptOps::LOCAL, tensor_core_opts->axes[static_cast<size_t>(o[1] - '0')], 2},
-                  false);
+        apply_opt(
+            {o[0] == 'u' ? OptOps::UPCAST : OptOps::LOCAL, tensor_core_opts->axes[static_cast<size_t>(o[1] - '0')], 2},
+            false);
     } catch (const KernelOptError&) {  // NOTE: tinygrad keeps what applied; we try the next one from a clean kernel
       *this = saved;
       continue;

@@ -39,10 +39,10 @@ void reset_kernel_cnt();  // for tests: forget every name counted so far
 
 // Where a tensor core sits in the kernel's shape (tinygrad's TensorCoreOptions)
 struct TensorCoreOptions {
-  std::array<int, 3> axes;                          // the dims of N, M (while they exist) and K
-  std::array<bool, 2> axes_exist{true, true};       // N and M are still dims of the shape
-  std::vector<std::pair<int, int>> axis_pads;       // (dim, tc dim) for N, M, K that must be padded to fit
-  void fix_axes(int removed_axis);                  // a dim was removed: shift N and M or mark them gone
+  std::array<int, 3> axes;                     // the dims of N, M (while they exist) and K
+  std::array<bool, 2> axes_exist{true, true};  // N and M are still dims of the shape
+  std::vector<std::pair<int, int>> axis_pads;  // (dim, tc dim) for N, M, K that must be padded to fit
+  void fix_axes(int removed_axis);             // a dim was removed: shift N and M or mark them gone
   bool operator==(const TensorCoreOptions&) const = default;
 };
 

@@ -742,9 +742,10 @@ static std::vector<TensorCore> cuda_tensor_cores(int sm) {
     ret.push_back({dims, 32, ept, in, out, tc_opts, {a, b}});
   };
   if (sm >= 80)
-    for (auto [in, out] : {std::pair{dtypes::half, dtypes::float32}, {dtypes::bfloat16, dtypes::float32},
-                           {dtypes::half, dtypes::half}})
-      add({8, 16, 16}, {8, 4, 4}, in, out, {{6, 7, 2, 3, 4}, {0, 1, 9, 5, 10, 8}}, {{6, 7, 9, 0, 1}, {2, 3, 4, 10, 5, 8}});
+    for (auto [in, out] :
+         {std::pair{dtypes::half, dtypes::float32}, {dtypes::bfloat16, dtypes::float32}, {dtypes::half, dtypes::half}})
+      add({8, 16, 16}, {8, 4, 4}, in, out, {{6, 7, 2, 3, 4}, {0, 1, 9, 5, 10, 8}},
+          {{6, 7, 9, 0, 1}, {2, 3, 4, 10, 5, 8}});
   if (sm >= 75) {
     for (auto [in, out] : {std::pair{dtypes::half, dtypes::float32}, {dtypes::half, dtypes::half}})
       add({8, 16, 8}, {4, 2, 4}, in, out, {{6, 7, 2, 3, 4}, {0, 1, 8, 5, 9}}, {{6, 7, 8, 0, 1}, {2, 3, 4, 9, 5}});
@@ -854,14 +855,13 @@ std::string CUDARenderer::render_kernel(const std::string& function_name, const 
       return join(r, ", ");
     };
     const int64_t na = nregs[0], nb = nregs[1], nc = nregs[2];
-    prefix.push_back(cat("__device__ ", vt[2], " __", w.name, "(", vt[0], " a, ", vt[1], " b, ", vt[2], " c){\n",
-                         "  int *a_pk = (int *)(&a), *b_pk = (int *)(&b), *c_pk = (int *)(&c);\n",
-                         "  asm(\"mma.sync.aligned.m", w.dims[1], "n", w.dims[0], "k", w.dims[2], ".row.col.",
-                         ptx_out(w.dtype_out), ".", ptx_in(w.dtype_in), ".", ptx_in(w.dtype_in), ".",
-                         ptx_out(w.dtype_out), "\"\n", "      \"", regs(0, nc), ", ", regs(nc, na), ",\"\n",
-                         "      \"", regs(nc + na, nb), ", ", regs(0, nc), ";\"\n", "    : ",
-                         constraints("+r", "c_pk", nc), "\n", "    : ", constraints("r", "a_pk", na), ", ",
-                         constraints("r", "b_pk", nb), ");\n", "  return c;\n}"));
+    prefix.push_back(
+        cat("__device__ ", vt[2], " __", w.name, "(", vt[0], " a, ", vt[1], " b, ", vt[2], " c){\n",
+            "  int *a_pk = (int *)(&a), *b_pk = (int *)(&b), *c_pk = (int *)(&c);\n", "  asm(\"mma.sync.aligned.m",
+            w.dims[1], "n", w.dims[0], "k", w.dims[2], ".row.col.", ptx_out(w.dtype_out), ".", ptx_in(w.dtype_in), ".",
+            ptx_in(w.dtype_in), ".", ptx_out(w.dtype_out), "\"\n", "      \"", regs(0, nc), ", ", regs(nc, na), ",\"\n",
+            "      \"", regs(nc + na, nb), ", ", regs(0, nc), ";\"\n", "    : ", constraints("+r", "c_pk", nc), "\n",
+            "    : ", constraints("r", "a_pk", na), ", ", constraints("r", "b_pk", nb), ");\n", "  return c;\n}"));
   }
   return CStyleLanguage::render_kernel(function_name, kernel, bufs, uops, prefix);
 }

@@ -69,8 +69,7 @@ Estimates Estimates::from_uops(const std::vector<UOp>& uops, bool ignore_indexin
       lds += u.src(1).dtype().itemsize() * mults;
     } else if (GroupOp::ALU.has(u.op()) && !dont_count.contains(u.get())) {
       flops += mults * (u.op() == Ops::MULACC ? 2 : 1) * u.dtype().count();
-    }
-    else if (u.op() == Ops::WMMA && !dont_count.contains(u.get())) {
+    } else if (u.op() == Ops::WMMA && !dont_count.contains(u.get())) {
       const WmmaArg& w = as_wmma_arg(u.arg());
       flops += 2 * int64_t{w.dims[0]} * w.dims[1] * w.dims[2] / w.threads * mults;
     }

@@ -66,8 +66,8 @@ void set_var_indices(std::vector<KernelParam>& params);  // a variable's index: 
 
 // One tensor core: D = A * B + C over a warp, A (M x K), B (K x N), C and D (M x N) (tinygrad's TensorCore).
 struct TensorCore {
-  std::array<int, 3> dims;  // N, M, K
-  int threads;              // the threads that make up the warp
+  std::array<int, 3> dims;                 // N, M, K
+  int threads;                             // the threads that make up the warp
   std::array<int, 3> elements_per_thread;  // per thread, of A, B and C
   DType dtype_in, dtype_out;               // A and B, C and D
   // the kernel opts that lay the warp out, in order: "u<d>" upcasts dim d (0: N, 1: M) by 2, "l<d>" makes it local
@@ -76,7 +76,7 @@ struct TensorCore {
   // them; empty when the input needs none
   std::array<std::optional<std::pair<std::vector<int64_t>, std::vector<int64_t>>>, 2> swizzle;
 
-  int reduce_axes() const;  // log2(K) unrolls of 2 of the reduce dim
+  int reduce_axes() const;                       // log2(K) unrolls of 2 of the reduce dim
   std::vector<std::string> upcast_opts() const;  // get_upcast_axes: the "u" opts
   std::vector<std::string> local_opts() const;   // get_local_axes: the "l" opts
   std::string str() const;                       // WMMA_8_16_16_half_float
@@ -102,7 +102,7 @@ struct RenderOpts {
   OpSet code_for_op;  // ALU ops rendered natively (the keys of tinygrad's code_for_op); the rest get decomposed
   const PatternMatcher<UOp>* pre_matcher = nullptr;    // run by the codegen before the final rewrite
   const PatternMatcher<UOp>* extra_matcher = nullptr;  // appended to the codegen's final rewrite
-  std::vector<TensorCore> tensor_cores;  // in the order TC's tc_select counts them
+  std::vector<TensorCore> tensor_cores;                // in the order TC's tc_select counts them
   // the codegen's devectorize mode for this kernel (tinygrad's DEVECTORIZE); nullopt: the DEVECTORIZE env var
   std::optional<int> devectorize;
   bool defer_horizontal_reduce = false;  // ReduceContext::defer_horizontal

@@ -192,8 +192,8 @@ struct CudaContext {
     }
     Staging s{nullptr, std::max<size_t>(nbytes, size_t(1) << 20), nullptr};
     CUresult st = L.cuMemHostAlloc(&s.ptr, s.size, 0);
-    if (st == CUDA_ERROR_OUT_OF_MEMORY) throw Error(cat("out of pinned host memory for a copy to ", name, ": asked for ",
-                                                       s.size, " bytes"));
+    if (st == CUDA_ERROR_OUT_OF_MEMORY)
+      throw Error(cat("out of pinned host memory for a copy to ", name, ": asked for ", s.size, " bytes"));
     check(st, "cuMemHostAlloc");
     st = L.cuEventCreate(&s.done, CU_EVENT_DISABLE_TIMING);
     if (st != CUDA_SUCCESS) L.cuMemFreeHost(s.ptr);

@@ -390,7 +390,8 @@ std::optional<double> PythonProgram::call(std::span<const Opaque> bufs, std::spa
               for (int64_t goff = 0; goff < warp; goff += 32)
                 for (int lane = 0; lane < 32; lane++)
                   for (size_t e = 0; e < L; e++) {
-                    const int ci = static_cast<int>(e) % 2 + (lane % 4) * 2, cj = lane / 4 + (static_cast<int>(e) / 2) * 8;
+                    const int ci = static_cast<int>(e) % 2 + (lane % 4) * 2,
+                              cj = lane / 4 + (static_cast<int>(e) / 2) * 8;
                     double acc = 0;
                     for (int k = 0; k < K; k++) {
                       auto [ae, al] = a_at(k, cj);

@@ -133,8 +133,7 @@ const SpecMatcher& spec() {
       {op(Ops::ENDRANGE, {op(Ops::RANGE)}).dtype(dtypes::void_), ok},
 
       // *** WMMA <a, b, acc>, CONTRACT and UNROLL ***
-      {op(Ops::WMMA, {var(), var(), var()}).named("x"),
-       [](M m) -> B { return get_wmma_arg(m["x"].arg()) != nullptr; }},
+      {op(Ops::WMMA, {var(), var(), var()}).named("x"), [](M m) -> B { return get_wmma_arg(m["x"].arg()) != nullptr; }},
       {op(Ops::CONTRACT).named("x"), [](M m) -> B { return m["x"].dtype().count() == prod_of_sizes(m["x"].arg()); }},
       {op(Ops::UNROLL).named("x"),
        [](M m) -> B { return !m["x"].src().empty() && m["x"].src(0).dtype().count() == prod_of_sizes(m["x"].arg()); }},

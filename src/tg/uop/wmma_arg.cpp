@@ -33,8 +33,7 @@ uint64_t WmmaArg::hash() const {
 bool WmmaArg::equals(const ArgObject& o) const {
   auto* w = dynamic_cast<const WmmaArg*>(&o);
   return w != nullptr && w->name == name && w->dims == dims && w->dtype_in == dtype_in && w->dtype_out == dtype_out &&
-         w->device == device && w->threads == threads && w->upcast_axes == upcast_axes &&
-         w->reduce_axes == reduce_axes;
+         w->device == device && w->threads == threads && w->upcast_axes == upcast_axes && w->reduce_axes == reduce_axes;
 }
 
 int64_t WmmaArg::upcast_size(int operand) const {

@@ -20,8 +20,14 @@ struct WmmaArg final : ArgObject {
 
   WmmaArg(std::string name_, std::array<int, 3> dims_, DType in, DType out, std::string device_, int threads_,
           std::array<PairTuple, 3> upcast, std::vector<int64_t> reduce)
-      : name(std::move(name_)), dims(dims_), dtype_in(in), dtype_out(out), device(std::move(device_)),
-        threads(threads_), upcast_axes(std::move(upcast)), reduce_axes(std::move(reduce)) {}
+      : name(std::move(name_)),
+        dims(dims_),
+        dtype_in(in),
+        dtype_out(out),
+        device(std::move(device_)),
+        threads(threads_),
+        upcast_axes(std::move(upcast)),
+        reduce_axes(std::move(reduce)) {}
 
   // ('WMMA_8_16_16_half_float', (8, 16, 16), dtypes.half, dtypes.float, 'CUDA', 32, (((6, 2),), ...), (4, 5))
   std::string repr() const override;
@@ -31,7 +37,7 @@ struct WmmaArg final : ArgObject {
 };
 
 ObjectArg wmma_arg(WmmaArg a);
-const WmmaArg& as_wmma_arg(const Arg& arg);  // throws an InternalError when arg holds none
+const WmmaArg& as_wmma_arg(const Arg& arg);   // throws an InternalError when arg holds none
 const WmmaArg* get_wmma_arg(const Arg& arg);  // null when arg holds none
 
 }  // namespace tg
