@@ -5,11 +5,10 @@
 # compiles our kernels); the last column is our time over torch's (below 1: we are faster).
 #
 #   matmul        1024x1024 @ 1024x1024, float32
-#   conv1 fwd     (512,1,28,28) conv (32,1,5,5)            the first conv of the model, forward
-#   conv2 fwd     (512,32,24,24) conv (32,32,5,5)          the second (the heaviest), forward
-#   conv2 fwd+bwd the same, forward and backward to the input and the weight (loss: (output * G).sum(), G random)
-#   conv3 fwd+bwd (512,32,10,10) conv (64,32,3,3)
-#   conv4 fwd+bwd (512,64,8,8) conv (64,64,3,3)
+#   convN fwd     the model's convs, forward:
+#                 conv1 (512,1,28,28) conv (32,1,5,5), conv2 (512,32,24,24) conv (32,32,5,5) (the heaviest),
+#                 conv3 (512,32,10,10) conv (64,32,3,3), conv4 (512,64,8,8) conv (64,64,3,3)
+#   convN fwd+bwd the same, forward and backward to the input and the weight (loss: (output * G).sum(), G random)
 #   mnist step    one training step of the model (Conv2d 1->32 5x5, relu, Conv2d 32->32 5x5, relu, BatchNorm, max_pool,
 #                 Conv2d 32->64 3x3, relu, Conv2d 64->64 3x3, relu, BatchNorm, max_pool, flatten, Linear 576->10;
 #                 sparse categorical cross-entropy, Adam), ours under TinyJit as the example runs it
@@ -28,6 +27,9 @@ from tinygrad import Tensor, TinyJit, nn
 THREADS = int(os.environ.get("CPU_THREADS", len(os.sched_getaffinity(0))))
 TORCH_THREADS = int(os.environ.get("TORCH_THREADS", THREADS))
 torch.set_num_threads(TORCH_THREADS)
+# ATen's kernels' ISA as torch reports it (ATEN_CPU_CAPABILITY lowers it; oneDNN's convs follow ONEDNN_MAX_CPU_ISA)
+CAPABILITY = next((l.split(":", 1)[1].strip() for l in torch.__config__.show().splitlines()
+                   if "CPU capability usage" in l), "?")
 
 
 def median_time(fn, repeats):
@@ -145,12 +147,16 @@ def w_mnist():
 WORKLOADS = {
     "matmul": ("1024^3 matmul", w_matmul, 2 * 1024**3),
     "conv1_fwd": ("conv1 fwd", lambda: conv_pair((512, 1, 28, 28), (32, 1, 5, 5), False), 2 * 512 * 32 * 24 * 24 * 25),
+    "conv1_fwdbwd": ("conv1 fwd+bwd", lambda: conv_pair((512, 1, 28, 28), (32, 1, 5, 5), True),
+                     3 * 2 * 512 * 32 * 24 * 24 * 25),
     "conv2_fwd": ("conv2 fwd", lambda: conv_pair((512, 32, 24, 24), (32, 32, 5, 5), False),
                   2 * 512 * 32 * 20 * 20 * 32 * 25),
     "conv2_fwdbwd": ("conv2 fwd+bwd", lambda: conv_pair((512, 32, 24, 24), (32, 32, 5, 5), True),
                      3 * 2 * 512 * 32 * 20 * 20 * 32 * 25),
+    "conv3_fwd": ("conv3 fwd", lambda: conv_pair((512, 32, 10, 10), (64, 32, 3, 3), False), 2 * 512 * 64 * 8 * 8 * 32 * 9),
     "conv3_fwdbwd": ("conv3 fwd+bwd", lambda: conv_pair((512, 32, 10, 10), (64, 32, 3, 3), True),
                      3 * 2 * 512 * 64 * 8 * 8 * 32 * 9),
+    "conv4_fwd": ("conv4 fwd", lambda: conv_pair((512, 64, 8, 8), (64, 64, 3, 3), False), 2 * 512 * 64 * 6 * 6 * 64 * 9),
     "conv4_fwdbwd": ("conv4 fwd+bwd", lambda: conv_pair((512, 64, 8, 8), (64, 64, 3, 3), True),
                      3 * 2 * 512 * 64 * 6 * 6 * 64 * 9),
     "mnist_step": ("mnist train step", w_mnist, None),
@@ -162,8 +168,8 @@ def main():
   ap.add_argument("--only", default=",".join(WORKLOADS))
   ap.add_argument("--repeats", type=int, default=5)
   args = ap.parse_args()
-  print(f"threads: ours {THREADS} (CPU_THREADS), torch {TORCH_THREADS} (TORCH_THREADS); torch {torch.__version__}; "
-        f"median of {args.repeats} runs after a warm-up")
+  print(f"threads: ours {THREADS} (CPU_THREADS), torch {TORCH_THREADS} (TORCH_THREADS); torch {torch.__version__} "
+        f"({CAPABILITY}); median of {args.repeats} runs after a warm-up")
   print(f"{'workload':18s} {'tinygrad.cpp':>14s} {'torch':>14s} {'ours/torch':>11s}   GFLOP/s ours | torch")
   for key in args.only.split(","):
     name, make, flops = WORKLOADS[key]

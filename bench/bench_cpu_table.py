@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Issue 17's table: our CPU kernels against their peers, measured side by side in one run on this machine, for one
+target ISA, printed as one table of ratios with the target each one has to meet.
+
+  PYTHONPATH=build/python /usr/bin/python3 bench/bench_cpu_table.py [--isa native|avx2] [--repeats 5]
+
+--isa avx2 compiles our kernels for x86-64-v3 (CPU_ARCH) and holds the peers to AVX2 as well: PyTorch through
+ATEN_CPU_CAPABILITY=avx2 and oneDNN's ONEDNN_MAX_CPU_ISA/DNNL_MAX_CPU_ISA=AVX2, OpenBLAS through
+OPENBLAS_CORETYPE=Haswell (the table prints what each peer says it runs). So an AVX-512 machine measures the AVX2
+path too. Every workload runs in a child process started with that environment:
+
+  MNIST step, convs   bench/bench_vs_torch.py (PyTorch's CPU eager mode; medians after a warm-up)
+  sgemm               float32 n x n @ n x n for n = 512 .. 4096, ours against numpy's BLAS (OpenBLAS:
+                      libopenblas0-pthread); medians of --repeats after a warm-up
+  sum, row sum, exp2  build/bench/bench_reduce: 16M floats against its read-bandwidth probe (fastest of runs)
+
+Needs python3-torch, python3-numpy and libopenblas0-pthread (bench/bench_cpu_table.sh installs them) and the build's
+Python module and bench_reduce. Both sides use CPU_THREADS threads (default: the CPUs this process may run on).
+"""
+import argparse, os, platform, re, subprocess, sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+PEER_AVX2 = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "DNNL_MAX_CPU_ISA": "AVX2",
+             "OPENBLAS_CORETYPE": "Haswell", "CPU_ARCH": "x86-64-v3"}
+
+SGEMM = r"""
+import os, statistics, sys, time
+import numpy as np
+from tinygrad import Tensor
+reps = int(sys.argv[1])
+libs = [l.split()[-1] for l in open("/proc/self/maps") if "blas" in l and ".so" in l]
+print("blas:", sorted(set(os.path.basename(l) for l in libs)) or "none loaded", flush=True)
+def med(f):
+  f()
+  ts = []
+  for _ in range(reps):
+    st = time.perf_counter(); f(); ts.append(time.perf_counter() - st)
+  return statistics.median(ts)
+for n in (512, 1024, 2048, 4096):
+  rng = np.random.default_rng(n)
+  a, b = rng.standard_normal((n, n), dtype=np.float32), rng.standard_normal((n, n), dtype=np.float32)
+  ta, tb = Tensor(a).realize(), Tensor(b).realize()
+  t_ours, t_np = med(lambda: (ta @ tb).realize()), med(lambda: a @ b)
+  err = float(np.abs((ta @ tb).numpy() - a @ b).max())
+  print(f"sgemm {n} {t_ours} {t_np} {err}", flush=True)
+"""
+
+
+def run(cmd, env, timeout=3600):
+  out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+  if out.returncode != 0:
+    sys.exit(f"bench_cpu_table: {' '.join(cmd[:3])} failed:\n{out.stdout}\n{out.stderr}")
+  return out.stdout
+
+
+def main():
+  ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+  ap.add_argument("--isa", choices=["native", "avx2"], default="native")
+  ap.add_argument("--repeats", type=int, default=5)
+  ap.add_argument("--skip", default="", help="comma-separated: torch, sgemm, reduce")
+  args = ap.parse_args()
+  env = dict(os.environ)
+  if args.isa == "avx2": env.update(PEER_AVX2)
+  env.setdefault("CPU_THREADS", str(len(os.sched_getaffinity(0))))
+  env["OPENBLAS_NUM_THREADS"] = env["CPU_THREADS"]
+  env["PYTHONPATH"] = env.get("PYTHONPATH", os.path.join(ROOT, "build", "python"))
+  skip = set(filter(None, args.skip.split(",")))
+  model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+  rows = []  # (workload, ours, peer, ratio text, target text, met)
+
+  if "torch" not in skip:
+    keys = "mnist_step,conv1_fwd,conv1_fwdbwd,conv2_fwd,conv2_fwdbwd,conv3_fwd,conv3_fwdbwd,conv4_fwd,conv4_fwdbwd"
+    out = run([sys.executable, os.path.join(HERE, "bench_vs_torch.py"), "--only", keys, "--repeats",
+               str(args.repeats)], env)
+    header = out.splitlines()[0]
+    for line in out.splitlines()[2:]:
+      m = re.match(r"(.+?)\s+([\d.]+) ms\s+([\d.]+) ms\s+([\d.]+)x", line)
+      if not m: continue
+      name, ours, peer = m.group(1).strip(), float(m.group(2)), float(m.group(3))
+      target = 0.8 if name.startswith("mnist") else 1.0
+      rows.append((f"{name} (PyTorch)", f"{ours:.1f} ms", f"{peer:.1f} ms", f"{ours / peer:.2f}x time",
+                   f"<= {target}x", ours / peer <= target))
+    print("torch:", header, flush=True)
+  if "sgemm" not in skip:
+    out = run([sys.executable, "-c", SGEMM, str(args.repeats)], env)
+    print("numpy", out.splitlines()[0], flush=True)
+    for line in out.splitlines()[1:]:
+      _, n, t_ours, t_np, err = line.split()
+      n, t_ours, t_np = int(n), float(t_ours), float(t_np)
+      gf = lambda t: 2 * n**3 / t / 1e9
+      rows.append((f"sgemm {n} (OpenBLAS)", f"{gf(t_ours):.0f} GFLOP/s", f"{gf(t_np):.0f} GFLOP/s",
+                   f"{t_np / t_ours:.2f}x speed", ">= 0.8x", t_np / t_ours >= 0.8))
+  if "reduce" not in skip:
+    out = run([os.path.join(ROOT, "build", "bench", "bench_reduce"), "--runs", str(max(args.repeats, 10))], env)
+    print(out.splitlines()[0], flush=True)
+    vals = {}
+    for line in out.splitlines():
+      cells = [c.strip() for c in line.strip("|").split("|")]
+      if len(cells) == 4 and re.match(r"[\d.]+$", cells[1]): vals[cells[0]] = (float(cells[1]), float(cells[2]),
+                                                                              float(cells[3]))
+    probe = next(v for k, v in vals.items() if k.startswith("bandwidth probe") and "1 thread" not in k)
+    for key, label in (("sum of 16M floats", "sum of 16M floats"), ("row sum (4096, 4096).sum(1)", "row sum 4096x4096")):
+      ms, gbs, r = vals[key]
+      rows.append((f"{label} (bandwidth probe)", f"{gbs:.1f} GB/s", f"{probe[1]:.1f} GB/s", f"{r:.2f}x bandwidth",
+                   ">= 0.85x", r >= 0.85))
+    ew = next(v for k, v in vals.items() if k.startswith("((a*b+c)"))
+    ex = vals["same with .exp2()"]
+    rows.append(("6-op chain with exp2 (same chain without)", f"{ex[0]:.2f} ms", f"{ew[0]:.2f} ms",
+                 f"{ex[0] / ew[0]:.2f}x time", "<= 1.5x", ex[0] / ew[0] <= 1.5))
+
+  print(f"\n{model}, {platform.machine()}, {env['CPU_THREADS']} threads each; ISA: {args.isa}"
+        f" (CPU_ARCH={env.get('CPU_ARCH', 'native')}); medians of {args.repeats}\n")
+  print("| workload (peer) | tinygrad.cpp | peer | ratio | target | met |\n|---|---:|---:|---:|---:|:-:|")
+  for w, o, p, r, t, met in rows: print(f"| {w} | {o} | {p} | {r} | {t} | {'yes' if met else 'no'} |")
+  print(f"\n{sum(r[5] for r in rows)} of {len(rows)} targets met")
+
+
+if __name__ == "__main__":
+  main()
