@@ -13,8 +13,10 @@ namespace tg {
 // (CPU_LOOP_ORDER=0 off)
 std::vector<Opt> hand_coded_optimizations(const Kernel& k);
 // the tiles' register budget in float lanes: the target's (RenderOpts::simd_lanes, set by the CPU devices from
-// CPU_ARCH: 256 = 16 of the 32 AVX-512 registers, 128 = 8 of AVX2's 16, 64 for SSE); the host's when the opts have
-// none; CPU_TILE_LANES=64, 128 or 256 overrides both
+// CPU_ARCH: 256 = 16 of the 32 AVX-512 registers; 128 = all 16 of AVX2's, whose 8x16 tile spills a little but keeps
+// more multiply-adds per load than a 4x16 one, which measured slower (x86-64-v3 on a Zen 4: 1024^2 sgemm 90 against
+// 64-93 GFLOP/s, 2048^2 70 against 37); 64 for SSE); the host's when the opts have none; CPU_TILE_LANES=64, 128 or
+// 256 overrides both
 int cpu_tile_lanes(const RenderOpts& opts);
 int cpu_tile_lanes();  // the host's (or CPU_TILE_LANES)
 // CPU only: for a big float sum-of-products kernel (matmul, conv), a register tile that the C compiler turns into
