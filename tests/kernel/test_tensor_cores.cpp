@@ -178,6 +178,12 @@ TEST(TensorCores, EmulatedCudaWmmaComputesTheMatmul) {
   EXPECT_GT(wmmas, 0);
   // bfloat16 in, float accumulate
   expect_matmul(emulated_tc_matmul(dtypes::bfloat16, dtypes::float32, 32, 16, 48, 1, 0), 32, 16, 48, 1e-6);
+  {  // float32 through tf32's m16n8k8 (ALLOW_TF32=1; these values are exact in tf32's 10-bit mantissa)
+    ScopedEnv tf32("ALLOW_TF32", "1");
+    expect_matmul(emulated_tc_matmul(dtypes::float32, dtypes::float32, 32, 16, 16, 1, 0, std::nullopt, &wmmas), 32, 16,
+                  16, 1e-6);
+    EXPECT_GT(wmmas, 0);
+  }
   // half in, half accumulate (the values are small multiples of 1/64: exact in half)
   expect_matmul(emulated_tc_matmul(dtypes::half, dtypes::half, 16, 16, 16, 1, 0), 16, 16, 16, 1e-6);
 }
