@@ -110,6 +110,11 @@ PythonProgram::PythonProgram(std::string name_, const std::vector<UOp>& uops, co
       const WmmaArg& w = as_wmma_arg(u.arg());
       TG_CHECK_AS(NotImplementedError, w.device == "CUDA" && w.threads == 32 && w.dims[0] == 8 && w.dims[1] == 16,
                   "PYTHON: ", name, ": no model of the tensor core ", w.repr());
+      TG_CHECK(in.src.size() == 3, "PYTHON: ", name, ": a WMMA takes (a, b, c), got ", in.src.size(), " sources");
+      for (size_t k = 0; k < 3; k++)
+        TG_CHECK(prog_[static_cast<size_t>(in.src[k])].lanes == w.upcast_size(static_cast<int>(k)), "PYTHON: ", name,
+                 ": a WMMA operand of ", prog_[static_cast<size_t>(in.src[k])].lanes, " lanes where ", w.name,
+                 " takes ", w.upcast_size(static_cast<int>(k)));
     }
     if (in.op == Ops::DEFINE_VAR) {
       auto it = std::find(vars.begin(), vars.end(), u);
