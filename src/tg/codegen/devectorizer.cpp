@@ -181,6 +181,15 @@ UOp simplify_valid(const UOp& valid) {
 // *** gep_pushing ***
 
 namespace {
+// operand s of a WMMA restricted to the given instructions' elements (each instruction takes upcast_size(s) of them)
+UOp wmma_operand(const UOp& wmma, size_t s, const std::vector<int64_t>& instrs) {
+  const int64_t ssz = as_wmma_arg(wmma.arg()).upcast_size(static_cast<int>(s));
+  std::vector<int64_t> lanes;
+  for (int64_t x : instrs)
+    for (int64_t e = x * ssz; e < (x + 1) * ssz; e++) lanes.push_back(e);
+  return wmma.src(s).gep(lanes);
+}
+
 // A GEP that takes whole outputs of a WMMA (in order within each) becomes a WMMA of just the operands those need
 UOp gep_through_wmma(M m) {
   UOp gep = m["gep"], wmma = m["wmma"];
@@ -195,15 +204,11 @@ UOp gep_through_wmma(M m) {
       if (k >= a.size() || a[k] - i != wmma_idxs[j]) return {};
     }
   if (wmma_idxs.size() * static_cast<size_t>(out_sz) != a.size()) return {};
-  std::vector<UOp> tsrcs;
-  for (size_t s = 0; s < 3; s++) {
-    const int64_t ssz = w.upcast_size(static_cast<int>(s));
-    std::vector<int64_t> src_args;
-    for (int64_t x : wmma_idxs)
-      for (int64_t e = (x / out_sz) * ssz; e < (x / out_sz) * ssz + ssz; e++) src_args.push_back(e);
-    tsrcs.push_back(wmma.src(s).gep(src_args));
-  }
-  return UOp::make(Ops::WMMA, gep.dtype(), std::move(tsrcs), wmma.arg());
+  std::vector<int64_t> instrs;
+  for (int64_t x : wmma_idxs) instrs.push_back(x / out_sz);
+  return UOp::make(Ops::WMMA, gep.dtype(),
+                   {wmma_operand(wmma, 0, instrs), wmma_operand(wmma, 1, instrs), wmma_operand(wmma, 2, instrs)},
+                   wmma.arg());
 }
 
 // a WMMA over several instructions' worth of operands -> one WMMA per instruction
@@ -212,18 +217,11 @@ UOp no_vectorized_wmma(M m) {
   const WmmaArg& w = as_wmma_arg(wmma.arg());
   const int64_t out_sz = w.upcast_size(2);
   if (wmma.dtype().count() == out_sz) return {};
-  std::vector<std::vector<UOp>> tsrcs;
-  for (size_t s = 0; s < 3; s++) {
-    const int64_t ssz = w.upcast_size(static_cast<int>(s));
-    std::vector<UOp> parts;
-    for (int64_t grp = 0; grp < wmma.src(s).dtype().count(); grp += ssz)
-      parts.push_back(wmma.src(s).gep(iota(grp, grp + ssz)));
-    tsrcs.push_back(std::move(parts));
-  }
   std::vector<UOp> wmma_ex;
-  for (size_t i = 0; i < tsrcs[0].size(); i++) {
-    UOp one = UOp::make(Ops::WMMA, wmma.dtype().scalar().vec(static_cast<int>(out_sz)),
-                        {tsrcs[0][i], tsrcs[1].at(i), tsrcs[2].at(i)}, wmma.arg());
+  for (int64_t i = 0; i < wmma.dtype().count() / out_sz; i++) {
+    UOp one =
+        UOp::make(Ops::WMMA, wmma.dtype().scalar().vec(static_cast<int>(out_sz)),
+                  {wmma_operand(wmma, 0, {i}), wmma_operand(wmma, 1, {i}), wmma_operand(wmma, 2, {i})}, wmma.arg());
     for (int64_t e = 0; e < out_sz; e++) wmma_ex.push_back(one.gep(static_cast<int>(e)));
   }
   return UOp::make(Ops::VECTORIZE, wmma.dtype(), std::move(wmma_ex));

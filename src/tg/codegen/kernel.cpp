@@ -1,6 +1,7 @@
 #include "tg/codegen/kernel.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <mutex>
 #include <unordered_map>
@@ -751,8 +752,7 @@ UOp Kernel::tensor_core_reduce(const UOp& op, const UOp& ret, const std::vector<
   const int n_reduce = tc.reduce_axes(), n_upcast = static_cast<int>(tc.upcast_opts().size());
   auto upcast_axes = [&](int operand) {  // upcast along the non-zero dims of (tc_reduce + tc_upcast)
     PairTuple ret;
-    int n = 0;
-    for (int e = tc.elements_per_thread[static_cast<size_t>(operand)]; e > 1; e /= 2) n++;
+    const int n = std::countr_zero(static_cast<unsigned>(tc.elements_per_thread[static_cast<size_t>(operand)]));
     for (int i = 0; i < n; i++) ret.push_back({tcd + n_reduce + n_upcast - (i + 1), 2});
     return ret;
   };
@@ -782,9 +782,8 @@ UOp Kernel::tensor_core_reduce(const UOp& op, const UOp& ret, const std::vector<
   for (size_t i = 0; i < 2; i++) {
     const UOp& load = srcs[i].op() == Ops::LOAD ? srcs[i] : srcs[i].src(0);
     const ShapeTracker src_st = *get_st(load.src(0).arg());
-    std::optional<ShapeTracker> swz;
-    if (tc.swizzle[i]) swz = swizzle_st(src_st.shape(), tc.swizzle[i]->first, tc.swizzle[i]->second);
-    if (swz) srcs[i] = with_view(srcs[i], *swz);
+    if (tc.swizzle[i])
+      srcs[i] = with_view(srcs[i], swizzle_st(src_st.shape(), tc.swizzle[i]->first, tc.swizzle[i]->second));
     if (use_tensor_cores == 3) {  // emulate the warp's addressing with shared memory
       auto rs = real_strides(src_st);
       Shape local_shape;

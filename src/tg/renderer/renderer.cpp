@@ -1,6 +1,7 @@
 #include "tg/renderer/renderer.h"
 
 #include <algorithm>
+#include <bit>
 #include <unordered_set>
 
 #include "tg/helpers/helpers.h"
@@ -16,23 +17,15 @@ static int64_t range_size(const UOp& end) {  // NOTE: symbolic ends count with t
 
 // *** TensorCore ***
 
-int TensorCore::reduce_axes() const {
-  int n = 0;
-  for (int k = dims[2]; k > 1; k /= 2) n++;
-  return n;
-}
-std::vector<std::string> TensorCore::upcast_opts() const {
+int TensorCore::reduce_axes() const { return std::countr_zero(static_cast<unsigned>(dims[2])); }  // K is 2^n
+static std::vector<std::string> opts_of_kind(const std::vector<std::string>& opts, char kind) {
   std::vector<std::string> r;
   for (const std::string& o : opts)
-    if (o[0] == 'u') r.push_back(o);
+    if (o[0] == kind) r.push_back(o);
   return r;
 }
-std::vector<std::string> TensorCore::local_opts() const {
-  std::vector<std::string> r;
-  for (const std::string& o : opts)
-    if (o[0] == 'l') r.push_back(o);
-  return r;
-}
+std::vector<std::string> TensorCore::upcast_opts() const { return opts_of_kind(opts, 'u'); }
+std::vector<std::string> TensorCore::local_opts() const { return opts_of_kind(opts, 'l'); }
 std::string TensorCore::str() const {
   return cat("WMMA_", dims[0], "_", dims[1], "_", dims[2], "_", dtype_in.name(), "_", dtype_out.name());
 }

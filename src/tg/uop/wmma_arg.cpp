@@ -4,17 +4,9 @@
 
 namespace tg {
 
-namespace {
-std::string pairs_repr(const PairTuple& t) {
-  std::vector<std::string> parts;
-  for (auto& [x, y] : t) parts.push_back(cat("(", x, ", ", y, ")"));
-  return py_tuple(parts);
-}
-}  // namespace
-
 std::string WmmaArg::repr() const {
   std::vector<std::string> ups;
-  for (const PairTuple& u : upcast_axes) ups.push_back(pairs_repr(u));
+  for (const PairTuple& u : upcast_axes) ups.push_back(arg_repr(u));
   return cat("(", py_str_repr(name), ", ", py_tuple(std::vector<int>(dims.begin(), dims.end())), ", ", dtype_in.repr(),
              ", ", dtype_out.repr(), ", ", py_str_repr(device), ", ", threads, ", ", py_tuple(ups), ", ",
              py_tuple(reduce_axes), ")");
