@@ -1,6 +1,6 @@
 // Reductions and an elementwise chain on 16M floats against this machine's memory bandwidth, measured in the same run
-// by a small read-bandwidth probe (vector sums with eight accumulators, 1 and N threads, in a 64-byte aligned
-// buffer as the device's):
+// by a small read-bandwidth probe (vector sums with eight accumulators, 1 and N threads, in a buffer from the CPU
+// device's allocator):
 //
 //   ./build/bench/bench_reduce [--runs 30]
 //
@@ -13,7 +13,6 @@
 #include <cstdlib>
 #include <functional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "tg/runtime/device.h"
@@ -38,43 +37,45 @@ double fastest_ms(int runs, const std::function<void()>& f) {
   return best;
 }
 
+// the probe: each thread sums its share of the array in four streams (its quarters), two vector accumulators each (no
+// chain waits),
+// with the widest vectors the host has (the kernels are built for the host too), run on the CPU device's thread pool
+typedef float v4 __attribute__((vector_size(16)));
 typedef float v8 __attribute__((vector_size(32)));
-
-// the probe: each thread sums its share of the array in four streams with eight vector accumulators (no chain waits),
-// built for AVX2 when the host has it (the kernels are built for the host too)
-template <int kUnused = 0>
-float probe_body(const float* p, int64_t n) {  // four streams (quarters of the share), two accumulators each
-  v8 a[8] = {};
+typedef float v16 __attribute__((vector_size(64)));
+template <class vec>
+float probe_body(const float* p, int64_t n) {
+  constexpr int W = sizeof(vec) / sizeof(float);
+  vec a[8] = {};
   const int64_t q = n / 4;
-  for (int64_t i = 0; i + 16 <= q; i += 16)
+  for (int64_t i = 0; i + 2 * W <= q; i += 2 * W)
     for (int j = 0; j < 8; j++) {
-      v8 x;
-      __builtin_memcpy(&x, p + (j / 2) * q + i + 8 * (j % 2), 32);
+      vec x;
+      __builtin_memcpy(&x, p + (j / 2) * q + i + W * (j % 2), sizeof(x));
       a[j] += x;
     }
-  v8 s = a[0] + a[1] + a[2] + a[3] + a[4] + a[5] + a[6] + a[7];
+  vec s = a[0] + a[1] + a[2] + a[3] + a[4] + a[5] + a[6] + a[7];
   float r = 0;
-  for (int i = 0; i < 8; i++) r += s[i];
+  for (int i = 0; i < W; i++) r += s[i];
   return r;
 }
 #if defined(__x86_64__)
-__attribute__((target("avx2"))) float probe_avx2(const float* p, int64_t n) { return probe_body<1>(p, n); }
+__attribute__((target("avx512f"))) float probe_avx512(const float* p, int64_t n) { return probe_body<v16>(p, n); }
+__attribute__((target("avx2"))) float probe_avx2(const float* p, int64_t n) { return probe_body<v8>(p, n); }
 #endif
 float probe_sum(const float* p, int64_t n) {
 #if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512f")) return probe_avx512(p, n);
   if (__builtin_cpu_supports("avx2")) return probe_avx2(p, n);
 #endif
-  return probe_body(p, n);
+  return probe_body<v4>(p, n);
 }
 
 double probe_ms(const float* v, int threads, int runs) {
   std::vector<float> out(static_cast<size_t>(threads));
   return fastest_ms(runs, [&] {
-    std::vector<std::thread> ts;
     int64_t share = kN / threads;
-    for (int t = 0; t < threads; t++)
-      ts.emplace_back([&, t] { out[static_cast<size_t>(t)] = probe_sum(v + t * share, share); });
-    for (auto& t : ts) t.join();
+    parallel_for(threads, [&](int t) { out[static_cast<size_t>(t)] = probe_sum(v + t * share, share); });
   });
 }
 
@@ -89,10 +90,12 @@ int main(int argc, char** argv) {
   const int threads = cpu_threads();
   std::vector<float> host(static_cast<size_t>(kN));
   for (size_t i = 0; i < host.size(); i++) host[i] = static_cast<float>(i % 1000) * 1e-3f;
-  float* probe_buf = static_cast<float*>(std::aligned_alloc(64, kN * sizeof(float)));
+  // the probe's buffer comes from the CPU device's allocator, as the kernels' do (same alignment, same huge pages)
+  auto host_alloc = MallocAllocator::instance();
+  float* probe_buf = static_cast<float*>(host_alloc->alloc(kN * sizeof(float), {.nolru = true}));
   std::copy(host.begin(), host.end(), probe_buf);
   double p1 = probe_ms(probe_buf, 1, runs), pn = probe_ms(probe_buf, threads, runs);
-  std::free(probe_buf);
+  host_alloc->free(probe_buf, kN * sizeof(float), {.nolru = true});
   Tensor a = Tensor(host, {kN}, {.device = "CPU"}).realize(), m = a.reshape({4096, 4096}).contiguous().realize();
   Tensor b = (a + 1).realize(), c = (a * 0.5f).realize();
   double sum = fastest_ms(runs, [&] { a.sum().realize(); });

@@ -176,6 +176,25 @@ TEST(Buffer, AllocCopyRepr) {
   EXPECT_EQ(error_of([&] { b.view(1, dtypes::int32, 16); }), "offset must be less than nbytes: 16 vs 16");
 }
 
+TEST(Buffer, BigHostBuffersAlignedForHugePages) {
+  // 4 MiB and more: 2 MiB aligned and advised onto huge pages (MADVISE_HUGEPAGE=0: 64-byte aligned as the rest)
+  auto host = MallocAllocator::instance();
+  const size_t big = (size_t(4) << 20) + 12, small = (size_t(4) << 20) - 64;
+  std::vector<uint8_t> in(big), out(big);
+  for (size_t i = 0; i < big; i++) in[i] = static_cast<uint8_t>(i * 7);
+  for (const char* env : {"1", "0"}) {
+    ScopedEnv e("MADVISE_HUGEPAGE", env);
+    Opaque b = host->alloc(big, {.nolru = true}), s = host->alloc(small, {.nolru = true});
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(b) % (env[0] == '1' ? size_t(2) << 20 : 64), 0u) << env;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(s) % 64, 0u) << env;
+    host->copyin(b, in.data(), big);
+    host->copyout(out.data(), b, big);
+    EXPECT_EQ(out, in) << env;
+    host->free(b, big, {.nolru = true});
+    host->free(s, small, {.nolru = true});
+  }
+}
+
 TEST(Buffer, FreedWithLastReference) {
   int64_t mem0 = GlobalCounters::mem_used;
   {
