@@ -343,6 +343,17 @@ TEST(CpuTile, BigSumsGetVectorAccumulators) {
   EXPECT_NE(opts.find("Opt(op=OptOps.UPCAST, axis=0, arg=4)"), std::string::npos) << opts;
   EXPECT_NE(opts.find(cat("Opt(op=OptOps.UNROLL, axis=0, arg=", lanes() / 8, ")")), std::string::npos) << opts;
   EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(row_sum(64)))), "nullopt");  // small: the reference's opts
+  // a sum takes the tile from 64K elements (a full sum's second stage, 256 rows of 256)
+  EXPECT_NE(opts_of(cpu_vector_tile(Kernel(row_sum(256)))), "nullopt");
+  EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(matmul(32)))), "nullopt");  // a small matmul doesn't
+  // each row's lanes are summed in halvings after the loop (first whole registers, then halves of them), not by
+  // gathering one lane of each of the four rows at a time
+  Kernel k(row_sum(4096));
+  k.apply_opts(tile->opts);
+  std::string src = render_tile(k);
+  EXPECT_EQ(src.find("(float4){acc0["), std::string::npos) << src;
+  EXPECT_NE(src.find(cat("float", 2 * lanes() / 8, " alu")), std::string::npos) << src;
+  EXPECT_NE(src.find("(float4){alu"), std::string::npos) << src;
   // and the sums are right (integers: exact in float32 whatever the order)
   std::vector<float> v(4096 * 4096);
   for (size_t i = 0; i < v.size(); i++) v[i] = static_cast<float>(i % 7);

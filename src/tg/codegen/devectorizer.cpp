@@ -734,6 +734,59 @@ const PatternMatcher<UOp>& pm_render() {
   return pm;
 }
 
+// *** pm_horizontal_tree: a deferred horizontal reduce as a tree of halvings ***
+
+namespace {
+
+// x = g_0 op g_1 op ... op g_(h-1), each g_i a GEP of one vector v of out*h lanes (laid out [out][h]) taking lane i of
+// every output, h >= 4 a power of two -> halvings of v: ([out][h] -> [out][h/2]: lanes h/2.. of each output op-ed onto
+// lanes ..h/2) until one lane an output is left. The chain gathers `out` scattered lanes h times, a shuffle each; the
+// halvings add whole vector registers first, and only the last few steps shuffle. gep_pushing would flatten the
+// halvings back into the chain, so this runs after the last rewrite that pushes GEPs.
+UOp horizontal_tree(M m) {
+  UOp root = m["root"];
+  const Ops op = root.op();
+  const int64_t out = root.dtype().count();
+  std::vector<UOp> leaves, stack{root};
+  while (!stack.empty()) {  // the leaves of the op-tree under root (the same op and dtype inside)
+    UOp u = stack.back();
+    stack.pop_back();
+    if (u.op() == op && u.dtype() == root.dtype()) {
+      stack.insert(stack.end(), u.src().rbegin(), u.src().rend());
+    } else {
+      if (u.op() != Ops::GEP || (!leaves.empty() && u.src(0) != leaves[0].src(0))) return {};
+      leaves.push_back(u);
+    }
+  }
+  const int64_t h = static_cast<int64_t>(leaves.size());
+  UOp v = leaves[0].src(0);
+  if (h < 4 || (h & (h - 1)) != 0 || v.dtype().count() != out * h) return {};
+  std::vector<bool> seen(static_cast<size_t>(out * h));
+  for (const UOp& g : leaves) {
+    auto idx = tuple_ints(g.arg());
+    for (int64_t o = 0; o < out; o++) {
+      int64_t lane = idx[static_cast<size_t>(o)];
+      if (lane / h != o || seen[static_cast<size_t>(lane)]) return {};
+      seen[static_cast<size_t>(lane)] = true;
+    }
+  }
+  for (int64_t half = h / 2; half >= 1; half /= 2) {
+    std::vector<int64_t> lo, hi;
+    for (int64_t o = 0; o < out; o++)
+      for (int64_t j = 0; j < half; j++) lo.push_back(o * 2 * half + j), hi.push_back(o * 2 * half + half + j);
+    v = v.gep(lo).alu(op, {v.gep(hi)});
+  }
+  return v;
+}
+
+}  // namespace
+
+const PatternMatcher<UOp>& pm_horizontal_tree() {
+  using namespace pat;
+  static const PatternMatcher<UOp> pm = {{op({Ops::ADD, Ops::MUL, Ops::MAX}).named("root"), horizontal_tree}};
+  return pm;
+}
+
 // *** pm_reduce: REDUCE -> DEFINE_ACC+ASSIGN ***
 
 namespace {

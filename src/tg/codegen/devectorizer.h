@@ -31,6 +31,8 @@ const PatternMatcher<UOp, const RenderOpts>& correct_load_store();
 const PatternMatcher<UOp>& devectorize();
 const PatternMatcher<UOp>& pm_render();
 const PatternMatcher<UOp, ReduceContext>& pm_reduce();  // includes sym
+// a deferred horizontal reduce (the op-chain of GEPs pm_reduce leaves) as a tree of halvings; after the last GEP push
+const PatternMatcher<UOp>& pm_horizontal_tree();
 // rules for the ops the renderer lacks: EXP2, LOG2, SIN -> polynomials (all of them when force_transcendental,
 // TRANSCENDENTAL=2), SQRT -> xpow, MOD -> AND, MUL -> SHL, IDIV -> SHR / magic multiply, NEG, SUB, MULACC
 PatternMatcher<UOp, const RenderOpts> get_late_rewrite_patterns(OpSet ops, bool force_transcendental = false);

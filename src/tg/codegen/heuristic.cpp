@@ -148,7 +148,9 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
   if (r.arg<ReduceArg>().op != Ops::ADD || r.dtype() != dtypes::float32) return std::nullopt;
   const int fr = k.first_reduce(), n = k.shape_len();
   if (fr == 0 || fr >= n) return std::nullopt;
-  if (!big_cpu_kernel(k)) return std::nullopt;  // the tile pays off only with many multiply-adds (or adds)
+  // the tile pays off only with many multiply-adds, or adds: a sum's from 64K of them (a full sum's second stage)
+  if (!big_cpu_kernel(k) && (k.opts.has_local || prod_range(k.full_shape(), 0, n) < (int64_t(1) << 16)))
+    return std::nullopt;
 
   // the strides of every buffer the reduce loads (loads after it, as a fused relu mask, run once per output)
   std::vector<std::vector<std::optional<sint>>> in;

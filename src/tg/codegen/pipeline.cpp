@@ -62,6 +62,9 @@ UOp step_devectorize(const UOp& sink, const RenderOpts& opts) {
   int64_t mode = opts.devectorize ? *opts.devectorize : getenv("DEVECTORIZE", 1);
   return graph_rewrite(sink, mode >= 2 ? pm_vec2 : mode == 1 ? pm : pm_vec, opts, {.name = "devectorize"});
 }
+UOp step_horizontal_tree(const UOp& sink, const RenderOpts&) {
+  return graph_rewrite(sink, pm_horizontal_tree(), {.name = "horizontal tree"});
+}
 UOp step_pre_matcher(const UOp& sink, const RenderOpts& opts) {
   return graph_rewrite(sink, *opts.pre_matcher, {.name = "pre_matcher"});
 }
@@ -122,6 +125,8 @@ std::vector<RewriteStep> get_rewrites_for_renderer(const RenderOpts& opts, bool 
   // ** devectorizer (full_graph_rewrite) **
   ret.push_back({"remove_reduce", step_remove_reduce});
   ret.push_back({"devectorize", step_devectorize});
+  // a CPU tile's deferred horizontal reduces as trees (after the last rewrite that pushes GEPs)
+  if (opts.defer_horizontal_reduce) ret.push_back({"horizontal tree", step_horizontal_tree});
   // optional pre matcher
   if (opts.pre_matcher) ret.push_back({"pre_matcher", step_pre_matcher});
   // final rules for the renderer (without sym)
