@@ -345,7 +345,7 @@ TEST(CpuTile, BigSumsGetVectorAccumulators) {
   EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(row_sum(64)))), "nullopt");  // small: the reference's opts
   // a sum takes the tile from 64K elements (a full sum's second stage, 256 rows of 256)
   EXPECT_NE(opts_of(cpu_vector_tile(Kernel(row_sum(256)))), "nullopt");
-  EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(matmul(32)))), "nullopt");  // a small matmul doesn't
+  EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(matmul(64)))), "nullopt");  // a matmul of 256K multiply-adds doesn't
   // each row's lanes are summed in halvings after the loop (first whole registers, then halves of them), not by
   // gathering one lane of each of the four rows at a time
   Kernel k(row_sum(4096));

@@ -148,9 +148,9 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
   if (r.arg<ReduceArg>().op != Ops::ADD || r.dtype() != dtypes::float32) return std::nullopt;
   const int fr = k.first_reduce(), n = k.shape_len();
   if (fr == 0 || fr >= n) return std::nullopt;
-  // the tile pays off only with many multiply-adds, or adds: a sum's from 64K of them (a full sum's second stage)
-  if (!big_cpu_kernel(k) && (k.opts.has_local || prod_range(k.full_shape(), 0, n) < (int64_t(1) << 16)))
-    return std::nullopt;
+  // the tile pays off only with many multiply-adds (big_cpu_kernel, below), or adds: a sum's from 64K of them (a full
+  // sum's second stage)
+  if (prod_range(k.full_shape(), 0, n) < (int64_t(1) << 16)) return std::nullopt;
 
   // the strides of every buffer the reduce loads (loads after it, as a fused relu mask, run once per output)
   std::vector<std::vector<std::optional<sint>>> in;
@@ -223,6 +223,7 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
     if (auto opts = apply_tile(k, ups, {{rv, ra}})) return CpuTile{.opts = *opts, .reduce_lanes = true};
     return std::nullopt;
   }
+  if (!big_cpu_kernel(k)) return std::nullopt;
 
   // 1. output lanes: a vector axis of the output (contiguous inputs: vector loads; broadcast ones: splats), the
   // outer lanes along axes the contiguous inputs repeat on, so one vector load serves every accumulator
