@@ -38,8 +38,8 @@ double fastest_ms(int runs, const std::function<void()>& f) {
 }
 
 // the probe: each thread sums its share of the array in four streams (its quarters), two vector accumulators each (no
-// chain waits),
-// with the widest vectors the host has (the kernels are built for the host too), run on the CPU device's thread pool
+// chain waits), with the widest vectors the host has (the kernels are built for the host too), run on the CPU
+// device's thread pool
 typedef float v4 __attribute__((vector_size(16)));
 typedef float v8 __attribute__((vector_size(32)));
 typedef float v16 __attribute__((vector_size(64)));
