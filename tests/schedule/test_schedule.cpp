@@ -4,6 +4,7 @@
 
 #include <regex>
 
+#include "tg/codegen/kernel.h"
 #include "tg/schedule/grouper_util.h"
 #include "tg/schedule/schedule.h"
 #include "tg/tensor/tensor.h"
@@ -203,6 +204,29 @@ const Case kCases[] = {
 };
 TEST(Kernelize, ReferenceCases) {
   for (const Case& c : kCases) EXPECT_EQ(kernel_reprs(c.make()), c.reprs) << c.name;
+}
+
+// the outputs of each compiled kernel, in order
+std::vector<int64_t> kernel_outputs(const Tensor& t) {
+  std::vector<int64_t> outs;
+  for (const UOp& k : kernels(kernelized(t)))
+    if (UOp ast = get_kernel(k).ast; ast.op() == Ops::SINK) outs.push_back(prod(Kernel(ast).output_shape()));
+  return outs;
+}
+
+// A reduce big enough to split is split once on a device without local memory (the CPU): its first stage's 256
+// outputs each read one contiguous run of 65,536 floats, enough rows for the cores. The reference splits that stage
+// again (65,536 outputs of 256, for a GPU's occupancy), as a device with locals (PYTHON) still does, and so does the
+// CPU where the runs are strided.
+TEST(Kernelize, SplitReduceOnceOnCpuWhereRowsAreLong) {
+  const int64_t n = int64_t(1) << 24;
+  EXPECT_EQ(kernel_outputs(Tensor::empty({n}, {.device = "CPU"}).sum()), (std::vector<int64_t>{256, 1}));
+  EXPECT_EQ(kernel_outputs(Tensor::empty({4096, 4096}, {.device = "CPU"}).sum()), (std::vector<int64_t>{256, 1}));
+  EXPECT_EQ(kernel_outputs(Tensor::empty({n}, {.device = "PYTHON"}).sum()), (std::vector<int64_t>{65536, 256, 1}));
+  // each output of the column sum's first stage reads a strided column: the reference's split
+  EXPECT_EQ(kernel_outputs(Tensor::empty({65536, 256}, {.device = "CPU"}).sum(0)), (std::vector<int64_t>{65536, 256}));
+  // a small split is the reference's on every device
+  EXPECT_EQ(kernel_outputs(Tensor::empty({256, 256}, {.device = "CPU"}).sum()), (std::vector<int64_t>{256, 1}));
 }
 
 // golden/naming/summary.txt: the compiled kernels of each case (its inputs are realized first there)

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "tg/codegen/kernel.h"
+#include "tg/runtime/device.h"
 #include "tg/schedule/grouper_util.h"
 #include "tg/uop/symbolic.h"
 
@@ -196,6 +197,30 @@ UOp simplify_stride0_reduce(M m) {
   }
 }
 
+// Whether each output of a reduce reads one contiguous run (its reduced axes, in order, are a C-contiguous block)
+bool reduces_contiguous_runs(const std::vector<std::optional<sint>>& real, const Shape& xs, std::vector<int64_t> axes) {
+  std::sort(axes.begin(), axes.end());
+  int64_t run = 1;
+  for (auto it = axes.rbegin(); it != axes.rend(); ++it) {
+    if (real[static_cast<size_t>(*it)] != run) return false;
+    run *= xs[static_cast<size_t>(*it)];
+  }
+  return true;
+}
+
+// A device without local memory (a CPU) runs a reduce as a few rows per core at a time, each row streamed by vector
+// accumulators: 256 outputs that each read one long contiguous run already feed 64 cores, and splitting them again
+// (as the reference does, for a GPU's occupancy) leaves rows of 1 KB that a core reads as one stream, at half the
+// memory bandwidth (bench/bench_reduce's full sum)
+bool rows_long_enough(const std::optional<std::string>& device) {
+  if (!device) return false;
+  try {
+    return !Device::get(*device).renderer->has_local;
+  } catch (const std::exception&) {
+    return false;  // a tuple of devices, or one that can't open here: the reference's rule
+  }
+}
+
 // split a big reduce into two kernels when there are few outputs (SPLIT_REDUCEOP, REDUCEOP_SPLIT_THRESHOLD)
 UOp split_reduceop(M m) {
   UOp reduce = m["reduce"], x = m["x"];
@@ -203,6 +228,7 @@ UOp split_reduceop(M m) {
   if (!getenv("SPLIT_REDUCEOP", 1) || prod(xs) / prod(rs) < getenv("REDUCEOP_SPLIT_THRESHOLD", 32768)) return {};
   auto real = real_strides(st_of(x), true);
   const auto& axes = axis_arg(reduce);
+  if (prod(rs) >= 256 && reduces_contiguous_runs(real, xs, axes) && rows_long_enough(uop_device(reduce))) return {};
   int64_t top = std::min<int64_t>(256, (int64_t(1) << getenv("REDUCEOP_SPLIT_SIZE", 22)) / prod(rs));
   std::optional<std::pair<int64_t, int64_t>> cand;
   for (int64_t i : axes) {
