@@ -315,7 +315,10 @@ std::optional<double> HostProgram::call(std::span<const Opaque> bufs, std::span<
     if (cores == 1) return fxn_(b, v);
     Threaded t = threaded_;
     threaded_runs++;
-    parallel_for(cores, [&](int core) { t(b, v, core, cores); });
+    // four shares a core: a core whose worker wakes late (microseconds on a VM) has the rest of its shares taken over
+    const int shares = max_threads_ > 0 ? std::min(max_threads_, 4 * cores) : cores;
+    parallel_for(
+        shares, [&](int share) { t(b, v, share, shares); }, cores);
   };
   if (!wait) {
     run();

@@ -59,32 +59,79 @@ bool spin_until(F&& done) {
 
 thread_local bool in_parallel_for = false;
 
+// The shares of a job: thread t owns the indices [lo, hi) of its slot, runs them from the front, and one that has run
+// out of its own takes indices from the back of the others'. (lo, hi) live in one 64-bit word, so taking an index is
+// one compare-and-swap and an index is taken once. A slot to a cache line: the owners don't share lines.
+struct alignas(64) Share {
+  std::atomic<uint64_t> range{0};
+  static uint64_t pack(uint32_t lo, uint32_t hi) { return uint64_t(lo) << 32 | hi; }
+  // the front index (the owner's), or -1 when empty
+  int take_front() {
+    for (uint64_t v = range.load();;) {
+      auto lo = uint32_t(v >> 32), hi = uint32_t(v);
+      if (lo >= hi) return -1;
+      if (range.compare_exchange_weak(v, pack(lo + 1, hi))) return static_cast<int>(lo);
+    }
+  }
+  // the back index (a thief's), or -1 when empty
+  int take_back() {
+    for (uint64_t v = range.load();;) {
+      auto lo = uint32_t(v >> 32), hi = uint32_t(v);
+      if (lo >= hi) return -1;
+      if (range.compare_exchange_weak(v, pack(lo, hi - 1))) return static_cast<int>(hi - 1);
+    }
+  }
+};
+
 class Pool {
  public:
-  void run(int n, const std::function<void(int)>& fn) {
+  void run(int n, int threads, const std::function<void(int)>& fn) {
     std::lock_guard dispatch(dispatch_mu_);
-    grow(n - 1);
+    grow(threads - 1);
+    for (int t = 0; t < threads; t++)
+      shares_[static_cast<size_t>(t)].range.store(Share::pack(static_cast<uint32_t>(int64_t(n) * t / threads),
+                                                              static_cast<uint32_t>(int64_t(n) * (t + 1) / threads)));
     {
       std::lock_guard lock(mu_);
       job_ = &fn;
+      job_threads_ = threads;
       job_n_ = n;
-      pending_.store(n - 1);
+      done_.store(0);
       gen_.fetch_add(1);
     }
     cv_work_.notify_all();
     in_parallel_for = true;
-    fn(0);
+    work(0, n, threads, fn);
     in_parallel_for = false;
-    if (!spin_until([&] { return pending_.load() == 0; })) {
+    // what is left is running on workers that are awake
+    if (!spin_until([&] { return done_.load() == n; })) {
       std::unique_lock lock(mu_);
-      cv_done_.wait(lock, [&] { return pending_.load() == 0; });
+      cv_done_.wait(lock, [&] { return done_.load() == n; });
     }
-    std::lock_guard lock(mu_);
-    job_ = nullptr;
+    {
+      std::lock_guard lock(mu_);
+      job_ = nullptr;  // a worker waking from now on finds no job
+    }
+    while (active_.load() != 0) cpu_relax();  // ones that joined and found nothing left are leaving
   }
 
  private:
+  void work(int t, int n, int threads, const std::function<void(int)>& fn) {
+    for (;;) {
+      int i = shares_[static_cast<size_t>(t)].take_front();
+      for (int k = 1; i < 0 && k < threads; k++) i = shares_[static_cast<size_t>((t + k) % threads)].take_back();
+      if (i < 0) return;
+      fn(i);
+      if (done_.fetch_add(1) + 1 == n) {
+        std::lock_guard lock(mu_);
+        cv_done_.notify_one();
+      }
+    }
+  }
+
   void grow(int workers) {
+    if (shares_.size() < static_cast<size_t>(workers) + 1)
+      shares_ = std::vector<Share>(static_cast<size_t>(workers) + 1);
     while (static_cast<int>(threads_.size()) < workers) {
       int id = static_cast<int>(threads_.size()) + 1;
       uint64_t seen = gen_.load();  // before this job's bump: the new worker must not skip it
@@ -98,29 +145,29 @@ class Pool {
     for (;;) {
       spin_until([&] { return gen_.load() != seen; });
       const std::function<void(int)>* job;
-      int n;
+      int n, threads;
       {
         std::unique_lock lock(mu_);
         cv_work_.wait(lock, [&] { return gen_.load() != seen; });
         seen = gen_.load();
-        job = job_, n = job_n_;
+        job = job_, n = job_n_, threads = job_threads_;
+        if (job == nullptr || id >= threads) continue;
+        active_.fetch_add(1);  // under the lock: the caller waits for it before the job goes away
       }
-      if (job == nullptr || id >= n) continue;
-      (*job)(id);
-      if (pending_.fetch_sub(1) == 1) {
-        std::lock_guard lock(mu_);
-        cv_done_.notify_one();
-      }
+      work(id, n, threads, *job);
+      active_.fetch_sub(1);
     }
   }
 
   std::mutex dispatch_mu_;  // one job at a time
-  std::mutex mu_;           // guards job_, job_n_ and the waits
+  std::mutex mu_;           // guards job_ and the waits
   std::condition_variable cv_work_, cv_done_;
   std::atomic<uint64_t> gen_{0};  // bumped for each job
-  std::atomic<int> pending_{0};   // workers of the current job not done yet
+  std::atomic<int> done_{0};      // indices of the current job done
+  std::atomic<int> active_{0};    // workers inside the current job
   const std::function<void(int)>* job_ = nullptr;
-  int job_n_ = 0;
+  int job_threads_ = 0, job_n_ = 0;
+  std::vector<Share> shares_;  // a slot per thread of the pool (0: the caller)
   std::vector<std::thread> threads_;
 };
 
@@ -148,12 +195,13 @@ void parallel_each(size_t n, int threads, const std::function<void(size_t)>& fn)
   });
 }
 
-void parallel_for(int n, const std::function<void(int)>& fn) {
-  if (n <= 1 || in_parallel_for) {
+void parallel_for(int n, const std::function<void(int)>& fn, int threads) {
+  threads = std::min(threads > 0 ? threads : n, n);
+  if (threads <= 1 || in_parallel_for) {
     for (int i = 0; i < n; i++) fn(i);
     return;
   }
-  pool().run(n, fn);
+  pool().run(n, threads, fn);
 }
 
 }  // namespace tg
