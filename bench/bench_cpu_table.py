@@ -12,7 +12,8 @@ path too. Every workload runs in a child process started with that environment:
   MNIST step, convs   bench/bench_vs_torch.py (PyTorch's CPU eager mode; medians after a warm-up)
   sgemm               float32 n x n @ n x n for n = 512 .. 4096, ours against numpy's BLAS (OpenBLAS:
                       libopenblas0-pthread); medians of --repeats after a warm-up
-  sum, row sum, exp2  build/bench/bench_reduce: 16M floats against its read-bandwidth probe (fastest of runs)
+  sum, row sum, exp2  build/bench/bench_reduce: 16M floats in turns with its read-bandwidth probe (fastest of runs);
+                      the sums realized each call and under TinyJit (the target: the kernels alone)
 
 Needs python3-torch, python3-numpy and libopenblas0-pthread (bench/bench_cpu_table.sh installs them) and the build's
 Python module and bench_reduce. Both sides use CPU_THREADS threads (default: the CPUs this process may run on).
@@ -94,26 +95,29 @@ def main():
   if "reduce" not in skip:
     out = run([os.path.join(ROOT, "build", "bench", "bench_reduce"), "--runs", str(max(args.repeats, 10))], env)
     print(out.splitlines()[0], flush=True)
-    vals = {}
+    vals = {}  # workload -> (ms, GB/s, the probe's GB/s in the same minutes, ratio)
     for line in out.splitlines():
       cells = [c.strip() for c in line.strip("|").split("|")]
-      if len(cells) == 4 and re.match(r"[\d.]+$", cells[1]): vals[cells[0]] = (float(cells[1]), float(cells[2]),
-                                                                              float(cells[3]))
-    probe = next(v for k, v in vals.items() if k.startswith("bandwidth probe") and "1 thread" not in k)
+      if len(cells) == 5 and re.match(r"[\d.]+$", cells[1]): vals[cells[0]] = tuple(float(c) for c in cells[1:])
     for key, label in (("sum of 16M floats", "sum of 16M floats"), ("row sum (4096, 4096).sum(1)", "row sum 4096x4096")):
-      ms, gbs, r = vals[key]
-      rows.append((f"{label} (bandwidth probe)", f"{gbs:.1f} GB/s", f"{probe[1]:.1f} GB/s", f"{r:.2f}x bandwidth",
-                   ">= 0.85x", r >= 0.85))
+      # under TinyJit (the kernels, as a training loop runs them) the target; realized each call (with the
+      # scheduling, ~0.2-0.4 ms here) for information
+      for suffix, target in ((", TinyJit", True), ("", False)):
+        ms, gbs, probe, r = vals[key + suffix]
+        rows.append((f"{label}{suffix or ', realize() each call'} (bandwidth probe)", f"{gbs:.1f} GB/s", f"{probe:.1f} GB/s",
+                     f"{r:.2f}x bandwidth", ">= 0.85x" if target else "-", (r >= 0.85) if target else None))
     ew = next(v for k, v in vals.items() if k.startswith("((a*b+c)"))
     ex = vals["same with .exp2()"]
-    rows.append(("6-op chain with exp2 (same chain without)", f"{ex[0]:.2f} ms", f"{ew[0]:.2f} ms",
-                 f"{ex[0] / ew[0]:.2f}x time", "<= 1.5x", ex[0] / ew[0] <= 1.5))
+    turns = float(re.search(r"in turns: ([\d.]+)x", out).group(1))
+    rows.append(("6-op chain with exp2 (same chain without, in turns)", f"{ex[0]:.2f} ms", f"{ew[0]:.2f} ms",
+                 f"{turns:.2f}x time", "<= 1.5x", turns <= 1.5))
 
   print(f"\n{model}, {platform.machine()}, {env['CPU_THREADS']} threads each; ISA: {args.isa}"
         f" (CPU_ARCH={env.get('CPU_ARCH', 'native')}); medians of {args.repeats}\n")
   print("| workload (peer) | tinygrad.cpp | peer | ratio | target | met |\n|---|---:|---:|---:|---:|:-:|")
-  for w, o, p, r, t, met in rows: print(f"| {w} | {o} | {p} | {r} | {t} | {'yes' if met else 'no'} |")
-  print(f"\n{sum(r[5] for r in rows)} of {len(rows)} targets met")
+  for w, o, p, r, t, met in rows: print(f"| {w} | {o} | {p} | {r} | {t} | {'-' if met is None else 'yes' if met else 'no'} |")
+  targets = [r[5] for r in rows if r[5] is not None]
+  print(f"\n{sum(targets)} of {len(targets)} targets met")
 
 
 if __name__ == "__main__":
