@@ -42,6 +42,27 @@ TEST(ShapeTracker, ViewUOpRepr) {  // R12
   EXPECT_EQ(ShapeTracker::from_shape({3}).to_uop(), ShapeTracker::from_shape({3}).to_uop());
 }
 
+// a tracker's arg hashes its content, not its text: equal trackers hash alike, and trackers that differ in any one
+// field (shape, strides, offset, mask, contiguity, the number of views) hash apart
+TEST(ShapeTracker, ArgHashByContent) {
+  auto h = [](const ShapeTracker& st) { return ShapeTrackerArg(st).hash(); };
+  ShapeTracker base = ShapeTracker::from_shape({4, 4});
+  EXPECT_EQ(h(base.pad({{1, 1}, {0, 0}})), h(ShapeTracker::from_shape({4, 4}).pad({{1, 1}, {0, 0}})));
+  std::vector<ShapeTracker> all{base,
+                                ShapeTracker::from_shape({16}),
+                                ShapeTracker::from_shape({4, 4}, Shape{1, 4}),
+                                base.shrink({{1, 3}, {0, 4}}),
+                                base.pad({{1, 1}, {0, 0}}),
+                                base.pad({{0, 2}, {0, 0}}),
+                                base.permute({1, 0}).reshape({16}),
+                                base.expand({4, 4}).reshape({2, 8})};
+  for (size_t i = 0; i < all.size(); i++)
+    for (size_t j = i + 1; j < all.size(); j++)
+      if (!(all[i] == all[j])) {
+        EXPECT_NE(h(all[i]), h(all[j])) << all[i].repr() << " vs " << all[j].repr();
+      }
+}
+
 // multi-view simplification (tinygrad's TestSimplifyingShapeTracker)
 TEST(ShapeTracker, ExpandContractSimplifies) {
   ShapeTracker st = ShapeTracker::from_shape({1, 10}).expand({10, 10}).reshape({100});

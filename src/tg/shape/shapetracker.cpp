@@ -123,7 +123,20 @@ std::string ShapeTracker::repr() const {
   return cat("ShapeTracker(views=", py_tuple(vs), ")");
 }
 
-uint64_t ShapeTrackerArg::hash() const { return fnv1a(st.repr()); }
+// by content, without formatting it (VIEW UOps are made, and hashed, all through scheduling)
+uint64_t ShapeTrackerArg::hash() const {
+  uint64_t h = st.views.size();
+  auto mix = [&](int64_t v) { h = hash_combine(h, static_cast<uint64_t>(v)); };
+  for (const View& v : st.views) {
+    mix(static_cast<int64_t>(v.shape.size()));
+    for (sint x : v.shape) mix(x);
+    for (sint x : v.strides) mix(x);
+    mix(v.offset), mix(v.contiguous), mix(v.mask.has_value());
+    if (v.mask)
+      for (const auto& [lo, hi] : *v.mask) mix(lo), mix(hi);
+  }
+  return h;
+}
 bool ShapeTrackerArg::equals(const ArgObject& o) const {
   auto* p = dynamic_cast<const ShapeTrackerArg*>(&o);
   return p != nullptr && p->st == st;
