@@ -46,6 +46,7 @@ def fastest(f, g):  # the fastest of reps runs of each, in turns (this VM's spee
   tf, tg = [], []
   for _ in range(reps):
     for h, ts in ((f, tf), (g, tg)):
+      h()  # untimed: the other side's threads may still be spinning
       st = time.perf_counter(); h(); ts.append(time.perf_counter() - st)
   return min(tf), min(tg)
 for n in (512, 1024, 2048, 4096):
