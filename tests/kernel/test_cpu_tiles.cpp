@@ -73,9 +73,9 @@ TEST(CpuTile, MatmulOutputLanes) {
 
 TEST(CpuTile, ConvForwardFillsSixteenLanes) {
   // ox (20) gives 4 lanes; oy fills them to 16 (rows of x, w broadcast); co takes the outer lanes (x repeats along
-  // it): 16 of a 256-lane budget, 8 of 128
+  // it): 16 of a 256-lane budget; a 16-register target (128 lanes) holds half as many of a conv's accumulators: 4
   Kernel k(conv_forward(8));
-  EXPECT_EQ(opts_of(cpu_vector_tile(k)), cat("[Opt(op=OptOps.UPCAST, axis=1, arg=", lanes() / 16,
+  EXPECT_EQ(opts_of(cpu_vector_tile(k)), cat("[Opt(op=OptOps.UPCAST, axis=1, arg=", lanes() == 256 ? 16 : lanes() / 32,
                                              "), Opt(op=OptOps.UPCAST, axis=2, arg=4), "
                                              "Opt(op=OptOps.UPCAST, axis=3, arg=4)]"));
 }
@@ -231,18 +231,44 @@ TEST(CpuRowUpcast, BigMaxPoolIsRight) {
 TEST(CpuTile, OuterLanesShareCacheLines) {
   // the conv forward with its weight stored output-channels-last: co takes the inner lanes (the weight loads them
   // contiguously); the outer lanes go to ox, then oy, along which x's loads of one reduce step share cache lines,
-  // not to the batch (images 18 KB apart). Both lane budgets, pinned: with 128 co's 16 lanes leave a second block
-  // of co, which the loop order puts outside the rows
+  // not to the batch (images 18 KB apart). Both lane budgets, pinned: with 128 (16 registers) a conv's tile holds 8
+  // accumulators, 16 lanes of co by 4 of ox (16 spill: conv2's forward on AVX2 161 -> 62 ms), and co's 16 lanes
+  // leave a second block of co, which the loop order puts outside the rows
   UOp ast = sum_of_products({8, 32, 20, 20, 32, 5, 5}, {8, 32, 20, 20, 1, 1, 1}, {18432, 0, 24, 1, 576, 24, 1},
                             8 * 18432, {0, 1, 0, 0, 800, 160, 32}, 25600, {4, 5, 6});
-  const std::string outer = "[Opt(op=OptOps.UPCAST, axis=2, arg=2), Opt(op=OptOps.UPCAST, axis=3, arg=4), ";
   {
     ScopedEnv budget("CPU_TILE_LANES", "256");
-    EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(ast))), outer + "Opt(op=OptOps.UPCAST, axis=1, arg=32)]");
+    EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(ast))),
+              "[Opt(op=OptOps.UPCAST, axis=2, arg=2), Opt(op=OptOps.UPCAST, axis=3, arg=4), "
+              "Opt(op=OptOps.UPCAST, axis=1, arg=32)]");
   }
   ScopedEnv budget("CPU_TILE_LANES", "128");
   EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(ast))),
-            outer + "Opt(op=OptOps.UPCAST, axis=1, arg=16), Opt(op=OptOps.SWAP, axis=1, arg=2)]");
+            "[Opt(op=OptOps.UPCAST, axis=3, arg=4), Opt(op=OptOps.UPCAST, axis=1, arg=16), "
+            "Opt(op=OptOps.SWAP, axis=1, arg=2)]");
+}
+
+TEST(CpuTile, SixteenRegistersHoldEightAccumulatorsOfAConv) {
+  // with 16 vector registers (128 lanes) a conv's tile (its reduce over a window: more than one reduce axis) takes
+  // 64 lanes, a matmul's (one reduce axis) all 128; with 32 registers both take 256
+  auto upcast_lanes = [](const UOp& ast) {
+    std::optional<CpuTile> t = cpu_vector_tile(Kernel(ast));
+    EXPECT_TRUE(t.has_value());
+    int64_t n = 1;
+    for (const Opt& o : t ? t->opts : std::vector<Opt>{})
+      if (o.op == OptOps::UPCAST) n *= std::get<int>(o.arg);
+    return n;
+  };
+  UOp conv = sum_of_products({8, 32, 20, 20, 32, 5, 5}, {8, 32, 20, 20, 1, 1, 1}, {18432, 0, 24, 1, 576, 24, 1},
+                             8 * 18432, {0, 1, 0, 0, 800, 160, 32}, 25600, {4, 5, 6});
+  {
+    ScopedEnv budget("CPU_TILE_LANES", "128");
+    EXPECT_EQ(upcast_lanes(conv), 64);
+    EXPECT_EQ(upcast_lanes(matmul(128)), 128);
+  }
+  ScopedEnv budget("CPU_TILE_LANES", "256");
+  EXPECT_EQ(upcast_lanes(conv), 256);
+  EXPECT_EQ(upcast_lanes(matmul(128)), 256);
 }
 
 TEST(CpuTile, ThreadedRenderAddsIndexConstantsToThePointer) {
