@@ -232,7 +232,7 @@ TEST(CpuTile, OuterLanesShareCacheLines) {
   // the conv forward with its weight stored output-channels-last: co takes the inner lanes (the weight loads them
   // contiguously); the outer lanes go to ox, then oy, along which x's loads of one reduce step share cache lines,
   // not to the batch (images 18 KB apart). Both lane budgets, pinned: with 128 (16 registers) a conv's tile holds 8
-  // accumulators, 16 lanes of co by 4 of ox (16 spill: conv2's forward on AVX2 161 -> 62 ms), and co's 16 lanes
+  // accumulators, 16 lanes of co by 4 of ox (16 spill: conv2's forward on AVX2 161 -> 65 ms), and co's 16 lanes
   // leave a second block of co, which the loop order puts outside the rows
   UOp ast = sum_of_products({8, 32, 20, 20, 32, 5, 5}, {8, 32, 20, 20, 1, 1, 1}, {18432, 0, 24, 1, 576, 24, 1},
                             8 * 18432, {0, 1, 0, 0, 800, 160, 32}, 25600, {4, 5, 6});

@@ -248,8 +248,8 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
     }
     std::sort(cands.begin(), cands.end());
     // a target with 16 vector registers (AVX2, SSE) holds 8 accumulators of a conv's tile (a reduce over a window:
-    // more than one reduce axis) without spilling, where 16 spill (on AVX2: conv2's forward 161 -> 62 ms, conv3's
-    // 19 -> 7 ms); a matmul's 16 accumulators spill less than 8 lose (sgemm 1024: 115 against 62 GFLOP/s)
+    // more than one reduce axis) without spilling, where 16 spill (on AVX2: conv2's forward 161 -> 65 ms, conv3's
+    // 19 -> 9 ms); a matmul's 16 accumulators spill less than 8 lose (sgemm 1024: 115 against 62 GFLOP/s)
     const int budget = cpu_tile_lanes(k.opts) / (cpu_tile_lanes(k.opts) <= 128 && n - fr > 1 ? 2 : 1);
     int s_ax = -1, sa = 1, s2 = -1, sa2 = 1, left = budget / inner;
     for (auto& [far, a] : cands) {
