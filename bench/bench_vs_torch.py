@@ -68,11 +68,10 @@ def w_matmul():
 def conv_pair(xs, ws, backward, jit=False):
   x, w = rand_np(*xs, seed=3), rand_np(*ws, seed=4)
   tx, tw = ours(x).realize(), ours(w).realize()
+  wrap = TinyJit if jit else (lambda f: f)
   if not backward:
-    if jit:
-      fwd = TinyJit(lambda a, b: a.conv2d(b).realize())
-      return (lambda: fwd(tx, tw)), (lambda: torch.nn.functional.conv2d(x, w))
-    return (lambda: tx.conv2d(tw).realize()), (lambda: torch.nn.functional.conv2d(x, w))
+    fwd = wrap(lambda a, b: a.conv2d(b).realize())
+    return (lambda: fwd(tx, tw)), (lambda: torch.nn.functional.conv2d(x, w))
   x.requires_grad_(), w.requires_grad_()
   g = rand_np(*torch.nn.functional.conv2d(x, w).shape, seed=5)  # the gradient flowing back into the conv's output
   tg = ours(g).realize()
@@ -87,10 +86,8 @@ def conv_pair(xs, ws, backward, jit=False):
     x.grad = w.grad = None
     (torch.nn.functional.conv2d(x, w) * g).sum().backward()
 
-  if jit:
-    jfb = TinyJit(fb)
-    return (lambda: jfb(tx, tw, tg)), torch_fb
-  return (lambda: fb(tx, tw, tg)), torch_fb
+  ours_fb = wrap(fb)
+  return (lambda: ours_fb(tx, tw, tg)), torch_fb
 
 
 class OursModel:

@@ -151,6 +151,7 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
   // the tile pays off only with many multiply-adds (big_cpu_kernel, below), or adds: a sum's from 64K of them (a full
   // sum's second stage)
   if (prod_range(k.full_shape(), 0, n) < (int64_t(1) << 16)) return std::nullopt;
+  const int tile_lanes = cpu_tile_lanes(k.opts);  // the register budget in float lanes
 
   // the strides of every buffer the reduce loads (loads after it, as a fused relu mask, run once per output)
   std::vector<std::vector<std::optional<sint>>> in;
@@ -214,8 +215,7 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
   // registers each, for four outputs: eight independent chains of adds keep the loads at memory speed, where one
   // scalar chain waits on each add's latency (a row sum, a full sum's first stage)
   if (r.src(0).op() != Ops::MUL || in.size() < 2) {
-    const int lanes = cpu_tile_lanes(k.opts) / 8;  // two vector registers of floats: 16 (AVX2), 32 (AVX-512)
-    int ra = 0, rv = vector_axis(fr, n, lanes, ra);
+    int ra = 0, rv = vector_axis(fr, n, tile_lanes / 8, ra);  // two vector registers: 16 (AVX2), 32 (AVX-512)
     if (rv < 0 || ra < 8) return std::nullopt;
     std::vector<std::pair<int, int>> ups;
     for (int a = fr - 1; a >= 0 && ups.empty(); a--)  // the innermost output axis with four outputs
@@ -227,8 +227,7 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
 
   // 1. output lanes: a vector axis of the output (contiguous inputs: vector loads; broadcast ones: splats), the
   // outer lanes along axes the contiguous inputs repeat on, so one vector load serves every accumulator
-  int va = 0,
-      v = vector_axis(0, fr, static_cast<int>(std::min<int64_t>(cpu_tile_lanes(k.opts) / 8, k.opts.upcast_max)), va);
+  int va = 0, v = vector_axis(0, fr, static_cast<int>(std::min<int64_t>(tile_lanes / 8, k.opts.upcast_max)), va);
   if (v >= 0) {
     auto [f, fa] = fill(0, fr, v, va, true);
     const int inner = va * fa;
@@ -250,7 +249,7 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
     // a target with 16 vector registers (AVX2, SSE) holds 8 accumulators of a conv's tile (a reduce over a window:
     // more than one reduce axis) without spilling, where 16 spill (on AVX2: conv2's forward 161 -> 65 ms, conv3's
     // 19 -> 9 ms); a matmul's 16 accumulators spill less than 8 lose (sgemm 1024: 115 against 62 GFLOP/s)
-    const int budget = cpu_tile_lanes(k.opts) / (cpu_tile_lanes(k.opts) <= 128 && n - fr > 1 ? 2 : 1);
+    const int budget = tile_lanes / (tile_lanes <= 128 && n - fr > 1 ? 2 : 1);
     int s_ax = -1, sa = 1, s2 = -1, sa2 = 1, left = budget / inner;
     for (auto& [far, a] : cands) {
       int c = pow2_amount(size(a), std::min(16, left));
@@ -296,8 +295,7 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
   if (ups.empty()) return std::nullopt;
   // a single such axis takes more outputs, up to the lanes two axes of 4 would take (the first conv's weight
   // gradient, one input channel: 7.6 -> 6.0 ms)
-  if (ups.size() == 1)
-    ups[0].second = pow2_amount(size(ups[0].first), std::min(16, cpu_tile_lanes(k.opts) / (ra * rfa)));
+  if (ups.size() == 1) ups[0].second = pow2_amount(size(ups[0].first), std::min(16, tile_lanes / (ra * rfa)));
   std::vector<std::pair<int, int>> unrolls;
   if (rf >= 0) unrolls.push_back({rf, rfa});
   unrolls.push_back({rv, ra});
