@@ -271,6 +271,54 @@ TEST(CpuTile, SixteenRegistersHoldEightAccumulatorsOfAConv) {
   EXPECT_EQ(upcast_lanes(matmul(128)), 256);
 }
 
+TEST(CpuTile, PackedMatmulTakesHalfOfSixteenRegisters) {
+  // a matmul whose B the scheduler packed in panels of 16 (pack_matmul_operand: full shape (i, j/16, j%16, k), B at
+  // strides (0, 16k, 1, 16)) keeps its panel in L2: with 16 registers its tile takes 64 lanes, an unpacked one 128;
+  // with 32 registers both take 256
+  auto upcast_lanes = [](const UOp& ast) {
+    std::optional<CpuTile> t = cpu_vector_tile(Kernel(ast));
+    EXPECT_TRUE(t.has_value());
+    int64_t n = 1;
+    for (const Opt& o : t ? t->opts : std::vector<Opt>{})
+      if (o.op == OptOps::UPCAST) n *= std::get<int>(o.arg);
+    return n;
+  };
+  const sint n = 256;
+  UOp packed =
+      sum_of_products({n, n / 16, 16, n}, {n, n / 16, 16, 1}, {n, 0, 0, 1}, n * n, {0, 16 * n, 1, 16}, n * n, {3});
+  {
+    ScopedEnv budget("CPU_TILE_LANES", "128");
+    EXPECT_EQ(upcast_lanes(packed), 64);
+    EXPECT_EQ(upcast_lanes(matmul(n)), 128);
+  }
+  ScopedEnv budget("CPU_TILE_LANES", "256");
+  EXPECT_EQ(upcast_lanes(packed), 256);
+}
+
+TEST(CpuTile, PackedMatmulComputesItsProduct) {
+  // x (520, 72) @ w (72, 1024), and a batch of 2 x's against one w: the scheduler packs w in panels of 16 or 32
+  // (tests/schedule: Kernelize.PackMatmulOperandOnCpu); small integers, so every sum is exact
+  const int64_t M = 520, K = 72, N = 1024;
+  std::vector<float> xv(2 * M * K), wv(K * N);
+  for (size_t i = 0; i < xv.size(); i++) xv[i] = static_cast<float>(static_cast<int64_t>((i * 37) % 11) - 5);
+  for (size_t i = 0; i < wv.size(); i++) wv[i] = static_cast<float>(static_cast<int64_t>((i * 53) % 7) - 3);
+  std::vector<float> want(2 * M * N, 0.0f);
+  for (int64_t b = 0; b < 2; b++)
+    for (int64_t i = 0; i < M; i++)
+      for (int64_t k = 0; k < K; k++)
+        for (int64_t j = 0; j < N; j++)
+          want[static_cast<size_t>((b * M + i) * N + j)] +=
+              xv[static_cast<size_t>((b * M + i) * K + k)] * wv[static_cast<size_t>(k * N + j)];
+  for (const char* lanes : {"128", "256"}) {
+    ScopedEnv e("CPU_TILE_LANES", lanes);
+    Tensor w(wv, {K, N});
+    EXPECT_EQ(Tensor(xv, {2, M, K}).matmul(w).tolist<float>(), want) << lanes;
+    std::vector<float> first =
+        Tensor(std::vector<float>(xv.begin(), xv.begin() + M * K), {M, K}).matmul(w).tolist<float>();
+    EXPECT_TRUE(std::equal(first.begin(), first.end(), want.begin())) << lanes;
+  }
+}
+
 TEST(CpuTile, ThreadedRenderAddsIndexConstantsToThePointer) {
   // the threaded variant renders (data1+alu0+4), the plain one tinygrad's (data1+(alu0+4)): with the outer loop's
   // bound known only at run time, clang would not merge the int-indexed float4 loads into one wide load
