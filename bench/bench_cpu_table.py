@@ -41,19 +41,26 @@ for l in libs:  # OpenBLAS names the kernels it picked
   except (OSError, AttributeError):
     pass
 print("blas:", [os.path.basename(l) for l in libs] or "none loaded", "core:", core, flush=True)
-def fastest(f, g):  # the fastest of reps runs of each, in turns (this VM's speed drifts within a minute)
-  f(), g()
+def warm(h):  # untimed runs for 20 ms: after the other side's turn (its threads may still spin) or an idle moment,
+  # this VM's cores take a few ms to come back to speed (a 512 sgemm 10 ms after an idle gap: 1.6-2.9 ms, then 0.9)
+  st = time.perf_counter()
+  while True:
+    h()
+    if time.perf_counter() - st > 0.02: return
+def fastest(f, g, each):  # the fastest of reps turns of each side (this VM's speed drifts within a minute), `each`
+  f(), g()  # timed runs a turn
   tf, tg = [], []
   for _ in range(reps):
     for h, ts in ((f, tf), (g, tg)):
-      h()  # untimed: the other side's threads may still be spinning
-      st = time.perf_counter(); h(); ts.append(time.perf_counter() - st)
+      warm(h)
+      for _ in range(each):
+        st = time.perf_counter(); h(); ts.append(time.perf_counter() - st)
   return min(tf), min(tg)
 for n in (512, 1024, 2048, 4096):
   rng = np.random.default_rng(n)
   a, b = rng.standard_normal((n, n), dtype=np.float32), rng.standard_normal((n, n), dtype=np.float32)
   ta, tb = Tensor(a).realize(), Tensor(b).realize()
-  t_ours, t_np = fastest(lambda: (ta @ tb).realize(), lambda: a @ b)
+  t_ours, t_np = fastest(lambda: (ta @ tb).realize(), lambda: a @ b, 5 if n <= 1024 else 1)
   err = float(np.abs((ta @ tb).numpy() - a @ b).max())
   print(f"sgemm {n} {t_ours} {t_np} {err}", flush=True)
 """

@@ -2,8 +2,8 @@
 # tinygrad.cpp against PyTorch's CPU eager mode, in one process, on the shapes of tinygrad's examples/beautiful_mnist.py
 # (batch 512). Both sides use the same number of threads (CPU_THREADS for us, torch.set_num_threads for torch; default:
 # the CPUs this process may run on; TORCH_THREADS sets torch's alone). Each figure is the fastest of several timed runs
-# after a warm-up (which compiles our kernels), the two sides in turns, each timed run after an untimed one of the same
-# side (the other's threads may still spin): this VM's speed drifts within a minute, and
+# after a warm-up (which compiles our kernels), the two sides in turns, each timed run after 20 ms of untimed ones of the
+# same side (the other's threads may still spin; an idle core takes a few ms to come back to speed): this VM's speed drifts within a minute, and
 # PyTorch's, whose big temporaries are fresh pages each call, by up to 5x (13.5 -> 100 ms for conv3 fwd+bwd); the last
 # column is our time over torch's (below 1: we are faster).
 #
@@ -41,7 +41,10 @@ def fastest_times(f_ours, f_torch, repeats):
   ts_ours, ts_torch = [], []
   for _ in range(repeats):  # in turns: this VM's speed drifts within a minute
     for fn, ts in ((f_ours, ts_ours), (f_torch, ts_torch)):
-      fn()  # untimed: the other side's threads may still be spinning after its last call
+      w0 = time.perf_counter()
+      while True:  # untimed runs for 20 ms: the other side's threads may still spin, and after an idle moment this
+        fn()  # VM's cores take a few ms to come back to speed
+        if time.perf_counter() - w0 > 0.02: break
       st = time.perf_counter()
       fn()
       ts.append(time.perf_counter() - st)
