@@ -7,6 +7,7 @@
 #include "scoped_env.h"
 #include "tg/codegen/heuristic.h"
 #include "tg/codegen/kernel.h"
+#include "tg/runtime/device.h"
 #include "tg/schedule/grouper_util.h"
 #include "tg/schedule/schedule.h"
 #include "tg/tensor/tensor.h"
@@ -231,9 +232,9 @@ TEST(Kernelize, SplitReduceOnceOnCpuWhereRowsAreLong) {
   EXPECT_EQ(kernel_outputs(Tensor::empty({256, 256}, {.device = "CPU"}).sum()), (std::vector<int64_t>{256, 1}));
 }
 
-// A big matmul on the CPU copies its B into panels of the tile's vector width first (pack_matmul_operand): a kernel of
-// K x N more, and the matmul reads B one panel at a time, contiguous along K. Not where B's rows are short, where few
-// rows of x reuse it, on a device without CPU tiles, or with CPU_PACK=0.
+// A big matmul on the CPU copies its B into panels of the tile's vector width P first (pack_matmul_operand): a kernel
+// of K x N more, and the matmul reads B one panel at a time, contiguous along K. Not where B is under 32 panels wide,
+// where few rows of x reuse it, on a device without CPU tiles, or with CPU_PACK=0.
 TEST(Kernelize, PackMatmulOperandOnCpu) {
   auto mm = [](int64_t m, int64_t k, int64_t n, const char* dev) {
     return Tensor::empty({m, k}, {.device = dev}).matmul(Tensor::empty({k, n}, {.device = dev}));
@@ -247,9 +248,10 @@ TEST(Kernelize, PackMatmulOperandOnCpu) {
   EXPECT_EQ(kernel_outputs(
                 Tensor::empty({2, 512, 64}, {.device = "CPU"}).matmul(Tensor::empty({2, 64, 1024}, {.device = "CPU"}))),
             (V{2 * 64 * 1024, 2 * 512 * 1024}));
-  EXPECT_EQ(kernel_outputs(mm(1024, 64, 512, "CPU")), (V{1024 * 512}));    // B's rows 2 KB apart
-  EXPECT_EQ(kernel_outputs(mm(256, 64, 1024, "CPU")), (V{256 * 1024}));    // 256 rows of x
-  EXPECT_EQ(kernel_outputs(mm(1024, 32, 1024, "CPU")), (V{1024 * 1024}));  // K of 32
+  const int64_t P = cpu_tile_lanes(*Device::get("CPU").renderer) / 8;          // 32 with AVX-512, 16 with AVX2
+  EXPECT_EQ(kernel_outputs(mm(1024, 64, 16 * P, "CPU")), (V{1024 * 16 * P}));  // B 16 panels wide
+  EXPECT_EQ(kernel_outputs(mm(256, 64, 1024, "CPU")), (V{256 * 1024}));        // 256 rows of x
+  EXPECT_EQ(kernel_outputs(mm(1024, 32, 1024, "CPU")), (V{1024 * 1024}));      // K of 32
   EXPECT_EQ(kernel_outputs(mm(1024, 64, 1024, "PYTHON")), (V{1024 * 1024}));
   {
     tg::test::ScopedEnv off("CPU_PACK", "0");
@@ -259,7 +261,6 @@ TEST(Kernelize, PackMatmulOperandOnCpu) {
   std::vector<UOp> ks = kernels(kernelized(mm(1024, 64, 1024, "CPU")));
   ASSERT_EQ(ks.size(), 2u);
   Kernel k(get_kernel(ks[1]).ast);
-  const int64_t P = cpu_tile_lanes(k.opts) / 8;
   bool found = false;
   for (size_t i = 1; i < k.sts.size(); i++) {
     auto strides = real_strides(k.sts[i]);

@@ -271,9 +271,10 @@ int64_t pack_width(const std::optional<std::string>& device) {
 // so a tile's panel of w leaves the caches before the next tile that reuses it, and every tile of rows reads w again
 // from memory. Copying w once into panels (N/P, K, P), each tile's columns contiguous along K, keeps a panel in L2
 // for the whole sweep over x's rows: what BLAS calls packing (one core, AVX-512, standalone C: 1024^2 79 -> 185
-// GFLOP/s, 2048^2 53 -> 147; the copy 0.1-0.2 ms at 1024, 5-9 ms at 4096). Only for inputs whose reduce stride is
-// at least 512 floats, reused by at least 64 outputs (the rows of x), so a copy pays for itself; the packed operand
-// has stride P along K, so the rule doesn't fire again.
+// GFLOP/s, 2048^2 53 -> 147; the copy 0.1-0.2 ms at 1024, 5-9 ms at 4096). Only for a B at least 32 panels wide
+// (N >= 1024 with AVX-512, 512 with AVX2: AVX2's sgemm 512 1.75 against 2.5 ms, where AVX-512's gains less than the
+// extra kernel costs) and reused by at least 512 outputs (the rows of x), so that the copy pays for itself; the
+// packed operand has stride P along K, so the rule doesn't fire again.
 UOp pack_matmul_operand(M m) {
   UOp reduce = m["reduce"], x = m["x"];
   const auto& axes = axis_arg(reduce);
@@ -287,7 +288,7 @@ UOp pack_matmul_operand(M m) {
     const UOp &o = x.src(i), &other = x.src(1 - i);
     if (o.op() != Ops::VIEW || has_mask(st_of(o))) continue;
     auto real = real_strides(st_of(o)), oreal = real_strides(st_of(other));
-    if (!real[r] || *real[r] < 1024) continue;
+    if (!real[r] || *real[r] < 32 * P) continue;
     sint reuse = 1;
     std::optional<size_t> j;
     for (size_t a = 0; a < xs.size(); a++) {
