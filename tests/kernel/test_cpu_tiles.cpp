@@ -39,6 +39,17 @@ std::string opts_of(const std::optional<CpuTile>& t) { return t ? opts_repr(t->o
 // the lane budget of the default device's target (CPU_ARCH's, as the kernels below see it)
 int lanes() { return cpu_tile_lanes(Kernel(matmul(128)).opts); }
 
+// the lanes (the product of the UPCASTs) of k's tile
+int64_t upcast_lanes(const Kernel& k) {
+  std::optional<CpuTile> t = cpu_vector_tile(k);
+  EXPECT_TRUE(t.has_value());
+  int64_t n = 1;
+  for (const Opt& o : t ? t->opts : std::vector<Opt>{})
+    if (o.op == OptOps::UPCAST) n *= std::get<int>(o.arg);
+  return n;
+}
+int64_t upcast_lanes(const UOp& ast) { return upcast_lanes(Kernel(ast)); }
+
 // renders k with its tile's vector ALUs (as engine/realize does for an applied tile)
 std::string render_tile(Kernel& k) {
   std::optional<CpuTile> tile = applied_cpu_vector_tile(k);
@@ -251,14 +262,6 @@ TEST(CpuTile, OuterLanesShareCacheLines) {
 TEST(CpuTile, SixteenRegistersHoldEightAccumulatorsOfAConv) {
   // with 16 vector registers (128 lanes) a conv's tile (its reduce over a window: more than one reduce axis) takes
   // 64 lanes, a matmul's (one reduce axis) all 128; with 32 registers both take 256
-  auto upcast_lanes = [](const UOp& ast) {
-    std::optional<CpuTile> t = cpu_vector_tile(Kernel(ast));
-    EXPECT_TRUE(t.has_value());
-    int64_t n = 1;
-    for (const Opt& o : t ? t->opts : std::vector<Opt>{})
-      if (o.op == OptOps::UPCAST) n *= std::get<int>(o.arg);
-    return n;
-  };
   UOp conv = sum_of_products({8, 32, 20, 20, 32, 5, 5}, {8, 32, 20, 20, 1, 1, 1}, {18432, 0, 24, 1, 576, 24, 1},
                              8 * 18432, {0, 1, 0, 0, 800, 160, 32}, 25600, {4, 5, 6});
   {
@@ -275,14 +278,6 @@ TEST(CpuTile, PackedMatmulTakesHalfOfSixteenRegisters) {
   // a matmul whose B the scheduler packed in panels of 16 (pack_matmul_operand: full shape (i, j/16, j%16, k), B at
   // strides (0, 16k, 1, 16)) keeps its panel in L2: with 16 registers its tile takes 64 lanes, an unpacked one 128;
   // with 32 registers both take 256
-  auto upcast_lanes = [](const UOp& ast) {
-    std::optional<CpuTile> t = cpu_vector_tile(Kernel(ast));
-    EXPECT_TRUE(t.has_value());
-    int64_t n = 1;
-    for (const Opt& o : t ? t->opts : std::vector<Opt>{})
-      if (o.op == OptOps::UPCAST) n *= std::get<int>(o.arg);
-    return n;
-  };
   const sint n = 256;
   UOp packed =
       sum_of_products({n, n / 16, 16, n}, {n, n / 16, 16, 1}, {n, 0, 0, 1}, n * n, {0, 16 * n, 1, 16}, n * n, {3});
@@ -385,20 +380,14 @@ TEST(CpuTile, BothLaneBudgetsComputeTheSame) {
 }
 
 TEST(CpuTile, LanesFollowTheTarget) {  // RenderOpts::simd_lanes (the CPU devices set it from CPU_ARCH) sizes the tile
-  auto upcast_lanes = [](int simd_lanes) {
+  auto lanes_for = [](int simd_lanes) {
     RenderOpts ro = RenderOpts::cpu();
     ro.simd_lanes = simd_lanes;
-    Kernel k(matmul(128), ro);
-    std::optional<CpuTile> t = cpu_vector_tile(k);
-    EXPECT_TRUE(t.has_value()) << simd_lanes;
-    int64_t n = 1;
-    for (const Opt& o : t ? t->opts : std::vector<Opt>{})
-      if (o.op == OptOps::UPCAST) n *= std::get<int>(o.arg);
-    return n;
+    return upcast_lanes(Kernel(matmul(128), ro));
   };
-  EXPECT_EQ(upcast_lanes(64), 64);  // SSE: 16 xmm registers
-  EXPECT_EQ(upcast_lanes(128), 128);
-  EXPECT_EQ(upcast_lanes(256), 256);
+  EXPECT_EQ(lanes_for(64), 64);  // SSE: 16 xmm registers
+  EXPECT_EQ(lanes_for(128), 128);
+  EXPECT_EQ(lanes_for(256), 256);
 }
 
 // *** big sums and elementwise transcendentals ***
