@@ -2,10 +2,10 @@
 # tinygrad.cpp against PyTorch's CPU eager mode, in one process, on the shapes of tinygrad's examples/beautiful_mnist.py
 # (batch 512). Both sides use the same number of threads (CPU_THREADS for us, torch.set_num_threads for torch; default:
 # the CPUs this process may run on; TORCH_THREADS sets torch's alone). Each figure is the fastest of several timed runs
-# after a warm-up (which compiles our kernels), the two sides in turns, each timed run after 20 ms of untimed ones of the
-# same side (the other's threads may still spin; an idle core takes a few ms to come back to speed): this VM's speed drifts within a minute, and
-# PyTorch's, whose big temporaries are fresh pages each call, by up to 5x (13.5 -> 100 ms for conv3 fwd+bwd); the last
-# column is our time over torch's (below 1: we are faster).
+# after a warm-up (which compiles our kernels), the two sides in turns, each timed run after 20 ms of untimed ones of
+# the same side (the other's threads may still spin; an idle core takes a few ms to come back to speed): this VM's
+# speed drifts within a minute, and PyTorch's, whose big temporaries are fresh pages each call, by up to 5x (13.5 -> 100
+# ms for conv3 fwd+bwd); the last column is our time over torch's (below 1: we are faster).
 #
 #   matmul        1024x1024 @ 1024x1024, float32
 #   convN fwd     the model's convs, forward:

@@ -248,10 +248,10 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
     std::sort(cands.begin(), cands.end());
     // a target with 16 vector registers (AVX2, SSE) holds 8 accumulators of a conv's tile (a reduce over a window:
     // more than one reduce axis) without spilling, where 16 spill (on AVX2: conv2's forward 161 -> 65 ms, conv3's
-    // 19 -> 9 ms); a matmul's 16 accumulators spill less than 8 lose (sgemm 1024: 115 against 62 GFLOP/s)
-    // and so does a matmul whose contiguous input is packed in panels (pack_matmul_operand: its rows along the
-    // reduce one vector axis long): its panel stays in L2, where 16 accumulators were worth their spills to read an
-    // unpacked B from memory half as often (AVX2 sgemm 1024 / 2048: 107 / 100 -> 152 / 155 GFLOP/s)
+    // 19 -> 9 ms), and of a matmul whose contiguous input is packed in panels (pack_matmul_operand: its rows along
+    // the reduce one vector axis long), whose panel stays in L2 (AVX2 sgemm 1024 / 2048: 107 / 100 -> 152 / 155
+    // GFLOP/s). An unpacked matmul keeps 16: their spills cost less than reading B from memory twice as often
+    // (sgemm 1024: 115 against 62 GFLOP/s with 8)
     bool packed = true;
     for (auto& s : in)
       if (stride_is(st(s, v), 1)) packed &= stride_is(st(s, n - 1), va);

@@ -302,10 +302,14 @@ UOp pack_matmul_operand(M m) {
       shrunk.push_back(real[a] == sint(0) ? 1 : xs[a]);
       keep.push_back({0, shrunk.back()});
     }
-    Shape split(shrunk.begin(), shrunk.begin() + static_cast<std::ptrdiff_t>(*j));
-    split.push_back(xs[*j] / P);
-    split.push_back(P);
-    split.insert(split.end(), shrunk.begin() + static_cast<std::ptrdiff_t>(*j) + 1, shrunk.end());
+    auto split_j = [&](const Shape& s) {  // s with the column axis split into (N/P, P)
+      Shape out(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(*j));
+      out.push_back(xs[*j] / P);
+      out.push_back(P);
+      out.insert(out.end(), s.begin() + static_cast<std::ptrdiff_t>(*j) + 1, s.end());
+      return out;
+    };
+    const Shape split = split_j(shrunk), xsplit = split_j(xs);
     const int64_t ri = static_cast<int64_t>(r > *j ? r + 1 : r), lane = static_cast<int64_t>(*j) + 1;
     std::vector<int64_t> perm, inv(split.size());
     for (int64_t d = 0; d < static_cast<int64_t>(split.size()); d++)
@@ -313,13 +317,8 @@ UOp pack_matmul_operand(M m) {
     perm.push_back(ri);
     perm.push_back(lane);
     for (size_t d = 0; d < perm.size(); d++) inv[static_cast<size_t>(perm[d])] = static_cast<int64_t>(d);
-    // the reduce runs on x's shape with the column axis split (..., N/P, P, ...): the packed operand is one strided
-    // view of its panels there, which the kernel's tile upcasts as its vector axis
-    Shape xsplit = split;
-    for (size_t a = 0, d = 0; a < xs.size(); a++, d++) {
-      if (a == *j) d++;
-      if (a != *j) xsplit[d] = xs[a];
-    }
+    // the reduce runs on x's shape with the column axis split (xsplit): the packed operand is one strided view of its
+    // panels there, which the kernel's tile upcasts as its vector axis
     UOp packed = make_contiguous(uop_permute(uop_reshape(uop_shrink(o, keep), split), perm));
     std::vector<UOp> srcs = x.src();
     srcs[i] = uop_expand(uop_permute(packed, inv), xsplit);
@@ -371,9 +370,6 @@ const GPM& grouper_sym() {
                                                                                                   // -> shrink
                                                                       {op(Ops::REDUCE_AXIS, {var("x")}).named("reduce"),
                                                                        split_reduceop},  // big reduce -> two reduces
-                                                                      {op(Ops::REDUCE_AXIS, {op(Ops::MUL).named("x")})
-                                                                           .named("reduce"),
-                                                                       pack_matmul_operand},  // CPU: pack a matmul's B
                                                                       {op(Ops::COPY, {cvar("x"), op(Ops::DEVICE)})
                                                                            .named("root"),
                                                                        [](M m) {
@@ -398,21 +394,18 @@ const GPM& grouper_sym() {
                                                                          return uop_view(m["x"].cast(m["c"].dtype()),
                                                                                          st_of(m["c"].src(0)));
                                                                        }},  // CAST(VIEW(CONST)) -> VIEW(CONST)
-                                                                      {
-                                                                          op(
-                                                                              Ops::CONTIGUOUS, {op(Ops::VIEW,
-                                                                                                   {op(Ops::BUFFER)
-                                                                                                        .named("buf")})
-                                                                                                    .named("view")})
-                                                                              .named("root"),
-                                                                          [](M m) -> UOp {
-                                                                            UOp view = m["view"];
-                                                                            return st_of(view).contiguous() &&
-                                                                                           size_of(view) ==
-                                                                                               size_of(m["buf"])
-                                                                                       ? view
-                                                                                       : UOp{};
-                                                                          }},  // CONTIGUOUS(VIEW(BUFFER)) -> VIEW
+                                                                      {op(Ops::CONTIGUOUS,
+                                                                          {op(Ops::VIEW, {op(Ops::BUFFER).named("buf")})
+                                                                               .named("view")})
+                                                                           .named("root"),
+                                                                       [](M m) -> UOp {
+                                                                         UOp view = m["view"];
+                                                                         return st_of(view).contiguous() &&
+                                                                                        size_of(view) ==
+                                                                                            size_of(m["buf"])
+                                                                                    ? view
+                                                                                    : UOp{};
+                                                                       }},  // CONTIGUOUS(VIEW(BUFFER)) -> VIEW
                                                                       {
                                                                           op(Ops::CONTIGUOUS, {op({Ops::CONTIGUOUS,
                                                                                                    Ops::BUFFER, Ops::COPY,
@@ -464,6 +457,12 @@ const GPM& grouper_sym() {
                                                                          return uop_view(m["inp"].alu(alu.op()), st);
                                                                        }},  // unary(expand) -> expand(unary)
                                                                   };
+  return pm;
+}
+
+// ours, on a CPU: a big matmul's B packed into panels (pack_matmul_operand)
+const GPM& pack_matmul() {
+  static const GPM pm{{op(Ops::REDUCE_AXIS, {op(Ops::MUL).named("x")}).named("reduce"), pack_matmul_operand}};
   return pm;
 }
 
@@ -1287,7 +1286,7 @@ std::vector<std::pair<UOp, UOp>> get_kernelize_map(const UOp& big_sink) {
   GrouperCtx ctx;
   ctx.meta = &meta;
   // merge_views + simplify (multi_pm and replace_allreduce are not here yet: no multi device)
-  static const GPM merge_pm = do_fuse() + merge_views() + grouper_sym() + replace_contiguous();
+  static const GPM merge_pm = do_fuse() + merge_views() + grouper_sym() + pack_matmul() + replace_contiguous();
   UOpMap tensor_map = graph_rewrite_map(big_sink, merge_pm, ctx, meta, {.name = "merge_views"});
   UOp sink = tensor_map.at(big_sink);
   trace::snapshot(sink, "View Tensor Graph");  // the cleaned up tensor graph
