@@ -85,6 +85,14 @@ std::vector<double> exp_inputs(DType d) {  // around 0, the whole finite range a
   std::vector<double> v = {0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1e-8, -1e-8, 3.14159, -2.71828, kInf, -kInf, kNan};
   double hi = d == dtypes::float64 ? 1100 : d == dtypes::float32 ? 140 : 18;
   for (int i = 0; i <= 200; i++) v.push_back(-hi + 2 * hi * i / 200.0 + 0.01 * i);
+  // at and around where the answer becomes inf or 0 (exp2 clamps its input there), and far past
+  std::vector<double> edges =
+      d == dtypes::float64 ? std::vector<double>{1023.9, 1024,    1024.5,  1e300, -1074,   -1074.5,
+                                                 -1075,  -1075.5, -1999.5, -2000, -2000.5, -1e300}
+      : d == dtypes::float32
+          ? std::vector<double>{127.99, 128, 128.5, 129, 1e30, -149, -149.5, -149.9, -150, -150.1, -151, -1e30}
+          : std::vector<double>{15.99, 16, 22.9, 23, 24, 1000, -14, -21.9, -22, -60000};
+  v.insert(v.end(), edges.begin(), edges.end());
   return v;
 }
 std::vector<double> log_inputs(DType d) {  // every binade, denormals, 0s, negatives, specials

@@ -72,9 +72,10 @@ UOp ldexp3k(const UOp& d, const UOp& e) {
   return (d.bitcast(it) + shl(e.cast(it), l.mantissa)).bitcast(d.dtype());
 }
 
-// d * 2**e for an int e, in two steps so that each factor is a normal float (d > 0 and not denormal)
+// d * 2**e for an int e, in two steps so that each factor is a normal float (d > 0 and not denormal); e's halves by an
+// arithmetic shift (floor), one instruction where e // 2 (toward zero) takes three
 UOp ldexp2k(const UOp& d, const UOp& e) {
-  UOp half = shr(e, 1);
+  UOp half = e >> e.const_like(1);
   return (d * pow2if(half, d.dtype())) * pow2if(e - half, d.dtype());
 }
 
@@ -211,8 +212,15 @@ UOp xsin(const UOp& d, bool fast, double switch_over) {
 }
 
 UOp xexp2(const UOp& d) {
-  UOp zero = d.const_like(0.0);
-  UOp x = map_special(d, zero, zero, zero, d);
+  DType sc = d.dtype().scalar();
+  // beyond these the answer is inf or 0; d is clamped to them (nan to `lower`) before the integer conversion, two
+  // selects where mapping nan and +-inf to 0 took six. At the clamps the computation itself gives the answer: 2**upper
+  // overflows to inf, and 2**lower rounds to 0 for float32 and float64 (2**-150, 2**-2000); float16 keeps its mask
+  // below -22 (2**-22 is one of its denormals)
+  const double upper = sc == dtypes::float64 ? 1024 : sc == dtypes::float32 ? 128 : 23;
+  const double lower = sc == dtypes::float64 ? -2000 : sc == dtypes::float32 ? -150 : -22;
+  UOp x = (d.const_like(lower) < d).where(d, d.const_like(lower));
+  x = (x < upper).where(x, x.const_like(upper));
   UOp q = rintk(x);
   UOp s = x - q.cast(x.dtype());  // in [-1/2, 1/2]
   UOp u = is_f64(d) ? poly(s, {0.4434359082926529454e-9, 0.7073164598085707425e-8, 0.1017819260921760451e-6,
@@ -222,11 +230,7 @@ UOp xexp2(const UOp& d) {
                     : poly(s, {0.1535920892e-3, 0.1339262701e-2, 0.9618384764e-2, 0.5550347269e-1, 0.2402264476e+0,
                                0.6931471825e+0, 1.0});
   u = ldexp2k(u, q);  // u * 2**q
-  DType sc = d.dtype().scalar();
-  const double upper = sc == dtypes::float64 ? 1024 : sc == dtypes::float32 ? 128 : 23;
-  const double lower = sc == dtypes::float64 ? -2000 : sc == dtypes::float32 ? -150 : -22;
-  u = (d >= d.const_like(upper)).where(d.const_like(kInf), u);
-  u = (d < lower).where(zero, u);
+  if (sc == dtypes::float16) u = (d < lower).where(d.const_like(0.0), u);
   return d.ne(d).where(d.const_like(kNan), u);
 }
 
