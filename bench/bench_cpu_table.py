@@ -87,6 +87,7 @@ def main():
   if args.isa == "avx2": env.update(PEER_AVX2)
   env.setdefault("CPU_THREADS", str(len(os.sched_getaffinity(0))))
   env["OPENBLAS_NUM_THREADS"] = env["CPU_THREADS"]
+  env.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
   env["PYTHONPATH"] = env.get("PYTHONPATH", os.path.join(ROOT, "build", "python"))
   skip = set(filter(None, args.skip.split(",")))
   model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
