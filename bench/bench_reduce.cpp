@@ -28,7 +28,7 @@ namespace {
 constexpr int64_t kN = int64_t(1) << 24;  // 16M floats, 64 MB: far beyond the caches
 
 // the probe: each thread sums its share of the array as blocks of four rows read side by side, two vector
-// accumulators a row (no chain waits), with the widest vectors the host has (the kernels are built for the host too),
+// accumulators a row (no chain waits), with the widest vectors of the kernels' target,
 // run on the CPU device's thread pool. The rows are 16 KB, 256 KB or a quarter of the share apart, whichever is
 // fastest on this machine (chosen at the start: which one wins differs from one machine, and one minute, to another).
 typedef float v4 __attribute__((vector_size(16)));
@@ -58,10 +58,13 @@ __attribute__((target("avx2"))) float probe_avx2(const float* p, int64_t n, int6
   return probe_body<v8>(p, n, row);
 }
 #endif
+// the widest vectors both the host and the kernels' target (CPU_ARCH) have: with CPU_ARCH=x86-64-v3 on an AVX-512
+// machine the probe reads with AVX2, as it would on an AVX2 machine
 float probe_sum(const float* p, int64_t n, int64_t row) {
 #if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx512f")) return probe_avx512(p, n, row);
-  if (__builtin_cpu_supports("avx2")) return probe_avx2(p, n, row);
+  static const int bytes = cpu_target().vector_bytes;
+  if (bytes >= 64 && __builtin_cpu_supports("avx512f")) return probe_avx512(p, n, row);
+  if (bytes >= 32 && __builtin_cpu_supports("avx2")) return probe_avx2(p, n, row);
 #endif
   return probe_body<v4>(p, n, row);
 }
