@@ -259,6 +259,25 @@ TEST(CpuTile, OuterLanesShareCacheLines) {
             "Opt(op=OptOps.SWAP, axis=1, arg=2)]");
 }
 
+TEST(CpuTile, SmallPlanesTakeAThirdOuterAxis) {
+  // a conv's input gradient on 10x10 planes (the MNIST model's 3x3 conv: (b, ci, y, x) summing (co, ky, kx) of the
+  // padded output gradient g[b, co, y+ky, x+kx] times the weight stored ci-last): ci takes the inner 32 lanes, and a
+  // row of 10 gives only 2 outer lanes, so with 256 lanes x, y and the batch take 2 each (16 accumulators, not 8);
+  // with 128 lanes (a conv's 64: 16 of ci by 4) x and y fill them
+  UOp dx = sum_of_products({8, 32, 10, 10, 64, 3, 3}, {8, 32, 10, 10, 1, 1, 1}, {9216, 0, 12, 1, 144, 12, 1}, 8 * 9216,
+                           {0, 1, 0, 0, 288, 96, 32}, 18432, {4, 5, 6});
+  {
+    ScopedEnv budget("CPU_TILE_LANES", "256");
+    EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(dx))),
+              "[Opt(op=OptOps.UPCAST, axis=0, arg=2), Opt(op=OptOps.UPCAST, axis=2, arg=2), "
+              "Opt(op=OptOps.UPCAST, axis=3, arg=2), Opt(op=OptOps.UPCAST, axis=1, arg=32)]");
+  }
+  ScopedEnv budget("CPU_TILE_LANES", "128");
+  EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(dx))),
+            "[Opt(op=OptOps.UPCAST, axis=2, arg=2), Opt(op=OptOps.UPCAST, axis=3, arg=2), "
+            "Opt(op=OptOps.UPCAST, axis=1, arg=16), Opt(op=OptOps.SWAP, axis=1, arg=2)]");
+}
+
 TEST(CpuTile, SixteenRegistersHoldEightAccumulatorsOfAConv) {
   // with 16 vector registers (128 lanes) a conv's tile (its reduce over a window: more than one reduce axis) takes
   // 64 lanes, a matmul's (one reduce axis) all 128; with 32 registers both take 256
