@@ -224,6 +224,22 @@ TEST(CpuRowUpcast, BigKernelsUpcastTheirOutputRows) {
   EXPECT_EQ(plain.find("arg=5"), std::string::npos) << plain;
 }
 
+TEST(CpuRowUpcast, AnUpcastPartOfARowTakesTheRest) {
+  // g (n, 64, 8, 8) padded to rows of 12 along x (ConvGrad's row split): the reference upcasts 3 of a row (its
+  // masked axis); the rest of the row (4, output stride 3) is upcast too, 12 floats per iteration, where the kernel
+  // ran a 4-step loop of masked loads (0.6 -> 0.13 ms on 512 images)
+  auto padded = [](sint n) {
+    Shape full{n * 512, 12};
+    UOp x = load(global(1, n * 512 * 8),
+                 ShapeTracker({View::create({n * 512, 12}, Shape{8, 1}, -2, Mask{{0, n * 512}, {2, 10}})}));
+    return UOp::sink({UOp::make(Ops::STORE, dtypes::void_, {view_of(global(0, n * 6144), st(full)), x})});
+  };
+  std::string big = opts_repr(hand_coded_optimizations(Kernel(padded(512))));
+  EXPECT_EQ(big, "[Opt(op=OptOps.UPCAST, axis=1, arg=3), Opt(op=OptOps.UPCAST, axis=1, arg=4)]");
+  ScopedEnv off("CPU_ROW_UPCAST", "0");
+  EXPECT_EQ(opts_repr(hand_coded_optimizations(Kernel(padded(512)))), "[Opt(op=OptOps.UPCAST, axis=1, arg=3)]");
+}
+
 TEST(CpuRowUpcast, BigMaxPoolIsRight) {
   // max_pool2d of a (512, 32, 20, 20) input (its kernel takes the row upcast) against the host's
   std::vector<float> v(512 * 32 * 400);

@@ -464,9 +464,16 @@ std::vector<Opt> hand_coded_optimizations(const Kernel& k_in) {
   if (getenv("CPU_ROW_UPCAST", 1) && big_cpu_kernel(k)) {
     auto out_strides = real_strides(k.sts[0]);
     sint lanes = prod_range(k.full_shape(), k.first_upcast(), k.shape_len());
+    // the row: the axis of stride 1, or the one right outside an upcast block of the row (a row of 12 upcast by 3
+    // takes 4 more: the whole row per iteration)
+    bool upcast_row = k.upcasted > 0;
+    for (int a = k.first_upcast(), n = k.shape_len(); a < n; a++) {
+      auto s = out_strides[static_cast<size_t>(a)];
+      upcast_row &= s && *s == prod_range(k.full_shape(), a + 1, n);
+    }
     for (int a = k.first_reduce() - 1; a >= 0; a--) {
       auto s = out_strides[static_cast<size_t>(a)];
-      if (!s || *s != 1) continue;
+      if (!s || (*s != 1 && !(upcast_row && *s == lanes))) continue;
       for (int amt : {4, 5, 3, 2})
         if (k.full_shape()[static_cast<size_t>(a)] % amt == 0 && lanes * amt <= 128) {
           k.apply_opt({OptOps::UPCAST, a, amt});
