@@ -72,7 +72,8 @@ TEST_F(NNBackward, ConvGradientCases) {
 
 // convs big enough for the CPU tiles take ConvGrad's copies (the output gradient realized and padded, channels-last
 // inputs of the weight gradient, the batch summed in chunks, the transposed weight stored output-channels-last),
-// with groups too: both gradients against float64 loops
+// with groups too: both gradients against float64 loops. The stride-1 ungrouped cases (the first and third) take the
+// input gradient a kernel row at a time (rows_split: each row's sums shifted into place and added)
 TEST_F(NNBackward, ConvGradientTiledLayouts) {
   struct Case {
     int64_t bs, cin, size, cout, k, stride, groups = 1;

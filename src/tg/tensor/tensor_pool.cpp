@@ -187,6 +187,19 @@ bool tiled_conv(const Shape& os, const Shape& ws, const std::string& device) {
 // the tiles' lanes run along rows of 8 or more; shorter rows take them along channels
 bool short_rows(sint row) { return row % 8 != 0; }
 
+// whether the input gradient of a tiled 2-D conv with lanes along the channels goes a kernel row at a time
+// (ConvGrad): stride and dilation 1, one group, a kernel of more than one row, and the row sums' buffer (KH times
+// the input gradient's size, less its padded rows) at most 32 MiB, so its extra pass stays cheaper than the rows of
+// padding it skips
+bool rows_split(bool tiled_cl, const Shape& is, const Shape& ws, const Shape& os, sint groups,
+                const std::vector<int64_t>& stride, const std::vector<int64_t>& dilation) {
+  auto ones = [](const std::vector<int64_t>& v) {
+    return std::all_of(v.begin(), v.end(), [](int64_t s) { return s == 1; });
+  };
+  return tiled_cl && ws.size() == 4 && groups == 1 && ones(stride) && ones(dilation) && ws[2] > 1 &&
+         ws[2] * is[0] * ws[1] * os[2] * is[3] * 4 <= (sint(32) << 20);
+}
+
 }  // namespace
 
 // the derivatives of conv2d for its padded input (node.src(1)) and its weight (node.src(2)), taken here rather than
@@ -232,9 +245,31 @@ struct ConvGrad final : GradFn {  // a friend of Tensor, so in tg, not in an unn
       sint full = dilation[i] * (ws[2 + i] - 1), used = (os[2 + i] - 1) * stride[i] + full + 1;
       pads.push_back({full, full + is[2 + i] - used});  // the input past the last window gets no gradient
     }
-    Tensor wt = transposed_conv_weight(weight, groups), gp = spread_by_stride(g, stride).pad(pads);
-    if (cl || (tiled && short_rows(is.back()))) wt = stored_dim_last(wt, 0);
-    Tensor dx = (tiled ? gp.contiguous() : gp).conv2d(wt, std::nullopt, {.groups = groups, .dilation = dilation});
+    Tensor wt = transposed_conv_weight(weight, groups);
+    auto input_grad = [&]() -> Tensor {
+      if (rows_split(tiled && cl, is, ws, os, groups, stride, dilation)) {
+        // the transposed conv a kernel row at a time: t (bs, KH*cin, OH, IW), row a of the kernel over g padded along
+        // x only; then dx's rows y sum t's rows y-(KH-1-a) of each a. The tiles compute only g's rows, not the 2(KH-1)
+        // rows of zeros the full conv's padding adds (conv3's 8 of 10 rows, conv4's 6 of 8), for one more pass over t
+        sint KH = ws[2], KW = ws[3], cin = ws[1];
+        Tensor w_rows = stored_dim_last(wt.permute({2, 0, 1, 3}).reshape({KH * cin, ws[0], 1, KW}), 0);
+        Tensor t = g.pad({{0, 0}, {0, 0}, {0, 0}, {KW - 1, KW - 1}}).contiguous().conv2d(w_rows);
+        Shape ts{is[0], KH, cin, os[2], is[3]};
+        t = t.reshape(ts);
+        auto row = [&](sint a) {  // t's rows of kernel row a, where they land in dx
+          return t.shrink({{0, is[0]}, {a, a + 1}, {0, cin}, {0, os[2]}, {0, is[3]}})
+              .reshape({is[0], cin, os[2], is[3]})
+              .pad({{0, 0}, {0, 0}, {KH - 1 - a, a}, {0, 0}});
+        };
+        Tensor dx = row(0);
+        for (sint a = 1; a < KH; a++) dx = dx.add(row(a));
+        return dx;
+      }
+      Tensor gp = spread_by_stride(g, stride).pad(pads);
+      if (cl || (tiled && short_rows(is.back()))) wt = stored_dim_last(wt, 0);
+      return (tiled ? gp.contiguous() : gp).conv2d(wt, std::nullopt, {.groups = groups, .dilation = dilation});
+    };
+    Tensor dx = input_grad();
 
     // an int input (uint8 images) as floats in memory: the tile's lanes load floats
     Tensor xf = tiled && xp.dtype() != g.dtype() ? xp.cast(g.dtype()).contiguous() : xp;
