@@ -50,6 +50,16 @@ int64_t upcast_lanes(const Kernel& k) {
 }
 int64_t upcast_lanes(const UOp& ast) { return upcast_lanes(Kernel(ast)); }
 
+// the tile of ast with each lane budget, pinned (the same on every host): 256 (32 registers) and 128 (16)
+void expect_tiles(const UOp& ast, const std::string& with256, const std::string& with128) {
+  {
+    ScopedEnv budget("CPU_TILE_LANES", "256");
+    EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(ast))), with256);
+  }
+  ScopedEnv budget("CPU_TILE_LANES", "128");
+  EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(ast))), with128);
+}
+
 // renders k with its tile's vector ALUs (as engine/realize does for an applied tile)
 std::string render_tile(Kernel& k) {
   std::optional<CpuTile> tile = applied_cpu_vector_tile(k);
@@ -263,16 +273,11 @@ TEST(CpuTile, OuterLanesShareCacheLines) {
   // leave a second block of co, which the loop order puts outside the rows
   UOp ast = sum_of_products({8, 32, 20, 20, 32, 5, 5}, {8, 32, 20, 20, 1, 1, 1}, {18432, 0, 24, 1, 576, 24, 1},
                             8 * 18432, {0, 1, 0, 0, 800, 160, 32}, 25600, {4, 5, 6});
-  {
-    ScopedEnv budget("CPU_TILE_LANES", "256");
-    EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(ast))),
-              "[Opt(op=OptOps.UPCAST, axis=2, arg=2), Opt(op=OptOps.UPCAST, axis=3, arg=4), "
-              "Opt(op=OptOps.UPCAST, axis=1, arg=32)]");
-  }
-  ScopedEnv budget("CPU_TILE_LANES", "128");
-  EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(ast))),
-            "[Opt(op=OptOps.UPCAST, axis=3, arg=4), Opt(op=OptOps.UPCAST, axis=1, arg=16), "
-            "Opt(op=OptOps.SWAP, axis=1, arg=2)]");
+  expect_tiles(ast,
+               "[Opt(op=OptOps.UPCAST, axis=2, arg=2), Opt(op=OptOps.UPCAST, axis=3, arg=4), "
+               "Opt(op=OptOps.UPCAST, axis=1, arg=32)]",
+               "[Opt(op=OptOps.UPCAST, axis=3, arg=4), Opt(op=OptOps.UPCAST, axis=1, arg=16), "
+               "Opt(op=OptOps.SWAP, axis=1, arg=2)]");
 }
 
 TEST(CpuTile, SmallPlanesTakeAThirdOuterAxis) {
@@ -282,16 +287,11 @@ TEST(CpuTile, SmallPlanesTakeAThirdOuterAxis) {
   // with 128 lanes (a conv's 64: 16 of ci by 4) x and y fill them
   UOp dx = sum_of_products({8, 32, 10, 10, 64, 3, 3}, {8, 32, 10, 10, 1, 1, 1}, {9216, 0, 12, 1, 144, 12, 1}, 8 * 9216,
                            {0, 1, 0, 0, 288, 96, 32}, 18432, {4, 5, 6});
-  {
-    ScopedEnv budget("CPU_TILE_LANES", "256");
-    EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(dx))),
-              "[Opt(op=OptOps.UPCAST, axis=0, arg=2), Opt(op=OptOps.UPCAST, axis=2, arg=2), "
-              "Opt(op=OptOps.UPCAST, axis=3, arg=2), Opt(op=OptOps.UPCAST, axis=1, arg=32)]");
-  }
-  ScopedEnv budget("CPU_TILE_LANES", "128");
-  EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(dx))),
-            "[Opt(op=OptOps.UPCAST, axis=2, arg=2), Opt(op=OptOps.UPCAST, axis=3, arg=2), "
-            "Opt(op=OptOps.UPCAST, axis=1, arg=16), Opt(op=OptOps.SWAP, axis=1, arg=2)]");
+  expect_tiles(dx,
+               "[Opt(op=OptOps.UPCAST, axis=0, arg=2), Opt(op=OptOps.UPCAST, axis=2, arg=2), "
+               "Opt(op=OptOps.UPCAST, axis=3, arg=2), Opt(op=OptOps.UPCAST, axis=1, arg=32)]",
+               "[Opt(op=OptOps.UPCAST, axis=2, arg=2), Opt(op=OptOps.UPCAST, axis=3, arg=2), "
+               "Opt(op=OptOps.UPCAST, axis=1, arg=16), Opt(op=OptOps.SWAP, axis=1, arg=2)]");
 }
 
 TEST(CpuTile, SixteenRegistersHoldEightAccumulatorsOfAConv) {
