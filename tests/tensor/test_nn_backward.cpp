@@ -63,15 +63,15 @@ TEST_F(NNBackward, ConvGradientCases) {
         return x[0].conv2d(x[1], std::nullopt, {.dilation = {1, 2, 1}, .padding = {1, 0, 0, 1, 2, 0}});
       },
       {vals(1 * 2 * 4 * 5 * 3, 0.3), vals(3 * 2 * 2 * 2 * 2, 0.4)}, {{1, 2, 4, 5, 3}, {3, 2, 2, 2, 2}});
-  // 16 input channels and 2-wide output rows: the weight gradient reads channels-last copies; and with groups
+  // 16 input channels and 2-wide output rows: the weight gradient reads a channels-last copy of x; and with groups
   expect_grad_matches([](const std::vector<Tensor>& x) { return x[0].conv2d(x[1]); },
                       {vals(1 * 16 * 4 * 4, 0.5), vals(2 * 16 * 3 * 3, 0.6)}, {{1, 16, 4, 4}, {2, 16, 3, 3}});
   expect_grad_matches([](const std::vector<Tensor>& x) { return x[0].conv2d(x[1], std::nullopt, {.groups = 2}); },
                       {vals(1 * 32 * 3 * 3, 0.7), vals(2 * 16 * 2 * 2, 0.8)}, {{1, 32, 3, 3}, {2, 16, 2, 2}});
 }
 
-// convs big enough for the CPU tiles take ConvGrad's copies (the output gradient realized and padded, channels-last
-// inputs of the weight gradient, the batch summed in chunks, the transposed weight stored output-channels-last),
+// convs big enough for the CPU tiles take ConvGrad's copies (the output gradient realized and padded, a channels-last
+// input for the weight gradient, the batch summed in chunks, the transposed weight stored output-channels-last),
 // with groups too: both gradients against float64 loops. The stride-1 ungrouped cases (the first and third) take the
 // input gradient a kernel row at a time (rows_split: each row's sums shifted into place and added)
 TEST_F(NNBackward, ConvGradientTiledLayouts) {

@@ -210,8 +210,10 @@ bool rows_split(bool tiled_cl, const Shape& is, const Shape& ws, const Shape& os
 //   cache: at most 1 MiB) and the output positions, then over the chunks
 // The CPU tiles' lanes run along the input's rows, or along channels where there are 16 or more of them (two
 // registers of lanes for 32) or the rows are too short for 8 lanes: the weight of the transposed conv is then stored
-// with its output channels last, and the weight gradient reads channels-last copies. Measured on the MNIST model's
-// convs (bench/bench_vs_torch.py; the 5x5 conv's input gradient 53 -> 48 ms with the channel lanes).
+// with its output channels last, and the weight gradient reads a channels-last copy of the input (the output
+// gradient it broadcasts across those lanes, read as it is: a channels-last copy of it too cost more than it saved,
+// AVX-512 conv3/conv4 forward+backward 12.2/14.1 -> 11.6/13.2 ms without). Measured on the MNIST model's convs
+// (bench/bench_vs_torch.py; the 5x5 conv's input gradient 53 -> 48 ms with the channel lanes).
 struct ConvGrad final : GradFn {  // a friend of Tensor, so in tg, not in an unnamed namespace
   sint groups;
   std::vector<int64_t> stride, dilation;
@@ -291,7 +293,7 @@ struct ConvGrad final : GradFn {  // a friend of Tensor, so in tg, not in an unn
     xr.insert(xr.end(), HW.begin(), HW.end());
     gr.insert(gr.end(), nd, 1);
     Tensor windows = (cl ? stored_dim_last(xf, 1) : xf).pool(HW, stride, dilation).reshape(xr);
-    Tensor dw = ((cl ? stored_dim_last(g, 1) : g).reshape(gr) * windows).sum(axes).sum(0).reshape(ws);
+    Tensor dw = (g.reshape(gr) * windows).sum(axes).sum(0).reshape(ws);
     return {dx.cast(xp.dtype()).uop(), dw.cast(weight.dtype()).uop()};
   }
 };
