@@ -284,14 +284,71 @@ TEST(CpuTile, SmallPlanesTakeAThirdOuterAxis) {
   // a conv's input gradient on 10x10 planes (the MNIST model's 3x3 conv: (b, ci, y, x) summing (co, ky, kx) of the
   // padded output gradient g[b, co, y+ky, x+kx] times the weight stored ci-last): ci takes the inner 32 lanes, and a
   // row of 10 gives only 2 outer lanes, so with 256 lanes x, y and the batch take 2 each (16 accumulators, not 8);
-  // with 128 lanes (a conv's 64: 16 of ci by 4) x and y fill them
+  // with 128 lanes (a conv's 96: 16 of ci by 6) the row takes 5, its largest divisor that fits (10 accumulators)
   UOp dx = sum_of_products({8, 32, 10, 10, 64, 3, 3}, {8, 32, 10, 10, 1, 1, 1}, {9216, 0, 12, 1, 144, 12, 1}, 8 * 9216,
                            {0, 1, 0, 0, 288, 96, 32}, 18432, {4, 5, 6});
   expect_tiles(dx,
                "[Opt(op=OptOps.UPCAST, axis=0, arg=2), Opt(op=OptOps.UPCAST, axis=2, arg=2), "
                "Opt(op=OptOps.UPCAST, axis=3, arg=2), Opt(op=OptOps.UPCAST, axis=1, arg=32)]",
-               "[Opt(op=OptOps.UPCAST, axis=2, arg=2), Opt(op=OptOps.UPCAST, axis=3, arg=2), "
-               "Opt(op=OptOps.UPCAST, axis=1, arg=16), Opt(op=OptOps.SWAP, axis=1, arg=2)]");
+               "[Opt(op=OptOps.UPCAST, axis=3, arg=5), Opt(op=OptOps.UPCAST, axis=1, arg=16)]");
+}
+
+// the MNIST model's 3x3 conv on 8x8 inputs, forward: (b, co, oy, ox) summing (ci, ky, kx) of x[b, ci, oy+ky, ox+kx]
+// times the weight stored co-last; 6x6 outputs
+UOp conv_forward_6x6(sint b) {
+  return sum_of_products({b, 64, 6, 6, 64, 3, 3}, {b, 64, 6, 6, 1, 1, 1}, {4096, 0, 8, 1, 64, 8, 1}, b * 4096,
+                         {0, 1, 0, 0, 576, 192, 64}, 36864, {4, 5, 6});
+}
+
+TEST(CpuTile, SixteenRegistersTakeASmallPlanesWholeRow) {
+  // a row of 6 gives 2 lanes as a power of two: with 16 registers it takes all 6 (12 accumulators of 16 lanes of co);
+  // with 32, three axes of 2 (16 accumulators of 32 lanes)
+  expect_tiles(conv_forward_6x6(8),
+               "[Opt(op=OptOps.UPCAST, axis=0, arg=2), Opt(op=OptOps.UPCAST, axis=2, arg=2), "
+               "Opt(op=OptOps.UPCAST, axis=3, arg=2), Opt(op=OptOps.UPCAST, axis=1, arg=32)]",
+               "[Opt(op=OptOps.UPCAST, axis=3, arg=6), Opt(op=OptOps.UPCAST, axis=1, arg=16)]");
+  // its 96 lanes render as three accumulators of 32 (split_odd_vectors): a float96 the C compiler would widen to 128
+  // lanes and shuffle element by element
+  ScopedEnv budget("CPU_TILE_LANES", "128");
+  Kernel k(conv_forward_6x6(8));
+  k.apply_opts(cpu_vector_tile(k)->opts);
+  std::string src = render_tile(k);
+  EXPECT_EQ(src.find("float96"), std::string::npos) << src;
+  EXPECT_NE(src.find("float32 acc2 = "), std::string::npos) << src;
+}
+
+TEST(CpuTile, SmallPlaneConvsAreRight) {
+  // the 3x3 conv on 8x8 inputs (6x6 outputs) and its gradients with each lane budget (12 accumulators of 6 lanes
+  // with 128) against float64 loops; small integers, so every sum is exact
+  const int64_t B = 16, C = 64, H = 8, O = 6;
+  std::vector<float> xv(B * C * H * H), wv(C * C * 9), gv(B * C * O * O);
+  for (size_t i = 0; i < xv.size(); i++) xv[i] = static_cast<float>(static_cast<int64_t>((i * 37) % 7) - 3);
+  for (size_t i = 0; i < wv.size(); i++) wv[i] = static_cast<float>(static_cast<int64_t>((i * 53) % 5) - 2);
+  for (size_t i = 0; i < gv.size(); i++) gv[i] = static_cast<float>(static_cast<int64_t>((i * 29) % 3) - 1);
+  std::vector<float> out(B * C * O * O, 0.0f), dx(xv.size(), 0.0f), dw(wv.size(), 0.0f);
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t co = 0; co < C; co++)
+      for (int64_t ci = 0; ci < C; ci++)
+        for (int64_t y = 0; y < O; y++)
+          for (int64_t x = 0; x < O; x++)
+            for (int64_t ky = 0; ky < 3; ky++)
+              for (int64_t kx = 0; kx < 3; kx++) {
+                auto xi = static_cast<size_t>(((b * C + ci) * H + y + ky) * H + x + kx);
+                auto wi = static_cast<size_t>(((co * C + ci) * 3 + ky) * 3 + kx);
+                auto oi = static_cast<size_t>(((b * C + co) * O + y) * O + x);
+                out[oi] += xv[xi] * wv[wi];
+                dx[xi] += gv[oi] * wv[wi];
+                dw[wi] += gv[oi] * xv[xi];
+              }
+  for (const char* lanes : {"128", "256"}) {
+    ScopedEnv e("CPU_TILE_LANES", lanes);
+    Tensor x = Tensor(xv, {B, C, H, H}, {.requires_grad = true}), w = Tensor(wv, {C, C, 3, 3}, {.requires_grad = true});
+    Tensor y = x.conv2d(w);
+    auto grads = (y * Tensor(gv, {B, C, O, O})).sum().gradient({x, w});
+    EXPECT_EQ(y.tolist<float>(), out) << lanes;
+    EXPECT_EQ(grads[0].tolist<float>(), dx) << lanes;
+    EXPECT_EQ(grads[1].tolist<float>(), dw) << lanes;
+  }
 }
 
 TEST(CpuTile, SixteenRegistersHoldEightAccumulatorsOfAConv) {

@@ -676,6 +676,100 @@ const PatternMatcher<UOp>& devectorize() {
   return pm;
 }
 
+// *** split_odd_vectors: vector ALUs and accumulators of a count that is not a power of two, in power-of-two parts ***
+
+namespace {
+// the largest power of two dividing n
+int pow2_part(int n) { return n & -n; }
+// x's lanes idx, looking through CAT, VECTORIZE and GEP: a part of a CAT whole where the lanes are one part
+UOp fold_gep(const UOp& x, const std::vector<int64_t>& idx) {
+  if (x.op() == Ops::GEP) {
+    auto inner = tuple_ints(x.arg());
+    std::vector<int64_t> composed;
+    for (int64_t i : idx) composed.push_back(inner[static_cast<size_t>(i)]);
+    return fold_gep(x.src(0), composed);
+  }
+  if (x.op() == Ops::VECTORIZE) {
+    std::vector<UOp> src;
+    for (int64_t i : idx) src.push_back(x.src(static_cast<size_t>(i)));
+    return src.size() == 1 ? src[0]
+                           : UOp::make(Ops::VECTORIZE, x.dtype().scalar().vec(static_cast<int>(src.size())), src);
+  }
+  if (x.op() == Ops::CAT) {
+    std::vector<std::pair<size_t, int64_t>> at;  // (part, lane in it)
+    for (int64_t i : idx) {
+      size_t p = 0;
+      while (i >= x.src(p).dtype().count()) i -= x.src(p++).dtype().count();
+      at.emplace_back(p, i);
+    }
+    if (std::all_of(at.begin(), at.end(), [&](auto& a) { return a.first == at[0].first; })) {
+      std::vector<int64_t> lanes;
+      for (auto& a : at) lanes.push_back(a.second);
+      return fold_gep(x.src(at[0].first), lanes);
+    }
+    std::vector<UOp> src;
+    for (auto& [p, i] : at) src.push_back(fold_gep(x.src(p), {i}));
+    return UOp::make(Ops::VECTORIZE, x.dtype().scalar().vec(static_cast<int>(src.size())), src);
+  }
+  if (idx == iota(0, x.dtype().count())) return x;
+  return x.gep(idx);
+}
+UOp split_odd_alu(M m) {
+  UOp alu = m["alu"];
+  int n = alu.dtype().vcount(), c = pow2_part(n);
+  if (n <= 1 || c == n || c < 4 || alu.dtype().is_ptr()) return {};
+  std::vector<UOp> parts;
+  for (int i = 0; i < n / c; i++) {
+    std::vector<UOp> src;
+    for (const UOp& s : alu.src())
+      src.push_back(s.dtype().vcount() == n ? fold_gep(s, iota(int64_t(i) * c, int64_t(i + 1) * c)) : s);
+    parts.push_back(UOp::make(alu.op(), alu.dtype().scalar().vec(c), std::move(src), alu.arg()));
+  }
+  return UOp::make(Ops::CAT, alu.dtype(), std::move(parts));
+}
+UOp split_odd_acc(M m) {
+  UOp acc = m["acc"];
+  int n = acc.dtype().count(), c = pow2_part(n);
+  if (n <= 1 || c == n || c < 4) return {};
+  std::vector<UOp> parts;
+  for (int i = 0; i < n / c; i++) {
+    std::vector<UOp> src = acc.src();
+    src[0] = fold_gep(src[0], iota(int64_t(i) * c, int64_t(i + 1) * c));
+    Tuple a = acc.arg<Tuple>();
+    a.push_back(ConstValue(int64_t(i)));
+    parts.push_back(UOp::make(acc.op(), acc.dtype().scalar().vec(c), src, a));
+  }
+  return UOp::make(Ops::CAT, acc.dtype(), std::move(parts));
+}
+}  // namespace
+
+const PatternMatcher<UOp>& split_odd_vectors() {
+  static const PatternMatcher<UOp> pm = {
+      {op(GroupOp::ALU | OpSet{Ops::CAST, Ops::BITCAST, Ops::ASSIGN}).named("alu"), split_odd_alu},
+      {op(Ops::DEFINE_ACC).named("acc"), split_odd_acc},
+      {op(Ops::GEP, {op(Ops::CAT)}).named("g"),
+       [](M m) -> UOp {
+         UOp g = m["g"];
+         return g.dtype().is_ptr() ? UOp{} : fold_gep(g.src(0), tuple_ints(g.arg()));
+       }},
+  };
+  return pm;
+}
+
+const PatternMatcher<UOp>& cat_to_vectorize() {
+  static const PatternMatcher<UOp> pm = {
+      {op(Ops::CAT).named("x"),
+       [](M m) -> UOp {
+         UOp x = m["x"];
+         if (x.dtype().is_ptr()) return {};
+         std::vector<UOp> src;
+         for (int64_t i = 0; i < x.dtype().count(); i++) src.push_back(fold_gep(x, {i}));
+         return UOp::make(Ops::VECTORIZE, x.dtype(), src);
+       }},
+  };
+  return pm;
+}
+
 // *** pm_render: explicit VECTORIZE for rendering, alt values for masked loads, IF for gated stores ***
 
 const PatternMatcher<UOp>& pm_render() {

@@ -29,6 +29,10 @@ const PatternMatcher<UOp>& load_store_indexing();
 const PatternMatcher<UOp>& load_store_folding();
 const PatternMatcher<UOp, const RenderOpts>& correct_load_store();
 const PatternMatcher<UOp>& devectorize();
+// DEVECTORIZE=0: vector ALUs and accumulators whose count is not a power of two (a CPU tile of 6 x 32 lanes) as
+// CATs of power-of-two parts, which the C compiler keeps in whole registers (a <192 x float> it widens and shuffles)
+const PatternMatcher<UOp>& split_odd_vectors();
+const PatternMatcher<UOp>& cat_to_vectorize();  // the CATs left after it, for the renderer
 const PatternMatcher<UOp>& pm_render();
 const PatternMatcher<UOp, ReduceContext>& pm_reduce();  // includes sym
 // a deferred horizontal reduce (the op-chain of GEPs pm_reduce leaves) as a tree of halvings; after the last GEP push

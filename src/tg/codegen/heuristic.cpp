@@ -1,6 +1,7 @@
 #include "tg/codegen/heuristic.h"
 
 #include <algorithm>
+#include <bit>
 #include <iostream>
 #include <set>
 #include <tuple>
@@ -252,22 +253,33 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
       cands.emplace_back(far, a);
     }
     std::sort(cands.begin(), cands.end());
-    // a target with 16 vector registers (AVX2, SSE) holds 8 accumulators of a conv's tile (a reduce over a window:
-    // more than one reduce axis) without spilling, where 16 spill (on AVX2: conv2's forward 161 -> 65 ms, conv3's
-    // 19 -> 9 ms), and of a matmul whose contiguous input is packed in panels (pack_matmul_operand: its rows along
-    // the reduce one vector axis long), whose panel stays in L2 (AVX2 sgemm 1024 / 2048: 107 / 100 -> 152 / 155
-    // GFLOP/s). An unpacked matmul keeps 16: their spills cost less than reading B from memory twice as often
-    // (sgemm 1024: 115 against 62 GFLOP/s with 8)
+    // a target with 16 vector registers (AVX2, SSE) holds 8 accumulators of a power-of-two conv tile (a reduce over
+    // a window: more than one reduce axis) without spilling, where 16 spill (on AVX2: conv2's forward 161 -> 65 ms,
+    // conv3's 19 -> 9 ms); 12 where a small plane's axis takes 3, 5 or 6 lanes (below). Also 8 of a matmul whose
+    // contiguous input is packed in panels (pack_matmul_operand: its rows along the reduce one vector axis long),
+    // whose panel stays in L2 (AVX2 sgemm 1024 / 2048: 107 / 100 -> 152 / 155 GFLOP/s). An unpacked matmul keeps
+    // 16: their spills cost less than reading B from memory twice as often (sgemm 1024: 115 against 62 GFLOP/s)
+    const bool sixteen = tile_lanes <= 128, conv = n - fr > 1;
     bool packed = true;
     for (auto& s : in)
       if (stride_is(st(s, v), 1)) packed &= stride_is(st(s, n - 1), va);
-    const int budget = tile_lanes / (tile_lanes <= 128 && (n - fr > 1 || packed) ? 2 : 1);
+    const int budget = !sixteen ? tile_lanes : conv ? tile_lanes * 3 / 4 : packed ? tile_lanes / 2 : tile_lanes;
     // Up to three axes: a conv on small planes (6x6, 10x10: 2 lanes per row) takes 2x2 of a plane and 2 images, 16
-    // accumulators where two axes gave 8 (AVX-512: conv3's input gradient 5.4 -> 4.8 ms, conv4's forward 3.7 -> 3.35)
+    // accumulators where two axes gave 8 (AVX-512: conv3's input gradient 5.4 -> 4.8 ms, conv4's forward 3.7 -> 3.35).
+    // With 16 registers an axis whose power of two is below 4 takes its largest divisor that fits instead (a 6-wide
+    // plane 6: 12 accumulators; AVX2 conv4's forward 7.1 -> 6.6 ms, conv3's row sums 7.9 -> 7.4). The C compiler
+    // gets such a tile's vectors in power-of-two parts (split_odd_vectors). With 32 registers the three axes of 2 do
+    // better (conv3's row sums 3.7 ms against 4.2 with 5 lanes of a row)
     std::vector<std::pair<int, int>> outer;  // (axis, amount), nearest first
     int left = budget / inner, outer_lanes = 1;
     for (auto& [far, a] : cands) {
-      int c = pow2_amount(size(a), std::min(16, left));
+      const int most = std::min(16, left);
+      int c = pow2_amount(size(a), static_cast<int>(std::bit_floor(static_cast<unsigned>(most))));
+      for (int d = most; sixteen && c < 4 && d > c; d--)
+        if (size(a) % d == 0) {
+          c = d;
+          break;
+        }
       if (c < 2) continue;
       outer.push_back({a, c});
       outer_lanes *= c;

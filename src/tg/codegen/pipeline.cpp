@@ -62,6 +62,10 @@ UOp step_devectorize(const UOp& sink, const RenderOpts& opts) {
   int64_t mode = opts.devectorize ? *opts.devectorize : getenv("DEVECTORIZE", 1);
   return graph_rewrite(sink, mode >= 2 ? pm_vec2 : mode == 1 ? pm : pm_vec, opts, {.name = "devectorize"});
 }
+UOp step_split_odd_vectors(const UOp& sink, const RenderOpts&) {
+  UOp x = graph_rewrite(sink, split_odd_vectors(), {.name = "split odd vectors"});
+  return graph_rewrite(x, cat_to_vectorize(), {.name = "split odd vectors: CAT"});
+}
 UOp step_horizontal_tree(const UOp& sink, const RenderOpts&) {
   return graph_rewrite(sink, pm_horizontal_tree(), {.name = "horizontal tree"});
 }
@@ -125,6 +129,8 @@ std::vector<RewriteStep> get_rewrites_for_renderer(const RenderOpts& opts, bool 
   // ** devectorizer (full_graph_rewrite) **
   ret.push_back({"remove_reduce", step_remove_reduce});
   ret.push_back({"devectorize", step_devectorize});
+  // vectors kept whole (a CPU tile) of a count that is not a power of two, in power-of-two parts
+  if (opts.devectorize && *opts.devectorize == 0) ret.push_back({"split odd vectors", step_split_odd_vectors});
   // a CPU tile's deferred horizontal reduces as trees (after the last rewrite that pushes GEPs)
   if (opts.defer_horizontal_reduce) ret.push_back({"horizontal tree", step_horizontal_tree});
   // optional pre matcher
