@@ -317,6 +317,16 @@ TEST(CpuTile, SixteenRegistersTakeASmallPlanesWholeRow) {
   EXPECT_NE(src.find("float32 acc2 = "), std::string::npos) << src;
 }
 
+TEST(CpuTile, SixteenRegistersTakeTheAxisWithTheMostLanes) {
+  // ConvGrad's row sums of the 3x3 conv on 8x8 inputs: (b, a*ci, y, x) summing (co, kx) of g padded along x, rows of
+  // 10, times the kernel rows stored a*ci-last; 6 rows of 8: with 16 registers the rows take 6 lanes (12
+  // accumulators) before the columns would take 4; with 32 the nearest axis (x) goes first, as ever
+  UOp rows = sum_of_products({8, 192, 6, 8, 64, 3}, {8, 192, 6, 8, 1, 1}, {3840, 0, 10, 1, 60, 1}, 8 * 3840,
+                             {0, 1, 0, 0, 576, 192}, 36864, {4, 5});
+  expect_tiles(rows, "[Opt(op=OptOps.UPCAST, axis=3, arg=8), Opt(op=OptOps.UPCAST, axis=1, arg=32)]",
+               "[Opt(op=OptOps.UPCAST, axis=2, arg=6), Opt(op=OptOps.UPCAST, axis=1, arg=16)]");
+}
+
 TEST(CpuTile, SmallPlaneConvsAreRight) {
   // the 3x3 conv on 8x8 inputs (6x6 outputs) and its gradients with each lane budget (12 accumulators of 6 lanes
   // with 128) against float64 loops; small integers, so every sum is exact
