@@ -682,12 +682,11 @@ namespace {
 // the largest power of two dividing n
 int pow2_part(int n) { return n & -n; }
 // x's lanes idx, looking through CAT, VECTORIZE and GEP: a part of a CAT whole where the lanes are one part
-UOp fold_gep(const UOp& x, const std::vector<int64_t>& idx) {
-  if (x.op() == Ops::GEP) {
+UOp fold_gep(UOp x, std::vector<int64_t> idx) {
+  while (x.op() == Ops::GEP) {  // GEP(GEP(y, a), b) is y's lanes a[b]
     auto inner = tuple_ints(x.arg());
-    std::vector<int64_t> composed;
-    for (int64_t i : idx) composed.push_back(inner[static_cast<size_t>(i)]);
-    return fold_gep(x.src(0), composed);
+    for (int64_t& i : idx) i = inner[static_cast<size_t>(i)];
+    x = x.src(0);
   }
   if (x.op() == Ops::VECTORIZE) {
     std::vector<UOp> src;
