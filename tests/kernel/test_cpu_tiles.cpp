@@ -416,6 +416,25 @@ TEST(CpuTile, PackedMatmulComputesItsProduct) {
   }
 }
 
+TEST(CpuTile, BlockedReduceMatmulComputesItsProduct) {
+  // x (512, 4096) @ w (4096, 1024): the scheduler sums the reduce in four blocks of 1024 (tests/schedule:
+  // Kernelize.PackMatmulOperandOnCpu). w[k, j] = f(k) g(j), so the host's answer is g(j) times x's rows dotted with
+  // f; a block missed, doubled or shifted changes every dot product. Small integers: every sum is exact
+  const int64_t M = 512, K = 4096, N = 1024;
+  std::vector<float> xv(M * K), wv(K * N), want(M * N);
+  auto f = [](int64_t k) { return static_cast<float>((k * 7) % 5 - 2); };
+  auto g = [](int64_t j) { return static_cast<float>((j * 3) % 7 - 3); };
+  for (size_t i = 0; i < xv.size(); i++) xv[i] = static_cast<float>(static_cast<int64_t>((i * 37) % 7) - 3);
+  for (int64_t k = 0; k < K; k++)
+    for (int64_t j = 0; j < N; j++) wv[static_cast<size_t>(k * N + j)] = f(k) * g(j);
+  for (int64_t i = 0; i < M; i++) {
+    float dot = 0;
+    for (int64_t k = 0; k < K; k++) dot += xv[static_cast<size_t>(i * K + k)] * f(k);
+    for (int64_t j = 0; j < N; j++) want[static_cast<size_t>(i * N + j)] = dot * g(j);
+  }
+  EXPECT_EQ(Tensor(xv, {M, K}).matmul(Tensor(wv, {K, N})).tolist<float>(), want);
+}
+
 TEST(CpuTile, ThreadedRenderAddsIndexConstantsToThePointer) {
   // the threaded variant renders (data1+alu0+4), the plain one tinygrad's (data1+(alu0+4)): with the outer loop's
   // bound known only at run time, clang would not merge the int-indexed float4 loads into one wide load

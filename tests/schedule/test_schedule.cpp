@@ -257,6 +257,15 @@ TEST(Kernelize, PackMatmulOperandOnCpu) {
     tg::test::ScopedEnv off("CPU_PACK", "0");
     EXPECT_EQ(kernel_outputs(mm(1024, 64, 1024, "CPU")), (V{1024 * 1024}));
   }
+  // a reduce of 4096 or more in blocks of 1024: the pack, four block matmuls, their sum; not below 4096, nor with
+  // CPU_KSPLIT=0
+  EXPECT_EQ(kernel_outputs(mm(512, 4096, 1024, "CPU")),
+            (V{4096 * 1024, 512 * 1024, 512 * 1024, 512 * 1024, 512 * 1024, 512 * 1024}));
+  EXPECT_EQ(kernel_outputs(mm(512, 2048, 1024, "CPU")), (V{2048 * 1024, 512 * 1024}));
+  {
+    tg::test::ScopedEnv whole("CPU_KSPLIT", "0");
+    EXPECT_EQ(kernel_outputs(mm(512, 4096, 1024, "CPU")), (V{4096 * 1024, 512 * 1024}));
+  }
   // the matmul reads the packed B as panels: stride 1 along a column's lanes, the panel width along K
   std::vector<UOp> ks = kernels(kernelized(mm(1024, 64, 1024, "CPU")));
   ASSERT_EQ(ks.size(), 2u);
