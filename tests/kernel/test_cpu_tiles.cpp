@@ -241,7 +241,7 @@ TEST(CpuRowUpcast, AnUpcastPartOfARowTakesTheRest) {
   auto padded = [](sint n) {
     Shape full{n * 512, 12};
     UOp x = load(global(1, n * 512 * 8),
-                 ShapeTracker({View::create({n * 512, 12}, Shape{8, 1}, -2, Mask{{0, n * 512}, {2, 10}})}));
+                 ShapeTracker{{View::create({n * 512, 12}, Shape{8, 1}, -2, Mask{{0, n * 512}, {2, 10}})}});
     return UOp::sink({UOp::make(Ops::STORE, dtypes::void_, {view_of(global(0, n * 6144), st(full)), x})});
   };
   std::string big = opts_repr(hand_coded_optimizations(Kernel(padded(512))));
