@@ -216,9 +216,8 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
   // registers each, for four outputs: eight independent chains of adds keep the loads at memory speed, where one
   // scalar chain waits on each add's latency (a row sum, a full sum's first stage). A 16-register target reads a big
   // sum's short rows (one reduce axis of up to 16K floats) one at a time, four registers along it: one stream
-  // through memory instead of four
-  // that restart every row (AVX2 row sum of 4096x4096 0.72 -> 0.82 of the probe at 125 GB/s; with AVX-512 the four
-  // rows stay faster, 0.95 against 0.75)
+  // through memory instead of four that restart every row (AVX2 row sum of 4096x4096 0.72 -> 0.82 of the probe at
+  // 125 GB/s; with AVX-512 the four rows stay faster, 0.95 against 0.75)
   if (r.src(0).op() != Ops::MUL || in.size() < 2) {
     int ra = 0, rv = vector_axis(fr, n, tile_lanes / 8, ra);
     if (rv < 0 || ra < 8) return std::nullopt;

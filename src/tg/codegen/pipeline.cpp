@@ -64,6 +64,7 @@ UOp step_devectorize(const UOp& sink, const RenderOpts& opts) {
 }
 UOp step_split_odd_vectors(const UOp& sink, const RenderOpts&) {
   UOp x = graph_rewrite(sink, split_odd_vectors(), {.name = "split odd vectors"});
+  if (x == sink) return x;  // no odd vector (most tiles): no CAT left either
   return graph_rewrite(x, cat_to_vectorize(), {.name = "split odd vectors: CAT"});
 }
 UOp step_horizontal_tree(const UOp& sink, const RenderOpts&) {

@@ -331,11 +331,10 @@ UOp pack_matmul_operand(M m) {
     const sint kb = static_cast<sint>(getenv("CPU_KSPLIT", 1024));
     if (kb > 0 && xs[r] >= 4 * kb && xs[r] % kb == 0) {
       std::optional<UOp> sum;
+      Mask block;  // the whole of xsplit but one block of the reduce axis
+      for (sint d : xsplit) block.push_back({0, d});
       for (sint k0 = 0; k0 < xs[r]; k0 += kb) {
-        Mask block;
-        for (size_t a = 0; a < xsplit.size(); a++)
-          block.push_back(static_cast<int64_t>(a) == ri ? std::pair<sint, sint>{k0, k0 + kb}
-                                                        : std::pair<sint, sint>{0, xsplit[a]});
+        block[static_cast<size_t>(ri)] = {k0, k0 + kb};
         const UOp part = uop_r(x.replace(std::nullopt, std::nullopt,
                                          std::vector<UOp>{uop_shrink(srcs[0], block), uop_shrink(srcs[1], block)}),
                                Ops::ADD, {ri});

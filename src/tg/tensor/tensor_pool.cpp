@@ -240,7 +240,7 @@ struct ConvGrad final : GradFn {  // a friend of Tensor, so in tg, not in an unn
     size_t nd = ws.size() - 2;
     bool tiled = tiled_conv(os, ws, xp.device());
     bool cl = tiled && ws[1] >= 16;  // lanes along the input channels
-    // the output gradient once in memory: both derivatives copy it, and would recompute it otherwise
+    // the output gradient once in memory: both derivatives read it, and would recompute it otherwise
     if (tiled) g = g.contiguous();
     Mask pads{{0, 0}, {0, 0}};
     for (size_t i = 0; i < nd; i++) {
