@@ -137,9 +137,13 @@ TEST(CpuTile, WeightGradReduceLanesAndLoopOrder) {
   k.apply_opts(t->opts);
   EXPECT_EQ(shape_str(k.full_shape()), "(128, 8, 8, 5, 5, 4, 5, 5, 4, 4, 4, 4)");
   std::string src = render_tile(k);
-  // 16 outputs of 16 lanes each, summed once after the reduce loops
+  // 16 outputs of 16 lanes each, summed once after the reduce loops, each output's 16 lanes in halvings (8 lanes
+  // onto 8, then 4 onto 4, ...) though the 16 outputs store apart
   EXPECT_NE(src.find("float256 acc0 = "), std::string::npos) << src;
-  EXPECT_NE(src.find("= (acc0[0]+acc0[1]+acc0[2]"), std::string::npos) << src;
+  EXPECT_NE(src.find("((float8){acc0[0],acc0[1],acc0[2],acc0[3],acc0[4],acc0[5],acc0[6],acc0[7]}+(float8){acc0[8],"),
+            std::string::npos)
+      << src;
+  EXPECT_EQ(src.find("acc0[0]+acc0[1]+acc0[2]"), std::string::npos) << src;
 }
 
 TEST(CpuTile, LoadsAfterTheReduceDontChooseLanes) {
@@ -514,35 +518,57 @@ TEST(CpuTile, LanesFollowTheTarget) {  // RenderOpts::simd_lanes (the CPU device
 // *** big sums and elementwise transcendentals ***
 
 TEST(CpuTile, BigSumsGetVectorAccumulators) {
-  // a row sum of (4096, 4096): four rows, each a vector accumulator of two registers along the row, summed after;
-  // with 16 registers one row at a time, four registers along it
+  // a row sum of (4096, 4096): four rows, each a vector accumulator of two registers along the row, summed after.
+  // The rows are far apart: each thread share's block of rows (THREAD: 4 shares a thread, a power of two) in four
+  // quarters (UPCASTTOP), one stream through memory each
   auto row_sum = [](sint n) {
     UOp red =
         UOp::make(Ops::REDUCE_AXIS, dtypes::float32, {load(global(1, n * n), st({n, n}))}, ReduceArg{Ops::ADD, {1}});
     return UOp::sink({UOp::make(Ops::STORE, dtypes::void_, {view_of(global(0, n), st({n, 1})), red})});
   };
+  const std::string unroll = cat("Opt(op=OptOps.UNROLL, axis=0, arg=", lanes() / 8, ")]");
+  for (int threads : {0, 1, 2, 3, 16}) {
+    RenderOpts ro = Kernel(row_sum(4096)).opts;
+    ro.threads = threads;
+    std::optional<CpuTile> t = cpu_vector_tile(Kernel(row_sum(4096), ro));
+    ASSERT_TRUE(t.has_value());
+    EXPECT_TRUE(t->reduce_lanes);
+    EXPECT_EQ(opts_of(t), threads < 2 ? "[Opt(op=OptOps.UPCASTTOP, axis=0, arg=4), " + unroll
+                                      : cat("[Opt(op=OptOps.THREAD, axis=0, arg=",
+                                            threads == 2   ? 8
+                                            : threads == 3 ? 16
+                                                           : 64,
+                                            "), Opt(op=OptOps.UPCASTTOP, axis=1, arg=4), ", unroll))
+        << threads;
+  }
+  // the rows' axis is the one along which the input moves farthest: here the four quarters of the rows, 4 outputs
+  // apart in the result, are already an axis; too short to split for threads as well
+  UOp quarters = UOp::make(Ops::REDUCE_AXIS, dtypes::float32,
+                           {load(global(1, 4096 * 4096), st({1024, 4, 4096}, Shape{4096, 1024 * 4096, 1}))},
+                           ReduceArg{Ops::ADD, {2}});
+  RenderOpts two = Kernel(row_sum(4096)).opts;
+  two.threads = 2;
+  EXPECT_EQ(
+      opts_of(cpu_vector_tile(Kernel(
+          UOp::sink({UOp::make(Ops::STORE, dtypes::void_, {view_of(global(0, 4096), st({1024, 4, 1})), quarters})}),
+          two))),
+      "[Opt(op=OptOps.UPCASTTOP, axis=1, arg=4), " + unroll);
   std::optional<CpuTile> tile = cpu_vector_tile(Kernel(row_sum(4096)));
   ASSERT_TRUE(tile.has_value());
-  EXPECT_TRUE(tile->reduce_lanes);
-  std::string opts = opts_repr(tile->opts);
-  const bool one_row = lanes() <= 128;
-  const int acc_lanes = one_row ? lanes() / 4 : 4 * lanes() / 8;
-  EXPECT_EQ(opts.find("Opt(op=OptOps.UPCAST, axis=0, arg=4)") != std::string::npos, !one_row) << opts;
-  EXPECT_NE(opts.find(cat("Opt(op=OptOps.UNROLL, axis=0, arg=", one_row ? lanes() / 4 : lanes() / 8, ")")),
-            std::string::npos)
-      << opts;
   EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(row_sum(64)))), "nullopt");  // small: the reference's opts
   // a sum takes the tile from 64K elements (a full sum's second stage, 256 rows of 256)
   EXPECT_NE(opts_of(cpu_vector_tile(Kernel(row_sum(256)))), "nullopt");
   EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(matmul(64)))), "nullopt");  // a matmul of 256K multiply-adds doesn't
   // each row's lanes are summed in halvings after the loop (first whole registers, then halves of them), not by
-  // gathering one lane of each of the four rows at a time
+  // gathering one lane at a time, though the four rows store apart
   Kernel k(row_sum(4096));
   k.apply_opts(tile->opts);
   std::string src = render_tile(k);
-  EXPECT_EQ(src.find("(float4){acc0["), std::string::npos) << src;
-  EXPECT_NE(src.find(cat("float", acc_lanes / 2, " alu")), std::string::npos) << src;
-  EXPECT_NE(src.find("(float4){alu"), std::string::npos) << src;
+  const int half = lanes() / 16;  // a row's lanes after the first halving
+  EXPECT_EQ(src.find("acc0[0]+acc0[1]"), std::string::npos) << src;
+  EXPECT_NE(src.find(cat("float", half, " alu")), std::string::npos) << src;
+  EXPECT_EQ(src.find("(float4){acc0[") == std::string::npos, half > 4) << src;
+  EXPECT_EQ(src.find("(float4){alu") == std::string::npos, half < 8) << src;
   // and the sums are right (integers: exact in float32 whatever the order)
   std::vector<float> v(4096 * 4096);
   for (size_t i = 0; i < v.size(); i++) v[i] = static_cast<float>(i % 7);

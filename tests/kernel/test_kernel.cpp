@@ -378,6 +378,48 @@ TEST(KernelOpts, Rejected) {
   EXPECT_THROW(Kernel(naming_case("ew_1024")[0]).apply_opt({OptOps::UPCAST, 0, 64}), KernelOptError);
 }
 
+TEST(KernelOpts, UpcastTopAndThread) {
+  // UPCASTTOP upcasts the outer part of an axis: its lanes are the axis's size / amount apart, where UPCAST's are
+  // neighbours. matmul(16): the output's strides (16, 1, 0) on (m, n, k)
+  Kernel up(matmul(16)), top(matmul(16));
+  up.apply_opt({OptOps::UPCAST, 0, 4});
+  top.apply_opt({OptOps::UPCASTTOP, 0, 4});
+  EXPECT_EQ(up.full_shape(), (Shape{4, 16, 16, 4}));
+  EXPECT_EQ(top.full_shape(), (Shape{4, 16, 16, 4}));
+  EXPECT_EQ(strides_str(real_strides(up.sts[0])), "(64, 1, 0, 16)");
+  EXPECT_EQ(strides_str(real_strides(top.sts[0])), "(16, 1, 0, 64)");
+  EXPECT_EQ(top.colors(), up.colors());
+  EXPECT_EQ(top.applied_opts[0].repr(), "Opt(op=OptOps.UPCASTTOP, axis=0, arg=4)");
+  // THREAD splits the outer part of an axis off as the outermost loop (the one a CPU's threads share)
+  RenderOpts cpu = Kernel(matmul(16)).opts;
+  cpu.threads = 2;
+  Kernel th(matmul(16), cpu);
+  th.apply_opt({OptOps::THREAD, 1, 4});
+  EXPECT_EQ(th.full_shape(), (Shape{4, 16, 4, 16}));
+  EXPECT_EQ(strides_str(real_strides(th.sts[0])), "(4, 16, 1, 0)");  // n's outer part first, m, then n's rest
+  EXPECT_EQ(th.first_reduce(), 3);
+  std::vector<std::pair<Opt, std::string>> bad{
+      {{OptOps::THREAD, 0, 2}, "already threaded"},
+      {{OptOps::THREAD, 3, 2}, "thread is for non-reduce"},
+  };
+  for (auto& [opt, msg] : bad) {
+    try {
+      th.apply_opt(opt);
+      ADD_FAILURE() << opt.repr();
+    } catch (const KernelOptError& e) {
+      EXPECT_EQ(std::string(e.what()), msg);
+    }
+  }
+  cpu.threads = 0;
+  try {
+    Kernel(matmul(16), cpu).apply_opt({OptOps::THREAD, 0, 2});
+    ADD_FAILURE() << "no error";
+  } catch (const KernelOptError& e) {
+    EXPECT_EQ(std::string(e.what()), "target does not support threads");
+  }
+  // (their results: CpuTile.BigSumsGetVectorAccumulators, whose row sums take both)
+}
+
 TEST(KernelOpts, Swap) {
   Kernel k(naming_case("permute_copy")[0]);
   k.apply_opt({OptOps::SWAP, 0, 1});

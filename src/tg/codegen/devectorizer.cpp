@@ -831,11 +831,11 @@ const PatternMatcher<UOp>& pm_render() {
 
 namespace {
 
-// x = g_0 op g_1 op ... op g_(h-1), each g_i a GEP of one vector v of out*h lanes (laid out [out][h]) taking lane i of
-// every output, h >= 4 a power of two -> halvings of v: ([out][h] -> [out][h/2]: lanes h/2.. of each output op-ed onto
-// lanes ..h/2) until one lane an output is left. The chain gathers `out` scattered lanes h times, a shuffle each; the
-// halvings add whole vector registers first, and only the last few steps shuffle. gep_pushing would flatten the
-// halvings back into the chain, so this runs after the last rewrite that pushes GEPs.
+// x = g_0 op g_1 op ... op g_(h-1), each g_i a GEP of one vector v taking lane i of every output, each output's h
+// lanes one aligned block of v, h >= 4 a power of two -> halvings of those blocks ([out][h] -> [out][h/2]: lanes h/2..
+// of each output op-ed onto lanes ..h/2) until one lane an output is left. The chain gathers `out` scattered lanes h
+// times, a shuffle each; the halvings add whole vector registers first, and only the last few steps shuffle.
+// gep_pushing would flatten the halvings back into the chain, so this runs after the last rewrite that pushes GEPs.
 UOp horizontal_tree(M m) {
   UOp root = m["root"];
   const Ops op = root.op();
@@ -853,16 +853,23 @@ UOp horizontal_tree(M m) {
   }
   const int64_t h = static_cast<int64_t>(leaves.size());
   UOp v = leaves[0].src(0);
-  if (h < 4 || (h & (h - 1)) != 0 || v.dtype().count() != out * h) return {};
-  std::vector<bool> seen(static_cast<size_t>(out * h));
+  if (h < 4 || (h & (h - 1)) != 0 || v.dtype().count() % h != 0) return {};
+  std::vector<bool> seen(static_cast<size_t>(v.dtype().count()));
+  std::vector<int64_t> block(static_cast<size_t>(out), -1), lanes;  // output o's lanes: block o of h lanes of v
   for (const UOp& g : leaves) {
     auto idx = tuple_ints(g.arg());
     for (int64_t o = 0; o < out; o++) {
       int64_t lane = idx[static_cast<size_t>(o)];
-      if (lane / h != o || seen[static_cast<size_t>(lane)]) return {};
+      if (block[static_cast<size_t>(o)] < 0) block[static_cast<size_t>(o)] = lane / h;
+      if (lane / h != block[static_cast<size_t>(o)] || seen[static_cast<size_t>(lane)]) return {};
       seen[static_cast<size_t>(lane)] = true;
     }
   }
+  for (int64_t b : block)
+    for (int64_t j = 0; j < h; j++) lanes.push_back(b * h + j);
+  if (static_cast<int64_t>(lanes.size()) != v.dtype().count() || lanes.back() != v.dtype().count() - 1 ||
+      !std::is_sorted(lanes.begin(), lanes.end()))
+    v = v.gep(lanes);  // the outputs' blocks, in order (one row's accumulator of a tile whose rows store apart)
   for (int64_t half = h / 2; half >= 1; half /= 2) {
     std::vector<int64_t> lo, hi;
     for (int64_t o = 0; o < out; o++)

@@ -79,10 +79,12 @@ void order_global_loops(Kernel& kc) {
   }
 }
 
-// applies (axis, amount) upcasts, then (axis, amount) unrolls (absolute axes of k), on a copy of k; the axes are
-// followed as upcasts or unrolls of whole axes drop them. nullopt if an opt does not apply.
+// applies the opts `pre`, then (axis, amount) upcasts (UPCAST, or UPCASTTOP: the outer part of each axis), then (axis,
+// amount) unrolls (absolute axes of the kernel after `pre`), on a copy of k; the axes are followed as upcasts or
+// unrolls of whole axes drop them. nullopt if an opt does not apply.
 std::optional<std::vector<Opt>> apply_tile(const Kernel& k, std::vector<std::pair<int, int>> ups,
-                                           std::vector<std::pair<int, int>> unrolls) {
+                                           std::vector<std::pair<int, int>> unrolls, OptOps up = OptOps::UPCAST,
+                                           const std::vector<Opt>& pre = {}) {
   Kernel kc = k.copy();
   auto follow = [&](int removed, size_t from) {
     for (size_t j = from; j < ups.size(); j++)
@@ -91,9 +93,10 @@ std::optional<std::vector<Opt>> apply_tile(const Kernel& k, std::vector<std::pai
       if (u.first > removed) u.first--;
   };
   try {
+    for (const Opt& o : pre) kc.apply_opt(o);
     for (size_t i = 0; i < ups.size(); i++) {
       int len = kc.first_upcast();  // a whole axis upcast leaves the axes before the upcast ones
-      kc.apply_opt({OptOps::UPCAST, ups[i].first, ups[i].second});
+      kc.apply_opt({up, ups[i].first, ups[i].second});
       if (kc.first_upcast() < len) follow(ups[i].first, i + 1);
     }
     for (size_t i = 0; i < unrolls.size(); i++) {
@@ -214,17 +217,31 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
 
   // 0. a sum (not a product of two inputs) along contiguous rows: vector accumulators along the reduce, two vector
   // registers each, for four outputs: eight independent chains of adds keep the loads at memory speed, where one
-  // scalar chain waits on each add's latency (a row sum, a full sum's first stage). A 16-register target reads a big
-  // sum's short rows (one reduce axis of up to 16K floats) one at a time, four registers along it: one stream
-  // through memory instead of four that restart every row (AVX2 row sum of 4096x4096 0.72 -> 0.82 of the probe at
-  // 125 GB/s; with AVX-512 the four rows stay faster, 0.95 against 0.75)
+  // scalar chain waits on each add's latency (a row sum, a full sum's first stage). A big sum of short rows (one
+  // reduce axis of up to 16K floats) takes its four rows far apart: the output axis along which the input moves
+  // farthest splits into one block per thread share (THREAD: each core reads one contiguous part of the input, the
+  // part its share of the kernel that wrote it wrote, still in that core's caches) and each block into four
+  // (UPCASTTOP): four streams through memory, as the bandwidth probe reads, where four neighbouring rows restart
+  // their streams every row (AVX2 row sum of 4096x4096: 119 -> 145-150 GB/s, AVX-512 138 -> 152)
   if (r.src(0).op() != Ops::MUL || in.size() < 2) {
     int ra = 0, rv = vector_axis(fr, n, tile_lanes / 8, ra);
     if (rv < 0 || ra < 8) return std::nullopt;
-    const bool one_row = tile_lanes <= 128 && n - fr == 1 && size(rv) <= 16384 && big_cpu_kernel(k);
-    if (one_row) rv = vector_axis(fr, n, tile_lanes / 4, ra);
+    int far = -1;
+    sint far_stride = 0;
+    for (int a = 0; a < fr && n - fr == 1 && size(rv) <= 16384 && big_cpu_kernel(k); a++)
+      for (auto& s : in)
+        if (size(a) % 4 == 0 && st(s, a) && *st(s, a) > far_stride) far = a, far_stride = *st(s, a);
+    if (far >= 0) {
+      std::vector<Opt> pre;
+      for (int t = static_cast<int>(std::bit_ceil(4u * static_cast<unsigned>(k.opts.threads))); t >= 2 && pre.empty();
+           t /= 2)
+        if (k.opts.threads > 1 && size(far) % (4 * t) == 0) pre.push_back({OptOps::THREAD, far, t});
+      const int moved = pre.empty() ? 0 : 1;  // the thread axis goes first: the others move one on
+      if (auto opts = apply_tile(k, {{far + moved, 4}}, {{rv + moved, ra}}, OptOps::UPCASTTOP, pre))
+        return CpuTile{.opts = *opts, .reduce_lanes = true};
+    }
     std::vector<std::pair<int, int>> ups;
-    for (int a = fr - 1; a >= 0 && ups.empty() && !one_row; a--)  // the innermost output axis with four outputs
+    for (int a = fr - 1; a >= 0 && ups.empty(); a--)  // the innermost output axis with four outputs
       if (pow2_amount(size(a), 4) == 4) ups.push_back({a, 4});
     if (auto opts = apply_tile(k, ups, {{rv, ra}})) return CpuTile{.opts = *opts, .reduce_lanes = true};
     return std::nullopt;

@@ -468,13 +468,21 @@ void Kernel::apply_opt_unchecked(const Opt& opt, bool append_opt) {
       shift_to(axis, amt, false, std::nullopt);
       upcast();
       break;
+    case OptOps::THREAD:  // ours as tinygrad's later THREAD: a new outermost axis, the loop the threads share
+      check(opts.threads > 0, "target does not support threads");
+      check(axis < first_reduce(), "thread is for non-reduce");
+      check(std::none_of(applied_opts.begin(), applied_opts.end(), [](const Opt& o) { return o.op == OptOps::THREAD; }),
+            "already threaded");
+      shift_to(axis, amt, true, 0);
+      break;
     case OptOps::UPCAST:  // yellow
+    case OptOps::UPCASTTOP:
       check(axis < first_reduce(), "upcast is for non-reduce");
       check(!(tensor_core && global_dims() <= axis &&
               axis < global_dims() + static_cast<int>(tensor_core->local_opts().size())),
             "can't upcast TC locals");
       check(opts.device == "DSP" || amt <= opts.upcast_max, cat("don't upcast more than ", opts.upcast_max));
-      shift_to(axis, amt, false, std::nullopt);
+      shift_to(axis, amt, opt.op == OptOps::UPCASTTOP, std::nullopt);
       upcast();
       break;
     case OptOps::NOLOCALS:

@@ -15,6 +15,8 @@ std::string optops_str(OptOps op) {
     case OptOps::NOLOCALS: return "OptOps.NOLOCALS";
     case OptOps::PADTO: return "OptOps.PADTO";
     case OptOps::SWAP: return "OptOps.SWAP";
+    case OptOps::UPCASTTOP: return "OptOps.UPCASTTOP";
+    case OptOps::THREAD: return "OptOps.THREAD";
   }
   TG_ASSERT(false, "unknown OptOps ", static_cast<int>(op));
 }

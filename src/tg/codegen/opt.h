@@ -10,8 +10,12 @@
 
 namespace tg {
 
-// numbered as tinygrad's enum.auto() numbers them: the order is part of Opt's ordering
-enum class OptOps { TC = 1, UPCAST, UNROLL, LOCAL, GROUP, GROUPTOP, NOLOCALS, PADTO, SWAP };
+// numbered as tinygrad's enum.auto() numbers them: the order is part of Opt's ordering. After the reference's (so
+// their numbers and the disk cache's keys hold), two of ours: UPCASTTOP upcasts the outer part of an axis, as
+// GROUPTOP groups it, so one iteration's lanes are the axis's size / amount apart (a sum's four rows far apart: four
+// streams through memory); THREAD, as tinygrad's later one, splits the outer part of an axis off as the outermost
+// loop, the one a CPU's threads share (each thread's share one contiguous block of that axis)
+enum class OptOps { TC = 1, UPCAST, UNROLL, LOCAL, GROUP, GROUPTOP, NOLOCALS, PADTO, SWAP, UPCASTTOP, THREAD };
 std::string optops_str(OptOps op);  // "OptOps.UPCAST", as str(OptOps.UPCAST)
 
 // None, an int, or TC's (tc_select, tc_opt, use_tensor_cores)

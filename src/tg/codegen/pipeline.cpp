@@ -68,7 +68,8 @@ UOp step_split_odd_vectors(const UOp& sink, const RenderOpts&) {
   return graph_rewrite(x, cat_to_vectorize(), {.name = "split odd vectors: CAT"});
 }
 UOp step_horizontal_tree(const UOp& sink, const RenderOpts&) {
-  return graph_rewrite(sink, pm_horizontal_tree(), {.name = "horizontal tree"});
+  // from the top: a whole chain of adds is rewritten before any shorter chain inside it
+  return graph_rewrite(sink, pm_horizontal_tree(), {.bottom_up = true, .name = "horizontal tree"});
 }
 UOp step_pre_matcher(const UOp& sink, const RenderOpts& opts) {
   return graph_rewrite(sink, *opts.pre_matcher, {.name = "pre_matcher"});

@@ -63,7 +63,7 @@ std::optional<std::vector<Opt>> parse_opts(const std::string& s) {
   while (std::getline(is, item, ';')) {
     int op = 0, axis = 0, n = 0, a = 0, b = 0, c = 0;
     if (std::sscanf(item.c_str(), "%d,%d,%n", &op, &axis, &n) != 2 || n == 0) return std::nullopt;
-    if (op < static_cast<int>(OptOps::TC) || op > static_cast<int>(OptOps::SWAP)) return std::nullopt;
+    if (op < static_cast<int>(OptOps::TC) || op > static_cast<int>(OptOps::THREAD)) return std::nullopt;
     const std::string rest = item.substr(static_cast<size_t>(n));
     OptArg arg;
     if (std::sscanf(rest.c_str(), "%d/%d/%d", &a, &b, &c) == 3)

@@ -99,6 +99,8 @@ struct RenderOpts {
   int64_t upcast_max = 16;
   // the float lanes a CPU vector tile may take (the target's vector registers, codegen/heuristic.cpp); 0: the host's
   int simd_lanes = 0;
+  // the threads that share a kernel's outermost loop (the CPU devices' CPU_THREADS; THREAD opts); 0: none
+  int threads = 0;
   OpSet code_for_op;  // ALU ops rendered natively (the keys of tinygrad's code_for_op); the rest get decomposed
   const PatternMatcher<UOp>* pre_matcher = nullptr;    // run by the codegen before the final rewrite
   const PatternMatcher<UOp>* extra_matcher = nullptr;  // appended to the codegen's final rewrite

@@ -388,6 +388,7 @@ class CPUDevice : public Compiled {
 std::unique_ptr<Compiled> open_cpu_device(const std::string& device) {
   auto r = std::make_shared<ClangRenderer>();
   r->simd_lanes = cpu_target().tile_lanes;
+  r->threads = cpu_threads();
   r->loop_vectorizer = true;
   return std::make_unique<CPUDevice>(device, r);
 }

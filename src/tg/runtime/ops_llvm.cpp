@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tg/renderer/llvmir.h"
+#include "tg/runtime/threadpool.h"
 
 #if TG_HAVE_LLVM_HEADERS
 #include <llvm-c/Analysis.h>
@@ -342,6 +343,7 @@ std::unique_ptr<Compiled> open_llvm_device(const std::string& device) {
   llvm_api();  // throws when there is no LLVM to load: the device is unavailable
   auto r = std::make_shared<LLVMRenderer>();
   r->simd_lanes = cpu_target().tile_lanes;
+  r->threads = cpu_threads();
   return std::make_unique<LLVMDevice>(device, r);
 }
 
