@@ -32,6 +32,8 @@ int cpu_tile_lanes();  // the host's (or CPU_TILE_LANES)
 //    axes, unrolled; each output element of a 4x4 tile (two output axes that some input broadcasts; a single such
 //    axis takes up to 16) accumulates a whole vector, summed once after the loop
 //    (RenderOpts::defer_horizontal_reduce).
+//  - a sum along contiguous rows: vector accumulators along the row for four outputs; a big sum of short rows takes
+//    them far apart (THREAD: a block of rows per thread share, UPCASTTOP: four quarters of each block).
 // nullopt when the kernel has no such axes, or is too small to be worth it (those keep the reference's opts).
 struct CpuTile {
   std::vector<Opt> opts;
