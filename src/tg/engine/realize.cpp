@@ -158,9 +158,23 @@ std::unordered_map<std::string, std::shared_ptr<CompiledRunner>>& runner_cache()
   static std::unordered_map<std::string, std::shared_ptr<CompiledRunner>> cache;
   return cache;
 }
+// an ast's structural key, computed once per ast: a kernel scheduled again is the same interned node (held here, so
+// its address is not reused), and its key walks the whole ast formatting every arg
+uint64_t ast_key(const UOp& ast) {
+  static std::mutex mu;
+  static std::unordered_map<const UOpNode*, std::pair<UOp, uint64_t>> keys;
+  {
+    std::lock_guard lock(mu);
+    if (auto it = keys.find(ast.get()); it != keys.end()) return it->second.second;
+  }
+  const uint64_t key = ast.key();
+  std::lock_guard lock(mu);
+  keys.try_emplace(ast.get(), ast, key);
+  return key;
+}
 // the method cache's key: the device, the ast and every setting that changes how it is optimized or rendered
 std::string runner_key(const std::string& device, const UOp& ast) {
-  return cat(device, ":", ast.key(), ":", getenv("NOOPT"), ":", getenv("BEAM"), ":", getenv("DEVECTORIZE", 1), ":",
+  return cat(device, ":", ast_key(ast), ":", getenv("NOOPT"), ":", getenv("BEAM"), ":", getenv("DEVECTORIZE", 1), ":",
              getenv("TRANSCENDENTAL", 1), ":", getenv("CPU_VECTOR_TILE", 1), ":", getenv("CPU_TILE_LANES"), ":",
              getenv("CPU_LOOP_ORDER", 1), ":", getenv("CPU_ROW_UPCAST", 1));
 }
