@@ -855,7 +855,7 @@ UOp horizontal_tree(M m) {
   UOp v = leaves[0].src(0);
   if (h < 4 || (h & (h - 1)) != 0 || v.dtype().count() % h != 0) return {};
   std::vector<bool> seen(static_cast<size_t>(v.dtype().count()));
-  std::vector<int64_t> block(static_cast<size_t>(out), -1), lanes;  // output o's lanes: block o of h lanes of v
+  std::vector<int64_t> block(static_cast<size_t>(out), -1);  // output o's lanes: block block[o] of h lanes of v
   for (const UOp& g : leaves) {
     auto idx = tuple_ints(g.arg());
     for (int64_t o = 0; o < out; o++) {
@@ -865,11 +865,14 @@ UOp horizontal_tree(M m) {
       seen[static_cast<size_t>(lane)] = true;
     }
   }
-  for (int64_t b : block)
-    for (int64_t j = 0; j < h; j++) lanes.push_back(b * h + j);
-  if (static_cast<int64_t>(lanes.size()) != v.dtype().count() || lanes.back() != v.dtype().count() - 1 ||
-      !std::is_sorted(lanes.begin(), lanes.end()))
-    v = v.gep(lanes);  // the outputs' blocks, in order (one row's accumulator of a tile whose rows store apart)
+  bool whole = out * h == v.dtype().count();  // v is [out][h] as it is
+  for (int64_t o = 0; o < out; o++) whole &= block[static_cast<size_t>(o)] == o;
+  if (!whole) {  // the outputs' blocks, in order (one row's accumulator of a tile whose rows store apart)
+    std::vector<int64_t> lanes;
+    for (int64_t b : block)
+      for (int64_t j = 0; j < h; j++) lanes.push_back(b * h + j);
+    v = v.gep(lanes);
+  }
   for (int64_t half = h / 2; half >= 1; half /= 2) {
     std::vector<int64_t> lo, hi;
     for (int64_t o = 0; o < out; o++)
