@@ -323,6 +323,67 @@ TEST(Kernelize, MapCoversTheGraph) {
   EXPECT_EQ(uop_base(map.at(b.uop())).op(), Ops::ASSIGN);
 }
 
+// *** the kernelize cache: a graph that differs from an earlier one only in its buffers reuses its map ***
+
+TEST(KernelizeCache, AHitIsTheMapOfAMiss) {
+  // three matmuls of one shape on three pairs of buffers: without the cache, then a miss (or a hit of an earlier
+  // test's), then a hit; the images are the same graph but for the UNIQUE numbers, and a hit's new buffers are new
+  auto mm = [] { return matmul(Tensor::empty({5, 7}), Tensor::empty({7, 3})).relu(); };
+  std::string uncached;
+  {
+    test::ScopedEnv off("SCACHE", "0");
+    uncached = normalize_unique(uop_base(kernelized(mm())).repr());
+  }
+  UOp first = uop_base(kernelized(mm())), second = uop_base(kernelized(mm()));
+  EXPECT_EQ(normalize_unique(first.repr()), uncached);
+  EXPECT_EQ(normalize_unique(second.repr()), uncached);
+  ASSERT_EQ(second.op(), Ops::ASSIGN);
+  EXPECT_NE(first.src(0), second.src(0));  // the output buffer
+  EXPECT_EQ(names(get_kernel(second.src(1)).metadata), (std::vector<std::string>{"relu", "__matmul__"}));
+}
+
+TEST(KernelizeCache, NewBuffersAreNumberedAsOnAMiss) {
+  // T347UniqueNumbers on a hit: the output kernel's buffer first
+  for (int round = 0; round < 3; round++) {
+    Tensor u({1, 2, 3, 4});
+    int64_t n = as_int(u.uop().src(0).src(0).arg<ConstValue>());
+    UOp k = kernelized(u + 3 + 4);
+    EXPECT_EQ(as_int(k.src(0).src(0).arg<ConstValue>()), n + 2) << round;
+    EXPECT_EQ(as_int(k.src(1).src(1).src(0).src(0).arg<ConstValue>()), n + 1) << round;
+  }
+}
+
+TEST(KernelizeCache, KeyedOnMetadataAndEnv) {
+  // the same graph made by another method names its kernel by that method
+  Tensor a = Tensor::empty({6, 5}), b = Tensor::empty({5, 2});
+  kernelized(matmul(a, b));
+  UOp d;
+  {
+    MetadataScope s("dot");
+    d = uop_base(kernelized(a.matmul(b)));
+  }
+  EXPECT_EQ(names(get_kernel(d.src(1)).metadata), (std::vector<std::string>{"dot"}));
+  // the grouper's env vars: SPLIT_REDUCEOP=0 sums in one kernel
+  auto big_sum = [] { return Tensor::empty({int64_t(1) << 22}, {.device = "CPU"}).sum(); };
+  EXPECT_EQ(kernel_outputs(big_sum()).size(), 2u);
+  {
+    test::ScopedEnv no_split("SPLIT_REDUCEOP", "0");
+    EXPECT_EQ(kernel_outputs(big_sum()).size(), 1u);
+  }
+  EXPECT_EQ(kernel_outputs(big_sum()).size(), 2u);
+}
+
+TEST(KernelizeCache, RealizesReadTheirOwnBuffers) {
+  // hits realize: each product of its own inputs, into its own buffer; an assign repeated on a hit accumulates
+  for (int i = 1; i <= 3; i++) {
+    Tensor x = Tensor::full({3, 4}, float(i)).contiguous().realize(), y = Tensor::full({4, 2}, 2.0f).contiguous();
+    EXPECT_EQ(matmul(x, y).tolist<float>(), std::vector<float>(6, 8.0f * float(i))) << i;
+  }
+  Tensor w = Tensor::zeros({4}).contiguous().realize();
+  for (int i = 0; i < 3; i++) w.assign(w + 1).realize();
+  EXPECT_EQ(w.tolist<float>(), std::vector<float>(4, 3.0f));
+}
+
 // *** schedule ***
 
 TEST(Schedule, MatmulReluSum) {

@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
 
 #include "tg/codegen/heuristic.h"
 #include "tg/codegen/kernel.h"
@@ -1298,7 +1301,9 @@ const GPM& substitute_pm() {
 
 // *** get_kernelize_map ***
 
-std::vector<std::pair<UOp, UOp>> get_kernelize_map(const UOp& big_sink) {
+namespace {
+
+std::vector<std::pair<UOp, UOp>> kernelize_map(const UOp& big_sink) {
   trace::TrackedContext viz("get_kernelize_map");
   const int call = trace::enabled() ? trace::next_count("get_kernelize_map") : 0;
   MetaTable meta;
@@ -1364,6 +1369,98 @@ std::vector<std::pair<UOp, UOp>> get_kernelize_map(const UOp& big_sink) {
     viz.set_name(cat("Schedule ", kernels, kernels == 1 ? " Kernel" : " Kernels", " n", call));
   }
   return tensor_map.items();
+}
+
+// *** the kernelize cache ***
+//
+// Graphs that differ only in the buffers they read kernelize alike: a training step, a model's forward on each
+// batch, the same matmul realized in a loop. The map is made once per shape of graph, its buffers turned into
+// placeholders; a hit fills the placeholders with this call's buffers (the ones the graph reads) and fresh ones (the
+// ones kernelize made), which skips every rewrite of the grouper (~0.15 ms of a 512 matmul's realize). As tinygrad's
+// schedule cache, newer than the reference. The key is the graph with placeholders for its buffers (interned, so
+// one pointer), the grouper's env vars and the nodes' metadata (the kernels' names come from it). SCACHE=0 turns it
+// off; VIZ bypasses it, as there each kernelize is a context of rewrites.
+
+struct KernelizeTemplate {
+  UOp key;                                // big_sink with placeholder UNIQUEs (holds the interned graph)
+  std::vector<int64_t> env;               // grouper_env() when it was made
+  std::vector<const Metadata*> metadata;  // big_sink's nodes', in toposort order
+  size_t inputs = 0;                      // holes[0, inputs): big_sink's UNIQUEs in toposort order; then the made ones
+  std::vector<UOp> holes;
+  UOp map;  // SINK(k0, v0, k1, v1, ...): the map, over the placeholders
+};
+
+std::vector<int64_t> grouper_env() {
+  static const char* const names[] = {"SPLIT_REDUCEOP", "REDUCEOP_SPLIT_THRESHOLD", "REDUCEOP_SPLIT_SIZE",
+                                      "CPU_PACK",       "CPU_VECTOR_TILE",          "CPU_KSPLIT",
+                                      "FUSE_ARANGE",    "DONT_REALIZE_EXPAND",      "DONT_GROUP_REDUCES",
+                                      "FUSE_CONV_BW"};
+  std::vector<int64_t> out;
+  for (const char* n : names) out.push_back(getenv(n, -1));
+  return out;
+}
+
+// the i-th placeholder: a UNIQUE no BUFFER of a Tensor has (theirs count up from 0), so it never gets a Buffer
+UOp hole(size_t i) { return UOp::make(Ops::UNIQUE, dtypes::void_, {}, ConstValue(-1 - static_cast<int64_t>(i))); }
+
+std::vector<std::pair<UOp, UOp>> fill_template(const KernelizeTemplate& t, const std::vector<UOp>& uniques) {
+  std::vector<std::pair<UOp, UOp>> fill;
+  for (size_t i = 0; i < t.holes.size(); i++) fill.push_back({t.holes[i], i < t.inputs ? uniques[i] : UOp::unique()});
+  UOp filled = t.map.substitute(fill);
+  std::vector<std::pair<UOp, UOp>> out;
+  for (size_t i = 0; i + 1 < filled.src().size(); i += 2) out.push_back({filled.src(i), filled.src(i + 1)});
+  return out;
+}
+
+KernelizeTemplate make_template(UOp key, std::vector<int64_t> env, std::vector<const Metadata*> metadata,
+                                std::vector<std::pair<UOp, UOp>> to_holes,
+                                const std::vector<std::pair<UOp, UOp>>& map) {
+  KernelizeTemplate t{std::move(key), std::move(env), std::move(metadata), to_holes.size(), {}, {}};
+  std::vector<UOp> kv;
+  for (const auto& [k, v] : map) kv.insert(kv.end(), {k, v});
+  UOp map_sink = UOp::sink(std::move(kv));
+  UOpSet seen;
+  for (const auto& h : to_holes) seen.add(h.first);
+  std::vector<UOp> made;  // in the order of the counter, so that a hit numbers its new buffers as a miss does
+  for (const UOp& u : map_sink.toposort())
+    if (u.op() == Ops::UNIQUE && !seen.has(u)) made.push_back(u);
+  std::sort(made.begin(), made.end(),
+            [](const UOp& a, const UOp& b) { return as_int(a.arg<ConstValue>()) < as_int(b.arg<ConstValue>()); });
+  for (const UOp& u : made) to_holes.push_back({u, hole(to_holes.size())});
+  t.map = map_sink.substitute(to_holes);
+  for (auto& h : to_holes) t.holes.push_back(std::move(h.second));
+  return t;
+}
+
+}  // namespace
+
+std::vector<std::pair<UOp, UOp>> get_kernelize_map(const UOp& big_sink) {
+  if (trace::enabled() || !getenv("SCACHE", 1)) return kernelize_map(big_sink);
+  std::vector<std::pair<UOp, UOp>> to_holes;
+  std::vector<UOp> uniques;
+  std::vector<const Metadata*> metadata;
+  for (const UOp& u : big_sink.toposort()) {
+    metadata.push_back(u.metadata());
+    if (u.op() != Ops::UNIQUE) continue;
+    to_holes.push_back({u, hole(to_holes.size())});
+    uniques.push_back(u);
+  }
+  UOp key = big_sink.substitute(to_holes);
+  std::vector<int64_t> env = grouper_env();
+
+  static std::mutex mu;
+  static std::unordered_map<const UOpNode*, KernelizeTemplate> cache;
+  {
+    std::lock_guard lock(mu);
+    if (auto it = cache.find(key.get()); it != cache.end() && it->second.env == env && it->second.metadata == metadata)
+      return fill_template(it->second, uniques);
+  }
+  std::vector<std::pair<UOp, UOp>> map = kernelize_map(big_sink);
+  KernelizeTemplate t = make_template(key, std::move(env), std::move(metadata), std::move(to_holes), map);
+  std::lock_guard lock(mu);
+  if (cache.size() >= 256) cache.clear();  // graphs that never repeat (new constants each call) don't pile up
+  cache.insert_or_assign(key.get(), std::move(t));
+  return map;
 }
 
 }  // namespace tg
