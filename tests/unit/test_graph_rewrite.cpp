@@ -161,6 +161,15 @@ TEST(Substitute, IdentityAndEmpty) {
   EXPECT_EQ(g.substitute({{g, a}}), a);  // the root itself
 }
 
+TEST(Substitute, ChainsAndCycles) {
+  // a replacement is itself looked up (a -> b -> c), and so is a node remade from replaced sources; a map that
+  // never settles is an error, not a hang
+  UOp a = var("a"), b = var("b"), c = var("c");
+  EXPECT_EQ((a + 1).substitute({{a, b}, {b, c}}), c + 1);
+  EXPECT_EQ(((a + 1) * 2).substitute({{a, b}, {b + 1, c}}), c * 2);
+  EXPECT_THROW((a + 1).substitute({{a, b}, {b, a}}), InternalError);
+}
+
 // *** toposort ***
 
 TEST(Toposort, SourcesBeforeUsers) {

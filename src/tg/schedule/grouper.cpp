@@ -1387,7 +1387,10 @@ struct KernelizeTemplate {
   std::vector<const Metadata*> metadata;  // big_sink's nodes', in toposort order
   size_t inputs = 0;                      // holes[0, inputs): big_sink's UNIQUEs in toposort order; then the made ones
   std::vector<UOp> holes;
-  UOp map;  // SINK(k0, v0, k1, v1, ...): the map, over the placeholders
+  std::vector<size_t> same, changed;  // toposort indices of big_sink's nodes the map leaves alone / replaces
+  // SINK(the images of `changed`, then key and image of each entry whose key is a node kernelize made on the way),
+  // over the placeholders
+  UOp images;
 };
 
 std::vector<int64_t> grouper_env() {
@@ -1403,31 +1406,48 @@ std::vector<int64_t> grouper_env() {
 // the i-th placeholder: a UNIQUE no BUFFER of a Tensor has (theirs count up from 0), so it never gets a Buffer
 UOp hole(size_t i) { return UOp::make(Ops::UNIQUE, dtypes::void_, {}, ConstValue(-1 - static_cast<int64_t>(i))); }
 
-std::vector<std::pair<UOp, UOp>> fill_template(const KernelizeTemplate& t, const std::vector<UOp>& uniques) {
+std::vector<std::pair<UOp, UOp>> fill_template(const KernelizeTemplate& t, const std::vector<UOp>& topo,
+                                               const std::vector<UOp>& uniques) {
   std::vector<std::pair<UOp, UOp>> fill;
   for (size_t i = 0; i < t.holes.size(); i++) fill.push_back({t.holes[i], i < t.inputs ? uniques[i] : UOp::unique()});
-  UOp filled = t.map.substitute(fill);
+  UOp filled = t.images.substitute(fill);
   std::vector<std::pair<UOp, UOp>> out;
-  for (size_t i = 0; i + 1 < filled.src().size(); i += 2) out.push_back({filled.src(i), filled.src(i + 1)});
+  for (size_t i : t.same) out.push_back({topo[i], topo[i]});
+  for (size_t i = 0; i < t.changed.size(); i++) out.push_back({topo[t.changed[i]], filled.src(i)});
+  for (size_t i = t.changed.size(); i + 1 < filled.src().size(); i += 2)
+    out.push_back({filled.src(i), filled.src(i + 1)});
   return out;
 }
 
 KernelizeTemplate make_template(UOp key, std::vector<int64_t> env, std::vector<const Metadata*> metadata,
-                                std::vector<std::pair<UOp, UOp>> to_holes,
+                                const std::vector<UOp>& topo, std::vector<std::pair<UOp, UOp>> to_holes,
                                 const std::vector<std::pair<UOp, UOp>>& map) {
-  KernelizeTemplate t{std::move(key), std::move(env), std::move(metadata), to_holes.size(), {}, {}};
-  std::vector<UOp> kv;
-  for (const auto& [k, v] : map) kv.insert(kv.end(), {k, v});
-  UOp map_sink = UOp::sink(std::move(kv));
+  KernelizeTemplate t{std::move(key), std::move(env), std::move(metadata), to_holes.size(), {}, {}, {}, {}};
+  std::unordered_map<const UOpNode*, size_t> index;
+  for (size_t i = 0; i < topo.size(); i++) index.emplace(topo[i].get(), i);
+  std::vector<UOp> images, made_on_the_way;
+  for (const auto& [k, v] : map) {
+    auto it = index.find(k.get());
+    if (it == index.end()) {
+      if (k != v) made_on_the_way.insert(made_on_the_way.end(), {k, v});  // k -> k changes no Tensor
+    } else if (k == v) {
+      t.same.push_back(it->second);
+    } else {
+      t.changed.push_back(it->second);
+      images.push_back(v);
+    }
+  }
+  images.insert(images.end(), made_on_the_way.begin(), made_on_the_way.end());
+  UOp images_sink = UOp::sink(std::move(images));
   UOpSet seen;
   for (const auto& h : to_holes) seen.add(h.first);
   std::vector<UOp> made;  // in the order of the counter, so that a hit numbers its new buffers as a miss does
-  for (const UOp& u : map_sink.toposort())
+  for (const UOp& u : images_sink.toposort())
     if (u.op() == Ops::UNIQUE && !seen.has(u)) made.push_back(u);
   std::sort(made.begin(), made.end(),
             [](const UOp& a, const UOp& b) { return as_int(a.arg<ConstValue>()) < as_int(b.arg<ConstValue>()); });
   for (const UOp& u : made) to_holes.push_back({u, hole(to_holes.size())});
-  t.map = map_sink.substitute(to_holes);
+  t.images = images_sink.substitute(to_holes);
   for (auto& h : to_holes) t.holes.push_back(std::move(h.second));
   return t;
 }
@@ -1437,9 +1457,9 @@ KernelizeTemplate make_template(UOp key, std::vector<int64_t> env, std::vector<c
 std::vector<std::pair<UOp, UOp>> get_kernelize_map(const UOp& big_sink) {
   if (trace::enabled() || !getenv("SCACHE", 1)) return kernelize_map(big_sink);
   std::vector<std::pair<UOp, UOp>> to_holes;
-  std::vector<UOp> uniques;
+  std::vector<UOp> uniques, topo = big_sink.toposort();
   std::vector<const Metadata*> metadata;
-  for (const UOp& u : big_sink.toposort()) {
+  for (const UOp& u : topo) {
     metadata.push_back(u.metadata());
     if (u.op() != Ops::UNIQUE) continue;
     to_holes.push_back({u, hole(to_holes.size())});
@@ -1453,10 +1473,10 @@ std::vector<std::pair<UOp, UOp>> get_kernelize_map(const UOp& big_sink) {
   {
     std::lock_guard lock(mu);
     if (auto it = cache.find(key.get()); it != cache.end() && it->second.env == env && it->second.metadata == metadata)
-      return fill_template(it->second, uniques);
+      return fill_template(it->second, topo, uniques);
   }
   std::vector<std::pair<UOp, UOp>> map = kernelize_map(big_sink);
-  KernelizeTemplate t = make_template(key, std::move(env), std::move(metadata), std::move(to_holes), map);
+  KernelizeTemplate t = make_template(key, std::move(env), std::move(metadata), topo, std::move(to_holes), map);
   std::lock_guard lock(mu);
   if (cache.size() >= 256) cache.clear();  // graphs that never repeat (new constants each call) don't pile up
   cache.insert_or_assign(key.get(), std::move(t));

@@ -350,11 +350,68 @@ const PatternMatcher<UOp, SubMap>& pm_substitute() {
 }
 }  // namespace
 
+// unified_rewrite's bottom-up walk with the map as its one rule, without the matcher (a realize substitutes over
+// every live Tensor's graph): a node is replaced while the map has it, then its sources are; a node whose sources
+// changed is remade and walked again
+UOp substitute_walk(const UOp& root, const SubMap& map) {
+  std::unordered_map<const UOpNode*, std::pair<UOp, UOp>> replace;  // the key held: no address reuse mid-walk
+  auto lookup = [&](UOp u) {
+    for (size_t i = 0;; i++) {
+      auto it = map.find(u.get());
+      if (it == map.end()) return u;
+      TG_ASSERT(i <= map.size(), "substitute: the map has a cycle at ", u.op());
+      u = it->second;
+    }
+  };
+  struct Item {
+    UOp n;
+    int stage;
+    UOp new_n;
+  };
+  std::vector<Item> stack;
+  stack.push_back({root, 0, UOp()});
+  while (!stack.empty()) {
+    Item it = std::move(stack.back());
+    stack.pop_back();
+    if (replace.count(it.n.get())) continue;
+    if (it.stage == 0) {
+      UOp new_n = lookup(it.n);
+      stack.push_back({std::move(it.n), 1, std::move(new_n)});
+      const std::vector<UOp>& src = stack.back().new_n.src();
+      for (size_t i = src.size(); i-- > 0;)
+        if (!replace.count(src[i].get())) stack.push_back({src[i], 0, UOp()});
+    } else if (it.stage == 1) {
+      std::vector<UOp> new_src;
+      new_src.reserve(it.new_n.src().size());
+      bool changed = false;
+      for (const UOp& s : it.new_n.src()) {
+        new_src.push_back(replace.at(s.get()).second);
+        changed |= new_src.back() != s;
+      }
+      const UOpNode* k = it.n.get();
+      if (!changed) {
+        replace.emplace(k, std::make_pair(std::move(it.n), std::move(it.new_n)));
+        continue;
+      }
+      const UOp& nn = it.new_n;
+      UOp next = UOp::make(nn.op(), nn.dtype(), std::move(new_src), nn.arg(), nn.tag());
+      stack.push_back({std::move(it.n), 2, next});
+      stack.push_back({std::move(next), 0, UOp()});
+    } else {
+      UOp r = replace.at(it.new_n.get()).second;
+      const UOpNode* k = it.n.get();
+      replace.emplace(k, std::make_pair(std::move(it.n), std::move(r)));
+    }
+  }
+  return replace.at(root.get()).second;
+}
+
 UOp UOp::substitute(const std::vector<std::pair<UOp, UOp>>& dvars, const char* name, const char* file, int line) const {
   SubMap map;
   for (auto& [k, v] : dvars)
     if (k != v) map.emplace(k.get(), v);
   if (map.empty()) return *this;
+  if (!trace::tracking()) return substitute_walk(*this, map);
   return graph_rewrite(*this, pm_substitute(), map, {.bottom_up = true, .name = name, .file = file, .line = line});
 }
 
