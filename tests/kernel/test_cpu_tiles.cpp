@@ -396,6 +396,30 @@ TEST(CpuTile, PackedMatmulTakesHalfOfSixteenRegisters) {
   EXPECT_EQ(upcast_lanes(packed), 256);
 }
 
+TEST(CpuTile, PackedMatmulRowBlocksWithSixteenRegisters) {
+  // with 16 registers and threads, a packed matmul's rows go in blocks of 128K floats of A (1024 rows of K=128
+  // here: 8 blocks of 8192), the block loop first (THREAD), so a block stays in L2 while it sweeps every panel of B
+  const sint m = 8192, n = 256, kk = 128;
+  UOp packed =
+      sum_of_products({m, n / 16, 16, kk}, {m, n / 16, 16, 1}, {kk, 0, 0, 1}, m * kk, {0, 16 * kk, 1, 16}, n * kk, {3});
+  auto first_opt = [&](int threads) {
+    RenderOpts ro = Kernel(packed).opts;
+    ro.threads = threads;
+    std::optional<CpuTile> t = cpu_vector_tile(Kernel(packed, ro));
+    return t && !t->opts.empty() ? opts_repr({t->opts.front()}) : std::string("none");
+  };
+  {
+    ScopedEnv budget("CPU_TILE_LANES", "128");
+    EXPECT_EQ(first_opt(2), "[Opt(op=OptOps.THREAD, axis=0, arg=8)]");
+    EXPECT_EQ(first_opt(16), "[Opt(op=OptOps.THREAD, axis=0, arg=8)]");
+    EXPECT_EQ(first_opt(1).find("THREAD"), std::string::npos);  // no threads: the reference's loop order
+    ScopedEnv off("CPU_ROW_BLOCKS", "0");
+    EXPECT_EQ(first_opt(2).find("THREAD"), std::string::npos);
+  }
+  ScopedEnv budget("CPU_TILE_LANES", "256");  // 32 registers: a panel twice as wide, A read half as often
+  EXPECT_EQ(first_opt(2).find("THREAD"), std::string::npos);
+}
+
 TEST(CpuTile, PackedMatmulComputesItsProduct) {
   // x (520, 72) @ w (72, 1024), and a batch of 2 x's against one w: the scheduler packs w in panels of 16 or 32
   // (tests/schedule: Kernelize.PackMatmulOperandOnCpu); small integers, so every sum is exact
@@ -436,7 +460,10 @@ TEST(CpuTile, BlockedReduceMatmulComputesItsProduct) {
     for (int64_t k = 0; k < K; k++) dot += xv[static_cast<size_t>(i * K + k)] * f(k);
     for (int64_t j = 0; j < N; j++) want[static_cast<size_t>(i * N + j)] = dot * g(j);
   }
-  EXPECT_EQ(Tensor(xv, {M, K}).matmul(Tensor(wv, {K, N})).tolist<float>(), want);
+  for (const char* lanes : {"128", "256"}) {  // with 16 registers also in blocks of 128 rows
+    ScopedEnv e("CPU_TILE_LANES", lanes);
+    EXPECT_EQ(Tensor(xv, {M, K}).matmul(Tensor(wv, {K, N})).tolist<float>(), want) << lanes;
+  }
 }
 
 TEST(CpuTile, ThreadedRenderAddsIndexConstantsToThePointer) {
