@@ -278,6 +278,20 @@ void RuleIndex::build(const std::vector<const UPatNode*>& roots) {
 
 // *** graph_rewrite ***
 
+namespace {
+// n's sources as rewritten so far (replace: node -> (node, result)); true if any changed
+bool rewritten_srcs(const UOp& n, const std::unordered_map<const UOpNode*, std::pair<UOp, UOp>>& replace,
+                    std::vector<UOp>& out) {
+  out.reserve(n.src().size());
+  bool changed = false;
+  for (const UOp& s : n.src()) {
+    out.push_back(replace.at(s.get()).second);
+    changed |= out.back() != s;
+  }
+  return changed;
+}
+}  // namespace
+
 UOp unified_rewrite(const UOp& root, RewriteFn rewrite, RewriteFn fixed_point, void* env, bool bottom_up) {
   // keyed by node; the value keeps the key node alive too, so its address cannot be reused mid-rewrite
   std::unordered_map<const UOpNode*, std::pair<UOp, UOp>> replace;
@@ -307,12 +321,7 @@ UOp unified_rewrite(const UOp& root, RewriteFn rewrite, RewriteFn fixed_point, v
       for (auto s = new_n.src().rbegin(); s != new_n.src().rend(); ++s) stack.push_back({*s, 0, *s});
     } else if (it.stage == 1) {
       std::vector<UOp> new_src;
-      new_src.reserve(it.new_n.src().size());
-      bool changed = false;
-      for (const UOp& s : it.new_n.src()) {
-        new_src.push_back(replace.at(s.get()).second);
-        changed |= new_src.back() != s;
-      }
+      const bool changed = rewritten_srcs(it.new_n, replace, new_src);
       UOp next;
       if (!changed) {
         if (bottom_up || !(next = rewrite(env, it.new_n))) {
@@ -382,12 +391,7 @@ UOp substitute_walk(const UOp& root, const SubMap& map) {
         if (!replace.count(src[i].get())) stack.push_back({src[i], 0, UOp()});
     } else if (it.stage == 1) {
       std::vector<UOp> new_src;
-      new_src.reserve(it.new_n.src().size());
-      bool changed = false;
-      for (const UOp& s : it.new_n.src()) {
-        new_src.push_back(replace.at(s.get()).second);
-        changed |= new_src.back() != s;
-      }
+      const bool changed = rewritten_srcs(it.new_n, replace, new_src);
       const UOpNode* k = it.n.get();
       if (!changed) {
         replace.emplace(k, std::make_pair(std::move(it.n), std::move(it.new_n)));
