@@ -371,6 +371,15 @@ TEST(KernelizeCache, KeyedOnMetadataAndEnv) {
     EXPECT_EQ(kernel_outputs(big_sum()).size(), 1u);
   }
   EXPECT_EQ(kernel_outputs(big_sum()).size(), 2u);
+  // and the CPU tile's lanes, which size the panels a matmul's B is packed in: a B 512 wide is 16 panels of 32
+  // (not packed) with AVX-512's budget, 64 panels of 8 with SSE's
+  auto mm = [] {
+    return Tensor::empty({1024, 64}, {.device = "CPU"}).matmul(Tensor::empty({64, 512}, {.device = "CPU"}));
+  };
+  for (const char* lanes : {"256", "64", "256"}) {
+    test::ScopedEnv budget("CPU_TILE_LANES", lanes);
+    EXPECT_EQ(kernel_outputs(mm()).size(), std::string(lanes) == "64" ? 2u : 1u) << lanes;
+  }
 }
 
 TEST(KernelizeCache, RealizesReadTheirOwnBuffers) {

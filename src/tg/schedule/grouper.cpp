@@ -1394,10 +1394,12 @@ struct KernelizeTemplate {
 };
 
 std::vector<int64_t> grouper_env() {
-  static const char* const names[] = {"SPLIT_REDUCEOP", "REDUCEOP_SPLIT_THRESHOLD", "REDUCEOP_SPLIT_SIZE",
-                                      "CPU_PACK",       "CPU_VECTOR_TILE",          "CPU_KSPLIT",
-                                      "FUSE_ARANGE",    "DONT_REALIZE_EXPAND",      "DONT_GROUP_REDUCES",
-                                      "FUSE_CONV_BW"};
+  static const char* const names[] = {"SPLIT_REDUCEOP",      "REDUCEOP_SPLIT_THRESHOLD",
+                                      "REDUCEOP_SPLIT_SIZE", "CPU_PACK",
+                                      "CPU_VECTOR_TILE",     "CPU_KSPLIT",
+                                      "FUSE_ARANGE",         "DONT_REALIZE_EXPAND",
+                                      "DONT_GROUP_REDUCES",  "FUSE_CONV_BW",
+                                      "CPU_TILE_LANES"};
   std::vector<int64_t> out;
   for (const char* n : names) out.push_back(getenv(n, -1));
   return out;
