@@ -1385,8 +1385,9 @@ struct KernelizeTemplate {
   UOp key;                                // big_sink with placeholder UNIQUEs (holds the interned graph)
   std::vector<int64_t> env;               // grouper_env() when it was made
   std::vector<const Metadata*> metadata;  // big_sink's nodes', in toposort order
-  size_t inputs = 0;                      // holes[0, inputs): big_sink's UNIQUEs in toposort order; then the made ones
-  std::vector<UOp> holes;
+  // placeholders hole(0 .. inputs): big_sink's UNIQUEs in toposort order; hole(inputs .. inputs + made): the ones
+  // kernelize made, in the counter's order
+  size_t inputs = 0, made = 0;
   std::vector<size_t> same, changed;  // toposort indices of big_sink's nodes the map leaves alone / replaces
   // SINK(the images of `changed`, then key and image of each entry whose key is a node kernelize made on the way),
   // over the placeholders
@@ -1411,7 +1412,7 @@ UOp hole(size_t i) { return UOp::make(Ops::UNIQUE, dtypes::void_, {}, ConstValue
 std::vector<std::pair<UOp, UOp>> fill_template(const KernelizeTemplate& t, const std::vector<UOp>& topo,
                                                const std::vector<UOp>& uniques) {
   std::vector<std::pair<UOp, UOp>> fill;
-  for (size_t i = 0; i < t.holes.size(); i++) fill.push_back({t.holes[i], i < t.inputs ? uniques[i] : UOp::unique()});
+  for (size_t i = 0; i < t.inputs + t.made; i++) fill.push_back({hole(i), i < t.inputs ? uniques[i] : UOp::unique()});
   UOp filled = t.images.substitute(fill);
   std::vector<std::pair<UOp, UOp>> out;
   for (size_t i : t.same) out.push_back({topo[i], topo[i]});
@@ -1424,7 +1425,7 @@ std::vector<std::pair<UOp, UOp>> fill_template(const KernelizeTemplate& t, const
 KernelizeTemplate make_template(UOp key, std::vector<int64_t> env, std::vector<const Metadata*> metadata,
                                 const std::vector<UOp>& topo, std::vector<std::pair<UOp, UOp>> to_holes,
                                 const std::vector<std::pair<UOp, UOp>>& map) {
-  KernelizeTemplate t{std::move(key), std::move(env), std::move(metadata), to_holes.size(), {}, {}, {}, {}};
+  KernelizeTemplate t{std::move(key), std::move(env), std::move(metadata), to_holes.size(), 0, {}, {}, {}};
   std::unordered_map<const UOpNode*, size_t> index;
   for (size_t i = 0; i < topo.size(); i++) index.emplace(topo[i].get(), i);
   std::vector<UOp> images, made_on_the_way;
@@ -1449,8 +1450,8 @@ KernelizeTemplate make_template(UOp key, std::vector<int64_t> env, std::vector<c
   std::sort(made.begin(), made.end(),
             [](const UOp& a, const UOp& b) { return as_int(a.arg<ConstValue>()) < as_int(b.arg<ConstValue>()); });
   for (const UOp& u : made) to_holes.push_back({u, hole(to_holes.size())});
+  t.made = made.size();
   t.images = images_sink.substitute(to_holes);
-  for (auto& h : to_holes) t.holes.push_back(std::move(h.second));
   return t;
 }
 

@@ -357,7 +357,6 @@ const PatternMatcher<UOp, SubMap>& pm_substitute() {
   };
   return pm;
 }
-}  // namespace
 
 // unified_rewrite's bottom-up walk with the map as its one rule, without the matcher (a realize substitutes over
 // every live Tensor's graph): a node is replaced while the map has it, then its sources are; a node whose sources
@@ -409,6 +408,7 @@ UOp substitute_walk(const UOp& root, const SubMap& map) {
   }
   return replace.at(root.get()).second;
 }
+}  // namespace
 
 UOp UOp::substitute(const std::vector<std::pair<UOp, UOp>>& dvars, const char* name, const char* file, int line) const {
   SubMap map;
