@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "tg/helpers/helpers.h"
+#include "tg/helpers/knobs.h"
 #include "tg/runtime/device.h"
 #include "tg/tensor/tensor.h"
 
@@ -74,8 +75,8 @@ int main(int argc, char** argv) {
   std::vector<char> dir(tmpl.begin(), tmpl.end());
   dir.push_back('\0');
   TG_ASSERT(mkdtemp(dir.data()) != nullptr, "mkdtemp failed");
-  setenv("XDG_CACHE_HOME", dir.data(), 1);
-  if (std::getenv("CPU") == nullptr) Device::DEFAULT = "CPU";
+  set_knob("XDG_CACHE_HOME", dir.data());
+  if (knob_text("CPU").empty()) Device::DEFAULT = "CPU";
 
   std::vector<Result> results;
 

@@ -16,6 +16,7 @@
 #include "tg/codegen/kernel.h"
 #include "tg/codegen/pipeline.h"
 #include "tg/engine/realize.h"
+#include "tg/helpers/knobs.h"
 #include "tg/nn/state.h"
 #include "tg/runtime/device.h"
 #include "tg/runtime/threadpool.h"
@@ -49,7 +50,7 @@ double build_all(const std::vector<ProgramSpec>& specs, const std::string& devic
 }  // namespace
 
 int main(int argc, char** argv) {
-  ::setenv("DISABLE_COMPILER_CACHE", "1", 1);
+  set_knob("DISABLE_COMPILER_CACHE", 1);
   int threads = cpu_threads();
   for (int i = 1; i + 1 < argc; i += 2)
     if (std::string(argv[i]) == "--threads") threads = std::atoi(argv[i + 1]);

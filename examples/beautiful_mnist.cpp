@@ -19,6 +19,7 @@
 
 #include "tg/engine/jit.h"
 #include "tg/helpers/helpers.h"
+#include "tg/helpers/knobs.h"
 #include "tg/nn/datasets.h"
 #include "tg/nn/optim.h"
 #include "tg/nn/state.h"

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tg/helpers/helpers.h"
+#include "tg/helpers/knobs.h"
 #include "tg/viz/server.h"
 
 int main(int argc, char** argv) {

@@ -1,8 +1,10 @@
 // the extension tinygrad._C: conversions shared by the bindings, error translation, the module
 #include <cstring>
+#include <memory>
 
 #include "common.h"
 #include "tg/helpers/helpers.h"
+#include "tg/helpers/knobs.h"
 #include "tg/shape/shapetracker.h"
 
 namespace tgpy {
@@ -172,4 +174,32 @@ PYBIND11_MODULE(_C, m) {
   tgpy::bind_jit(m);
   tgpy::bind_device(m);
   m.def("getenv", [](const std::string& k, int64_t d) { return tg::getenv(k.c_str(), d); });
+  // the engine's knobs (src/tg/helpers/knobs.h), for tinygrad.helpers' ContextVar and Context
+  m.def("knob_table", [] {
+    py::list out;
+    for (const tg::KnobInfo& k : tg::knob_table())
+      out.append(py::make_tuple(std::string(k.name), k.kind == tg::KnobKind::Int, std::string(k.default_text),
+                                k.flags, std::string(k.meaning)));
+    return out;
+  });
+  m.def("knob_value", [](const std::string& name) -> py::object {
+    const tg::KnobInfo* k = tg::find_knob(name);
+    if (!k) throw py::key_error(name);
+    if (k->kind == tg::KnobKind::Int) return py::int_(tg::knob_int(name));
+    return py::str(tg::knob_text(name));
+  });
+  m.def("set_knob", [](const std::string& name, const std::string& value) { tg::set_knob(name, value); });
+  // a Context over the engine's knobs: entered and left from Python's `with` (on the thread that runs it)
+  struct KnobContext {
+    std::vector<std::pair<std::string, tg::KnobValue>> settings;
+    std::unique_ptr<tg::Context> ctx;
+  };
+  py::class_<KnobContext>(m, "KnobContext")
+      .def(py::init([](const py::dict& kw) {
+        KnobContext c;
+        for (auto [k, v] : kw) c.settings.emplace_back(py::str(k), tg::KnobValue(std::string(py::str(v))));
+        return c;
+      }))
+      .def("enter", [](KnobContext& c) { c.ctx = std::make_unique<tg::Context>(c.settings); })
+      .def("exit", [](KnobContext& c) { c.ctx.reset(); });
 }

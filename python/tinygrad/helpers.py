@@ -1,6 +1,7 @@
 from __future__ import annotations
 import os, functools, operator, contextlib, re, platform, string
 from typing import ClassVar, Iterable, TypeVar, Union, Sequence, Any
+from tinygrad import _C
 from tinygrad._C import GlobalCounters  # noqa: F401
 
 T = TypeVar("T")
@@ -92,7 +93,12 @@ def fetch(url:str, name=None, subdir:str|None=None, gunzip:bool=False, allow_cac
     pathlib.Path(f.name).rename(fp)
   return fp
 
-# NOTE: the C++ engine reads its settings from the environment each time, so a ContextVar's value lives in os.environ
+# ContextVar and Context: a name among the engine's knobs (src/tg/helpers/knobs.h, read from the environment once)
+# reads and sets the engine's value, and Context overrides it in the engine for the scope, on this thread and on the
+# engine's compile threads; the process environment is never written. Other names are Python's alone.
+_KNOBS = {name: (is_int, default) for name, is_int, default, _, _ in _C.knob_table()}
+def _knob_text(k, v): return str(int(v) if isinstance(v, bool) else v)
+
 class ContextVar:
   _cache: ClassVar[dict[str, ContextVar]] = {}
   key: str
@@ -100,12 +106,13 @@ class ContextVar:
     if key in ContextVar._cache: raise RuntimeError(f"attempt to recreate ContextVar {key}")
     ContextVar._cache[key] = self
     self.key, self.default = key, default_value
+    if key not in _KNOBS: self._value = getenv(key, default_value)
   @property
-  def value(self): return getenv(self.key, self.default)
+  def value(self): return _C.knob_value(self.key) if self.key in _KNOBS else self._value
   @value.setter
   def value(self, v):
-    if v == self.default and self.key not in os.environ: return
-    os.environ[self.key] = str(int(v) if isinstance(v, bool) else v)
+    if self.key in _KNOBS: _C.set_knob(self.key, _knob_text(self.key, v))
+    else: self._value = v
   def __bool__(self): return bool(self.value)
   def __ge__(self, x): return self.value >= x
   def __gt__(self, x): return self.value > x
@@ -116,14 +123,16 @@ class ContextVar:
 class Context(contextlib.ContextDecorator):
   def __init__(self, **kwargs): self.kwargs = kwargs
   def __enter__(self):
-    self.old_env = {k:os.environ.get(k) for k in self.kwargs}
+    for k in self.kwargs:
+      if k not in ContextVar._cache and k not in _KNOBS: raise KeyError(k)
+    self.engine = _C.KnobContext({k:_knob_text(k, v) for k,v in self.kwargs.items() if k in _KNOBS})
+    self.engine.enter()  # first: a bad value raises before anything changed
+    self.old_py = {k:ContextVar._cache[k]._value for k in self.kwargs if k not in _KNOBS}
     for k,v in self.kwargs.items():
-      if k not in ContextVar._cache: raise KeyError(k)
-      os.environ[k] = str(int(v) if isinstance(v, bool) else v)
+      if k not in _KNOBS: ContextVar._cache[k]._value = v
   def __exit__(self, *args):
-    for k,v in self.old_env.items():
-      if v is None: os.environ.pop(k, None)
-      else: os.environ[k] = v
+    self.engine.exit()
+    for k,v in self.old_py.items(): ContextVar._cache[k]._value = v
 
 DEBUG, IMAGE, BEAM, NOOPT = ContextVar("DEBUG", 0), ContextVar("IMAGE", 0), ContextVar("BEAM", 0), ContextVar("NOOPT", 0)
 JIT = ContextVar("JIT", 1)

@@ -3,6 +3,7 @@
 #include "tg/dtype/dtype.h"
 #include "tg/engine/jit.h"
 #include "tg/helpers/helpers.h"
+#include "tg/helpers/knobs.h"
 #include "tg/nn/datasets.h"
 #include "tg/nn/nn.h"
 #include "tg/nn/optim.h"

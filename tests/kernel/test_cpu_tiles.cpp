@@ -171,10 +171,9 @@ TEST(CpuTile, OnlyBigFloatSumsOfProductsOnTheCpu) {
 }
 
 TEST(CpuTile, DisabledByEnv) {
-  ::setenv("CPU_VECTOR_TILE", "0", 1);
+  Context ctx{{"CPU_VECTOR_TILE", 0}};
   Kernel k(matmul(128));
   std::string opts = opts_repr(hand_coded_optimizations(k));
-  ::unsetenv("CPU_VECTOR_TILE");
   EXPECT_EQ(opts.find("arg=16"), std::string::npos) << opts;  // the reference's heuristic
 }
 

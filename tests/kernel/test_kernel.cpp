@@ -10,6 +10,7 @@
 
 #include "tg/codegen/heuristic.h"
 #include "tg/codegen/kernel.h"
+#include "tg/helpers/knobs.h"
 #include "tg/renderer/cstyle.h"
 #include "tg/uop/kernel_info.h"
 
@@ -262,9 +263,10 @@ TEST(KernelAst, NoOptKeepsShapes) {
 TEST(KernelAst, DefaultOptsHonourNoopt) {
   reset_kernel_cnt();
   Kernel k(naming_case("ew16x16")[0]);
-  ::setenv("NOOPT", "1", 1);
-  apply_default_opts(k);
-  ::unsetenv("NOOPT");
+  {
+    Context ctx{{"NOOPT", 1}};
+    apply_default_opts(k);
+  }
   EXPECT_TRUE(k.applied_opts.empty());
   apply_default_opts(k);
   EXPECT_EQ(opts_repr(k.applied_opts), "[Opt(op=OptOps.UPCAST, axis=0, arg=4)]");

@@ -7,13 +7,14 @@
 
 #include "tg/engine/realize.h"
 #include "tg/helpers/helpers.h"
+#include "tg/helpers/knobs.h"
 
 namespace {
 
 class CrossCompiled : public testing::Environment {
  public:
   void TearDown() override {
-    std::string target = tg::getenv_str("CROSS_COMPILE");
+    std::string target = tg::CROSS_COMPILE;
     if (target.empty()) return;
     std::cout << "cross-compiled " << tg::cross_compiled.load() << " kernels for " << target << "\n";
     // a run filtered down to tests that compile nothing has nothing to check

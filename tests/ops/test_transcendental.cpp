@@ -14,6 +14,7 @@
 #include "scoped_env.h"
 #include "tg/engine/realize.h"
 #include "tg/helpers/helpers.h"
+#include "tg/helpers/knobs.h"
 #include "tg/runtime/device.h"
 #include "tg/schedule/schedule.h"
 #include "tg/tensor/tensor.h"

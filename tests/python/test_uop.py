@@ -105,3 +105,25 @@ def test_full_rewrite_to_sink():
   out = full_rewrite_to_sink(ast)
   assert out.op is Ops.SINK and any(u.op is Ops.CONST and u.arg == 7 for u in out.toposort())
   assert s.uop.src[1].arg.metadata == ("__add__",)
+
+def test_context_is_the_engines_and_never_writes_the_environment():
+  import os, threading
+  from tinygrad.helpers import ContextVar, BEAM, NOOPT
+  before = dict(os.environ)
+  with Context(BEAM=2, NOOPT=True, CPU_TILE_LANES=128):  # CPU_TILE_LANES: a knob with no ContextVar of Python's
+    assert BEAM.value == 2 and NOOPT.value == 1 and NOOPT
+    assert dict(os.environ) == before
+    seen = []
+    t = threading.Thread(target=lambda: seen.append(BEAM.value))  # a thread of its own: the process's knobs
+    t.start(); t.join()
+    assert seen == [0]
+  assert BEAM.value == 0 and dict(os.environ) == before
+  with pytest.raises(KeyError): Context(NOT_A_KNOB_NOR_VAR=1).__enter__()
+  with pytest.raises(ValueError, match="read once"):
+    with Context(VIZ=1): pass
+  with pytest.raises(ValueError, match="not an integer"):
+    with Context(BEAM="two"): pass
+  assert BEAM.value == 0
+  mine = ContextVar("TG_PY_ONLY_VAR", 5)  # a name the engine doesn't have lives in Python
+  with Context(TG_PY_ONLY_VAR=6): assert mine.value == 6
+  assert mine.value == 5

@@ -12,6 +12,7 @@
 #include <random>
 
 #include "tg/helpers/helpers.h"
+#include "tg/helpers/knobs.h"
 #include "tg/runtime/device.h"
 #include "tg/tensor/tensor.h"
 

@@ -182,11 +182,13 @@ TEST(Spec, IndexBounds) {
   // without z3 bounds are only checked on request (IGNORE_OOB=0), from vmin/vmax
   UOp oob = global(0, 16).index(range(32, 0)), inb = global(0, 16).index(range(16, 0));
   EXPECT_EQ(verify_error({oob}), "");
-  setenv("IGNORE_OOB", "0", 1);
-  std::string msg = verify_error({oob});
-  EXPECT_EQ(verify_error({inb}), "");
-  EXPECT_EQ(verify_error({global(0, -1).index(range(32, 0))}), "");  // unsized buffers are not checked
-  unsetenv("IGNORE_OOB");
+  std::string msg;
+  {
+    Context ctx{{"IGNORE_OOB", 0}};
+    msg = verify_error({oob});
+    EXPECT_EQ(verify_error({inb}), "");
+    EXPECT_EQ(verify_error({global(0, -1).index(range(32, 0))}), "");  // unsized buffers are not checked
+  }
   EXPECT_NE(msg.find("Ops.INDEX dtypes.float.ptr(16) 2 [Ops.DEFINE_GLOBAL, Ops.RANGE]"), std::string::npos) << msg;
   EXPECT_NE(msg.find("in bounds"), std::string::npos) << msg;
 }

@@ -6,6 +6,8 @@
 #include <set>
 #include <tuple>
 
+#include "tg/helpers/knobs.h"
+
 namespace tg {
 
 namespace {
@@ -25,11 +27,10 @@ bool has_expanded_axis(const Shape& shape, const std::vector<std::optional<sint>
 
 // MV: a matrix-vector reduce gets GROUP + LOCAL + UPCAST, on targets with locals and shared memory; true if it did
 bool matvec(Kernel& k) {
-  int64_t blocksize = getenv("MV_BLOCKSIZE", 4), threads_per_row = getenv("MV_THREADS_PER_ROW", 8),
-          rows_per_thread = getenv("MV_ROWS_PER_THREAD", 4);
+  int64_t blocksize = MV_BLOCKSIZE, threads_per_row = MV_THREADS_PER_ROW, rows_per_thread = MV_ROWS_PER_THREAD;
   UOp r = k.reduceop();
-  if (!(k.opts.has_local && getenv("MV", 1) != 0 && (blocksize > 1 || threads_per_row > 1 || rows_per_thread > 1) &&
-        r && r.arg<ReduceArg>().op == Ops::ADD && k.full_shape().size() >= 2 && k.opts.has_shared))
+  if (!(k.opts.has_local && MV != 0 && (blocksize > 1 || threads_per_row > 1 || rows_per_thread > 1) && r &&
+        r.arg<ReduceArg>().op == Ops::ADD && k.full_shape().size() >= 2 && k.opts.has_shared))
     return false;
   const UOp& mulop = r.src(0);
   if (mulop.op() != Ops::MUL || mulop.src(0).op() != Ops::LOAD || mulop.src(1).op() != Ops::LOAD) return false;
@@ -42,7 +43,7 @@ bool matvec(Kernel& k) {
   for (int global_idx = 0; global_idx < k.global_dims(); global_idx++) {
     if (k.full_shape()[static_cast<size_t>(k.first_reduce())] % threads_per_row == 0 &&
         k.full_shape()[static_cast<size_t>(global_idx)] % (blocksize * rows_per_thread) == 0) {
-      if (getenv("DEBUG") >= 3)
+      if (DEBUG >= 3)
         std::cout << "MATVEC: k.full_shape=" << shape_str(k.full_shape()) << " k.first_reduce=" << k.first_reduce()
                   << " strides0=" << strides_str(strides0) << " MV_BLOCKSIZE=" << blocksize
                   << " MV_THREADS_PER_ROW=" << threads_per_row << " MV_ROWS_PER_THREAD=" << rows_per_thread << "\n";
@@ -106,7 +107,7 @@ std::optional<std::vector<Opt>> apply_tile(const Kernel& k, std::vector<std::pai
         for (size_t j = i + 1; j < unrolls.size(); j++)
           if (unrolls[j].first > axis) unrolls[j].first--;
     }
-    if (getenv("CPU_LOOP_ORDER", 1)) order_global_loops(kc);
+    if (CPU_LOOP_ORDER) order_global_loops(kc);
   } catch (const KernelOptError&) {
     return std::nullopt;
   }
@@ -128,7 +129,7 @@ int pow2_amount(sint size, int most) {  // the largest power of two <= most divi
 }  // namespace
 
 int cpu_tile_lanes(const RenderOpts& opts) {
-  if (int64_t v = getenv("CPU_TILE_LANES")) {
+  if (int64_t v = CPU_TILE_LANES) {
     TG_CHECK(v == 64 || v == 128 || v == 256, "CPU_TILE_LANES=", v,
              ": the CPU tiles take 64 (SSE), 128 (AVX2) or 256 (AVX-512) lanes");
     return static_cast<int>(v);
@@ -324,7 +325,7 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
       // 139-152 -> 170-180 GFLOP/s, 2048: 0.78 -> 0.87 of OpenBLAS; AVX-512 gains nothing at 1024 and 2048).
       // CPU_ROW_BLOCKS=0 turns it off.
       std::vector<Opt> pre;
-      if (sixteen && packed && !outer.empty() && k.opts.threads > 1 && getenv("CPU_ROW_BLOCKS", 1)) {
+      if (sixteen && packed && !outer.empty() && k.opts.threads > 1 && CPU_ROW_BLOCKS) {
         const auto [row, tile] = outer.front();
         const auto reduce = static_cast<uint64_t>(prod_range(k.full_shape(), fr, n));
         const sint rows = std::max<sint>(tile, (sint(1) << 17) >> (std::bit_width(reduce) - 1));  // 128K floats
@@ -371,8 +372,7 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
 }
 
 bool cpu_vector_loop(const Kernel& k) {
-  if (!getenv("CPU_VECTOR_TILE", 1) || k.opts.has_local || !k.opts.loop_vectorizer || !k.reduceops.empty() ||
-      !big_cpu_kernel(k))
+  if (!CPU_VECTOR_TILE || k.opts.has_local || !k.opts.loop_vectorizer || !k.reduceops.empty() || !big_cpu_kernel(k))
     return false;
   static constexpr OpSet transcendental{Ops::EXP2, Ops::LOG2, Ops::SIN};
   bool any = false;
@@ -392,11 +392,11 @@ std::optional<CpuTile> applied_cpu_vector_tile(const Kernel& k) {
 }
 
 std::vector<Opt> hand_coded_optimizations(const Kernel& k_in) {
-  if (getenv("CPU_VECTOR_TILE", 1))
+  if (CPU_VECTOR_TILE)
     if (std::optional<CpuTile> tile = cpu_vector_tile(k_in)) return tile->opts;
   if (cpu_vector_loop(k_in)) return {};
   Kernel k = k_in.copy();  // the heuristic must not mutate its input
-  const int debug = static_cast<int>(getenv("DEBUG"));
+  const int debug = static_cast<int>(DEBUG);
 
   if (matvec(k)) return k.applied_opts;
 
@@ -523,7 +523,7 @@ std::vector<Opt> hand_coded_optimizations(const Kernel& k_in) {
     k.apply_opt({OptOps::UPCAST, static_cast<int>(fus().size()) - 1, 4});
 
   // ours, big CPU kernels: also upcast the axis the output stores contiguously, a few elements of a row per iteration
-  if (getenv("CPU_ROW_UPCAST", 1) && big_cpu_kernel(k)) {
+  if (CPU_ROW_UPCAST && big_cpu_kernel(k)) {
     auto out_strides = real_strides(k.sts[0]);
     sint lanes = prod_range(k.full_shape(), k.first_upcast(), k.shape_len());
     // the row: the axis of stride 1, or the one right outside an upcast block of the row (a row of 12 upcast by 3
@@ -547,7 +547,7 @@ std::vector<Opt> hand_coded_optimizations(const Kernel& k_in) {
 
   // *** local groups ***
   if (k.opts.has_local) {
-    if (getenv("NOLOCALS") && k.local_dims == 0 && !k.group_for_reduces) {
+    if (NOLOCALS && k.local_dims == 0 && !k.group_for_reduces) {
       k.apply_opt({OptOps::NOLOCALS, std::nullopt, {}});
     } else {
       // prioritize making expand axes local
@@ -584,7 +584,7 @@ std::vector<Opt> hand_coded_optimizations(const Kernel& k_in) {
     }
   }
   // big CPU reduces walk their inputs in order; elementwise kernels keep the order of their stores
-  if (k.reduceop() && getenv("CPU_LOOP_ORDER", 1) && big_cpu_kernel(k)) {
+  if (k.reduceop() && CPU_LOOP_ORDER && big_cpu_kernel(k)) {
     Kernel ordered = k.copy();
     try {
       order_global_loops(ordered);
@@ -596,8 +596,8 @@ std::vector<Opt> hand_coded_optimizations(const Kernel& k_in) {
 }
 
 void apply_default_opts(Kernel& k) {
-  if (getenv("NOOPT")) return;
-  if (k.apply_tensor_cores(static_cast<int>(getenv("TC", 1)))) return;  // a tensor core first, where one fits
+  if (NOOPT) return;
+  if (k.apply_tensor_cores(static_cast<int>(TC))) return;  // a tensor core first, where one fits
   k.apply_opts(hand_coded_optimizations(k));
 }
 

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "tg/helpers/knobs.h"
 #include "tg/runtime/device.h"
 #include "tg/uop/kernel_info.h"
 #include "tg/uop/wmma_arg.h"
@@ -577,7 +578,7 @@ std::optional<TensorCoreOptions> Kernel::create_tc_opts(const UOp& reduceop, con
     if (full_shape()[static_cast<size_t>(ret.axes[static_cast<size_t>(i)])] % tc.dims[static_cast<size_t>(i)] != 0)
       ret.axis_pads.push_back({ret.axes[static_cast<size_t>(i)], tc.dims[static_cast<size_t>(i)]});
   if (!ret.axis_pads.empty() && opt_level < 2) return std::nullopt;
-  if (getenv("DEBUG") >= 3) std::printf("TENSOR CORES %d %d %s\n", s0, s1, tc.str().c_str());
+  if (DEBUG >= 3) std::printf("TENSOR CORES %d %d %s\n", s0, s1, tc.str().c_str());
   return ret;
 }
 
@@ -619,8 +620,8 @@ bool Kernel::apply_tensor_cores(int use_tc, const std::optional<std::vector<Opt>
   Kernel saved = *this;
   try {  // check TC first and apply hand-coded opts if successful
     apply_opt({OptOps::TC, axis,
-               std::tuple<int, int, int>{tc_select.value_or(static_cast<int>(getenv("TC_SELECT", -1))),
-                                         tc_opt.value_or(static_cast<int>(getenv("TC_OPT", 0))), use_tc}});
+               std::tuple<int, int, int>{tc_select.value_or(static_cast<int>(TC_SELECT)),
+                                         tc_opt.value_or(static_cast<int>(TC_OPT)), use_tc}});
     if (!tensor_core_opts) return true;
     if (extra_opts) {
       apply_opts(*extra_opts);

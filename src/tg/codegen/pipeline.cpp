@@ -9,6 +9,7 @@
 #include "tg/codegen/linearize.h"
 #include "tg/codegen/lowerer.h"
 #include "tg/helpers/helpers.h"
+#include "tg/helpers/knobs.h"
 #include "tg/uop/symbolic.h"
 
 namespace tg {
@@ -59,7 +60,7 @@ UOp step_devectorize(const UOp& sink, const RenderOpts& opts) {
   // DEVECTORIZE>=2: nor are loads and stores split to the lengths the target supports
   static const PatternMatcher<UOp, const RenderOpts> pm_vec2 =
       with_ctx<const RenderOpts>(sym_codegen() + load_store_folding() + load_store_indexing());
-  int64_t mode = opts.devectorize ? *opts.devectorize : getenv("DEVECTORIZE", 1);
+  int64_t mode = opts.devectorize ? *opts.devectorize : DEVECTORIZE.value();
   return graph_rewrite(sink, mode >= 2 ? pm_vec2 : mode == 1 ? pm : pm_vec, opts, {.name = "devectorize"});
 }
 UOp step_split_odd_vectors(const UOp& sink, const RenderOpts&) {
@@ -85,7 +86,7 @@ UOp step_final_rewrite(const UOp& sink, const RenderOpts& opts) {
   static std::deque<Cached> cache;  // a deque: an entry stays where it is while others are added
   static std::mutex mu;
   const PatternMatcher<UOp, const RenderOpts>* pm = nullptr;
-  const bool force = getenv("TRANSCENDENTAL", 1) >= 2 || opts.force_transcendental;
+  const bool force = TRANSCENDENTAL >= 2 || opts.force_transcendental;
   {
     std::lock_guard<std::mutex> lock(mu);
     auto it = std::find_if(cache.begin(), cache.end(), [&](const Cached& c) {

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "tg/helpers/helpers.h"
+#include "tg/helpers/knobs.h"
 
 namespace tg {
 
@@ -335,7 +336,7 @@ DType least_upper_float(DType d) { return dtypes::is_float(d) ? d : least_upper_
 DType sum_acc_dtype(DType d) {
   if (dtypes::is_unsigned(d)) return least_upper_dtype({d, dtypes::uint32});
   if (dtypes::is_int(d) || d == dtypes::bool_) return least_upper_dtype({d, dtypes::int32});
-  return least_upper_dtype({d, dtypes::from_name(getenv_str("SUM_DTYPE", "float32"))});
+  return least_upper_dtype({d, dtypes::from_name(SUM_DTYPE.value())});
 }
 
 // *** truncation of consts into a dtype ***

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "tg/engine/buffers.h"
+#include "tg/helpers/knobs.h"
 #include "tg/schedule/schedule.h"
 #include "tg/shape/shapetracker.h"
 #include "tg/tensor/tensor_internal.h"
@@ -163,7 +164,7 @@ std::vector<Tensor> JitFunction::call(const JitArgs& a, const Fn& fn) {
   Inputs in = prepare_inputs(a);
 
   // *** calls 1 (and every call with JIT=0): run the function ***
-  if (!getenv("JIT", 1) || cnt_ == 0) {
+  if (!JIT || cnt_ == 0) {
     realize_uops(pending_assign_uops());
     std::vector<Tensor> outs = fn();
     realize_outputs(outs);
@@ -237,7 +238,7 @@ std::vector<Tensor> JitFunction::call(const JitArgs& a, const Fn& fn) {
       c->ret_tensors.push_back(over_input ? std::nullopt : std::optional<Tensor>(t));
       if (over_input) c->input_bases = in.bases;
     }
-    if (getenv("DEBUG") >= 1)
+    if (DEBUG >= 1)
       std::cout << "JIT captured " << c->jit_cache.size() << " kernels with " << in.bufs.size() << " inputs\n";
     captured_ = std::move(c);
     cnt_++;
@@ -290,7 +291,7 @@ std::vector<Tensor> JitFunction::call(const JitArgs& a, const Fn& fn) {
     }
   } clear{c};
   for (auto& s : c.input_replace) c.jit_cache[s.j].bufs[s.i] = bufs[s.input];
-  if (getenv("DEBUG") >= 1 && c.jit_cache.size() >= 10) std::cout << "jit execs " << c.jit_cache.size() << " kernels\n";
+  if (DEBUG >= 1 && c.jit_cache.size() >= 10) std::cout << "jit execs " << c.jit_cache.size() << " kernels\n";
   for (ExecItem& ei : c.jit_cache) ei.run({}, false, true, /*jit=*/true);
 
   std::vector<std::pair<UOp, UOp>> to_now;

@@ -13,6 +13,7 @@
 #include "tg/codegen/kernel.h"
 #include "tg/codegen/pipeline.h"
 #include "tg/engine/search.h"
+#include "tg/helpers/knobs.h"
 #include "tg/runtime/profile.h"
 #include "tg/runtime/threadpool.h"
 #include "tg/uop/trace.h"
@@ -34,7 +35,7 @@ std::string time_to_str(double t, int w) {
 
 CompiledRunner::CompiledRunner(ProgramSpec spec, std::string display_name)
     : Runner(std::move(display_name), spec.device, spec.estimates), p(std::move(spec)) {
-  if (getenv("DEBUG") >= 4) std::cout << p.src << "\n" << std::flush;  // print(p.src): a blank line after }
+  if (DEBUG >= 4) std::cout << p.src << "\n" << std::flush;  // print(p.src): a blank line after }
   BuiltProgram b = Device::get(p.device).build(p);
   lib = std::move(b.lib), prg_ = std::move(b.program);
 }
@@ -102,7 +103,7 @@ ProgramSpec to_program(const Kernel& k, Renderer& r, bool quiet, const std::stri
   trace::snapshot(ast, "View Base AST");
   UOp opt_ast = k.get_optimized_ast();
   trace::snapshot(opt_ast, "fixup optimized AST");
-  const int64_t debug = quiet ? 0 : getenv("DEBUG");
+  const int64_t debug = quiet ? 0 : DEBUG.value();
   if (debug >= 3) {
     std::cout << k.name() << "\n";
     if (debug >= 5) std::cout << ast.repr() << "\n";
@@ -174,9 +175,7 @@ uint64_t ast_key(const UOp& ast) {
 }
 // the method cache's key: the device, the ast and every setting that changes how it is optimized or rendered
 std::string runner_key(const std::string& device, const UOp& ast) {
-  return cat(device, ":", ast_key(ast), ":", getenv("NOOPT"), ":", getenv("BEAM"), ":", getenv("DEVECTORIZE", 1), ":",
-             getenv("TRANSCENDENTAL", 1), ":", getenv("CPU_VECTOR_TILE", 1), ":", getenv("CPU_TILE_LANES"), ":",
-             getenv("CPU_LOOP_ORDER", 1), ":", getenv("CPU_ROW_UPCAST", 1));
+  return cat(device, ":", ast_key(ast), ":", knobs_key(knob_flag::CODE));
 }
 std::shared_ptr<CompiledRunner> cached_runner(const std::string& key) {
   std::lock_guard lock(runner_mu);
@@ -190,9 +189,9 @@ std::shared_ptr<CompiledRunner> cache_runner(const std::string& key, std::shared
 // the kernel for an ast with its opts: BEAM's pick, the hand-coded ones, or none (NOOPT)
 Kernel optimized_kernel(const UOp& ast, Renderer& r) {
   Kernel k(ast, r);
-  if (int64_t beam = getenv("BEAM"); beam >= 1)
+  if (int64_t beam = BEAM; beam >= 1)
     k.apply_opts(beam_search(k, r, static_cast<int>(beam)));
-  else if (!getenv("NOOPT"))
+  else if (!NOOPT)
     apply_default_opts(k);
   return k;
 }
@@ -202,13 +201,13 @@ Kernel optimized_kernel(const UOp& ast, Renderer& r) {
 std::atomic<int64_t> cross_compiled{0};
 
 void cross_compile(const UOp& ast) {
-  static const std::string target = getenv_str("CROSS_COMPILE");
+  static const std::string target = CROSS_COMPILE;
   if (target.empty()) return;
   static const Toolchain tc = Device::toolchain(target);
   Kernel k(ast, *tc.renderer);  // the hand-coded opts: BEAM would have to run it
-  if (!getenv("NOOPT")) apply_default_opts(k);
+  if (!NOOPT) apply_default_opts(k);
   ProgramSpec p = to_program(k, *tc.renderer, true, tc.renderer->device);
-  if (getenv("DEBUG") >= 4) std::cout << "cross-compiling for " << target << ":\n" << p.src << "\n";
+  if (DEBUG >= 4) std::cout << "cross-compiling for " << target << ":\n" << p.src << "\n";
   tc.compiler->compile_cached(p.src);
   cross_compiled++;
 }
@@ -223,12 +222,14 @@ std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOp&
   return ret;
 }
 
-int compile_threads() { return static_cast<int>(std::max<int64_t>(1, getenv("COMPILE_THREADS", cpu_threads()))); }
+int compile_threads() {
+  return static_cast<int>(std::max<int64_t>(1, COMPILE_THREADS ? COMPILE_THREADS.value() : cpu_threads()));
+}
 
 void compile_schedule(const std::vector<ScheduleItem>& schedule) {
   const int threads = compile_threads();
   // DEBUG=3 prints each kernel as it compiles, in order; VIZ records them in order (the same trace every run)
-  if (threads <= 1 || getenv("DEBUG") >= 3 || trace::enabled()) return;
+  if (threads <= 1 || DEBUG >= 3 || trace::enabled()) return;
   struct Job {
     std::string key, device;
     Kernel k;
@@ -287,7 +288,7 @@ ExecItem lower_schedule_item(const ScheduleItem& si) {
 std::optional<double> ExecItem::run(const VarVals& vars, bool wait, bool do_update_stats, bool jit) {
   if (!jit)
     for (Buffer& b : bufs) b.ensure_allocated();
-  const int64_t debug = getenv("DEBUG");
+  const int64_t debug = DEBUG;
   const bool profile = profile_enabled();
   const double st_us = profile ? profile_now_us() : 0;
   std::optional<double> et = (*prg)(bufs, vars, wait || debug >= 2 || profile);
@@ -312,7 +313,7 @@ std::optional<double> ExecItem::run(const VarVals& vars, bool wait, bool do_upda
     std::string meta;
     if (!metadata.empty()) {
       std::vector<std::string> names;
-      for (auto* m : metadata) names.push_back(py_str_repr(getenv("TRACEMETA") >= 2 ? m->repr() : m->str()));
+      for (auto* m : metadata) names.push_back(py_str_repr(TRACEMETA >= 2 ? m->repr() : m->str()));
       meta = "[" + join(names, ", ") + "]";
     }
     char mem_s[64];
@@ -336,7 +337,7 @@ void run_schedule(std::vector<ScheduleItem> schedule, const VarVals& vars, bool 
       try {
         return lower_schedule_item(si);
       } catch (...) {
-        if (getenv("DEBUG") >= 2) {
+        if (DEBUG >= 2) {
           std::cout << "error lowering " << si.ast.op() << "\ntensor operations:\n";
           for (auto* m : si.metadata) std::cout << "  " << m->repr() << "\n";
         }

@@ -9,6 +9,7 @@
 
 #include "tg/codegen/heuristic.h"
 #include "tg/engine/realize.h"
+#include "tg/helpers/knobs.h"
 #include "tg/runtime/diskcache.h"
 #include "tg/runtime/threadpool.h"
 
@@ -27,11 +28,11 @@ const std::vector<Opt>& beam_actions() {
       for (int axis = 0; axis < 3; axis++) a.push_back({OptOps::GROUPTOP, axis, amt});
     for (int amt : {0, 4, 8, 16})
       for (int axis = 0; axis < 3; axis++) a.push_back({OptOps::GROUP, axis, amt});
-    if (getenv("BEAM_PADTO", 1))
+    if (BEAM_PADTO)
       for (int axis = 0; axis < 7; axis++) a.push_back({OptOps::PADTO, axis, 32});
     a.push_back({OptOps::LOCAL, 0, 32});
     a.push_back({OptOps::LOCAL, 6, 2});
-    const int use_tc = static_cast<int>(getenv("TC", 1)), tc_opt = static_cast<int>(getenv("TC_OPT", 2));
+    const int use_tc = static_cast<int>(TC), tc_opt = static_cast<int>(TC_OPT.is_set() ? TC_OPT.value() : 2);
     a.push_back({OptOps::TC, 0, std::tuple<int, int, int>{-1, 0, use_tc}});
     for (int axis = 0; axis < 9; axis++)  // covers resnet's kernels (3 global x 3 reduce dims)
       a.push_back({OptOps::TC, axis, std::tuple<int, int, int>{-1, tc_opt, use_tc}});
@@ -80,7 +81,7 @@ std::optional<std::vector<Opt>> parse_opts(const std::string& s) {
 // the candidates one action away from k, whose upcast and local amounts stay within BEAM_UPCAST_MAX / BEAM_LOCAL_MAX
 std::vector<Kernel> kernel_actions(const Kernel& k) {
   std::vector<Kernel> out;
-  const int64_t max_up = getenv("BEAM_UPCAST_MAX", 256), max_lcl = getenv("BEAM_LOCAL_MAX", 1024);
+  const int64_t max_up = BEAM_UPCAST_MAX, max_lcl = BEAM_LOCAL_MAX;
   for (const Opt& a : beam_actions()) {
     Kernel k2 = k.copy();
     try {
@@ -119,11 +120,11 @@ std::vector<Opt> beam_search(const Kernel& k0, Renderer& r, int amt) {
   // while the heuristic still picks it (applied_cpu_vector_tile), so a changed heuristic searches again
   const std::vector<Opt> hand = hand_coded_optimizations(k0);
   const std::string key = cat(k0.opts.device, ":", k0.ast.key(), ":", amt, ":", opts_repr(hand));
-  const bool cache = getenv("CACHELEVEL", 1) >= 1 && !getenv("IGNORE_BEAM_CACHE");
+  const bool cache = CACHELEVEL >= 1 && !IGNORE_BEAM_CACHE;
   if (cache)
     if (auto hit = diskcache_get("beam_search", key))
       if (auto opts = parse_opts(*hit)) return *opts;
-  const int64_t debug = getenv("DEBUG");
+  const int64_t debug = DEBUG;
   std::vector<Buffer> bufs = scratch_buffers(k0);
   std::set<std::string> seen;  // rendered sources already timed
   // the candidates' runners, compiled COMPILE_THREADS at a time (null: it doesn't render or compile, or renders as
@@ -134,7 +135,7 @@ std::vector<Opt> beam_search(const Kernel& k0, Renderer& r, int amt) {
       try {
         runners[i] = compile_kernel(ks[i], r, true);
       } catch (const std::exception& e) {  // a candidate that doesn't render or compile is no candidate
-        if (getenv("BEAM_DEBUG")) std::cout << "BEAM: " << opts_repr(ks[i].applied_opts) << ": " << e.what() << "\n";
+        if (BEAM_DEBUG) std::cout << "BEAM: " << opts_repr(ks[i].applied_opts) << ": " << e.what() << "\n";
       }
     });
     for (auto& runner : runners)
@@ -170,13 +171,13 @@ std::vector<Opt> beam_search(const Kernel& k0, Renderer& r, int amt) {
     while (b.size() > 1 && b.back().second > b[0].second * 3) b.pop_back();
   };
   prune(beam);
-  const double min_progress = static_cast<double>(getenv("BEAM_MIN_PROGRESS", 1)) / 100.0 / 1e6;  // 0.01 us
+  const double min_progress = static_cast<double>(BEAM_MIN_PROGRESS) / 100.0 / 1e6;  // 0.01 us
   auto st = std::chrono::steady_clock::now();
   while (true) {
     std::vector<Kernel> cands;
     for (const auto& [k, t] : beam)
       for (Kernel& cand : kernel_actions(k)) {
-        if (getenv("BEAM_DEBUG") >= 2) std::cout << "BEAM: try " << opts_repr(cand.applied_opts) << "\n";
+        if (BEAM_DEBUG >= 2) std::cout << "BEAM: try " << opts_repr(cand.applied_opts) << "\n";
         cands.push_back(std::move(cand));
       }
     std::vector<std::pair<Kernel, double>> timed = timed_of(std::move(cands), beam[0].second * 3);

@@ -180,19 +180,4 @@ std::array<uint8_t, 32> sha256(const void* data, size_t n) {
   return out;
 }
 
-// *** env vars ***
-
-int64_t getenv(const char* name, int64_t default_value) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return default_value;
-  char* end = nullptr;
-  long long r = std::strtoll(v, &end, 10);
-  TG_CHECK(end != v && *end == '\0', "env var ", name, "=", v, " is not an integer");
-  return r;
-}
-std::string getenv_str(const char* name, const std::string& default_value) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? default_value : std::string(v);
-}
-
 }  // namespace tg

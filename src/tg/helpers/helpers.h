@@ -1,5 +1,5 @@
 #pragma once
-// helpers: errors, string building, env vars, hashing (tinygrad's helpers.py)
+// helpers: errors, string building, hashing (env vars: knobs.h) (tinygrad's helpers.py)
 #include <array>
 #include <cstdint>
 #include <sstream>
@@ -103,11 +103,6 @@ std::string ansistrip(const std::string& s);  // drops "\x1b[...m" and "\x1b[K"
 size_t ansilen(const std::string& s);
 // ANSI stripped; characters outside [A-Za-z0-9_] become two uppercase hex digits
 std::string to_function_name(const std::string& s);
-
-// *** env vars (getenv with a default, as tinygrad's helpers.getenv) ***
-
-int64_t getenv(const char* name, int64_t default_value = 0);
-std::string getenv_str(const char* name, const std::string& default_value = "");
 
 // *** hashing ***
 

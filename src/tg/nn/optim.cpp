@@ -2,6 +2,7 @@
 #include "tg/nn/optim.h"
 
 #include "tg/helpers/helpers.h"
+#include "tg/helpers/knobs.h"
 
 namespace tg::nn::optim {
 
@@ -42,10 +43,10 @@ Optimizer::Optimizer(const std::vector<Tensor>& ps, double lr_, std::optional<bo
   TG_CHECK(!params.empty(), "optimizer must have at least one param");
   device = params[0].device();
   buffers = dedup(without);
-  fused = fused_.value_or(getenv("FUSE_OPTIM", 0) != 0);
+  fused = fused_.value_or(FUSE_OPTIM != 0);
   // lr is stored in at least float32 precision
   TensorOptions o{device, least_upper_dtype({dtypes::default_float, dtypes::float32}), false};
-  lr = getenv("CONST_LR", 0) ? Tensor(lr_, o) : Tensor(std::vector<double>{lr_}, {1}, o);
+  lr = CONST_LR ? Tensor(lr_, o) : Tensor(std::vector<double>{lr_}, {1}, o);
   if (fused) {
     pos_params = {0};
     for (const Tensor& t : params) pos_params.push_back(pos_params.back() + t.numel());

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "tg/helpers/helpers.h"
+#include "tg/helpers/knobs.h"
 #include "tg/uop/kernel_info.h"
 #include "tg/uop/symbolic.h"
 #include "tg/uop/wmma_arg.h"
@@ -386,7 +387,7 @@ static std::string_view name_prefix(Ops op) {  // the variable name of a uop: pr
 }
 
 CStyleLanguage::Rendered CStyleLanguage::render_uops(const std::vector<UOp>& uops) {
-  static const bool expand_ssa = getenv("EXPAND_SSA") != 0;
+  const bool expand_ssa = EXPAND_SSA != 0;
   r_.clear();
   std::unordered_map<const UOpNode*, int> child_count;
   for (const UOp& ru : uops)
@@ -577,7 +578,7 @@ const PatternMatcher<UOp>& clang_extra_matcher() {
 
 std::string ClangRenderer::render_vector_prefix(DType dt) const {
   // round (down) to power of two (this is actually the default clang behavior)
-  int64_t alignment = getenv("ALIGNED", 1) ? int64_t(1) << static_cast<int>(std::log2(dt.itemsize())) : 1;
+  int64_t alignment = ALIGNED ? int64_t(1) << static_cast<int>(std::log2(dt.itemsize())) : 1;
   return cat("typedef ", render_dtype(dt.scalar()), " ", render_dtype(dt), " __attribute__((aligned(", alignment,
              "),vector_size(", dt.itemsize(), ")));");
 }
@@ -749,7 +750,7 @@ static std::vector<TensorCore> cuda_tensor_cores(int sm) {
   if (sm >= 75) {
     for (auto [in, out] : {std::pair{dtypes::half, dtypes::float32}, {dtypes::half, dtypes::half}})
       add({8, 16, 8}, {4, 2, 4}, in, out, {{6, 7, 2, 3, 4}, {0, 1, 8, 5, 9}}, {{6, 7, 8, 0, 1}, {2, 3, 4, 9, 5}});
-    if (sm >= 80 && getenv("ALLOW_TF32", 0))
+    if (sm >= 80 && ALLOW_TF32)
       add({8, 16, 8}, {4, 2, 4}, dtypes::float32, dtypes::float32, {{5, 6, 2, 3, 4}, {0, 1, 8, 9, 7}},
           {{5, 6, 8, 0, 1}, {2, 3, 4, 9, 7}});
   }

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "tg/helpers/knobs.h"
 #include "tg/renderer/renderer.h"
 #include "tg/runtime/diskcache.h"
 #include "tg/runtime/ops_cpu.h"
@@ -56,7 +57,7 @@ Opaque LRUAllocator::alloc(size_t nbytes, const BufferSpec& spec) {
 }
 
 void LRUAllocator::free(Opaque opaque, size_t nbytes, const BufferSpec& spec) {
-  if (getenv("LRU", 1) == 0 || !(spec == BufferSpec{})) return Allocator::free(opaque, nbytes, spec);
+  if (LRU == 0 || !(spec == BufferSpec{})) return Allocator::free(opaque, nbytes, spec);
   std::lock_guard lock(mu_);
   cache_[nbytes].push_back(opaque);
 }
@@ -83,7 +84,7 @@ static void check_host_bytes(size_t nbytes, const char* what) {
 // time. The kernel gives huge pages where it has them; the advice is ignored where it hasn't.
 Opaque MallocAllocator::alloc_impl(size_t nbytes, const BufferSpec&) {
   constexpr size_t kHuge = size_t(2) << 20;
-  const bool huge = getenv("MADVISE_HUGEPAGE", 1) != 0;
+  const bool huge = MADVISE_HUGEPAGE != 0;
   check_host_bytes(nbytes, "allocating");
   const size_t align = huge && nbytes >= 2 * kHuge ? kHuge : 64;
   // aligned_alloc wants a size that is a multiple of the alignment
@@ -108,13 +109,13 @@ std::shared_ptr<MallocAllocator> MallocAllocator::instance() {
 // *** compilers ***
 
 std::string Compiler::compile_cached(const std::string& src) {
-  bool cached = !cachekey.empty() && getenv("DISABLE_COMPILER_CACHE") == 0;
+  bool cached = !cachekey.empty() && DISABLE_COMPILER_CACHE == 0;
   // the salt is length-prefixed so no (salt, src) pair can spell another pair
   std::string key = cat(cache_salt.size(), ":", cache_salt, src);
   if (cached) {
     if (auto lib = diskcache_get(cachekey, key)) return *lib;
   }
-  TG_CHECK(getenv("ASSERT_COMPILE") == 0, "tried to compile with ASSERT_COMPILE set\n", src);
+  TG_CHECK(ASSERT_COMPILE == 0, "tried to compile with ASSERT_COMPILE set\n", src);
   std::string lib = compile(src);
   if (cached) diskcache_put(cachekey, key, lib);
   return lib;
@@ -198,7 +199,7 @@ std::vector<std::string> devices_from_env() {
   std::vector<std::string> ret;
   for (const auto& d : Device::known_devices()) {
     if (d == "DISK" || d == "NPY") continue;
-    std::string v = getenv_str(d.c_str());
+    std::string v = knob_text(d);
     char* end = nullptr;
     if (!v.empty() && std::strtoll(v.c_str(), &end, 10) == 1 && *end == '\0') ret.push_back(d);
   }
@@ -206,7 +207,7 @@ std::vector<std::string> devices_from_env() {
 }
 
 std::string choose_default() {
-  if (std::string dev = getenv_str("DEV"); !dev.empty()) return Device::canonicalize(dev);
+  if (std::string dev = DEV; !dev.empty()) return Device::canonicalize(dev);
   auto from_env = devices_from_env();
   if (from_env.size() >= 2) {
     std::vector<std::string> reprs;
@@ -305,7 +306,7 @@ Compiled* open_device(const std::string& name, std::string& why) {
     return nullptr;
   }
   TG_ASSERT(dev != nullptr, "factory for ", name, " returned null");
-  if (getenv("DEBUG") >= 1) std::cout << "opened device " << name << " from pid:" << ::getpid() << std::endl;
+  if (DEBUG >= 1) std::cout << "opened device " << name << " from pid:" << ::getpid() << std::endl;
   Compiled* ret = dev.get();
   reg.opened.emplace(name, std::move(dev));
   reg.open_order.push_back(name);
@@ -363,7 +364,7 @@ struct BufferData {
   int64_t nbytes() const { return size * dtype.itemsize(); }
   void deallocate() {
     TG_CHECK(allocated, "buffer must be allocated to deallocate");
-    if (getenv("DEBUG") >= 7) std::cout << "buffer: deallocate " << nbytes() << " bytes on " << device << std::endl;
+    if (DEBUG >= 7) std::cout << "buffer: deallocate " << nbytes() << " bytes on " << device << std::endl;
     if (base == nullptr) {
       GlobalCounters::mem_used -= nbytes();
       allocator->free(buf, static_cast<size_t>(nbytes()), spec);
@@ -417,8 +418,8 @@ bool Buffer::is_allocated() const { return data().allocated; }
 Buffer& Buffer::allocate() {
   BufferData& d = data();
   TG_CHECK(!d.allocated, "can't allocate already allocated buffer");
-  if (getenv("DEBUG") >= 7) std::cout << "buffer: allocate " << d.nbytes() << " bytes on " << d.device << std::endl;
-  if (int64_t mbs = getenv("MAX_BUFFER_SIZE", 0); mbs > 0 && d.size > mbs)
+  if (DEBUG >= 7) std::cout << "buffer: allocate " << d.nbytes() << " bytes on " << d.device << std::endl;
+  if (int64_t mbs = MAX_BUFFER_SIZE; mbs > 0 && d.size > mbs)
     throw Error(cat("buffer of size ", d.size, " is too large (MAX_BUFFER_SIZE=", mbs, ")"));
   std::shared_ptr<Allocator> allocator = Device::get(d.device).allocator;
   if (d.base) {

@@ -11,6 +11,7 @@
 #include <iterator>
 
 #include "tg/helpers/helpers.h"
+#include "tg/helpers/knobs.h"
 
 namespace tg {
 namespace fs = std::filesystem;
@@ -46,8 +47,8 @@ bool valid_table(const std::string& t) {
 }  // namespace
 
 std::string cache_dir() {
-  std::string base = getenv_str("XDG_CACHE_HOME");
-  if (base.empty()) base = getenv_str("HOME", "/tmp") + "/.cache";
+  std::string base = XDG_CACHE_HOME;
+  if (base.empty()) base = HOME.value() + "/.cache";
   return base + "/tinygrad.cpp";
 }
 
@@ -59,7 +60,7 @@ std::string diskcache_path(const std::string& table, const std::string& key) {
 }
 
 std::optional<std::string> diskcache_get(const std::string& table, const std::string& key) {
-  if (getenv("CACHELEVEL", 2) < 1) return std::nullopt;
+  if (CACHELEVEL < 1) return std::nullopt;
   std::ifstream f(diskcache_path(table, key), std::ios::binary);
   if (!f) return std::nullopt;
   std::string blob((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -73,14 +74,14 @@ std::optional<std::string> diskcache_get(const std::string& table, const std::st
   if (blob.compare(sizeof(h), h.key_len, key) != 0) return std::nullopt;  // another key with the same hash
   std::string value = blob.substr(sizeof(h) + h.key_len);
   if (checksum(key, value) != h.checksum) {
-    if (getenv("DEBUG") >= 1) std::cout << "diskcache: corrupt entry in " << table << ", recomputing" << std::endl;
+    if (DEBUG >= 1) std::cout << "diskcache: corrupt entry in " << table << ", recomputing" << std::endl;
     return std::nullopt;
   }
   return value;
 }
 
 void diskcache_put(const std::string& table, const std::string& key, const std::string& value) {
-  if (getenv("CACHELEVEL", 2) < 1) return;
+  if (CACHELEVEL < 1) return;
   static std::atomic<uint64_t> counter{0};
   fs::path path = diskcache_path(table, key);
   std::error_code ec;
@@ -104,7 +105,7 @@ void diskcache_put(const std::string& table, const std::string& key, const std::
   if (ok) fs::rename(tmp, path, ec);
   if (!ok || ec) {
     fs::remove(tmp, ec);
-    if (getenv("DEBUG") >= 1) std::cout << "diskcache: could not write " << path.string() << std::endl;
+    if (DEBUG >= 1) std::cout << "diskcache: could not write " << path.string() << std::endl;
   }
 }
 

@@ -16,6 +16,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "tg/helpers/knobs.h"
 #include "tg/renderer/cstyle.h"
 #include "tg/runtime/threadpool.h"
 
@@ -29,7 +30,7 @@ namespace {
 
 std::string find_executable(const std::string& name) {
   if (name.find('/') != std::string::npos) return ::access(name.c_str(), X_OK) == 0 ? name : "";
-  std::stringstream path(getenv_str("PATH", "/usr/local/bin:/usr/bin:/bin"));
+  std::stringstream path(PATH.value());
   for (std::string dir; std::getline(path, dir, ':');) {
     std::string p = (dir.empty() ? "." : dir) + "/" + name;
     if (::access(p.c_str(), X_OK) == 0) return p;
@@ -44,10 +45,7 @@ std::vector<std::string> split_words(const std::string& s) {
   return ret;
 }
 
-std::string tmp_dir() {
-  std::string t = getenv_str("TMPDIR");
-  return t.empty() ? "/tmp" : t;
-}
+std::string tmp_dir() { return TMPDIR; }
 
 // a fresh file named <tmp>/tg_<stem>XXXXXX<suffix>, removed with this object
 struct TempFile {
@@ -132,7 +130,7 @@ std::string read_file(const std::string& path) {
 
 namespace {
 std::vector<std::string> cc_words() {
-  std::string cc = getenv_str("CC");
+  std::string cc = CC;
   if (cc.empty()) cc = find_executable("clang").empty() ? "cc" : "clang";
   std::vector<std::string> w = split_words(cc);
   TG_CHECK(!w.empty(), "CC is blank");
@@ -173,7 +171,7 @@ CpuTarget cpu_target_for(const std::string& arch) {
 }
 
 const CpuTarget& cpu_target() {
-  static const CpuTarget t = cpu_target_for(getenv_str("CPU_ARCH", "native"));
+  static const CpuTarget t = cpu_target_for(CPU_ARCH);
   return t;
 }
 

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <vector>
 
+#include "tg/helpers/knobs.h"
 #include "tg/renderer/cstyle.h"
 
 #if TG_HAVE_CUDA_HEADERS
@@ -82,7 +83,7 @@ const NvrtcApi& nvrtc_api() {
   static std::string why;
   static const NvrtcApi* api = [] {
     std::vector<std::string> names;
-    if (std::string env = getenv_str("NVRTC_LIBRARY"); !env.empty()) names.push_back(env);
+    if (std::string env = NVRTC_LIBRARY; !env.empty()) names.push_back(env);
     for (int v = 13; v >= 11; v--) names.push_back(cat("libnvrtc.so.", v));
     names.push_back("libnvrtc.so");
     for (const char* dir : {"/usr/local/cuda/lib64/", "/usr/local/cuda/lib/"}) names.push_back(cat(dir, "libnvrtc.so"));
@@ -145,7 +146,7 @@ struct CudaContext {
     max_grid = {attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X), attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y),
                 attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)};
     TG_CU(L.cuDevicePrimaryCtxRetain(&ctx, dev));
-    if (getenv("DEBUG") >= 1) std::cout << "CUDADevice: opening " << name << " (" << arch << ")\n";
+    if (DEBUG >= 1) std::cout << "CUDADevice: opening " << name << " (" << arch << ")\n";
   }
   ~CudaContext() {
     if (L.cuCtxSetCurrent(ctx) == CUDA_SUCCESS && L.cuCtxSynchronize() == CUDA_SUCCESS)
@@ -347,7 +348,7 @@ NVRTCCompiler::NVRTCCompiler(std::string arch_) : Compiler(cat("compile_cuda_", 
   const NvrtcApi& N = nvrtc_api();
   cache_salt = cat("nvrtc", N.major, ".", N.minor);
   options_ = {cat("--gpu-architecture=", arch)};
-  std::string cuda_path = getenv_str("CUDA_PATH");
+  std::string cuda_path = CUDA_PATH;
   for (const std::string& d : cuda_path.empty() ? std::vector<std::string>{"/usr/local/cuda/include", "/usr/include"}
                                                 : std::vector<std::string>{cuda_path + "/include"})
     options_.push_back("-I" + d);

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <set>
 
+#include "tg/helpers/knobs.h"
 #include "tg/renderer/cstyle.h"
 
 #if TG_HAVE_OPENCL_HEADERS
@@ -149,10 +150,10 @@ class CacheLock {
 // the lock file's descriptor on PoCL (its cache directory as PoCL chooses it), -1 elsewhere
 int pocl_lock_fd(const std::string& platform) {
   if (platform.find("Portable Computing Language") == std::string::npos) return -1;
-  std::string dir = getenv_str("POCL_CACHE_DIR");
+  std::string dir = POCL_CACHE_DIR;
   if (dir.empty()) {
-    std::string xdg = getenv_str("XDG_CACHE_HOME");
-    dir = (xdg.empty() ? getenv_str("HOME", "/tmp") + "/.cache" : xdg) + "/pocl";
+    const std::string& xdg = XDG_CACHE_HOME;
+    dir = (xdg.empty() ? HOME.value() + "/.cache" : xdg) + "/pocl";
   }
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -223,8 +224,7 @@ struct CLContext {
     max_item_sizes.resize(device_info<cl_uint>(L, device_id, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS));
     TG_CL(L.clGetDeviceInfo(device_id, CL_DEVICE_MAX_WORK_ITEM_SIZES, max_item_sizes.size() * sizeof(size_t),
                             max_item_sizes.data(), nullptr));
-    if (getenv("DEBUG") >= 1)
-      std::cout << "CLDevice: opening " << device_name << " with version " << driver_version << "\n";
+    if (DEBUG >= 1) std::cout << "CLDevice: opening " << device_name << " with version " << driver_version << "\n";
     cl_int st_ = CL_SUCCESS;
     context = L.clCreateContext(nullptr, 1, &device_id, nullptr, nullptr, &st_);
     check(st_, "clCreateContext");
@@ -457,7 +457,7 @@ std::unique_ptr<Compiled> open_gpu_device(const std::string& device) {
 
 bool gpu_may_be_default() {
   namespace fs = std::filesystem;
-  std::string vendors = getenv_str("OCL_ICD_VENDORS");  // ocl-icd's: a folder of .icd files, or one file
+  std::string vendors = OCL_ICD_VENDORS;  // ocl-icd's: a folder of .icd files, or one file
   fs::path where = vendors.empty() ? fs::path("/etc/OpenCL/vendors") : fs::path(vendors);
   std::vector<fs::path> icds;
   std::error_code ec;

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <vector>
 
+#include "tg/helpers/knobs.h"
 #include "tg/renderer/llvmir.h"
 #include "tg/runtime/threadpool.h"
 
@@ -84,7 +85,7 @@ struct LLVMApi {
 const LLVMApi& llvm_api() {
   static const LLVMApi* api = []() -> const LLVMApi* {
     std::string tried;
-    std::string env = getenv_str("LLVM_LIBRARY");
+    std::string env = LLVM_LIBRARY;
     std::vector<std::string> names;
     if (!env.empty()) names.push_back(env);
     names.push_back(cat("libLLVM-", TG_LLVM_MAJOR, ".so.1"));  // the headers' own version first
@@ -214,7 +215,7 @@ const std::string& llvm_passes(bool slp) {
       "function(early-cse<>,instcombine,simplifycfg,loop-mssa(licm<allowspeculation>),gvn<>,instcombine,simplifycfg";
   static const std::string light = cleanup + ")", light_slp = cleanup + ",slp-vectorizer,instcombine)";
   static const std::string o2 = "default<O2>", none;
-  static const int64_t level = getenv("LLVMOPT", 1);  // read once, as the reference reads it (the cache key has it)
+  static const int64_t level = LLVMOPT;  // read once, as the reference reads it (the cache key has it)
   return level <= 0 ? none : level >= 2 ? o2 : slp ? light_slp : light;
 }
 
@@ -255,7 +256,7 @@ std::string LLVMCompiler::compile(const std::string& src) {
     L.LLVMDisposePassBuilderOptions(pbo);
     if (e != nullptr) fail("optimizing: " + take_error(L, e));
   }
-  if (getenv("DEBUG") >= 7) std::cout << take_message(L, L.LLVMPrintModuleToString(mod)) << std::flush;
+  if (DEBUG >= 7) std::cout << take_message(L, L.LLVMPrintModuleToString(mod)) << std::flush;
   LLVMMemoryBufferRef obj = nullptr;
   if (L.LLVMTargetMachineEmitToMemoryBuffer(t->tm, mod, LLVMObjectFile, &err, &obj) != 0)
     fail("codegen: " + take_message(L, err));

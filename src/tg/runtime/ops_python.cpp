@@ -8,6 +8,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "tg/helpers/knobs.h"
 #include "tg/renderer/cstyle.h"
 #include "tg/uop/uop.h"
 #include "tg/uop/wmma_arg.h"
@@ -26,7 +27,7 @@ PythonRenderer::PythonRenderer() {
                  Ops::XOR,  Ops::OR,    Ops::ADD,   Ops::SUB,   Ops::MUL,   Ops::MOD,   Ops::IDIV,
                  Ops::SHR,  Ops::SHL,   Ops::CMPNE, Ops::CMPLT, Ops::WHERE, Ops::MULACC};
   // EMULATE_CUDA=1: kernels made for CUDA's (sm_80) tensor cores, their WMMAs run with the instruction's layout
-  if (getenv("EMULATE_CUDA")) device = "CUDA", tensor_cores = CUDARenderer::tc_sm80();
+  if (EMULATE_CUDA) device = "CUDA", tensor_cores = CUDARenderer::tc_sm80();
 }
 
 std::string PythonRenderer::render(const std::vector<UOp>& uops) {

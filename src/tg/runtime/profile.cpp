@@ -11,6 +11,7 @@
 
 #include "tg/helpers/helpers.h"
 #include "tg/helpers/json.h"
+#include "tg/helpers/knobs.h"
 #include "tg/uop/trace.h"
 
 namespace tg {
@@ -36,7 +37,8 @@ struct Profile {
   bool open() {
     if (f != nullptr) return true;
     if (failed) return false;
-    path = getenv_str("PROFILE_TRACE", cat(getenv_str("TMPDIR", "/tmp"), "/tinygrad_profile_", ::getpid(), ".json"));
+    path =
+        PROFILE_TRACE.is_set() ? PROFILE_TRACE.value() : cat(TMPDIR.value(), "/tinygrad_profile_", ::getpid(), ".json");
     f = std::fopen(path.c_str(), "w");
     if (f == nullptr) {
       failed = true;
@@ -76,7 +78,7 @@ struct Profile {
 }  // namespace
 
 bool profile_enabled() {
-  static const bool on = getenv("PROFILE") != 0;
+  static const bool on = PROFILE != 0;
   return on;
 }
 

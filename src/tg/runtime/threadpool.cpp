@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tg/helpers/helpers.h"
+#include "tg/helpers/knobs.h"
 
 namespace tg {
 
@@ -24,7 +25,7 @@ int cpu_threads() {
     if (::sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
     return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   }();
-  int64_t n = getenv("CPU_THREADS", online);
+  int64_t n = CPU_THREADS.is_set() ? CPU_THREADS.value() : online;
   TG_CHECK(n >= 1 && n <= 1024, "CPU_THREADS=", n, " must be between 1 and 1024");
   return static_cast<int>(n);
 }
@@ -190,7 +191,9 @@ Pool& pool() {
 
 void parallel_each(size_t n, int threads, const std::function<void(size_t)>& fn) {
   std::atomic<size_t> next{0};
+  const Knobs knobs = current_knobs();  // the caller's Context, on every thread of the job
   parallel_for(static_cast<int>(std::min<size_t>(static_cast<size_t>(std::max(threads, 1)), n)), [&](int) {
+    KnobScope scope(knobs);
     for (size_t i; (i = next.fetch_add(1)) < n;) fn(i);
   });
 }

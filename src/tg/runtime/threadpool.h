@@ -16,9 +16,10 @@ int cpu_threads();
 // costs only what the others could not take over, and the call returns when every index is done, without waiting for
 // a worker that came too late to find one. threads <= 1 runs them inline, in order. fn must not throw. One
 // parallel_for runs at a time (callers from several threads take turns); a call from inside fn runs serially.
+// fn runs without the caller's Context (it is for kernels, which read no knobs): parallel_each carries it.
 void parallel_for(int n, const std::function<void(int)>& fn, int threads = 0);
 // fn(0) ... fn(n-1), each once, on up to `threads` threads (parallel_for's) taking the next index as they finish: for
-// work items of uneven cost (compiling kernels). fn must not throw.
+// work items of uneven cost (compiling kernels). fn must not throw. Every fn sees the caller's knobs (its Context).
 void parallel_each(size_t n, int threads, const std::function<void(size_t)>& fn);
 
 }  // namespace tg

@@ -11,6 +11,7 @@
 
 #include "tg/codegen/heuristic.h"
 #include "tg/codegen/kernel.h"
+#include "tg/helpers/knobs.h"
 #include "tg/runtime/device.h"
 #include "tg/schedule/grouper_util.h"
 #include "tg/uop/symbolic.h"
@@ -229,11 +230,11 @@ bool rows_long_enough(const std::optional<std::string>& device) {
 UOp split_reduceop(M m) {
   UOp reduce = m["reduce"], x = m["x"];
   Shape xs = uop_shape(x), rs = uop_shape(reduce);
-  if (!getenv("SPLIT_REDUCEOP", 1) || prod(xs) / prod(rs) < getenv("REDUCEOP_SPLIT_THRESHOLD", 32768)) return {};
+  if (!SPLIT_REDUCEOP || prod(xs) / prod(rs) < REDUCEOP_SPLIT_THRESHOLD) return {};
   auto real = real_strides(st_of(x), true);
   const auto& axes = axis_arg(reduce);
   if (prod(rs) >= 256 && reduces_contiguous_runs(real, xs, axes) && rows_long_enough(uop_device(reduce))) return {};
-  int64_t top = std::min<int64_t>(256, (int64_t(1) << getenv("REDUCEOP_SPLIT_SIZE", 22)) / prod(rs));
+  int64_t top = std::min<int64_t>(256, (int64_t(1) << REDUCEOP_SPLIT_SIZE) / prod(rs));
   std::optional<std::pair<int64_t, int64_t>> cand;
   for (int64_t i : axes) {
     for (int64_t d = top; d >= 8 && !cand; d--)
@@ -260,7 +261,7 @@ UOp split_reduceop(M m) {
 // The panel width pack_matmul_operand packs a matmul's B into on this device: the lanes of a CPU tile's vector axis
 // (cpu_vector_tile: 32 with AVX-512, 16 with AVX2), 0 where no tile is (a GPU, PYTHON) or CPU_PACK=0
 int64_t pack_width(const std::optional<std::string>& device) {
-  if (!device || !getenv("CPU_PACK", 1) || !getenv("CPU_VECTOR_TILE", 1)) return 0;
+  if (!device || !CPU_PACK || !CPU_VECTOR_TILE) return 0;
   try {
     const Renderer& r = *Device::get(*device).renderer;
     return r.has_local || r.simd_lanes == 0 ? 0 : cpu_tile_lanes(r) / 8;
@@ -331,7 +332,7 @@ UOp pack_matmul_operand(M m) {
     // reduce's evicted the panel it was reused against (sgemm 4096: 308 -> 341 GFLOP/s with AVX-512, 164 -> 177
     // with AVX2; 2048 unchanged; blocks of 512 made 2048 slower). The sums' kernel reads them at memory speed, where
     // an add fused into the last block's stores waited on every load (+20 ms against +5 at 4096)
-    const sint kb = static_cast<sint>(getenv("CPU_KSPLIT", 1024));
+    const sint kb = static_cast<sint>(CPU_KSPLIT);
     if (kb > 0 && xs[r] >= 4 * kb && xs[r] % kb == 0) {
       std::optional<UOp> sum;
       Mask block;  // the whole of xsplit but one block of the reduce axis
@@ -760,7 +761,7 @@ bool is_arange(const UOp& u) { return u.op() == Ops::REDUCE_AXIS && uop_base(u.s
 // through one view into the reduce's input shape, so its axes always land after the reduce's own.
 UOp fuse_arange(M m) {
   UOp root = m["root"];
-  if (!getenv("FUSE_ARANGE", 1) || is_arange(root)) return {};
+  if (!FUSE_ARANGE || is_arange(root)) return {};
   std::vector<UOp> local_arange;
   std::vector<UOp> topo = toposort_gated(root, [&](const UOp& u) {
     if (is_arange(u)) local_arange.push_back(u);
@@ -872,7 +873,7 @@ void realize_before_view(const UOp& view, const UOp& tr, UOpSet& realizes) {
     if (prod(trs) >= msize) return;
   }
   // realize before expand
-  if (prod(trs) < prod(st.shape()) && !getenv("DONT_REALIZE_EXPAND", 0)) realizes.add(tr);
+  if (prod(trs) < prod(st.shape()) && !DONT_REALIZE_EXPAND) realizes.add(tr);
 }
 
 const GPM& do_realize() {
@@ -968,7 +969,7 @@ UOpSet group_realizes(const UOp& sink) {
   GrouperCtx ctx;
   ctx.realizes = &realizes;
   graph_rewrite(sink, do_realize(), ctx, {.name = "do_realize"});
-  if (getenv("DONT_GROUP_REDUCES", 0)) return realizes;
+  if (DONT_GROUP_REDUCES) return realizes;
 
   // construct children graph (only for bases)
   Children children;
@@ -985,7 +986,7 @@ UOpSet group_realizes(const UOp& sink) {
   std::vector<UOp> double_reduces;
   for (const UOp& r : topo) {
     if (r.op() != Ops::REDUCE_AXIS || r.arg<ReduceArg>().fuse) continue;  // a fused reduce is in its consumer's kernel
-    if (getenv("FUSE_CONV_BW", 0) && uop_base(r.src(0)).op() == Ops::REDUCE_AXIS && r.src(0) != uop_base(r.src(0)))
+    if (FUSE_CONV_BW && uop_base(r.src(0)).op() == Ops::REDUCE_AXIS && r.src(0) != uop_base(r.src(0)))
       double_reduces.push_back(r);
     if (realizes.has(r)) continue;
     UOpSet group;
@@ -1378,12 +1379,12 @@ std::vector<std::pair<UOp, UOp>> kernelize_map(const UOp& big_sink) {
 // placeholders; a hit fills the placeholders with this call's buffers (the ones the graph reads) and fresh ones (the
 // ones kernelize made), which skips every rewrite of the grouper (~0.15 ms of a 512 matmul's realize). As tinygrad's
 // schedule cache, newer than the reference. The key is the graph with placeholders for its buffers (interned, so
-// one pointer), the grouper's env vars and the nodes' metadata (the kernels' names come from it). SCACHE=0 turns it
+// one pointer), the knobs marked KERNELIZE and the nodes' metadata (the kernels' names come from it). SCACHE=0 turns it
 // off; VIZ bypasses it, as there each kernelize is a context of rewrites.
 
 struct KernelizeTemplate {
   UOp key;                                // big_sink with placeholder UNIQUEs (holds the interned graph)
-  std::vector<int64_t> env;               // grouper_env() when it was made
+  std::string env;                        // knobs_key(KERNELIZE) when it was made
   std::vector<const Metadata*> metadata;  // big_sink's nodes', in toposort order
   // placeholders hole(0 .. inputs): big_sink's UNIQUEs in toposort order; hole(inputs .. inputs + made): the ones
   // kernelize made, in the counter's order
@@ -1393,18 +1394,6 @@ struct KernelizeTemplate {
   // over the placeholders
   UOp images;
 };
-
-std::vector<int64_t> grouper_env() {
-  static const char* const names[] = {"SPLIT_REDUCEOP",      "REDUCEOP_SPLIT_THRESHOLD",
-                                      "REDUCEOP_SPLIT_SIZE", "CPU_PACK",
-                                      "CPU_VECTOR_TILE",     "CPU_KSPLIT",
-                                      "FUSE_ARANGE",         "DONT_REALIZE_EXPAND",
-                                      "DONT_GROUP_REDUCES",  "FUSE_CONV_BW",
-                                      "CPU_TILE_LANES"};
-  std::vector<int64_t> out;
-  for (const char* n : names) out.push_back(getenv(n, -1));
-  return out;
-}
 
 // the i-th placeholder: a UNIQUE no BUFFER of a Tensor has (theirs count up from 0), so it never gets a Buffer
 UOp hole(size_t i) { return UOp::make(Ops::UNIQUE, dtypes::void_, {}, ConstValue(-1 - static_cast<int64_t>(i))); }
@@ -1422,7 +1411,7 @@ std::vector<std::pair<UOp, UOp>> fill_template(const KernelizeTemplate& t, const
   return out;
 }
 
-KernelizeTemplate make_template(UOp key, std::vector<int64_t> env, std::vector<const Metadata*> metadata,
+KernelizeTemplate make_template(UOp key, std::string env, std::vector<const Metadata*> metadata,
                                 const std::vector<UOp>& topo, std::vector<std::pair<UOp, UOp>> to_holes,
                                 const std::vector<std::pair<UOp, UOp>>& map) {
   KernelizeTemplate t{std::move(key), std::move(env), std::move(metadata), to_holes.size(), 0, {}, {}, {}};
@@ -1458,7 +1447,7 @@ KernelizeTemplate make_template(UOp key, std::vector<int64_t> env, std::vector<c
 }  // namespace
 
 std::vector<std::pair<UOp, UOp>> get_kernelize_map(const UOp& big_sink) {
-  if (trace::enabled() || !getenv("SCACHE", 1)) return kernelize_map(big_sink);
+  if (trace::enabled() || !SCACHE) return kernelize_map(big_sink);
   std::vector<std::pair<UOp, UOp>> to_holes;
   std::vector<UOp> uniques, topo = big_sink.toposort();
   std::vector<const Metadata*> metadata;
@@ -1469,7 +1458,7 @@ std::vector<std::pair<UOp, UOp>> get_kernelize_map(const UOp& big_sink) {
     uniques.push_back(u);
   }
   UOp key = big_sink.substitute(to_holes);
-  std::vector<int64_t> env = grouper_env();
+  std::string env = knobs_key(knob_flag::KERNELIZE);
 
   static std::mutex mu;
   static std::unordered_map<const UOpNode*, KernelizeTemplate> cache;

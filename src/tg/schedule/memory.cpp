@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "tg/helpers/knobs.h"
 #include "tg/schedule/schedule.h"
 
 namespace tg {
@@ -40,7 +41,7 @@ class ArenaPlanner {
 std::vector<std::pair<Buffer, Buffer>> internal_memory_planner(const std::vector<std::vector<Buffer>>& buffers,
                                                                const std::vector<Buffer>& noopt_buffers,
                                                                bool ignore_checks) {
-  if (getenv("NO_MEMORY_PLANNER", 0)) return {};
+  if (NO_MEMORY_PLANNER) return {};
   std::unordered_set<Buffer> noopt;
   for (const Buffer& b : noopt_buffers) noopt.insert(b.base());
   std::vector<Buffer> bases;                                     // first_appearance's order

@@ -2,6 +2,7 @@
 
 #include <string_view>
 
+#include "tg/helpers/knobs.h"
 #include "tg/uop/wmma_arg.h"
 
 namespace tg {
@@ -25,7 +26,7 @@ bool const_fits(const ConstValue& v, DType d) {
 // With IGNORE_OOB=0 we check what vmin/vmax prove; that ignores the gate, so it may reject a valid gated access.
 B validate_index(M m) {
   UOp idx = m["idx"];
-  if (getenv("IGNORE_OOB", 1) != 0) return true;
+  if (IGNORE_OOB != 0) return true;
   DType buf = idx.src(0).dtype();
   if (buf.is_image() || buf.size() == -1) return true;
   const UOp& i = idx.src(1);

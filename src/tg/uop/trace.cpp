@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tg/helpers/json.h"
+#include "tg/helpers/knobs.h"
 #include "tg/uop/upat.h"
 
 extern char** environ;
@@ -84,9 +85,9 @@ class Writer {
   bool open() {
     if (f_ != nullptr) return true;
     if (failed_) return false;
-    path_ = getenv_str("VIZ_TRACE");
+    path_ = VIZ_TRACE;
     if (path_.empty()) {
-      std::string dir = getenv_str("TMPDIR", "/tmp");
+      std::string dir = TMPDIR;
       path_ = cat(dir, "/tinygrad_viz_", ::getpid(), ".trace");
     }
     f_ = std::fopen(path_.c_str(), "w");
@@ -205,7 +206,7 @@ std::string profile_path() {
 
 // the tinygrad-viz program: $TINYGRAD_VIZ, the build's, the installed one, or the one on PATH
 std::string viz_program() {
-  if (std::string p = getenv_str("TINYGRAD_VIZ"); !p.empty()) return p;
+  if (std::string p = TINYGRAD_VIZ; !p.empty()) return p;
   std::vector<std::string> candidates;
 #ifdef TG_VIZ_PROGRAM
   candidates.push_back(TG_VIZ_PROGRAM);
@@ -229,7 +230,7 @@ void Writer::at_exit() {
     path = w.path_;
   }
   std::string prog = viz_program();
-  const bool serve = getenv("VIZ") > 0 && ::isatty(0) && ::isatty(1) && getenv_str("CI").empty();
+  const bool serve = VIZ > 0 && ::isatty(0) && ::isatty(1) && CI.value().empty();
   if (!serve) {
     std::cout << std::flush;
     std::cerr << "VIZ: trace written to " << path << " (view it with: " << prog << " " << path << ")\n";
@@ -260,7 +261,7 @@ void Writer::at_exit() {
 }  // namespace
 
 bool enabled() {
-  static const bool on = getenv("VIZ") != 0;
+  static const bool on = VIZ != 0;
   return on;
 }
 

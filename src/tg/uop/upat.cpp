@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "tg/helpers/knobs.h"
+
 namespace tg {
 
 // *** building patterns ***
@@ -304,7 +306,7 @@ UOp unified_rewrite(const UOp& root, RewriteFn rewrite, RewriteFn fixed_point, v
   std::vector<Item> stack;
   stack.push_back({root, 0, root});
   // a rule set that keeps rewriting into new nodes never converges: fail loudly instead of hanging
-  static const int64_t limit = getenv("TG_REWRITE_LIMIT", 50'000'000);
+  const int64_t limit = TG_REWRITE_LIMIT;
   int64_t steps = 0;
   while (!stack.empty()) {
     if (++steps > limit)
