@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "tg/engine/buffers.h"
+#include "tg/runtime/buffers.h"
 #include "tg/schedule/schedule.h"
 #include "tg/shape/shapetracker.h"
 #include "tg/tensor/tensor_internal.h"
