@@ -8,6 +8,7 @@
 #include "scoped_env.h"
 #include "tg/codegen/heuristic.h"
 #include "tg/codegen/kernel.h"
+#include "tg/codegen/program.h"
 #include "tg/engine/jit.h"
 #include "tg/engine/realize.h"
 #include "tg/renderer/cstyle.h"
