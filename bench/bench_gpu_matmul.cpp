@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "tg/engine/buffers.h"
 #include "tg/engine/realize.h"
+#include "tg/runtime/buffers.h"
 #include "tg/runtime/device.h"
 #include "tg/tensor/tensor.h"
 

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "../examples/beautiful_mnist.h"
-#include "tg/engine/jit.h"
 #include "tg/nn/optim.h"
+#include "tg/tensor/jit.h"
 
 using namespace tg;
 

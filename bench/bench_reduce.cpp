@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "tg/engine/jit.h"
 #include "tg/runtime/device.h"
 #include "tg/runtime/ops_cpu.h"
 #include "tg/runtime/threadpool.h"
+#include "tg/tensor/jit.h"
 #include "tg/tensor/tensor.h"
 
 using namespace tg;

@@ -18,7 +18,7 @@
 #include "mnist_step.h"
 #include "tg/codegen/heuristic.h"
 #include "tg/codegen/kernel.h"
-#include "tg/engine/realize.h"
+#include "tg/codegen/program.h"
 #include "tg/nn/state.h"
 #include "tg/runtime/device.h"
 #include "tg/tensor/tensor.h"

@@ -17,12 +17,12 @@
 #include <string>
 #include <vector>
 
-#include "tg/engine/jit.h"
 #include "tg/helpers/helpers.h"
 #include "tg/helpers/knobs.h"
 #include "tg/nn/datasets.h"
 #include "tg/nn/optim.h"
 #include "tg/nn/state.h"
+#include "tg/tensor/jit.h"
 #include "tg/tensor/tensor.h"
 
 using namespace tg;

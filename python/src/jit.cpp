@@ -7,7 +7,7 @@
 // and tuples of them by value, any other object by identity; a Tensor inside a list, tuple or dict can't be
 // tracked and is an error. tinygrad's asserts (changed inputs, duplicate inputs, nothing captured) raise
 // AssertionError, a TinyJit inside a TinyJit RuntimeError.
-#include "tg/engine/jit.h"
+#include "tg/tensor/jit.h"
 
 #include <algorithm>
 #include <ostream>

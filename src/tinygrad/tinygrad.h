@@ -1,13 +1,13 @@
 #pragma once
 // the umbrella header: everything a user of tinygrad.cpp needs
 #include "tg/dtype/dtype.h"
-#include "tg/engine/jit.h"
 #include "tg/helpers/helpers.h"
 #include "tg/helpers/knobs.h"
 #include "tg/nn/datasets.h"
 #include "tg/nn/nn.h"
 #include "tg/nn/optim.h"
 #include "tg/nn/state.h"
+#include "tg/tensor/jit.h"
 #include "tg/tensor/tensor.h"
 #include "tg/uop/arg.h"
 #include "tg/uop/ops.h"

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "scoped_env.h"
-#include "tg/engine/jit.h"
+#include "tg/tensor/jit.h"
 
 using namespace tg;
 using tg::test::ScopedEnv;

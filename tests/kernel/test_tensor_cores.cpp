@@ -11,6 +11,7 @@
 #include "scoped_env.h"
 #include "tg/codegen/heuristic.h"
 #include "tg/codegen/kernel.h"
+#include "tg/codegen/program.h"
 #include "tg/engine/realize.h"
 #include "tg/renderer/cstyle.h"
 #include "tg/runtime/ops_python.h"

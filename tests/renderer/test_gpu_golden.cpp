@@ -11,7 +11,7 @@
 
 #include "tg/codegen/heuristic.h"
 #include "tg/codegen/kernel.h"
-#include "tg/engine/realize.h"
+#include "tg/codegen/program.h"
 #include "tg/renderer/cstyle.h"
 #include "tg/schedule/schedule.h"
 #include "tg/tensor/tensor.h"

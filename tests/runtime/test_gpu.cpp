@@ -8,10 +8,11 @@
 #include "scoped_env.h"
 #include "tg/codegen/heuristic.h"
 #include "tg/codegen/kernel.h"
-#include "tg/engine/jit.h"
+#include "tg/codegen/program.h"
 #include "tg/engine/realize.h"
 #include "tg/renderer/cstyle.h"
 #include "tg/runtime/device.h"
+#include "tg/tensor/jit.h"
 #include "tg/tensor/tensor.h"
 
 namespace tg {

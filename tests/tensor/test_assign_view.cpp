@@ -6,7 +6,7 @@
 #include <functional>
 
 #include "kernel_count.h"
-#include "tg/engine/buffers.h"
+#include "tg/runtime/buffers.h"
 #include "tg/runtime/device.h"
 #include "tg/tensor/tensor.h"
 #include "tg/uop/uop.h"

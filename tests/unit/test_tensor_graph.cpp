@@ -8,7 +8,7 @@
 #include <regex>
 #include <sstream>
 
-#include "tg/engine/buffers.h"
+#include "tg/runtime/buffers.h"
 #include "tg/tensor/tensor.h"
 
 using namespace tg;

@@ -1,2 +1,2 @@
-# tinygrad.engine.jit: TinyJit is the C++ engine's (src/tg/engine/jit.h), bound in python/src/jit.cpp
+# tinygrad.engine.jit: TinyJit is the C++ one (src/tg/tensor/jit.h over engine/jit.h), bound in python/src/jit.cpp
 from tinygrad._C import TinyJit  # noqa: F401

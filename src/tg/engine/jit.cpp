@@ -1,17 +1,12 @@
-// TinyJit: capture the ExecItems a function runs, plan their intermediate memory, replay them with new inputs
-// (tinygrad's engine/jit.py)
+// CapturedJit: capture the ExecItems a function runs, plan their intermediate memory, replay them with new input
+// buffers (tinygrad's engine/jit.py)
 #include "tg/engine/jit.h"
 
 #include <algorithm>
 #include <iostream>
-#include <unordered_map>
-#include <unordered_set>
 
-#include "tg/engine/buffers.h"
 #include "tg/helpers/knobs.h"
 #include "tg/schedule/schedule.h"
-#include "tg/shape/shapetracker.h"
-#include "tg/tensor/tensor_internal.h"
 
 namespace tg {
 
@@ -21,63 +16,6 @@ namespace {
   do {                                             \
     if (!(cond)) throw JitError(cat(__VA_ARGS__)); \
   } while (0)
-
-// realizes several graphs in one schedule, as Tensor::realize does for one (tinygrad's Tensor.realize(*lst));
-// every live tensor follows
-// the function's outputs, with every assign it left pending (optimizer updates of state that isn't returned)
-void realize_outputs(const std::vector<Tensor>& outs) {
-  std::vector<UOp> uops = pending_assign_uops();
-  for (const Tensor& t : outs) uops.push_back(t.uop());
-  realize_uops(std::move(uops));
-}
-
-struct InputSpec {
-  std::string name;
-  ShapeTracker st;
-  DType dtype;
-  std::string device;
-};
-
-// the inputs, realized into buffers (tinygrad's _prepare_jit_inputs)
-struct Inputs {
-  std::vector<Buffer> bufs;
-  std::vector<UOp> bases;  // their BUFFER nodes
-  std::vector<InputSpec> specs;
-};
-Inputs prepare_inputs(const JitArgs& a) {
-  std::vector<UOp> todo;
-  for (const Tensor& t : a.tensors)
-    if (!uop_is_realized(t.uop())) todo.push_back(t.uop());
-  realize_uops(todo);
-  todo.clear();
-  // a constant has no buffer to swap: it gets one of its own (the reference bakes it into the kernels, and a
-  // contiguous() would dedup two equal constants into one buffer)
-  for (Tensor t : a.tensors)
-    if (uop_base(t.uop()).op() != Ops::BUFFER) {
-      Tensor fresh = Tensor::empty(t.shape(), {.device = t.device(), .dtype = t.dtype()});
-      todo.push_back(t.replace(fresh.assign(t)).uop());
-    }
-  realize_uops(todo);
-  Inputs in;
-  for (size_t k = 0; k < a.tensors.size(); k++) {
-    const UOp& u = a.tensors[k].uop();
-    UOp base = uop_base(u);
-    TG_ASSERT(base.op() == Ops::BUFFER, "JIT input ", a.names[k], " did not realize into a buffer: ", base.op());
-    Buffer b = uop_buffer(base);
-    b.ensure_allocated();
-    for (size_t k2 = 0; k2 < k; k2++)
-      JIT_CHECK(!(in.bufs[k2] == b), "duplicate inputs to TinyJit: inputs ", a.names[k2], " and ", a.names[k],
-                " are the same buffer (pass a copy of one)");
-    const ShapeTracker* st = uop_st(u);
-    TG_ASSERT(st != nullptr, "JIT input ", a.names[k], " has no shape");
-    in.specs.push_back({a.names[k], *st, u.dtype(), a.tensors[k].device()});
-    in.bufs.push_back(std::move(b));
-    in.bases.push_back(std::move(base));
-  }
-  return in;
-}
-
-std::string names_str(const std::vector<std::string>& names) { return "[" + join(names, ", ") + "]"; }
 
 // which bufs of an ExecItem it writes
 std::vector<bool> written_bufs(const ExecItem& ei) {
@@ -91,32 +29,6 @@ std::vector<bool> written_bufs(const ExecItem& ei) {
   return w;
 }
 
-// collects the ExecItems run while capturing, with their intermediate buffers replaced by fresh ones that the JIT
-// plans and owns (tinygrad's TinyJit.add/add_buffer). Buffers that exist outside the function (allocated ones: the
-// inputs, state, constants) and buffers of live tensors (the outputs) are kept.
-class Recorder final : public JitCapture {
- public:
-  void add(const ExecItem& ei, const VarVals& vars) override {
-    for (auto& [k, v] : vars) var_vals[k] = v;
-    ExecItem c{ei.prg, {}, ei.metadata};
-    for (const Buffer& b : ei.bufs) c.bufs.push_back(add_buffer(b));
-    items.push_back(std::move(c));
-  }
-  std::vector<ExecItem> items;
-  VarVals var_vals;
-
- private:
-  Buffer add_buffer(const Buffer& b) {
-    if (auto it = replace_.find(b); it != replace_.end()) return it->second;
-    if (b.is_allocated() || b.lb_refcount() > 0) return b;
-    Buffer nb = b.is_view() ? add_buffer(b.base()).view(b.size(), b.dtype(), b.offset())
-                            : Buffer(b.device(), b.size(), b.dtype());
-    replace_.emplace(b, nb);
-    return nb;
-  }
-  std::unordered_map<Buffer, Buffer> replace_;
-};
-
 class CaptureScope {
  public:
   explicit CaptureScope(JitCapture* c) { capturing = c; }
@@ -127,157 +39,73 @@ class CaptureScope {
 
 }  // namespace
 
-struct JitFunction::Captured {
-  std::vector<ExecItem> jit_cache;
-  struct Slot {
-    size_t j, i, input;
-  };
-  std::vector<Slot> input_replace;      // jit_cache[j].bufs[i] is input `input`: swapped in per call, cleared after
-  std::vector<bool> input_written;      // per input: a captured kernel writes it (an assign to an input)
-  std::unordered_set<Buffer> internal;  // every other buffer (and base) the replay touches
-  std::vector<std::string> names;
-  std::vector<InputSpec> expected;
-  std::vector<std::pair<std::string, JitValue>> values;
-  // the outputs: the captured call's tensors are returned again (as tinygrad returns the same objects), so an output
-  // that is a state tensor stays that tensor; an output that is (a view of) an input is made over this call's input
-  std::vector<UOp> ret;
-  std::vector<std::optional<Tensor>> ret_tensors;  // none for outputs over inputs
-  std::vector<UOp> input_bases;  // the captured call's input buffers, kept only when an output is a view of one
-};
-
-JitFunction::JitFunction() = default;
-JitFunction::~JitFunction() = default;
-JitFunction::JitFunction(JitFunction&&) noexcept = default;
-JitFunction& JitFunction::operator=(JitFunction&&) noexcept = default;
-
-void JitFunction::reset() {
-  cnt_ = 0;
-  captured_.reset();
+void JitRecorder::add(const ExecItem& ei, const VarVals& vars) {
+  for (auto& [k, v] : vars) var_vals[k] = v;
+  ExecItem c{ei.prg, {}, ei.metadata};
+  for (const Buffer& b : ei.bufs) c.bufs.push_back(add_buffer(b));
+  items.push_back(std::move(c));
 }
 
-const std::vector<ExecItem>& JitFunction::jit_cache() const {
-  static const std::vector<ExecItem> none;
-  return captured_ ? captured_->jit_cache : none;
+Buffer JitRecorder::add_buffer(const Buffer& b) {
+  if (auto it = replace_.find(b); it != replace_.end()) return it->second;
+  if (b.is_allocated() || b.lb_refcount() > 0) return b;
+  Buffer nb = b.is_view() ? add_buffer(b.base()).view(b.size(), b.dtype(), b.offset())
+                          : Buffer(b.device(), b.size(), b.dtype());
+  replace_.emplace(b, nb);
+  return nb;
 }
 
-std::vector<Tensor> JitFunction::call(const JitArgs& a, const Fn& fn) {
-  Inputs in = prepare_inputs(a);
+void JitRecorder::capture(const std::function<void()>& fn) {
+  TG_ASSERT(capturing == nullptr, "a capture is already running on this thread");
+  CaptureScope scope(this);
+  fn();
+}
 
-  // *** calls 1 (and every call with JIT=0): run the function ***
-  if (!JIT || cnt_ == 0) {
-    realize_uops(pending_assign_uops());
-    std::vector<Tensor> outs = fn();
-    realize_outputs(outs);
-    cnt_++;
-    return outs;
+CapturedJit::CapturedJit(std::vector<ExecItem> items, const std::vector<Buffer>& input_buffers,
+                         std::vector<std::string> input_names)
+    : expected_names_(std::move(input_names)) {
+  // memory planning over the whole captured graph: intermediates with disjoint lifetimes share storage
+  std::vector<std::vector<Buffer>> lists;
+  for (const ExecItem& ei : items) lists.push_back(ei.bufs);
+  std::unordered_map<Buffer, Buffer> assigned;
+  for (auto& [from, to] : internal_memory_planner(lists)) assigned[from] = to;
+  for (ExecItem& ei : items) {
+    for (Buffer& b : ei.bufs) {
+      if (auto it = assigned.find(b); it != assigned.end()) b = it->second;
+      b.ensure_allocated();
+    }
+    jit_cache_.push_back(std::move(ei));
   }
 
-  // *** call 2: run it once more, capturing what runs ***
-  if (cnt_ == 1) {
-    TG_CHECK(capturing == nullptr, "having TinyJit inside another TinyJit is not supported");
-    realize_uops(pending_assign_uops());  // the caller's own pending assigns are not the function's
-    Recorder rec;
-    std::vector<Tensor> outs;
-    {
-      CaptureScope scope(&rec);
-      outs = fn();
-      realize_outputs(outs);
-    }
-    JIT_CHECK(!rec.items.empty(),
-              "TinyJit: nothing to capture, the function ran no kernels (didn't JIT anything!): return the tensors it "
-              "computes or assign its state");
-    JIT_CHECK(rec.var_vals.empty(), "TinyJit: kernels with symbolic variables can't be captured yet");
-    for (size_t k = 0; k < a.tensors.size(); k++)
-      JIT_CHECK(uop_base(a.tensors[k].uop()) == in.bases[k], "TinyJit: input ", a.names[k],
-                " got a new buffer inside the function (an assign to a tensor whose buffer another tensor shares), "
-                "which a replay can't repeat");
-    auto c = std::make_unique<Captured>();
-
-    // memory planning over the whole captured graph: intermediates with disjoint lifetimes share storage
-    std::vector<std::vector<Buffer>> lists;
-    for (const ExecItem& ei : rec.items) lists.push_back(ei.bufs);
-    std::unordered_map<Buffer, Buffer> assigned;
-    for (auto& [from, to] : internal_memory_planner(lists)) assigned[from] = to;
-    for (ExecItem& ei : rec.items) {
-      for (Buffer& b : ei.bufs) {
-        if (auto it = assigned.find(b); it != assigned.end()) b = it->second;
-        b.ensure_allocated();
+  // where the inputs go
+  input_written_.assign(input_buffers.size(), false);
+  for (size_t j = 0; j < jit_cache_.size(); j++) {
+    const ExecItem& ei = jit_cache_[j];
+    std::vector<bool> w = written_bufs(ei);
+    for (size_t i = 0; i < ei.bufs.size(); i++) {
+      const Buffer& b = ei.bufs[i];
+      auto k = std::find(input_buffers.begin(), input_buffers.end(), b);
+      if (k != input_buffers.end()) {
+        size_t input = static_cast<size_t>(k - input_buffers.begin());
+        input_replace_.push_back({j, i, input});
+        if (w[i]) input_written_[input] = true;
+        continue;
       }
-      c->jit_cache.push_back(std::move(ei));
+      JIT_CHECK(std::find(input_buffers.begin(), input_buffers.end(), b.base()) == input_buffers.end(),
+                "TinyJit: a kernel uses a view into input buffer ", b.base().repr(), ", which can't be swapped");
+      internal_.insert(b);
+      internal_.insert(b.base());
     }
-
-    // where the inputs go
-    c->input_written.assign(in.bufs.size(), false);
-    for (size_t j = 0; j < c->jit_cache.size(); j++) {
-      const ExecItem& ei = c->jit_cache[j];
-      std::vector<bool> w = written_bufs(ei);
-      for (size_t i = 0; i < ei.bufs.size(); i++) {
-        const Buffer& b = ei.bufs[i];
-        auto k = std::find(in.bufs.begin(), in.bufs.end(), b);
-        if (k != in.bufs.end()) {
-          size_t input = static_cast<size_t>(k - in.bufs.begin());
-          c->input_replace.push_back({j, i, input});
-          if (w[i]) c->input_written[input] = true;
-          continue;
-        }
-        JIT_CHECK(std::find(in.bufs.begin(), in.bufs.end(), b.base()) == in.bufs.end(),
-                  "TinyJit: a kernel uses a view into input buffer ", b.base().repr(), ", which can't be swapped");
-        c->internal.insert(b);
-        c->internal.insert(b.base());
-      }
-    }
-    for (auto& s : c->input_replace) c->jit_cache[s.j].bufs[s.i] = Buffer();  // the inputs are per call
-    c->names = a.names;
-    c->expected = in.specs;
-    c->values = a.values;
-    for (const Tensor& t : outs) {
-      c->ret.push_back(t.uop());
-      bool over_input = false;
-      for (const UOp& u : t.uop().toposort())
-        if (std::find(in.bases.begin(), in.bases.end(), u) != in.bases.end()) over_input = true;
-      c->ret_tensors.push_back(over_input ? std::nullopt : std::optional<Tensor>(t));
-      if (over_input) c->input_bases = in.bases;
-    }
-    if (DEBUG >= 1)
-      std::cout << "JIT captured " << c->jit_cache.size() << " kernels with " << in.bufs.size() << " inputs\n";
-    captured_ = std::move(c);
-    cnt_++;
-    return outs;
   }
+  for (auto& s : input_replace_) jit_cache_[s.j].bufs[s.i] = Buffer();  // the inputs are per call
+}
 
-  // *** call 3 and on: replay ***
-  Captured& c = *captured_;
-  JIT_CHECK(a.names == c.names, "TinyJit: args mismatch: the captured call had tensor inputs ", names_str(c.names),
-            ", this call has ", names_str(a.names));
-  for (size_t k = 0; k < in.specs.size(); k++) {
-    const InputSpec &now = in.specs[k], &was = c.expected[k];
-    JIT_CHECK(now.st.shape() == was.st.shape(), "TinyJit: input ", now.name, " has shape ", shape_str(now.st.shape()),
-              ", the captured call had ", shape_str(was.st.shape()));
-    JIT_CHECK(now.st == was.st, "TinyJit: input ", now.name, " is the view ", now.st.repr(), ", the captured call had ",
-              was.st.repr());
-    JIT_CHECK(now.dtype == was.dtype, "TinyJit: input ", now.name, " has dtype ", now.dtype, ", the captured call had ",
-              was.dtype);
-    JIT_CHECK(now.device == was.device, "TinyJit: input ", now.name, " is on ", now.device, ", the captured call had ",
-              was.device);
-  }
-  std::vector<std::string> vnames, cnames;
-  for (auto& [n, v] : a.values) vnames.push_back(n);
-  for (auto& [n, v] : c.values) cnames.push_back(n);
-  JIT_CHECK(vnames == cnames, "TinyJit: args mismatch: the captured call had other arguments ", names_str(cnames),
-            ", this call has ", names_str(vnames));
-  for (size_t k = 0; k < a.values.size(); k++)
-    JIT_CHECK(a.values[k].second == c.values[k].second, "TinyJit: argument ", a.values[k].first, " is ",
-              a.values[k].second.repr(), ", the captured call had ", c.values[k].second.repr(),
-              " (arguments that aren't tensors are captured by value)");
-
-  // assigns left pending since the last call (new weights for the state, say) land before the kernels read them
-  realize_uops(pending_assign_uops());
-
+void CapturedJit::operator()(const std::vector<Buffer>& input_buffers) {
   // an input that the replay also writes (an output of an earlier call, passed back in) is read from a copy
-  std::vector<Buffer> bufs = in.bufs;
+  std::vector<Buffer> bufs = input_buffers;
   for (size_t k = 0; k < bufs.size(); k++) {
-    if (!c.internal.count(bufs[k]) && !c.internal.count(bufs[k].base())) continue;
-    JIT_CHECK(!c.input_written[k], "TinyJit: input ", a.names[k],
+    if (!internal_.count(bufs[k]) && !internal_.count(bufs[k].base())) continue;
+    JIT_CHECK(!input_written_[k], "TinyJit: input ", expected_names_[k],
               " is a buffer this JIT writes (an output of an earlier call) and the function assigns to it");
     Buffer cp(bufs[k].device(), bufs[k].size(), bufs[k].dtype(), true);
     std::vector<uint8_t> host = bufs[k].as_bytes();
@@ -285,27 +113,14 @@ std::vector<Tensor> JitFunction::call(const JitArgs& a, const Fn& fn) {
     bufs[k] = std::move(cp);
   }
   struct ClearInputs {  // don't keep this call's inputs alive after it
-    Captured& c;
+    CapturedJit& c;
     ~ClearInputs() {
-      for (auto& s : c.input_replace) c.jit_cache[s.j].bufs[s.i] = Buffer();
+      for (auto& s : c.input_replace_) c.jit_cache_[s.j].bufs[s.i] = Buffer();
     }
-  } clear{c};
-  for (auto& s : c.input_replace) c.jit_cache[s.j].bufs[s.i] = bufs[s.input];
-  if (DEBUG >= 1 && c.jit_cache.size() >= 10) std::cout << "jit execs " << c.jit_cache.size() << " kernels\n";
-  for (ExecItem& ei : c.jit_cache) ei.run({}, false, true, /*jit=*/true);
-
-  std::vector<std::pair<UOp, UOp>> to_now;
-  for (size_t k = 0; k < c.input_bases.size(); k++) to_now.push_back({c.input_bases[k], in.bases[k]});
-  std::vector<Tensor> outs;
-  for (size_t o = 0; o < c.ret.size(); o++) {
-    const std::optional<Tensor>& t = c.ret_tensors[o];
-    if (t && t->uop() == c.ret[o])
-      outs.push_back(*t);
-    else  // over an input, or the caller pointed the returned tensor elsewhere: a new tensor over the output
-      outs.push_back(tensor_from_uop(to_now.empty() ? c.ret[o] : c.ret[o].substitute(to_now), std::nullopt));
-  }
-  cnt_++;
-  return outs;
+  } clear{*this};
+  for (auto& s : input_replace_) jit_cache_[s.j].bufs[s.i] = bufs[s.input];
+  if (DEBUG >= 1 && jit_cache_.size() >= 10) std::cout << "jit execs " << jit_cache_.size() << " kernels\n";
+  for (ExecItem& ei : jit_cache_) ei.run({}, false, true, /*jit=*/true);
 }
 
 }  // namespace tg

@@ -75,13 +75,10 @@ inline thread_local JitCapture* capturing = nullptr;
 
 // compiles (or finds in the method cache) the kernel for an AST on a device
 std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOp& ast);
-// the runner of a kernel with its opts applied: rendered with r (vector ALUs for a CPU tile), then built by its device;
-// quiet: no DEBUG output (BEAM's candidates)
-// device: where it runs (default: the renderer's device)
+// the runner of a kernel with its opts applied: rendered with r by to_program (codegen/program.h), then built by its
+// device; quiet: no DEBUG output (BEAM's candidates); device: where it runs (default: the renderer's device)
 std::shared_ptr<CompiledRunner> compile_kernel(const Kernel& k, Renderer& r, bool quiet,
                                                const std::string& device = "");
-// the same kernel rendered, not built (tinygrad's Kernel.to_program): its source, launch sizes and parameters
-ProgramSpec to_program(const Kernel& k, Renderer& r, bool quiet, const std::string& device = "");
 // CROSS_COMPILE=<device>:<target> (CUDA:sm_90): every kernel compiled for its own device is also optimized for,
 // rendered for and compiled by that target's toolchain (Device::toolchain), never run; a compile error raises.
 // cross_compiled counts them. Nothing happens without the variable.

@@ -8,9 +8,9 @@
 #include <iostream>
 #include <memory>
 
-#include "tg/engine/buffers.h"
 #include "tg/nn/mapped_file.h"
 #include "tg/nn/state_internal.h"
+#include "tg/runtime/buffers.h"
 #include "tg/shape/uop_shape.h"
 
 namespace tg::nn {

@@ -4,7 +4,7 @@
 #include <deque>
 #include <unordered_map>
 
-#include "tg/engine/buffers.h"
+#include "tg/runtime/buffers.h"
 #include "tg/schedule/grouper_util.h"
 
 namespace tg {

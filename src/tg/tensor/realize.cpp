@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "tg/engine/buffers.h"
+#include "tg/runtime/buffers.h"
 #include "tg/schedule/schedule.h"
 #include "tg/tensor/tensor_internal.h"
 

@@ -10,8 +10,8 @@
 #include <ostream>
 #include <unordered_set>
 
-#include "tg/engine/buffers.h"
 #include "tg/gradient/gradient.h"
+#include "tg/runtime/buffers.h"
 #include "tg/tensor/tensor_internal.h"
 
 namespace tg {

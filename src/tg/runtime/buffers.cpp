@@ -1,4 +1,4 @@
-#include "tg/engine/buffers.h"
+#include "tg/runtime/buffers.h"
 
 #include <mutex>
 #include <unordered_map>

@@ -1,0 +1,200 @@
+// TinyJit: the Tensor side of the JIT (tinygrad's TinyJit in engine/jit.py): realizes the inputs into buffers, checks
+// each call against the captured one, and hands the outputs back as tensors; engine/jit.h captures and replays
+#include "tg/tensor/jit.h"
+
+#include <algorithm>
+#include <iostream>
+
+#include "tg/helpers/knobs.h"
+#include "tg/runtime/buffers.h"
+#include "tg/shape/shapetracker.h"
+#include "tg/tensor/tensor_internal.h"
+
+namespace tg {
+
+namespace {
+
+#define JIT_CHECK(cond, ...)                       \
+  do {                                             \
+    if (!(cond)) throw JitError(cat(__VA_ARGS__)); \
+  } while (0)
+
+// realizes several graphs in one schedule, as Tensor::realize does for one (tinygrad's Tensor.realize(*lst));
+// every live tensor follows
+// the function's outputs, with every assign it left pending (optimizer updates of state that isn't returned)
+void realize_outputs(const std::vector<Tensor>& outs) {
+  std::vector<UOp> uops = pending_assign_uops();
+  for (const Tensor& t : outs) uops.push_back(t.uop());
+  realize_uops(std::move(uops));
+}
+
+struct InputSpec {
+  std::string name;
+  ShapeTracker st;
+  DType dtype;
+  std::string device;
+};
+
+// the inputs, realized into buffers (tinygrad's _prepare_jit_inputs)
+struct Inputs {
+  std::vector<Buffer> bufs;
+  std::vector<UOp> bases;  // their BUFFER nodes
+  std::vector<InputSpec> specs;
+};
+Inputs prepare_inputs(const JitArgs& a) {
+  std::vector<UOp> todo;
+  for (const Tensor& t : a.tensors)
+    if (!uop_is_realized(t.uop())) todo.push_back(t.uop());
+  realize_uops(todo);
+  todo.clear();
+  // a constant has no buffer to swap: it gets one of its own (the reference bakes it into the kernels, and a
+  // contiguous() would dedup two equal constants into one buffer)
+  for (Tensor t : a.tensors)
+    if (uop_base(t.uop()).op() != Ops::BUFFER) {
+      Tensor fresh = Tensor::empty(t.shape(), {.device = t.device(), .dtype = t.dtype()});
+      todo.push_back(t.replace(fresh.assign(t)).uop());
+    }
+  realize_uops(todo);
+  Inputs in;
+  for (size_t k = 0; k < a.tensors.size(); k++) {
+    const UOp& u = a.tensors[k].uop();
+    UOp base = uop_base(u);
+    TG_ASSERT(base.op() == Ops::BUFFER, "JIT input ", a.names[k], " did not realize into a buffer: ", base.op());
+    Buffer b = uop_buffer(base);
+    b.ensure_allocated();
+    for (size_t k2 = 0; k2 < k; k2++)
+      JIT_CHECK(!(in.bufs[k2] == b), "duplicate inputs to TinyJit: inputs ", a.names[k2], " and ", a.names[k],
+                " are the same buffer (pass a copy of one)");
+    const ShapeTracker* st = uop_st(u);
+    TG_ASSERT(st != nullptr, "JIT input ", a.names[k], " has no shape");
+    in.specs.push_back({a.names[k], *st, u.dtype(), a.tensors[k].device()});
+    in.bufs.push_back(std::move(b));
+    in.bases.push_back(std::move(base));
+  }
+  return in;
+}
+
+std::string names_str(const std::vector<std::string>& names) { return "[" + join(names, ", ") + "]"; }
+
+}  // namespace
+
+struct JitFunction::Captured {
+  explicit Captured(CapturedJit jit) : jit(std::move(jit)) {}
+  CapturedJit jit;  // the kernels, replayed over each call's input buffers; its expected_names: the tensor inputs'
+  std::vector<InputSpec> expected;
+  std::vector<std::pair<std::string, JitValue>> values;
+  // the outputs: the captured call's tensors are returned again (as tinygrad returns the same objects), so an output
+  // that is a state tensor stays that tensor; an output that is (a view of) an input is made over this call's input
+  std::vector<UOp> ret;
+  std::vector<std::optional<Tensor>> ret_tensors;  // none for outputs over inputs
+  std::vector<UOp> input_bases;  // the captured call's input buffers, kept only when an output is a view of one
+};
+
+JitFunction::JitFunction() = default;
+JitFunction::~JitFunction() = default;
+JitFunction::JitFunction(JitFunction&&) noexcept = default;
+JitFunction& JitFunction::operator=(JitFunction&&) noexcept = default;
+
+void JitFunction::reset() {
+  cnt_ = 0;
+  captured_.reset();
+}
+
+const std::vector<ExecItem>& JitFunction::jit_cache() const {
+  static const std::vector<ExecItem> none;
+  return captured_ ? captured_->jit.jit_cache() : none;
+}
+
+std::vector<Tensor> JitFunction::call(const JitArgs& a, const Fn& fn) {
+  Inputs in = prepare_inputs(a);
+
+  // *** calls 1 (and every call with JIT=0): run the function ***
+  if (!JIT || cnt_ == 0) {
+    realize_uops(pending_assign_uops());
+    std::vector<Tensor> outs = fn();
+    realize_outputs(outs);
+    cnt_++;
+    return outs;
+  }
+
+  // *** call 2: run it once more, capturing what runs ***
+  if (cnt_ == 1) {
+    TG_CHECK(capturing == nullptr, "having TinyJit inside another TinyJit is not supported");
+    realize_uops(pending_assign_uops());  // the caller's own pending assigns are not the function's
+    JitRecorder rec;
+    std::vector<Tensor> outs;
+    rec.capture([&] {
+      outs = fn();
+      realize_outputs(outs);
+    });
+    JIT_CHECK(!rec.items.empty(),
+              "TinyJit: nothing to capture, the function ran no kernels (didn't JIT anything!): return the tensors it "
+              "computes or assign its state");
+    JIT_CHECK(rec.var_vals.empty(), "TinyJit: kernels with symbolic variables can't be captured yet");
+    for (size_t k = 0; k < a.tensors.size(); k++)
+      JIT_CHECK(uop_base(a.tensors[k].uop()) == in.bases[k], "TinyJit: input ", a.names[k],
+                " got a new buffer inside the function (an assign to a tensor whose buffer another tensor shares), "
+                "which a replay can't repeat");
+    auto c = std::make_unique<Captured>(CapturedJit(std::move(rec.items), in.bufs, a.names));
+    c->expected = in.specs;
+    c->values = a.values;
+    for (const Tensor& t : outs) {
+      c->ret.push_back(t.uop());
+      bool over_input = false;
+      for (const UOp& u : t.uop().toposort())
+        if (std::find(in.bases.begin(), in.bases.end(), u) != in.bases.end()) over_input = true;
+      c->ret_tensors.push_back(over_input ? std::nullopt : std::optional<Tensor>(t));
+      if (over_input) c->input_bases = in.bases;
+    }
+    if (DEBUG >= 1)
+      std::cout << "JIT captured " << c->jit.jit_cache().size() << " kernels with " << in.bufs.size() << " inputs\n";
+    captured_ = std::move(c);
+    cnt_++;
+    return outs;
+  }
+
+  // *** call 3 and on: replay ***
+  Captured& c = *captured_;
+  JIT_CHECK(a.names == c.jit.expected_names(), "TinyJit: args mismatch: the captured call had tensor inputs ",
+            names_str(c.jit.expected_names()), ", this call has ", names_str(a.names));
+  for (size_t k = 0; k < in.specs.size(); k++) {
+    const InputSpec &now = in.specs[k], &was = c.expected[k];
+    JIT_CHECK(now.st.shape() == was.st.shape(), "TinyJit: input ", now.name, " has shape ", shape_str(now.st.shape()),
+              ", the captured call had ", shape_str(was.st.shape()));
+    JIT_CHECK(now.st == was.st, "TinyJit: input ", now.name, " is the view ", now.st.repr(), ", the captured call had ",
+              was.st.repr());
+    JIT_CHECK(now.dtype == was.dtype, "TinyJit: input ", now.name, " has dtype ", now.dtype, ", the captured call had ",
+              was.dtype);
+    JIT_CHECK(now.device == was.device, "TinyJit: input ", now.name, " is on ", now.device, ", the captured call had ",
+              was.device);
+  }
+  std::vector<std::string> vnames, cnames;
+  for (auto& [n, v] : a.values) vnames.push_back(n);
+  for (auto& [n, v] : c.values) cnames.push_back(n);
+  JIT_CHECK(vnames == cnames, "TinyJit: args mismatch: the captured call had other arguments ", names_str(cnames),
+            ", this call has ", names_str(vnames));
+  for (size_t k = 0; k < a.values.size(); k++)
+    JIT_CHECK(a.values[k].second == c.values[k].second, "TinyJit: argument ", a.values[k].first, " is ",
+              a.values[k].second.repr(), ", the captured call had ", c.values[k].second.repr(),
+              " (arguments that aren't tensors are captured by value)");
+
+  // assigns left pending since the last call (new weights for the state, say) land before the kernels read them
+  realize_uops(pending_assign_uops());
+
+  c.jit(in.bufs);  // the captured kernels over this call's input buffers
+
+  std::vector<std::pair<UOp, UOp>> to_now;
+  for (size_t k = 0; k < c.input_bases.size(); k++) to_now.push_back({c.input_bases[k], in.bases[k]});
+  std::vector<Tensor> outs;
+  for (size_t o = 0; o < c.ret.size(); o++) {
+    const std::optional<Tensor>& t = c.ret_tensors[o];
+    if (t && t->uop() == c.ret[o])
+      outs.push_back(*t);
+    else  // over an input, or the caller pointed the returned tensor elsewhere: a new tensor over the output
+      outs.push_back(tensor_from_uop(to_now.empty() ? c.ret[o] : c.ret[o].substitute(to_now), std::nullopt));
+  }
+  cnt_++;
+  return outs;
+}
+
+}  // namespace tg
