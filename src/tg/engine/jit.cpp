@@ -12,11 +12,6 @@ namespace tg {
 
 namespace {
 
-#define JIT_CHECK(cond, ...)                       \
-  do {                                             \
-    if (!(cond)) throw JitError(cat(__VA_ARGS__)); \
-  } while (0)
-
 // which bufs of an ExecItem it writes
 std::vector<bool> written_bufs(const ExecItem& ei) {
   std::vector<bool> w(ei.bufs.size(), false);
@@ -91,8 +86,8 @@ CapturedJit::CapturedJit(std::vector<ExecItem> items, const std::vector<Buffer>&
         if (w[i]) input_written_[input] = true;
         continue;
       }
-      JIT_CHECK(std::find(input_buffers.begin(), input_buffers.end(), b.base()) == input_buffers.end(),
-                "TinyJit: a kernel uses a view into input buffer ", b.base().repr(), ", which can't be swapped");
+      TG_JIT_CHECK(std::find(input_buffers.begin(), input_buffers.end(), b.base()) == input_buffers.end(),
+                   "TinyJit: a kernel uses a view into input buffer ", b.base().repr(), ", which can't be swapped");
       internal_.insert(b);
       internal_.insert(b.base());
     }
@@ -105,8 +100,8 @@ void CapturedJit::operator()(const std::vector<Buffer>& input_buffers) {
   std::vector<Buffer> bufs = input_buffers;
   for (size_t k = 0; k < bufs.size(); k++) {
     if (!internal_.count(bufs[k]) && !internal_.count(bufs[k].base())) continue;
-    JIT_CHECK(!input_written_[k], "TinyJit: input ", expected_names_[k],
-              " is a buffer this JIT writes (an output of an earlier call) and the function assigns to it");
+    TG_JIT_CHECK(!input_written_[k], "TinyJit: input ", expected_names_[k],
+                 " is a buffer this JIT writes (an output of an earlier call) and the function assigns to it");
     Buffer cp(bufs[k].device(), bufs[k].size(), bufs[k].dtype(), true);
     std::vector<uint8_t> host = bufs[k].as_bytes();
     cp.copyin(host.data(), host.size());

@@ -16,6 +16,10 @@ namespace tg {
 struct JitError : Error {
   using Error::Error;
 };
+#define TG_JIT_CHECK(cond, ...)                    \
+  do {                                             \
+    if (!(cond)) throw JitError(cat(__VA_ARGS__)); \
+  } while (0)
 
 // Collects the ExecItems run while capturing (tinygrad's TinyJit.add/add_buffer under `capturing`), with their
 // intermediate buffers replaced by fresh ones that the JIT plans and owns. Buffers that exist outside the function

@@ -14,11 +14,6 @@ namespace tg {
 
 namespace {
 
-#define JIT_CHECK(cond, ...)                       \
-  do {                                             \
-    if (!(cond)) throw JitError(cat(__VA_ARGS__)); \
-  } while (0)
-
 // realizes several graphs in one schedule, as Tensor::realize does for one (tinygrad's Tensor.realize(*lst));
 // every live tensor follows
 // the function's outputs, with every assign it left pending (optimizer updates of state that isn't returned)
@@ -63,8 +58,8 @@ Inputs prepare_inputs(const JitArgs& a) {
     Buffer b = uop_buffer(base);
     b.ensure_allocated();
     for (size_t k2 = 0; k2 < k; k2++)
-      JIT_CHECK(!(in.bufs[k2] == b), "duplicate inputs to TinyJit: inputs ", a.names[k2], " and ", a.names[k],
-                " are the same buffer (pass a copy of one)");
+      TG_JIT_CHECK(!(in.bufs[k2] == b), "duplicate inputs to TinyJit: inputs ", a.names[k2], " and ", a.names[k],
+                   " are the same buffer (pass a copy of one)");
     const ShapeTracker* st = uop_st(u);
     TG_ASSERT(st != nullptr, "JIT input ", a.names[k], " has no shape");
     in.specs.push_back({a.names[k], *st, u.dtype(), a.tensors[k].device()});
@@ -127,14 +122,15 @@ std::vector<Tensor> JitFunction::call(const JitArgs& a, const Fn& fn) {
       outs = fn();
       realize_outputs(outs);
     });
-    JIT_CHECK(!rec.items.empty(),
-              "TinyJit: nothing to capture, the function ran no kernels (didn't JIT anything!): return the tensors it "
-              "computes or assign its state");
-    JIT_CHECK(rec.var_vals.empty(), "TinyJit: kernels with symbolic variables can't be captured yet");
+    TG_JIT_CHECK(
+        !rec.items.empty(),
+        "TinyJit: nothing to capture, the function ran no kernels (didn't JIT anything!): return the tensors it "
+        "computes or assign its state");
+    TG_JIT_CHECK(rec.var_vals.empty(), "TinyJit: kernels with symbolic variables can't be captured yet");
     for (size_t k = 0; k < a.tensors.size(); k++)
-      JIT_CHECK(uop_base(a.tensors[k].uop()) == in.bases[k], "TinyJit: input ", a.names[k],
-                " got a new buffer inside the function (an assign to a tensor whose buffer another tensor shares), "
-                "which a replay can't repeat");
+      TG_JIT_CHECK(uop_base(a.tensors[k].uop()) == in.bases[k], "TinyJit: input ", a.names[k],
+                   " got a new buffer inside the function (an assign to a tensor whose buffer another tensor shares), "
+                   "which a replay can't repeat");
     auto c = std::make_unique<Captured>(CapturedJit(std::move(rec.items), in.bufs, a.names));
     c->expected = in.specs;
     c->values = a.values;
@@ -155,28 +151,28 @@ std::vector<Tensor> JitFunction::call(const JitArgs& a, const Fn& fn) {
 
   // *** call 3 and on: replay ***
   Captured& c = *captured_;
-  JIT_CHECK(a.names == c.jit.expected_names(), "TinyJit: args mismatch: the captured call had tensor inputs ",
-            names_str(c.jit.expected_names()), ", this call has ", names_str(a.names));
+  TG_JIT_CHECK(a.names == c.jit.expected_names(), "TinyJit: args mismatch: the captured call had tensor inputs ",
+               names_str(c.jit.expected_names()), ", this call has ", names_str(a.names));
   for (size_t k = 0; k < in.specs.size(); k++) {
     const InputSpec &now = in.specs[k], &was = c.expected[k];
-    JIT_CHECK(now.st.shape() == was.st.shape(), "TinyJit: input ", now.name, " has shape ", shape_str(now.st.shape()),
-              ", the captured call had ", shape_str(was.st.shape()));
-    JIT_CHECK(now.st == was.st, "TinyJit: input ", now.name, " is the view ", now.st.repr(), ", the captured call had ",
-              was.st.repr());
-    JIT_CHECK(now.dtype == was.dtype, "TinyJit: input ", now.name, " has dtype ", now.dtype, ", the captured call had ",
-              was.dtype);
-    JIT_CHECK(now.device == was.device, "TinyJit: input ", now.name, " is on ", now.device, ", the captured call had ",
-              was.device);
+    TG_JIT_CHECK(now.st.shape() == was.st.shape(), "TinyJit: input ", now.name, " has shape ",
+                 shape_str(now.st.shape()), ", the captured call had ", shape_str(was.st.shape()));
+    TG_JIT_CHECK(now.st == was.st, "TinyJit: input ", now.name, " is the view ", now.st.repr(),
+                 ", the captured call had ", was.st.repr());
+    TG_JIT_CHECK(now.dtype == was.dtype, "TinyJit: input ", now.name, " has dtype ", now.dtype,
+                 ", the captured call had ", was.dtype);
+    TG_JIT_CHECK(now.device == was.device, "TinyJit: input ", now.name, " is on ", now.device,
+                 ", the captured call had ", was.device);
   }
   std::vector<std::string> vnames, cnames;
   for (auto& [n, v] : a.values) vnames.push_back(n);
   for (auto& [n, v] : c.values) cnames.push_back(n);
-  JIT_CHECK(vnames == cnames, "TinyJit: args mismatch: the captured call had other arguments ", names_str(cnames),
-            ", this call has ", names_str(vnames));
+  TG_JIT_CHECK(vnames == cnames, "TinyJit: args mismatch: the captured call had other arguments ", names_str(cnames),
+               ", this call has ", names_str(vnames));
   for (size_t k = 0; k < a.values.size(); k++)
-    JIT_CHECK(a.values[k].second == c.values[k].second, "TinyJit: argument ", a.values[k].first, " is ",
-              a.values[k].second.repr(), ", the captured call had ", c.values[k].second.repr(),
-              " (arguments that aren't tensors are captured by value)");
+    TG_JIT_CHECK(a.values[k].second == c.values[k].second, "TinyJit: argument ", a.values[k].first, " is ",
+                 a.values[k].second.repr(), ", the captured call had ", c.values[k].second.repr(),
+                 " (arguments that aren't tensors are captured by value)");
 
   // assigns left pending since the last call (new weights for the state, say) land before the kernels read them
   realize_uops(pending_assign_uops());
