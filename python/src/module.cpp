@@ -178,8 +178,8 @@ PYBIND11_MODULE(_C, m) {
   m.def("knob_table", [] {
     py::list out;
     for (const tg::KnobInfo& k : tg::knob_table())
-      out.append(py::make_tuple(std::string(k.name), k.kind == tg::KnobKind::Int, std::string(k.default_text),
-                                k.flags, std::string(k.meaning)));
+      out.append(py::make_tuple(std::string(k.name), k.kind == tg::KnobKind::Int, std::string(k.default_text), k.flags,
+                                std::string(k.meaning)));
     return out;
   });
   m.def("knob_value", [](const std::string& name) -> py::object {

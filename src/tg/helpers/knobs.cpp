@@ -96,11 +96,9 @@ const KnobSnapshot* load_base() {
   return s.get();
 }
 Knobs base_shared() {
-  const KnobSnapshot* b = load_base();
+  load_base();
   std::lock_guard lock(base_mu);
-  for (const Knobs& k : base_versions())
-    if (k.get() == b) return k;
-  return base_versions().back();
+  return base_versions().back();  // the newest version is the one base_ptr points at
 }
 
 // this thread's Context (or KnobScope) knobs; null: the process's
