@@ -65,17 +65,24 @@ TEST_F(Beam, KernelsItPicksComputeTheSame) {
 TEST_F(Beam, ResultAppliesAndIsCached) {
   UOp ast = matmul(128);
   Renderer& r = *Device::get("CPU").renderer;
-  std::vector<Opt> opts = beam_search(Kernel(ast, r), r, 2);
+  Kernel best = beam_search(Kernel(ast, r), r, 2);
+  std::vector<Opt> opts = best.applied_opts;
   Kernel k(ast, r);
   EXPECT_NO_THROW(k.apply_opts(opts));  // every opt of the result applies
+  // the hand-coded kernel, if it won, comes back with its Lowering (a CPU tile's vector ALUs); any other without
+  Kernel hand(ast, r);
+  apply_hand_coded(hand);
+  EXPECT_EQ(best.lowering, opts == hand.applied_opts ? hand.lowering : Lowering{});
   // the key names the hand-coded opts the search started from: when the heuristic changes, it searches again (a
   // cached CPU tile the heuristic no longer picks would render without its vector ALUs)
   const std::string key = cat("CPU:", ast.key(), ":2:", opts_repr(hand_coded_optimizations(Kernel(ast, r))));
   std::optional<std::string> cached = diskcache_get("beam_search", key);
   ASSERT_TRUE(cached.has_value());
-  EXPECT_EQ(beam_search(Kernel(ast, r), r, 2), opts);  // now from the cache
+  Kernel again_k = beam_search(Kernel(ast, r), r, 2);  // now from the cache
+  EXPECT_EQ(again_k.applied_opts, opts);
+  EXPECT_EQ(again_k.lowering, best.lowering);
   // a corrupt cache entry is searched again, not trusted
   diskcache_put("beam_search", key, "garbage");
-  std::vector<Opt> again = beam_search(Kernel(ast, r), r, 2);
+  std::vector<Opt> again = beam_search(Kernel(ast, r), r, 2).applied_opts;
   EXPECT_NO_THROW(Kernel(ast, r).apply_opts(again));
 }

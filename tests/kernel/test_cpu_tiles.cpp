@@ -9,6 +9,7 @@
 
 #include "kernel_asts.h"
 #include "scoped_env.h"
+#include "tg/codegen/cpu_tiles.h"
 #include "tg/codegen/heuristic.h"
 #include "tg/codegen/kernel.h"
 #include "tg/codegen/pipeline.h"
@@ -60,15 +61,17 @@ void expect_tiles(const UOp& ast, const std::string& with256, const std::string&
   EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(ast))), with128);
 }
 
-// renders k with its tile's vector ALUs (as engine/realize does for an applied tile)
+// the tile applied to k as the heuristic applies it: its opts and its Lowering (vector ALUs kept)
+void apply_tile(Kernel& k, const CpuTile& t) {
+  k.apply_opts(t.opts);
+  k.lowering = t.lowering();
+}
+
+// renders k, a tile applied, with its vector ALUs (the Lowering its optimized AST's KernelInfo carries)
 std::string render_tile(Kernel& k) {
-  std::optional<CpuTile> tile = applied_cpu_vector_tile(k);
-  EXPECT_TRUE(tile.has_value());
+  EXPECT_TRUE(k.lowering.vector_alus);
   ClangRenderer r;
-  RenderOpts ro = r;
-  ro.devectorize = 0;
-  ro.defer_horizontal_reduce = tile && tile->reduce_lanes;
-  return r.render(full_rewrite(k.get_optimized_ast("tile"), ro));
+  return r.render(full_rewrite(k.get_optimized_ast("tile"), r));
 }
 
 }  // namespace
@@ -83,7 +86,7 @@ TEST(CpuTile, MatmulOutputLanes) {
                             "), Opt(op=OptOps.UNROLL, axis=0, arg=2)]"));
   EXPECT_FALSE(t->reduce_lanes);
   EXPECT_EQ(opts_repr(hand_coded_optimizations(k)), opts_repr(t->opts));  // the heuristic takes it
-  k.apply_opts(t->opts);
+  apply_tile(k, *t);
   std::string src = render_tile(k);
   // one accumulator of 8x32 (8x16) lanes
   EXPECT_NE(src.find(cat("float", lanes(), " acc0 = ")), std::string::npos) << src;
@@ -134,7 +137,7 @@ TEST(CpuTile, WeightGradReduceLanesAndLoopOrder) {
             "Opt(op=OptOps.UNROLL, axis=1, arg=4), Opt(op=OptOps.UNROLL, axis=2, arg=4), "
             "Opt(op=OptOps.SWAP, axis=0, arg=4), Opt(op=OptOps.SWAP, axis=2, arg=4), "
             "Opt(op=OptOps.SWAP, axis=3, arg=4)]");
-  k.apply_opts(t->opts);
+  apply_tile(k, *t);
   EXPECT_EQ(shape_str(k.full_shape()), "(128, 8, 8, 5, 5, 4, 5, 5, 4, 4, 4, 4)");
   std::string src = render_tile(k);
   // 16 outputs of 16 lanes each, summed once after the reduce loops, each output's 16 lanes in halvings (8 lanes
@@ -167,7 +170,7 @@ TEST(CpuTile, OnlyBigFloatSumsOfProductsOnTheCpu) {
   Kernel applied(matmul(128));
   applied.apply_opt({OptOps::UPCAST, 0, 4});
   EXPECT_EQ(opts_of(cpu_vector_tile(applied)), "nullopt");  // opts already applied
-  EXPECT_FALSE(applied_cpu_vector_tile(applied).has_value());
+  EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(matmul(128), RenderOpts::cpu()))), "nullopt");  // a renderer without tiles
 }
 
 TEST(CpuTile, DisabledByEnv) {
@@ -314,7 +317,7 @@ TEST(CpuTile, SixteenRegistersTakeASmallPlanesWholeRow) {
   // lanes and shuffle element by element
   ScopedEnv budget("CPU_TILE_LANES", "128");
   Kernel k(conv_forward_6x6(8));
-  k.apply_opts(cpu_vector_tile(k)->opts);
+  apply_tile(k, *cpu_vector_tile(k));
   std::string src = render_tile(k);
   EXPECT_EQ(src.find("float96"), std::string::npos) << src;
   EXPECT_NE(src.find("float32 acc2 = "), std::string::npos) << src;
@@ -469,11 +472,9 @@ TEST(CpuTile, ThreadedRenderAddsIndexConstantsToThePointer) {
   // the threaded variant renders (data1+alu0+4), the plain one tinygrad's (data1+(alu0+4)): with the outer loop's
   // bound known only at run time, clang would not merge the int-indexed float4 loads into one wide load
   Kernel k(matmul(128));
-  k.apply_opts(cpu_vector_tile(k)->opts);
+  apply_tile(k, *cpu_vector_tile(k));
   ClangRenderer r;
-  RenderOpts ro = r;
-  ro.devectorize = 0;
-  std::vector<UOp> uops = full_rewrite(k.get_optimized_ast("tile"), ro);
+  std::vector<UOp> uops = full_rewrite(k.get_optimized_ast("tile"), r);
   std::string plain = r.render(uops);
   std::optional<UOp> split = r.thread_split_range(uops, k.global_dims());
   ASSERT_TRUE(split.has_value());
@@ -527,7 +528,7 @@ TEST(CpuTile, BothLaneBudgetsComputeTheSame) {
   }
   EXPECT_NE(opts128, opts256);
   ScopedEnv bad("CPU_TILE_LANES", "100");
-  EXPECT_ANY_THROW(cpu_tile_lanes());
+  EXPECT_ANY_THROW(cpu_tile_lanes(Kernel(matmul(128)).opts));
 }
 
 TEST(CpuTile, LanesFollowTheTarget) {  // RenderOpts::simd_lanes (the CPU devices set it from CPU_ARCH) sizes the tile
@@ -588,7 +589,7 @@ TEST(CpuTile, BigSumsGetVectorAccumulators) {
   // each row's lanes are summed in halvings after the loop (first whole registers, then halves of them), not by
   // gathering one lane at a time, though the four rows store apart
   Kernel k(row_sum(4096));
-  k.apply_opts(tile->opts);
+  apply_tile(k, *tile);
   std::string src = render_tile(k);
   const int half = lanes() / 16;  // a row's lanes after the first halving
   EXPECT_EQ(src.find("acc0[0]+acc0[1]"), std::string::npos) << src;

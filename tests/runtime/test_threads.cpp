@@ -203,7 +203,7 @@ TEST(CPUThreads, ReductionsAndElementwiseSameBits) {
 }
 
 TEST(CPUThreads, VectorTileMatmulSplitsAcrossCores) {
-  // big enough for the CPU vector tile (codegen/heuristic.h): its kernel must be split across cores too
+  // big enough for the CPU vector tile (codegen/cpu_tiles.h): its kernel must be split across cores too
   expect_matmul_same_bits_and_correct(128, 128, 128, 7);
 }
 

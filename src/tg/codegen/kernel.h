@@ -13,18 +13,12 @@
 
 #include "tg/codegen/opt.h"
 #include "tg/renderer/renderer.h"
+#include "tg/shape/real_strides.h"
 #include "tg/shape/shapetracker.h"
+#include "tg/uop/kernel_info.h"
 #include "tg/uop/uop.h"
 
 namespace tg {
-
-// *** ShapeTracker queries the opts need (tinygrad's ShapeTracker.real_strides & co) ***
-
-// per dim: the stride, 0 if the dim is unused, nullopt if it is not one stride (or is masked, unless ignore_valid)
-std::vector<std::optional<sint>> real_strides(const ShapeTracker& st, bool ignore_valid = false);
-std::vector<int> unit_stride_axes(const ShapeTracker& st, bool ignore_valid = false);
-bool axis_is_masked(const ShapeTracker& st, int axis);
-std::string strides_str(const std::vector<std::optional<sint>>& strides);  // (16, 1, 0), (None, 1)
 
 // An opt that does not apply to this kernel (tinygrad's KernelOptError). BEAM and the heuristic catch it.
 struct KernelOptError : Error {
@@ -67,6 +61,9 @@ class Kernel {
   std::optional<TensorCore> tensor_core;  // the tensor core the TC opt applied
   std::optional<TensorCoreOptions> tensor_core_opts;
   int use_tensor_cores = 0;  // 1: WMMA, 2: its shape only, 3: emulated with shared memory
+  // how the codegen lowers the applied opts, where the heuristic chose more than opts (a CPU tile: its vector ALUs
+  // kept). Set by apply_hand_coded; an opt applied after it drops it (the lowering belongs to the opts it came with)
+  Lowering lowering;
 
   // *** shape views ***
   const Shape& output_shape() const { return sts[0].shape(); }

@@ -4,20 +4,25 @@
 #include <vector>
 
 #include "tg/renderer/renderer.h"
+#include "tg/uop/kernel_info.h"
 
 namespace tg {
 
-// one stage: a graph_rewrite with its matcher and context, as tinygrad's RewriteStep
+// one stage: a graph_rewrite with its matcher and context, as tinygrad's RewriteStep, and the condition it runs under
+// (null: always): the target's capabilities and the kernel's Lowering (its SINK's KernelInfo)
 struct RewriteStep {
   const char* name;
-  UOp (*apply)(const UOp& sink, const RenderOpts& opts);
-  UOp operator()(const UOp& sink, const RenderOpts& opts) const { return apply(sink, opts); }
+  UOp (*apply)(const UOp& sink, const RenderOpts& opts, const Lowering& lowering);
+  bool (*when)(const RenderOpts& opts, const Lowering& lowering) = nullptr;
 };
 
-std::vector<RewriteStep> get_rewrites_for_renderer(const RenderOpts& opts, bool linearizer = true);
-UOp apply_rewrites(const UOp& sink, const std::vector<RewriteStep>& rewrites, const RenderOpts& opts);
+std::vector<RewriteStep> get_rewrites_for_renderer(const RenderOpts& opts, bool linearizer = true,
+                                                   const Lowering& lowering = {});
+UOp apply_rewrites(const UOp& sink, const std::vector<RewriteStep>& rewrites, const RenderOpts& opts,
+                   const Lowering& lowering = {});
 
-// opts null: the generic Renderer() (has_local, SPECIAL indices, no native ops)
+// opts null: the generic Renderer() (has_local, SPECIAL indices, no native ops). The sink's KernelInfo says how to
+// lower it (Lowering)
 UOp full_rewrite_to_sink(const UOp& sink, const RenderOpts* opts = nullptr, bool linearizer = false);
 std::vector<UOp> full_rewrite(const UOp& sink, const RenderOpts* opts = nullptr);
 // a Renderer is its RenderOpts

@@ -6,7 +6,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tg/codegen/heuristic.h"
 #include "tg/codegen/pipeline.h"
 #include "tg/helpers/knobs.h"
 #include "tg/runtime/device.h"
@@ -32,13 +31,8 @@ ProgramSpec to_program(const Kernel& k, Renderer& r, bool quiet, const std::stri
     std::cout << "[" << join(opts, ", ") << "]\n";
     if (debug >= 5) std::cout << opt_ast.repr() << "\n";
   }
-  // a CPU vector tile keeps its vector ALUs: the C compiler turns them into wide FMAs
-  RenderOpts ro = r;
-  std::optional<CpuTile> tile = applied_cpu_vector_tile(k);
-  if (tile) ro.devectorize = 0, ro.defer_horizontal_reduce = tile->reduce_lanes;
-  // a big elementwise CPU kernel left as a plain loop: its exp2/log2/sin as polynomials the compiler vectorizes
-  if (k.applied_opts.empty() && cpu_vector_loop(k)) ro.force_transcendental = true;
-  std::vector<UOp> uops = full_rewrite(opt_ast, ro);
+  // the optimized AST's KernelInfo carries the kernel's Lowering (a CPU tile's vector ALUs ...) to the codegen
+  std::vector<UOp> uops = full_rewrite(opt_ast, r);
   if (debug >= 6) print_uops(uops, std::cout);
   std::string src;
   {
@@ -63,7 +57,7 @@ ProgramSpec to_program(const Kernel& k, Renderer& r, bool quiet, const std::stri
   ProgramSpec spec = ProgramSpec::from_uops(to_function_name(k.name()), src,
                                             Device::canonicalize(device.empty() ? k.opts.device : device), ast, uops,
                                             launch, launch, mem);
-  spec.first_reduce = k.first_reduce(), spec.vector_alus = tile.has_value();
+  spec.first_reduce = k.first_reduce(), spec.vector_alus = k.lowering.vector_alus;
   return spec;
 }
 

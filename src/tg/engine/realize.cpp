@@ -136,10 +136,8 @@ std::shared_ptr<CompiledRunner> cache_runner(const std::string& key, std::shared
 // the kernel for an ast with its opts: BEAM's pick, the hand-coded ones, or none (NOOPT)
 Kernel optimized_kernel(const UOp& ast, Renderer& r) {
   Kernel k(ast, r);
-  if (int64_t beam = BEAM; beam >= 1)
-    k.apply_opts(beam_search(k, r, static_cast<int>(beam)));
-  else if (!NOOPT)
-    apply_default_opts(k);
+  if (int64_t beam = BEAM; beam >= 1) return beam_search(k, r, static_cast<int>(beam));
+  apply_default_opts(k);  // nothing under NOOPT
   return k;
 }
 
@@ -152,7 +150,7 @@ void cross_compile(const UOp& ast) {
   if (target.empty()) return;
   static const Toolchain tc = Device::toolchain(target);
   Kernel k(ast, *tc.renderer);  // the hand-coded opts: BEAM would have to run it
-  if (!NOOPT) apply_default_opts(k);
+  apply_default_opts(k);
   ProgramSpec p = to_program(k, *tc.renderer, true, tc.renderer->device);
   if (DEBUG >= 4) std::cout << "cross-compiling for " << target << ":\n" << p.src << "\n";
   tc.compiler->compile_cached(p.src);

@@ -115,15 +115,22 @@ std::vector<Buffer> scratch_buffers(const Kernel& k) {
 
 }  // namespace
 
-std::vector<Opt> beam_search(const Kernel& k0, Renderer& r, int amt) {
-  // the hand-coded opts are part of the key: the result may be their CPU tile, which renders with vector ALUs only
-  // while the heuristic still picks it (applied_cpu_vector_tile), so a changed heuristic searches again
-  const std::vector<Opt> hand = hand_coded_optimizations(k0);
-  const std::string key = cat(k0.opts.device, ":", k0.ast.key(), ":", amt, ":", opts_repr(hand));
+Kernel beam_search(const Kernel& k0, Renderer& r, int amt) {
+  // the hand-coded kernel: its opts are part of the key, since the result may be it, with its Lowering (a CPU tile's
+  // vector ALUs), which a changed heuristic may change; so a changed heuristic searches again
+  Kernel hand = k0.copy();
+  apply_hand_coded(hand);
+  const std::string key = cat(k0.opts.device, ":", k0.ast.key(), ":", amt, ":", opts_repr(hand.applied_opts));
   const bool cache = CACHELEVEL >= 1 && !IGNORE_BEAM_CACHE;
   if (cache)
     if (auto hit = diskcache_get("beam_search", key))
-      if (auto opts = parse_opts(*hit)) return *opts;
+      if (auto opts = parse_opts(*hit)) {
+        if (*opts == hand.applied_opts) return hand;
+        try {
+          return Kernel(k0).apply_opts(*opts);
+        } catch (const KernelOptError&) {  // a stale entry: search again
+        }
+      }
   const int64_t debug = DEBUG;
   std::vector<Buffer> bufs = scratch_buffers(k0);
   std::set<std::string> seen;  // rendered sources already timed
@@ -162,8 +169,9 @@ std::vector<Opt> beam_search(const Kernel& k0, Renderer& r, int amt) {
     return out;
   };
   // the first beam: the kernel as it is, and with the hand-coded opts (CPU tiles included), so BEAM's pick is never
-  // slower than no BEAM
-  std::vector<std::pair<Kernel, double>> beam = timed_of({k0.copy(), Kernel(k0).apply_opts(hand)}, INFINITY);
+  // slower than no BEAM (only the hand-coded one when it has no opts: a plain CPU loop, lowered as such)
+  std::vector<std::pair<Kernel, double>> beam =
+      timed_of(hand.applied_opts.empty() ? std::vector<Kernel>{hand} : std::vector<Kernel>{k0.copy(), hand}, INFINITY);
   TG_CHECK(!beam.empty(), "BEAM: kernel ", k0.name(), " compiles neither unoptimized nor with the hand-coded opts");
   // a kernel 3x slower than the best goes no further (it isn't timed again either): with the hand-coded opts in the
   // first beam, the unoptimized kernel's children would be most of a search's time and none of its result
@@ -192,8 +200,8 @@ std::vector<Opt> beam_search(const Kernel& k0, Renderer& r, int amt) {
                        opts_repr(beam[0].first.applied_opts), "\n");
     if (exiting) break;
   }
-  std::vector<Opt> best = beam[0].first.applied_opts;
-  if (std::optional<std::string> v = opts_key(best); cache && v) diskcache_put("beam_search", key, *v);
+  Kernel best = std::move(beam[0].first);
+  if (std::optional<std::string> v = opts_key(best.applied_opts); cache && v) diskcache_put("beam_search", key, *v);
   return best;
 }
 

@@ -12,7 +12,8 @@
 
 namespace tg {
 
-std::vector<Opt> beam_search(const Kernel& k, Renderer& r, int amt);
+// the fastest kernel found: k with its opts applied (and, when it is the hand-coded one, that one's Lowering)
+Kernel beam_search(const Kernel& k, Renderer& r, int amt);
 
 // the actions BEAM tries (tinygrad's `actions`, without tensor cores)
 const std::vector<Opt>& beam_actions();

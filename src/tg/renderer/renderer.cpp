@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "tg/helpers/helpers.h"
+#include "tg/helpers/knobs.h"
 #include "tg/uop/wmma_arg.h"
 
 namespace tg {
@@ -141,6 +142,16 @@ ProgramSpec ProgramSpec::from_uops(std::string name, std::string src, std::strin
   p.estimates = Estimates::from_uops(p.uops, true);
   p.estimates.mem = mem_estimate;
   return p;
+}
+
+int cpu_tile_lanes(const RenderOpts& opts) {
+  if (opts.simd_lanes <= 0) return 0;  // the target takes no tiles
+  if (int64_t v = CPU_TILE_LANES) {
+    TG_CHECK(v == 64 || v == 128 || v == 256, "CPU_TILE_LANES=", v,
+             ": the CPU tiles take 64 (SSE), 128 (AVX2) or 256 (AVX-512) lanes");
+    return static_cast<int>(v);
+  }
+  return opts.simd_lanes;
 }
 
 }  // namespace tg

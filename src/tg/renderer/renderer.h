@@ -95,22 +95,20 @@ struct RenderOpts {
   std::optional<std::vector<int64_t>> local_max = std::vector<int64_t>(3, 0x8FFFFFFF);
   int64_t shared_max = 32768;
   // the most one UPCAST may take (tinygrad's 16; its DSP takes more). The CPU takes 32: the vector tiles' lane axis
-  // spans two AVX-512 registers (codegen/heuristic.cpp)
+  // spans two AVX-512 registers (codegen/cpu_tiles.cpp)
   int64_t upcast_max = 16;
-  // the float lanes a CPU vector tile may take (the target's vector registers, codegen/heuristic.cpp); 0: the host's
+  // the float lanes of the target's vector register tiles (its vector registers: codegen/cpu_tiles.h); 0: it takes
+  // none, its kernels get the reference's opts (GPUs, PYTHON). The CPU devices set it from CPU_ARCH
   int simd_lanes = 0;
   // the threads that share a kernel's outermost loop (the CPU devices' CPU_THREADS; THREAD opts); 0: none
   int threads = 0;
   OpSet code_for_op;  // ALU ops rendered natively (the keys of tinygrad's code_for_op); the rest get decomposed
   const PatternMatcher<UOp>* pre_matcher = nullptr;    // run by the codegen before the final rewrite
   const PatternMatcher<UOp>* extra_matcher = nullptr;  // appended to the codegen's final rewrite
+  // the target's rewrites of a tensor graph's reduces before kernelize cuts it into kernels (the CPU's matmul packing,
+  // runtime/cpu_kernelize.h): tried on each REDUCE_AXIS of this device, in kernelize's simplification
+  const PatternMatcher<UOp>* kernelize_matcher = nullptr;
   std::vector<TensorCore> tensor_cores;                // in the order TC's tc_select counts them
-  // the codegen's devectorize mode for this kernel (tinygrad's DEVECTORIZE); nullopt: the DEVECTORIZE env var
-  std::optional<int> devectorize;
-  bool defer_horizontal_reduce = false;  // ReduceContext::defer_horizontal
-  // this kernel's EXP2/LOG2/SIN as the reference's polynomials even where the renderer has them (TRANSCENDENTAL=2
-  // for one kernel): a CPU loop the C compiler vectorizes (codegen/heuristic.h, cpu_vector_loop)
-  bool force_transcendental = false;
   // the device's compiler vectorizes plain loops itself (clang/gcc -O2; not our light LLVM pipeline)
   bool loop_vectorizer = false;
 
@@ -133,5 +131,12 @@ class Renderer : public RenderOpts {
   // a schedule compile in parallel) holds this lock around render() and a device's render_threaded()
   std::mutex mu;
 };
+
+// the tiles' register budget in float lanes: the target's (RenderOpts::simd_lanes, set by the CPU devices from
+// CPU_ARCH: 256 = 16 of the 32 AVX-512 registers; 128 = all 16 of AVX2's, whose 8x16 tile spills a little but keeps
+// more multiply-adds per load than a 4x16 one, which measured slower (x86-64-v3 on a Zen 4: 1024^2 sgemm 90 against
+// 64-93 GFLOP/s, 2048^2 70 against 37); 64 for SSE); 0 where it takes none;
+// CPU_TILE_LANES=64, 128 or 256 overrides it
+int cpu_tile_lanes(const RenderOpts& opts);
 
 }  // namespace tg

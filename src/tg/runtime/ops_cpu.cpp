@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "tg/helpers/knobs.h"
+#include "tg/runtime/cpu_kernelize.h"
 #include "tg/renderer/cstyle.h"
 #include "tg/runtime/threadpool.h"
 
@@ -386,6 +387,7 @@ class CPUDevice : public Compiled {
 std::unique_ptr<Compiled> open_cpu_device(const std::string& device) {
   auto r = std::make_shared<ClangRenderer>();
   r->simd_lanes = cpu_target().tile_lanes;
+  r->kernelize_matcher = &cpu_kernelize_matcher();
   r->threads = cpu_threads();
   r->loop_vectorizer = true;
   return std::make_unique<CPUDevice>(device, r);

@@ -54,7 +54,7 @@ class ClangCompiler : public Compiler {
   static const std::vector<std::string>& flags();
   static inline std::atomic<int64_t> invocations{0};  // compiler processes run, for tests of the disk cache
 
-  // The compiler for kernels written with vector ALUs (a CPU vector tile, see codegen/heuristic.h): they are
+  // The compiler for kernels written with vector ALUs (a CPU vector tile, see codegen/cpu_tiles.h): they are
   // vectorized already, so no SLP vectorizer (which turns their broadcasts into gathers), and 512-bit vectors
   // where the CPU has them (the source's vector types say how wide the work is).
   static ClangCompiler& vector_kernels();

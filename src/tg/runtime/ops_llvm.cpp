@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tg/helpers/knobs.h"
+#include "tg/runtime/cpu_kernelize.h"
 #include "tg/renderer/llvmir.h"
 #include "tg/runtime/threadpool.h"
 
@@ -344,6 +345,7 @@ std::unique_ptr<Compiled> open_llvm_device(const std::string& device) {
   llvm_api();  // throws when there is no LLVM to load: the device is unavailable
   auto r = std::make_shared<LLVMRenderer>();
   r->simd_lanes = cpu_target().tile_lanes;
+  r->kernelize_matcher = &cpu_kernelize_matcher();
   r->threads = cpu_threads();
   return std::make_unique<LLVMDevice>(device, r);
 }

@@ -9,7 +9,6 @@
 #include <optional>
 #include <unordered_map>
 
-#include "tg/codegen/heuristic.h"
 #include "tg/codegen/kernel.h"
 #include "tg/helpers/knobs.h"
 #include "tg/runtime/device.h"
@@ -88,9 +87,6 @@ UOp make_fuse(const UOp& u) { return UOp::make(Ops::FUSE, u.dtype(), {u}); }
 UOp make_gbarrier(const UOp& u) { return UOp::make(Ops::GBARRIER, u.dtype(), {u}); }
 UOp make_assign(const UOp& t, const UOp& x) { return UOp::make(Ops::ASSIGN, t.dtype(), {t, x}); }
 const std::vector<int64_t>& axis_arg(const UOp& r) { return r.arg<ReduceArg>().axes; }
-bool has_mask(const ShapeTracker& st) {
-  return std::any_of(st.views.begin(), st.views.end(), [](const View& v) { return v.mask.has_value(); });
-}
 std::vector<const Metadata*> dedup(const std::vector<const Metadata*>& xs) {
   std::vector<const Metadata*> out;
   for (const Metadata* m : xs)
@@ -258,99 +254,6 @@ UOp split_reduceop(M m) {
   return uop_reshape(uop_r(first, rop, {static_cast<int64_t>(rs.size())}), rs);
 }
 
-// The panel width pack_matmul_operand packs a matmul's B into on this device: the lanes of a CPU tile's vector axis
-// (cpu_vector_tile: 32 with AVX-512, 16 with AVX2), 0 where no tile is (a GPU, PYTHON) or CPU_PACK=0
-int64_t pack_width(const std::optional<std::string>& device) {
-  if (!device || !CPU_PACK || !CPU_VECTOR_TILE) return 0;
-  try {
-    const Renderer& r = *Device::get(*device).renderer;
-    return r.has_local || r.simd_lanes == 0 ? 0 : cpu_tile_lanes(r) / 8;
-  } catch (const std::exception&) {
-    return 0;
-  }
-}
-
-// A big matmul on a CPU (x @ w, w row-major K x N): each register tile reads P columns of w, P*4 bytes of each of K
-// rows N*4 bytes apart. Those rows fall on a few cache sets (N*4 a multiple of 4 KB: one set of L1, N/16 of L2's),
-// so a tile's panel of w leaves the caches before the next tile that reuses it, and every tile of rows reads w again
-// from memory. Copying w once into panels (N/P, K, P), each tile's columns contiguous along K, keeps a panel in L2
-// for the whole sweep over x's rows: what BLAS calls packing (one core, AVX-512, standalone C: 1024^2 79 -> 185
-// GFLOP/s, 2048^2 53 -> 147; the copy 0.1-0.2 ms at 1024, 5-9 ms at 4096). Only for a B at least 32 panels wide
-// (N >= 1024 with AVX-512, 512 with AVX2: AVX2's sgemm 512 1.75 against 2.5 ms, where AVX-512's gains less than the
-// extra kernel costs) and reused by at least 512 outputs (the rows of x), so that the copy pays for itself; the
-// packed operand has stride P along K, so the rule doesn't fire again.
-UOp pack_matmul_operand(M m) {
-  UOp reduce = m["reduce"], x = m["x"];
-  const auto& axes = axis_arg(reduce);
-  if (reduce.arg<ReduceArg>().op != Ops::ADD || x.dtype() != dtypes::float32 || axes.size() != 1) return {};
-  const int64_t P = pack_width(uop_device(reduce));
-  if (P == 0) return {};
-  const Shape xs = uop_shape(x);
-  const size_t r = static_cast<size_t>(axes[0]);
-  if (xs[r] < 64) return {};
-  for (size_t i = 0; i < 2; i++) {
-    const UOp &o = x.src(i), &other = x.src(1 - i);
-    if (o.op() != Ops::VIEW || has_mask(st_of(o))) continue;
-    auto real = real_strides(st_of(o)), oreal = real_strides(st_of(other));
-    if (!real[r] || *real[r] < 32 * P) continue;
-    sint reuse = 1;
-    std::optional<size_t> j;
-    for (size_t a = 0; a < xs.size(); a++) {
-      if (real[a] == sint(0)) reuse *= xs[a];
-      if (a != r && !j && real[a] == sint(1) && oreal[a] == sint(0) && xs[a] % P == 0) j = a;
-    }
-    if (!j || reuse < 512) continue;
-    Mask keep;  // one copy of the operand: its broadcast axes shrunk to 1
-    Shape shrunk;
-    for (size_t a = 0; a < xs.size(); a++) {
-      shrunk.push_back(real[a] == sint(0) ? 1 : xs[a]);
-      keep.push_back({0, shrunk.back()});
-    }
-    auto split_j = [&](const Shape& s) {  // s with the column axis split into (N/P, P)
-      Shape out(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(*j));
-      out.push_back(xs[*j] / P);
-      out.push_back(P);
-      out.insert(out.end(), s.begin() + static_cast<std::ptrdiff_t>(*j) + 1, s.end());
-      return out;
-    };
-    const Shape split = split_j(shrunk), xsplit = split_j(xs);
-    const int64_t ri = static_cast<int64_t>(r > *j ? r + 1 : r), lane = static_cast<int64_t>(*j) + 1;
-    std::vector<int64_t> perm, inv(split.size());
-    for (int64_t d = 0; d < static_cast<int64_t>(split.size()); d++)
-      if (d != ri && d != lane) perm.push_back(d);
-    perm.push_back(ri);
-    perm.push_back(lane);
-    for (size_t d = 0; d < perm.size(); d++) inv[static_cast<size_t>(perm[d])] = static_cast<int64_t>(d);
-    // the reduce runs on x's shape with the column axis split (xsplit): the packed operand is one strided view of its
-    // panels there, which the kernel's tile upcasts as its vector axis
-    UOp packed = make_contiguous(uop_permute(uop_reshape(uop_shrink(o, keep), split), perm));
-    std::vector<UOp> srcs = x.src();
-    srcs[i] = uop_expand(uop_permute(packed, inv), xsplit);
-    srcs[1 - i] = uop_reshape(other, xsplit);
-    // a reduce of 4096 or more in blocks of 1024 (CPU_KSPLIT; 0: whole), each block's sums realized and added by one
-    // streaming kernel after: a tile's rows of A and its B panel for one block take a quarter of L2 where the whole
-    // reduce's evicted the panel it was reused against (sgemm 4096: 308 -> 341 GFLOP/s with AVX-512, 164 -> 177
-    // with AVX2; 2048 unchanged; blocks of 512 made 2048 slower). The sums' kernel reads them at memory speed, where
-    // an add fused into the last block's stores waited on every load (+20 ms against +5 at 4096)
-    const sint kb = static_cast<sint>(CPU_KSPLIT);
-    if (kb > 0 && xs[r] >= 4 * kb && xs[r] % kb == 0) {
-      std::optional<UOp> sum;
-      Mask block;  // the whole of xsplit but one block of the reduce axis
-      for (sint d : xsplit) block.push_back({0, d});
-      for (sint k0 = 0; k0 < xs[r]; k0 += kb) {
-        block[static_cast<size_t>(ri)] = {k0, k0 + kb};
-        const UOp part = uop_r(x.replace(std::nullopt, std::nullopt,
-                                         std::vector<UOp>{uop_shrink(srcs[0], block), uop_shrink(srcs[1], block)}),
-                               Ops::ADD, {ri});
-        sum = sum ? *sum + make_contiguous(part) : make_contiguous(part);
-      }
-      return uop_reshape(*sum, uop_shape(reduce));
-    }
-    return uop_reshape(uop_r(x.replace(std::nullopt, std::nullopt, srcs), Ops::ADD, {ri}), uop_shape(reduce));
-  }
-  return {};
-}
-
 UOp copy_reorder_view(M m) {
   UOp copy = m["copy"], view = m["view"], base = m["base"];
   std::string dev = uop_device_str(copy);
@@ -483,9 +386,20 @@ const GPM& grouper_sym() {
   return pm;
 }
 
-// ours, on a CPU: a big matmul's B packed into panels (pack_matmul_operand)
-const GPM& pack_matmul() {
-  static const GPM pm{{op(Ops::REDUCE_AXIS, {op(Ops::MUL).named("x")}).named("reduce"), pack_matmul_operand}};
+// ours: the device's own rewrites of its reduces (RenderOpts::kernelize_matcher: the CPU's matmul packing,
+// runtime/cpu_kernelize.h)
+const GPM& device_rewrites() {
+  static const GPM pm{{op(Ops::REDUCE_AXIS).named("reduce"), [](M m) -> UOp {
+                         const UOp& reduce = m["reduce"];
+                         std::optional<std::string> device = uop_device(reduce);
+                         if (!device) return {};
+                         const PatternMatcher<UOp>* pm = nullptr;
+                         try {
+                           pm = Device::get(*device).renderer->kernelize_matcher;
+                         } catch (const std::exception&) {  // a tuple of devices, or one that can't open here
+                         }
+                         return pm != nullptr ? pm->rewrite(reduce) : UOp{};
+                       }}};
   return pm;
 }
 
@@ -1311,7 +1225,7 @@ std::vector<std::pair<UOp, UOp>> kernelize_map(const UOp& big_sink) {
   GrouperCtx ctx;
   ctx.meta = &meta;
   // merge_views + simplify (multi_pm and replace_allreduce are not here yet: no multi device)
-  static const GPM merge_pm = do_fuse() + merge_views() + grouper_sym() + pack_matmul() + replace_contiguous();
+  static const GPM merge_pm = do_fuse() + merge_views() + grouper_sym() + device_rewrites() + replace_contiguous();
   UOpMap tensor_map = graph_rewrite_map(big_sink, merge_pm, ctx, meta, {.name = "merge_views"});
   UOp sink = tensor_map.at(big_sink);
   trace::snapshot(sink, "View Tensor Graph");  // the cleaned up tensor graph

@@ -13,6 +13,12 @@ sint prod(const Shape& s) {
     TG_CHECK_AS(ValueError, !__builtin_mul_overflow(p, x, &p), "shape ", py_tuple(s), " has too many elements");
   return p;
 }
+sint prod_range(const Shape& s, int start, int stop) {
+  sint p = 1;
+  for (int i = std::max(start, 0); i < std::min<int>(stop, static_cast<int>(s.size())); i++)
+    p *= s[static_cast<size_t>(i)];
+  return p;
+}
 std::string shape_str(const Shape& s) { return py_tuple(s); }
 
 static std::string mask_str(const Mask& m) {

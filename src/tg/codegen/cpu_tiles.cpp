@@ -1,0 +1,355 @@
+#include "tg/codegen/cpu_tiles.h"
+
+#include <algorithm>
+#include <bit>
+#include <tuple>
+
+#include "tg/helpers/knobs.h"
+
+namespace tg {
+
+namespace {
+
+// the CPU's loop order (ours): the global axes along which the loads move farthest outermost, so the inner loops
+// revisit the blocks they load while those are still in cache and walk memory in order. Throws KernelOptError.
+void order_global_loops(Kernel& kc) {
+  auto cost = [&](int a) {
+    sint c = 0;
+    for (size_t i = 0; i < kc.bufs.size(); i++)
+      if (kc.bufs[i].op() == Ops::LOAD) {
+        std::optional<sint> s = real_strides(kc.sts[i])[static_cast<size_t>(a)];
+        c += s ? std::abs(*s) : sint(1) << 40;
+      }
+    return c;
+  };
+  for (int pos = 0; pos < kc.first_reduce(); pos++) {
+    int best = pos;
+    for (int q = pos + 1; q < kc.first_reduce(); q++)
+      if (cost(q) > cost(best)) best = q;
+    if (best != pos) kc.apply_opt({OptOps::SWAP, pos, best});
+  }
+}
+
+// applies the opts `pre`, then (axis, amount) upcasts (UPCAST, or UPCASTTOP: the outer part of each axis), then (axis,
+// amount) unrolls (absolute axes of the kernel after `pre`), on a copy of k; the axes are followed as upcasts or
+// unrolls of whole axes drop them. nullopt if an opt does not apply.
+std::optional<std::vector<Opt>> apply_tile(const Kernel& k, std::vector<std::pair<int, int>> ups,
+                                           std::vector<std::pair<int, int>> unrolls, OptOps up = OptOps::UPCAST,
+                                           const std::vector<Opt>& pre = {}) {
+  Kernel kc = k.copy();
+  auto follow = [&](int removed, size_t from) {
+    for (size_t j = from; j < ups.size(); j++)
+      if (ups[j].first > removed) ups[j].first--;
+    for (auto& u : unrolls)
+      if (u.first > removed) u.first--;
+  };
+  try {
+    for (const Opt& o : pre) kc.apply_opt(o);
+    for (size_t i = 0; i < ups.size(); i++) {
+      int len = kc.first_upcast();  // a whole axis upcast leaves the axes before the upcast ones
+      kc.apply_opt({up, ups[i].first, ups[i].second});
+      if (kc.first_upcast() < len) follow(ups[i].first, i + 1);
+    }
+    for (size_t i = 0; i < unrolls.size(); i++) {
+      int len = kc.first_upcast(), axis = unrolls[i].first;
+      kc.apply_opt({OptOps::UNROLL, axis - kc.first_reduce(), unrolls[i].second});
+      if (kc.first_upcast() < len)
+        for (size_t j = i + 1; j < unrolls.size(); j++)
+          if (unrolls[j].first > axis) unrolls[j].first--;
+    }
+    if (CPU_LOOP_ORDER) order_global_loops(kc);
+  } catch (const KernelOptError&) {
+    return std::nullopt;
+  }
+  return kc.applied_opts;
+}
+
+int pow2_amount(sint size, int most) {  // the largest power of two <= most dividing size (1 if none)
+  for (int c = most; c >= 2; c /= 2)
+    if (size % c == 0) return c;
+  return 1;
+}
+
+}  // namespace
+
+bool big_cpu_kernel(const Kernel& k) {
+  return k.opts.simd_lanes > 0 && prod_range(k.full_shape(), 0, k.shape_len()) >= (int64_t(1) << 20);
+}
+
+std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
+  if (k.opts.simd_lanes <= 0 || !k.applied_opts.empty() || k.upcasted != 0 || k.local_dims != 0 ||
+      k.group_for_reduces != 0)
+    return std::nullopt;
+  if (k.reduceops.size() != 1) return std::nullopt;
+  UOp r = k.reduceop();
+  if (r.arg<ReduceArg>().op != Ops::ADD || r.dtype() != dtypes::float32) return std::nullopt;
+  const int fr = k.first_reduce(), n = k.shape_len();
+  if (fr == 0 || fr >= n) return std::nullopt;
+  // the tile pays off only with many multiply-adds (big_cpu_kernel, below), or adds: a sum's from 64K of them (a full
+  // sum's second stage)
+  if (prod_range(k.full_shape(), 0, n) < (int64_t(1) << 16)) return std::nullopt;
+  const int tile_lanes = cpu_tile_lanes(k.opts);  // the register budget in float lanes
+
+  // the strides of every buffer the reduce loads (loads after it, as a fused relu mask, run once per output)
+  std::vector<std::vector<std::optional<sint>>> in;
+  std::vector<UOp> reduced = r.toposort();
+  for (size_t i = 0; i < k.bufs.size(); i++)
+    if (k.bufs[i].op() == Ops::LOAD && std::find(reduced.begin(), reduced.end(), k.bufs[i]) != reduced.end())
+      in.push_back(real_strides(k.sts[i]));
+  if (in.empty()) return std::nullopt;
+  auto size = [&](int a) { return k.full_shape()[static_cast<size_t>(a)]; };
+  auto stride_is = [](const std::optional<sint>& s, sint v) { return s && *s == v; };
+  auto st = [](const std::vector<std::optional<sint>>& strides, int a) { return strides[static_cast<size_t>(a)]; };
+  auto out_strides = real_strides(k.sts[0]);
+
+  // the vector axis among [lo, hi) (up to `most` lanes): every input loads it contiguously or broadcasts it, at least
+  // one contiguously
+  auto vector_axis = [&](int lo, int hi, int most, int& amt) {
+    int v = -1;
+    amt = 0;
+    bool v_unit = false;
+    for (int a = lo; a < hi; a++) {
+      int c = pow2_amount(size(a), most);
+      if (c < 2) continue;
+      bool ok = true, any_contig = false;
+      for (auto& s : in) {
+        ok &= stride_is(st(s, a), 0) || stride_is(st(s, a), 1);
+        any_contig |= stride_is(st(s, a), 1);
+      }
+      if (!ok || !any_contig) continue;
+      bool unit = stride_is(st(out_strides, a), 1);
+      if (std::make_tuple(c, unit, a) > std::make_tuple(amt, v_unit, v)) v = a, amt = c, v_unit = unit;
+    }
+    return v;
+  };
+  // the fill axis among [lo, hi) and its amount, when the vector axis v gives fewer than 16 lanes (va): the inputs
+  // broadcasting v broadcast it too, and the contiguous ones have a stride on it (rows of the same vector). The
+  // most lanes first (up to 16 in all), then the closest rows; or the other way round (more_lanes false).
+  auto fill = [&](int lo, int hi, int v, int va, bool more_lanes) -> std::pair<int, int> {
+    int f = -1, fa = 1;
+    sint best = 0;
+    for (int a = lo; a < hi && va < 16; a++) {
+      int need = pow2_amount(size(a), 16 / va);
+      if (a == v || need < 2) continue;
+      bool ok = true;
+      sint far = 0;
+      for (auto& s : in) {
+        if (stride_is(st(s, v), 1)) {
+          ok &= st(s, a).has_value();
+          if (st(s, a)) far = std::max(far, *st(s, a));
+        } else {
+          ok &= stride_is(st(s, a), 0);
+        }
+      }
+      bool better = more_lanes ? std::make_pair(need, -far) > std::make_pair(fa, -best)
+                               : std::make_pair(-far, need) > std::make_pair(-best, fa);
+      if (ok && (f < 0 || better)) f = a, fa = need, best = far;
+    }
+    return {f, fa};
+  };
+
+  // 0. a sum (not a product of two inputs) along contiguous rows: vector accumulators along the reduce, two vector
+  // registers each, for four outputs: eight independent chains of adds keep the loads at memory speed, where one
+  // scalar chain waits on each add's latency (a row sum, a full sum's first stage). A big sum of short rows (one
+  // reduce axis of up to 16K floats) takes its four rows far apart: the output axis along which the input moves
+  // farthest splits into one block per thread share (THREAD: each core reads one contiguous part of the input, the
+  // part its share of the kernel that wrote it wrote, still in that core's caches) and each block into four
+  // (UPCASTTOP): four streams through memory, as the bandwidth probe reads, where four neighbouring rows restart
+  // their streams every row (AVX2 row sum of 4096x4096: 119 -> 158 GB/s, AVX-512 138 -> 152)
+  if (r.src(0).op() != Ops::MUL || in.size() < 2) {
+    int ra = 0, rv = vector_axis(fr, n, tile_lanes / 8, ra);
+    if (rv < 0 || ra < 8) return std::nullopt;
+    int far = -1;
+    sint far_stride = 0;
+    const bool short_rows = n - fr == 1 && size(rv) <= 16384 && big_cpu_kernel(k);
+    for (int a = 0; short_rows && a < fr; a++)
+      for (auto& s : in)
+        if (size(a) % 4 == 0 && st(s, a) && *st(s, a) > far_stride) far = a, far_stride = *st(s, a);
+    if (far >= 0) {
+      std::vector<Opt> pre;
+      const int threads = k.opts.threads;
+      for (int t = threads > 1 ? static_cast<int>(std::bit_ceil(4u * static_cast<unsigned>(threads))) : 0;
+           t >= 2 && pre.empty(); t /= 2)
+        if (size(far) % (4 * t) == 0) pre.push_back({OptOps::THREAD, far, t});
+      const int moved = pre.empty() ? 0 : 1;  // the thread axis goes first: the others move one on
+      if (auto opts = apply_tile(k, {{far + moved, 4}}, {{rv + moved, ra}}, OptOps::UPCASTTOP, pre))
+        return CpuTile{.opts = *opts, .reduce_lanes = true};
+    }
+    std::vector<std::pair<int, int>> ups;
+    for (int a = fr - 1; a >= 0 && ups.empty(); a--)  // the innermost output axis with four outputs
+      if (pow2_amount(size(a), 4) == 4) ups.push_back({a, 4});
+    if (auto opts = apply_tile(k, ups, {{rv, ra}})) return CpuTile{.opts = *opts, .reduce_lanes = true};
+    return std::nullopt;
+  }
+  if (!big_cpu_kernel(k)) return std::nullopt;
+
+  // 1. output lanes: a vector axis of the output (contiguous inputs: vector loads; broadcast ones: splats), the
+  // outer lanes along axes the contiguous inputs repeat on, so one vector load serves every accumulator
+  int va = 0, v = vector_axis(0, fr, static_cast<int>(std::min<int64_t>(tile_lanes / 8, k.opts.upcast_max)), va);
+  if (v >= 0) {
+    auto [f, fa] = fill(0, fr, v, va, true);
+    const int inner = va * fa;
+    // the outer lanes: up to three axes along which the contiguous inputs repeat, the ones along which the broadcast
+    // inputs move least first (their loads of one reduce step then share cache lines: a conv's neighbouring output
+    // positions, not images 18 KB apart)
+    std::vector<std::tuple<sint, int>> cands;  // (farthest step of a broadcast input, axis)
+    for (int a = 0; a < fr; a++) {
+      if (a == v || a == f || pow2_amount(size(a), 16) < 2) continue;
+      if (!std::all_of(in.begin(), in.end(),
+                       [&](auto& s) { return !stride_is(st(s, v), 1) || stride_is(st(s, a), 0); }))
+        continue;
+      sint far = 0;
+      for (auto& s : in)
+        if (!stride_is(st(s, v), 1)) far = std::max<sint>(far, st(s, a) ? std::abs(*st(s, a)) : sint(1) << 40);
+      cands.emplace_back(far, a);
+    }
+    std::sort(cands.begin(), cands.end());
+    // a target with 16 vector registers (AVX2, SSE) holds 8 accumulators of a power-of-two conv tile (a reduce over
+    // a window: more than one reduce axis) without spilling, where 16 spill (on AVX2: conv2's forward 161 -> 65 ms,
+    // conv3's 19 -> 9 ms); 12 where a small plane's axis takes 3, 5 or 6 lanes (below). Also 8 of a matmul whose
+    // contiguous input is packed in panels (pack_matmul_operand: its rows along the reduce one vector axis long),
+    // whose panel stays in L2 (AVX2 sgemm 1024 / 2048: 107 / 100 -> 152 / 155 GFLOP/s). An unpacked matmul keeps
+    // 16: their spills cost less than reading B from memory twice as often (sgemm 1024: 115 against 62 GFLOP/s)
+    const bool sixteen = tile_lanes <= 128, conv = n - fr > 1;
+    bool packed = true;
+    for (auto& s : in)
+      if (stride_is(st(s, v), 1)) packed &= stride_is(st(s, n - 1), va);
+    const int budget = !sixteen ? tile_lanes : conv ? tile_lanes * 3 / 4 : packed ? tile_lanes / 2 : tile_lanes;
+    // Up to three axes: a conv on small planes (6x6, 10x10: 2 lanes per row) takes 2x2 of a plane and 2 images, 16
+    // accumulators where two axes gave 8 (AVX-512: conv3's input gradient 5.4 -> 4.8 ms, conv4's forward 3.7 -> 3.35).
+    // With 16 registers an axis whose power of two is below 4 takes its largest divisor that fits instead (a 6-wide
+    // plane 6: 12 accumulators; AVX2 conv4's forward 7.1 -> 6.6 ms, conv3's row sums 7.9 -> 7.4). The C compiler
+    // gets such a tile's vectors in power-of-two parts (split_odd_vectors), and the axis that takes the most lanes
+    // goes first (conv4's row sums: 6 rows, not 4 of the 8 columns: 9.6 -> 8.5 ms). With 32 registers the three axes
+    // of 2 do better (conv3's row sums 3.7 ms against 4.2 with 5 lanes of a row)
+    auto amount = [&](int a, int left) {
+      const int most = std::min(16, left);
+      int c = pow2_amount(size(a), static_cast<int>(std::bit_floor(static_cast<unsigned>(most))));
+      for (int d = most; sixteen && c < 4 && d > c; d--)
+        if (size(a) % d == 0) return d;
+      return c;
+    };
+    std::vector<int> rest;
+    for (auto& [far, a] : cands) rest.push_back(a);
+    std::vector<std::pair<int, int>> outer;  // (axis, amount), nearest first
+    int left = budget / inner, outer_lanes = 1;
+    while (!rest.empty()) {
+      size_t best = 0;
+      for (size_t i = 1; sixteen && i < rest.size(); i++)
+        if (amount(rest[i], left) > amount(rest[best], left)) best = i;
+      const int a = rest[best], c = amount(a, left);
+      rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(best));
+      if (c < 2) continue;
+      outer.push_back({a, c});
+      outer_lanes *= c;
+      left /= c;
+      if (left < 2 || outer.size() == 3) break;
+    }
+    if (inner >= 4 && inner * outer_lanes >= 32) {  // else too few lanes to beat the scalar code
+      std::vector<std::pair<int, int>> ups(outer.rbegin(), outer.rend());
+      if (f >= 0) ups.push_back({f, fa});
+      ups.push_back({v, va});
+      std::vector<std::pair<int, int>> unrolls;
+      if (size(n - 1) % 2 == 0 && size(n - 1) >= 4) unrolls.push_back({n - 1, 2});
+      // With 16 registers, a packed matmul's rows go in blocks whose part of A (512 KB) stays in L2 while the block
+      // sweeps every panel of B: the block loop outermost (THREAD: the threads share it), where the panel loop
+      // outermost read all of A from memory once per panel, twice as many panels as AVX-512's (AVX2 sgemm 4096:
+      // 139-152 -> 170-180 GFLOP/s, 2048: 0.78 -> 0.87 of OpenBLAS; AVX-512 gains nothing at 1024 and 2048).
+      // CPU_ROW_BLOCKS=0 turns it off.
+      std::vector<Opt> pre;
+      if (sixteen && packed && !outer.empty() && k.opts.threads > 1 && CPU_ROW_BLOCKS) {
+        const auto [row, tile] = outer.front();
+        const auto reduce = static_cast<uint64_t>(prod_range(k.full_shape(), fr, n));
+        const sint rows = std::max<sint>(tile, (sint(1) << 17) >> (std::bit_width(reduce) - 1));  // 128K floats
+        const sint blocks = size(row) / rows;
+        if (blocks >= 2 && blocks <= 4096 && size(row) % (blocks * tile) == 0) {
+          pre.push_back({OptOps::THREAD, row, static_cast<int>(blocks)});
+          for (auto& u : ups) u.first++;
+          for (auto& u : unrolls) u.first++;
+        }
+      }
+      if (auto opts = apply_tile(k, ups, unrolls, OptOps::UPCAST, pre))
+        return CpuTile{.opts = *opts, .reduce_lanes = false};
+    }
+  }
+
+  // 2. reduce lanes (a dot product along contiguous rows, as the weight gradient of a conv): a vector accumulator
+  // per output element, its lanes summed after the loop; a few outputs along axes some input broadcasts, so each
+  // vector load serves several accumulators
+  int ra = 0, rv = vector_axis(fr, n, 16, ra);
+  if (rv < 0) return std::nullopt;
+  auto [rf, rfa] = fill(fr, n, rv, ra, false);
+  if (ra * rfa < 4) return std::nullopt;
+  std::vector<std::pair<int, int>> ups;
+  std::vector<size_t> reused;  // the inputs whose loads an output axis chosen so far reuses
+  for (int a = 0; a < fr && ups.size() < 2; a++) {
+    int c = pow2_amount(size(a), 4);
+    if (c < 4) continue;
+    for (size_t i = 0; i < in.size(); i++)
+      if (stride_is(st(in[i], a), 0) && std::find(reused.begin(), reused.end(), i) == reused.end()) {
+        ups.push_back({a, c});
+        reused.push_back(i);
+        break;
+      }
+  }
+  if (ups.empty()) return std::nullopt;
+  // a single such axis takes more outputs, up to the lanes two axes of 4 would take (the first conv's weight
+  // gradient, one input channel: 7.6 -> 6.0 ms)
+  if (ups.size() == 1) ups[0].second = pow2_amount(size(ups[0].first), std::min(16, tile_lanes / (ra * rfa)));
+  std::vector<std::pair<int, int>> unrolls;
+  if (rf >= 0) unrolls.push_back({rf, rfa});
+  unrolls.push_back({rv, ra});
+  if (auto opts = apply_tile(k, ups, unrolls)) return CpuTile{.opts = *opts, .reduce_lanes = true};
+  return std::nullopt;
+}
+
+bool cpu_vector_loop(const Kernel& k) {
+  if (!CPU_VECTOR_TILE || k.opts.simd_lanes <= 0 || !k.opts.loop_vectorizer || !k.reduceops.empty() || !big_cpu_kernel(k))
+    return false;
+  static constexpr OpSet transcendental{Ops::EXP2, Ops::LOG2, Ops::SIN};
+  bool any = false;
+  for (const UOp& u : k.ast.toposort()) {
+    if (!transcendental.has(u.op())) continue;
+    if (u.dtype() != dtypes::float32 && u.dtype() != dtypes::float64) return false;
+    any = true;
+  }
+  return any;
+}
+
+void cpu_row_upcast(Kernel& k) {
+  if (CPU_ROW_UPCAST) {
+    auto out_strides = real_strides(k.sts[0]);
+    sint lanes = prod_range(k.full_shape(), k.first_upcast(), k.shape_len());
+    // the row: the axis of stride 1, or the one right outside an upcast block of the row (a row of 12 upcast by 3
+    // takes 4 more: the whole row per iteration)
+    bool upcast_row = k.upcasted > 0;
+    for (int a = k.first_upcast(), n = k.shape_len(); a < n; a++) {
+      auto s = out_strides[static_cast<size_t>(a)];
+      upcast_row &= s && *s == prod_range(k.full_shape(), a + 1, n);
+    }
+    for (int a = k.first_reduce() - 1; a >= 0; a--) {
+      auto s = out_strides[static_cast<size_t>(a)];
+      if (!s || (*s != 1 && !(upcast_row && *s == lanes))) continue;
+      for (int amt : {4, 5, 3, 2})
+        if (k.full_shape()[static_cast<size_t>(a)] % amt == 0 && lanes * amt <= 128) {
+          k.apply_opt({OptOps::UPCAST, a, amt});
+          break;
+        }
+      break;
+    }
+  }
+}
+
+std::optional<std::vector<Opt>> cpu_loop_order(const Kernel& k) {
+  if (CPU_LOOP_ORDER) {
+    Kernel ordered = k.copy();
+    try {
+      order_global_loops(ordered);
+      return ordered.applied_opts;
+    } catch (const KernelOptError&) {
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace tg

@@ -1,0 +1,53 @@
+#pragma once
+// The CPU's opts (ours, on top of tinygrad's heuristic): for targets whose renderer has vector register tiles
+// (RenderOpts::simd_lanes > 0: the CPU devices, from CPU_ARCH), register tiles the C compiler turns into wide vector
+// FMAs, plain loops it vectorizes itself, and the loop order and row upcasts of big kernels. codegen/heuristic asks
+// for them by that capability; nothing here reads the host.
+#include <optional>
+#include <vector>
+
+#include "tg/codegen/kernel.h"
+
+namespace tg {
+
+// a kernel of at least 2^20 iterations on a target with tiles: the ones the tiles and the other CPU opts are for;
+// smaller kernels keep the reference's opts (and code)
+bool big_cpu_kernel(const Kernel& k);
+// the tiles' register budget in float lanes: cpu_tile_lanes(k.opts) (renderer/renderer.h)
+// CPU only: for a big float sum-of-products kernel (matmul, conv), a register tile that the C compiler turns into
+// wide vector FMAs, since the kernel keeps its vector ALUs (Lowering::vector_alus). Two shapes of tile:
+//  - output lanes: an output axis that every input loads contiguously or broadcasts becomes the innermost lanes
+//    (upcast 32 with AVX-512, else 16; or 8 or 4); with fewer than 16, another axis that keeps the broadcast inputs
+//    uniform fills a 16-lane vector; up to two axes along which the contiguous inputs repeat take the outer lanes
+//    (up to cpu_tile_lanes() in all), those along which the broadcast inputs move least first, so that the loads of
+//    one reduce step share cache lines; the innermost reduce axis is unrolled by 2. Two registers of lanes halve the
+//    broadcast loads per multiply-add (the MNIST convs: ~180 -> ~280 GFLOP/s; the outer lanes along a conv's rows
+//    rather than its batch: the 5x5 conv's forward 45 -> 32 ms).
+//  - reduce lanes, when no output axis qualifies (the weight gradient of a conv): the same choice among the reduce
+//    axes, unrolled; each output element of a 4x4 tile (two output axes that some input broadcasts; a single such
+//    axis takes up to 16) accumulates a whole vector, summed once after the loop
+//    (Lowering::deferred_horizontal_reduce).
+//  - a sum along contiguous rows: vector accumulators along the row for four outputs; a big sum of short rows takes
+//    them far apart (THREAD: a block of rows per thread share, UPCASTTOP: four quarters of each block).
+// nullopt when the kernel has no such axes, or is too small to be worth it (those keep the reference's opts).
+struct CpuTile {
+  std::vector<Opt> opts;
+  bool reduce_lanes = false;
+  // how the codegen lowers the tile: its vector ALUs kept, a reduce-lanes tile's horizontal sums after the loop
+  Lowering lowering() const { return {.vector_alus = true, .deferred_horizontal_reduce = reduce_lanes}; }
+};
+std::optional<CpuTile> cpu_vector_tile(const Kernel& k);
+// a big elementwise CPU kernel with exp2/log2/sin: left as one plain loop per element (no opts), its transcendental
+// ops rendered as polynomials (Lowering::polynomial_transcendentals), so the C compiler's loop vectorizer runs it a whole
+// vector register at a time, where the upcast form keeps a scalar libm call per element (16M exp2: 42 -> 8 ms).
+// CPU_VECTOR_TILE=0 turns it off with the tiles
+bool cpu_vector_loop(const Kernel& k);
+// ours, big CPU kernels: also upcast the axis the output stores contiguously, a few elements of a row per iteration
+// (CPU_ROW_UPCAST=0 off)
+void cpu_row_upcast(Kernel& k);
+// ours, big CPU reduces: k's opts with the global loops ordered so the inputs are walked in memory order (the axes
+// along which the loads move farthest outermost; CPU_LOOP_ORDER=0 off); nullopt when off or an opt doesn't apply.
+// Elementwise kernels keep the order of their stores
+std::optional<std::vector<Opt>> cpu_loop_order(const Kernel& k);
+
+}  // namespace tg

@@ -1,0 +1,116 @@
+#include "tg/runtime/cpu_kernelize.h"
+
+#include "tg/helpers/knobs.h"
+#include "tg/renderer/renderer.h"
+#include "tg/runtime/device.h"
+#include "tg/shape/real_strides.h"
+#include "tg/shape/uop_shape.h"
+
+namespace tg {
+
+namespace {
+
+const ShapeTracker& st_of(const UOp& u) {
+  const ShapeTracker* st = uop_st(u);
+  TG_ASSERT(st != nullptr, "UOp ", u.op(), " has no ShapeTracker");
+  return *st;
+}
+UOp make_contiguous(const UOp& u) { return UOp::make(Ops::CONTIGUOUS, u.dtype(), {u}); }
+
+// The panel width pack_matmul_operand packs a matmul's B into on this device: the lanes of a CPU tile's vector axis
+// (codegen/cpu_tiles.h: 32 with AVX-512, 16 with AVX2), 0 where no tile is or CPU_PACK=0
+int64_t pack_width(const std::optional<std::string>& device) {
+  if (!device || !CPU_PACK || !CPU_VECTOR_TILE) return 0;
+  return cpu_tile_lanes(*Device::get(*device).renderer) / 8;
+}
+
+// A big matmul on a CPU (x @ w, w row-major K x N): each register tile reads P columns of w, P*4 bytes of each of K
+// rows N*4 bytes apart. Those rows fall on a few cache sets (N*4 a multiple of 4 KB: one set of L1, N/16 of L2's),
+// so a tile's panel of w leaves the caches before the next tile that reuses it, and every tile of rows reads w again
+// from memory. Copying w once into panels (N/P, K, P), each tile's columns contiguous along K, keeps a panel in L2
+// for the whole sweep over x's rows: what BLAS calls packing (one core, AVX-512, standalone C: 1024^2 79 -> 185
+// GFLOP/s, 2048^2 53 -> 147; the copy 0.1-0.2 ms at 1024, 5-9 ms at 4096). Only for a B at least 32 panels wide
+// (N >= 1024 with AVX-512, 512 with AVX2: AVX2's sgemm 512 1.75 against 2.5 ms, where AVX-512's gains less than the
+// extra kernel costs) and reused by at least 512 outputs (the rows of x), so that the copy pays for itself; the
+// packed operand has stride P along K, so the rule doesn't fire again.
+UOp pack_matmul_operand(M m) {
+  UOp reduce = m["reduce"], x = m["x"];
+  const auto& axes = reduce.arg<ReduceArg>().axes;
+  if (reduce.arg<ReduceArg>().op != Ops::ADD || x.dtype() != dtypes::float32 || axes.size() != 1) return {};
+  const int64_t P = pack_width(uop_device(reduce));
+  if (P == 0) return {};
+  const Shape xs = uop_shape(x);
+  const size_t r = static_cast<size_t>(axes[0]);
+  if (xs[r] < 64) return {};
+  for (size_t i = 0; i < 2; i++) {
+    const UOp &o = x.src(i), &other = x.src(1 - i);
+    if (o.op() != Ops::VIEW || has_mask(st_of(o))) continue;
+    auto real = real_strides(st_of(o)), oreal = real_strides(st_of(other));
+    if (!real[r] || *real[r] < 32 * P) continue;
+    sint reuse = 1;
+    std::optional<size_t> j;
+    for (size_t a = 0; a < xs.size(); a++) {
+      if (real[a] == sint(0)) reuse *= xs[a];
+      if (a != r && !j && real[a] == sint(1) && oreal[a] == sint(0) && xs[a] % P == 0) j = a;
+    }
+    if (!j || reuse < 512) continue;
+    Mask keep;  // one copy of the operand: its broadcast axes shrunk to 1
+    Shape shrunk;
+    for (size_t a = 0; a < xs.size(); a++) {
+      shrunk.push_back(real[a] == sint(0) ? 1 : xs[a]);
+      keep.push_back({0, shrunk.back()});
+    }
+    auto split_j = [&](const Shape& s) {  // s with the column axis split into (N/P, P)
+      Shape out(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(*j));
+      out.push_back(xs[*j] / P);
+      out.push_back(P);
+      out.insert(out.end(), s.begin() + static_cast<std::ptrdiff_t>(*j) + 1, s.end());
+      return out;
+    };
+    const Shape split = split_j(shrunk), xsplit = split_j(xs);
+    const int64_t ri = static_cast<int64_t>(r > *j ? r + 1 : r), lane = static_cast<int64_t>(*j) + 1;
+    std::vector<int64_t> perm, inv(split.size());
+    for (int64_t d = 0; d < static_cast<int64_t>(split.size()); d++)
+      if (d != ri && d != lane) perm.push_back(d);
+    perm.push_back(ri);
+    perm.push_back(lane);
+    for (size_t d = 0; d < perm.size(); d++) inv[static_cast<size_t>(perm[d])] = static_cast<int64_t>(d);
+    // the reduce runs on x's shape with the column axis split (xsplit): the packed operand is one strided view of its
+    // panels there, which the kernel's tile upcasts as its vector axis
+    UOp packed = make_contiguous(uop_permute(uop_reshape(uop_shrink(o, keep), split), perm));
+    std::vector<UOp> srcs = x.src();
+    srcs[i] = uop_expand(uop_permute(packed, inv), xsplit);
+    srcs[1 - i] = uop_reshape(other, xsplit);
+    // a reduce of 4096 or more in blocks of 1024 (CPU_KSPLIT; 0: whole), each block's sums realized and added by one
+    // streaming kernel after: a tile's rows of A and its B panel for one block take a quarter of L2 where the whole
+    // reduce's evicted the panel it was reused against (sgemm 4096: 308 -> 341 GFLOP/s with AVX-512, 164 -> 177
+    // with AVX2; 2048 unchanged; blocks of 512 made 2048 slower). The sums' kernel reads them at memory speed, where
+    // an add fused into the last block's stores waited on every load (+20 ms against +5 at 4096)
+    const sint kb = static_cast<sint>(CPU_KSPLIT);
+    if (kb > 0 && xs[r] >= 4 * kb && xs[r] % kb == 0) {
+      std::optional<UOp> sum;
+      Mask block;  // the whole of xsplit but one block of the reduce axis
+      for (sint d : xsplit) block.push_back({0, d});
+      for (sint k0 = 0; k0 < xs[r]; k0 += kb) {
+        block[static_cast<size_t>(ri)] = {k0, k0 + kb};
+        const UOp part = uop_r(x.replace(std::nullopt, std::nullopt,
+                                         std::vector<UOp>{uop_shrink(srcs[0], block), uop_shrink(srcs[1], block)}),
+                               Ops::ADD, {ri});
+        sum = sum ? *sum + make_contiguous(part) : make_contiguous(part);
+      }
+      return uop_reshape(*sum, uop_shape(reduce));
+    }
+    return uop_reshape(uop_r(x.replace(std::nullopt, std::nullopt, srcs), Ops::ADD, {ri}), uop_shape(reduce));
+  }
+  return {};
+}
+
+}  // namespace
+
+const PatternMatcher<UOp>& cpu_kernelize_matcher() {
+  static const PatternMatcher<UOp> pm{
+      {op(Ops::REDUCE_AXIS, {op(Ops::MUL).named("x")}).named("reduce"), pack_matmul_operand}};
+  return pm;
+}
+
+}  // namespace tg
