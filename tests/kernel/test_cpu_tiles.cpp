@@ -169,7 +169,7 @@ TEST(CpuTile, OnlyBigFloatSumsOfProductsOnTheCpu) {
   EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(max_reduce))), "nullopt");
   Kernel applied(matmul(128));
   applied.apply_opt({OptOps::UPCAST, 0, 4});
-  EXPECT_EQ(opts_of(cpu_vector_tile(applied)), "nullopt");  // opts already applied
+  EXPECT_EQ(opts_of(cpu_vector_tile(applied)), "nullopt");                                 // opts already applied
   EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(matmul(128), RenderOpts::cpu()))), "nullopt");  // a renderer without tiles
 }
 

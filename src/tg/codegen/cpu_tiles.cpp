@@ -304,7 +304,8 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
 }
 
 bool cpu_vector_loop(const Kernel& k) {
-  if (!CPU_VECTOR_TILE || k.opts.simd_lanes <= 0 || !k.opts.loop_vectorizer || !k.reduceops.empty() || !big_cpu_kernel(k))
+  if (!CPU_VECTOR_TILE || k.opts.simd_lanes <= 0 || !k.opts.loop_vectorizer || !k.reduceops.empty() ||
+      !big_cpu_kernel(k))
     return false;
   static constexpr OpSet transcendental{Ops::EXP2, Ops::LOG2, Ops::SIN};
   bool any = false;

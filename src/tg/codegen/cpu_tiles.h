@@ -38,8 +38,8 @@ struct CpuTile {
 };
 std::optional<CpuTile> cpu_vector_tile(const Kernel& k);
 // a big elementwise CPU kernel with exp2/log2/sin: left as one plain loop per element (no opts), its transcendental
-// ops rendered as polynomials (Lowering::polynomial_transcendentals), so the C compiler's loop vectorizer runs it a whole
-// vector register at a time, where the upcast form keeps a scalar libm call per element (16M exp2: 42 -> 8 ms).
+// ops rendered as polynomials (Lowering::polynomial_transcendentals), so the C compiler's loop vectorizer runs it a
+// whole vector register at a time, where the upcast form keeps a scalar libm call per element (16M exp2: 42 -> 8 ms).
 // CPU_VECTOR_TILE=0 turns it off with the tiles
 bool cpu_vector_loop(const Kernel& k);
 // ours, big CPU kernels: also upcast the axis the output stores contiguously, a few elements of a row per iteration

@@ -247,5 +247,4 @@ void apply_default_opts(Kernel& k) {
   apply_hand_coded(k);
 }
 
-
 }  // namespace tg

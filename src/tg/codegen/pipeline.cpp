@@ -54,7 +54,8 @@ UOp step_devectorize(const UOp& sink, const RenderOpts& opts, const Lowering& lo
   static const PatternMatcher<UOp, const RenderOpts> pm =
       with_ctx<const RenderOpts>(sym_codegen() + devectorize() + load_store_folding()) + correct_load_store() +
       with_ctx<const RenderOpts>(load_store_indexing());
-  // DEVECTORIZE=0 (or a CPU tile, Lowering::vector_alus): vector ALUs and accumulators stay vectors (the renderer's vector types); no devectorize
+  // DEVECTORIZE=0 (or a CPU tile, Lowering::vector_alus): vector ALUs and accumulators stay vectors (the renderer's
+  // vector types); no devectorize
   static const PatternMatcher<UOp, const RenderOpts> pm_vec =
       with_ctx<const RenderOpts>(sym_codegen() + load_store_folding()) + correct_load_store() +
       with_ctx<const RenderOpts>(load_store_indexing());
@@ -117,7 +118,6 @@ UOp step_block_merge(const UOp& sink, const RenderOpts&, const Lowering&) {
 UOp step_finalize(const UOp& sink, const RenderOpts&, const Lowering&) {
   return graph_rewrite(sink, pm_finalize(), {.name = "Linearizer: Finalize"});
 }
-
 
 // the steps in order (tinygrad's get_rewrites_for_renderer), each with the condition it runs under (none: always)
 const RewriteStep kSteps[] = {

@@ -108,7 +108,7 @@ struct RenderOpts {
   // the target's rewrites of a tensor graph's reduces before kernelize cuts it into kernels (the CPU's matmul packing,
   // runtime/cpu_kernelize.h): tried on each REDUCE_AXIS of this device, in kernelize's simplification
   const PatternMatcher<UOp>* kernelize_matcher = nullptr;
-  std::vector<TensorCore> tensor_cores;                // in the order TC's tc_select counts them
+  std::vector<TensorCore> tensor_cores;  // in the order TC's tc_select counts them
   // the device's compiler vectorizes plain loops itself (clang/gcc -O2; not our light LLVM pipeline)
   bool loop_vectorizer = false;
 

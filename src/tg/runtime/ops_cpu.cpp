@@ -17,8 +17,8 @@
 #include <sstream>
 
 #include "tg/helpers/knobs.h"
-#include "tg/runtime/cpu_kernelize.h"
 #include "tg/renderer/cstyle.h"
+#include "tg/runtime/cpu_kernelize.h"
 #include "tg/runtime/threadpool.h"
 
 extern char** environ;

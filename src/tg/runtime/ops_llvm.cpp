@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "tg/helpers/knobs.h"
-#include "tg/runtime/cpu_kernelize.h"
 #include "tg/renderer/llvmir.h"
+#include "tg/runtime/cpu_kernelize.h"
 #include "tg/runtime/threadpool.h"
 
 #if TG_HAVE_LLVM_HEADERS

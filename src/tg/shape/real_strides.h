@@ -13,7 +13,7 @@ namespace tg {
 std::vector<std::optional<sint>> real_strides(const ShapeTracker& st, bool ignore_valid = false);
 std::vector<int> unit_stride_axes(const ShapeTracker& st, bool ignore_valid = false);
 bool axis_is_masked(const ShapeTracker& st, int axis);
-bool has_mask(const ShapeTracker& st);  // some view has a mask
+bool has_mask(const ShapeTracker& st);                                     // some view has a mask
 std::string strides_str(const std::vector<std::optional<sint>>& strides);  // (16, 1, 0), (None, 1)
 
 }  // namespace tg

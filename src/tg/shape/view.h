@@ -22,7 +22,7 @@ inline sint floormod(sint a, sint b) { return a - floordiv(a, b) * b; }
 inline sint ceildiv(sint a, sint b) { return -floordiv(-a, b); }
 sint prod(const Shape& s);
 sint prod_range(const Shape& s, int start, int stop);  // prod(s[start:stop]), the bounds clamped to s
-std::string shape_str(const Shape& s);  // (4, 4), (4,), ()
+std::string shape_str(const Shape& s);                 // (4, 4), (4,), ()
 
 Shape strides_for_shape(const Shape& shape);
 Shape canonicalize_strides(const Shape& shape, const Shape& strides);

@@ -9,11 +9,11 @@ std::string KernelInfo::repr() const {
   auto py = [](bool b) { return b ? "True" : "False"; };
   return cat("KernelInfo(name=", py_str_repr(name), ", local_dims=", local_dims, ", upcasted=", upcasted,
              ", dont_use_locals=", py(dont_use_locals),
-             lowering == Lowering{} ? ""
-                                    : cat(", lowering=(vector_alus=", py(lowering.vector_alus),
-                                          ", deferred_horizontal_reduce=", py(lowering.deferred_horizontal_reduce),
-                                          ", polynomial_transcendentals=", py(lowering.polynomial_transcendentals),
-                                          ")"),
+             lowering == Lowering{}
+                 ? ""
+                 : cat(", lowering=(vector_alus=", py(lowering.vector_alus),
+                       ", deferred_horizontal_reduce=", py(lowering.deferred_horizontal_reduce),
+                       ", polynomial_transcendentals=", py(lowering.polynomial_transcendentals), ")"),
              ")");
 }
 uint64_t KernelInfo::hash() const {

@@ -32,7 +32,8 @@ struct KernelInfo final : ArgObject {
         dont_use_locals(dont_use_locals_),
         lowering(lowering_) {}
 
-  // KernelInfo(name='E_4', local_dims=0, upcasted=1, dont_use_locals=False), then the lowering when it isn't the default
+  // KernelInfo(name='E_4', local_dims=0, upcasted=1, dont_use_locals=False), then the lowering when it isn't the
+  // default
   std::string repr() const override;
   uint64_t hash() const override;
   bool equals(const ArgObject& o) const override;
