@@ -42,8 +42,7 @@ std::string BasicBlock::repr() const {
   return s;
 }
 const BasicBlock& basic_block(const UOp& u) {
-  auto* o = std::get_if<ObjectArg>(&u.arg());
-  const BasicBlock* bb = o != nullptr ? dynamic_cast<const BasicBlock*>(o->get()) : nullptr;
+  const BasicBlock* bb = object_arg<BasicBlock>(u.arg());
   TG_ASSERT(bb != nullptr, "no BasicBlock on ", u.op());
   return *bb;
 }
@@ -53,7 +52,7 @@ UOp block_uop(Ops op, std::vector<UOp> src, BasicBlock bb) {
 }
 
 // the arg of BLOCKSTART: (ctx, child_ctx), compared by content
-struct BlockStartArg final : ArgObject {
+struct BlockStartArg final : ArgObjectOf<BlockStartArg> {
   std::vector<UOp> ctx;
   std::optional<std::vector<UOp>> child_ctx;
   BlockStartArg(std::vector<UOp> c, std::optional<std::vector<UOp>> cc) : ctx(std::move(c)), child_ctx(std::move(cc)) {}
@@ -67,10 +66,7 @@ struct BlockStartArg final : ArgObject {
     }
     return h;
   }
-  bool equals(const ArgObject& o) const override {
-    auto* b = dynamic_cast<const BlockStartArg*>(&o);
-    return b != nullptr && b->ctx == ctx && b->child_ctx == child_ctx;
-  }
+  bool operator==(const BlockStartArg&) const = default;
 };
 }  // namespace
 
@@ -203,7 +199,7 @@ UOp make_block_bottom_up(M m, BlockContext& ctx) {
   std::optional<std::vector<UOp>> child_ctx;
   int64_t child_count;
   if (x.op() == Ops::BLOCKSTART) {
-    auto* a = dynamic_cast<const BlockStartArg*>(std::get<ObjectArg>(x.arg()).get());
+    const BlockStartArg* a = object_arg<BlockStartArg>(x.arg());
     current_ctx = a->ctx, child_ctx = a->child_ctx;
     lst = x.src();
     child_count = 1;

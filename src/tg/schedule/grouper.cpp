@@ -42,16 +42,11 @@ uint64_t KernelArg::hash() const {
   for (const Metadata* m : metadata) h = hash_combine(h, reinterpret_cast<uintptr_t>(m));
   return h;
 }
-bool KernelArg::equals(const ArgObject& o) const {
-  auto* k = dynamic_cast<const KernelArg*>(&o);
-  return k != nullptr && k->ast == ast && k->metadata == metadata;
-}
 ObjectArg kernel_arg(UOp ast, std::vector<const Metadata*> metadata) {
   return std::make_shared<const KernelArg>(std::move(ast), std::move(metadata));
 }
 const KernelArg& get_kernel(const UOp& k) {
-  const auto* o = std::get_if<ObjectArg>(&k.arg());
-  const KernelArg* ka = o ? dynamic_cast<const KernelArg*>(o->get()) : nullptr;
+  const KernelArg* ka = object_arg<KernelArg>(k.arg());
   TG_ASSERT(ka != nullptr, "not a KERNEL: ", k.op());
   return *ka;
 }

@@ -12,13 +12,13 @@ namespace tg {
 
 // the KERNEL arg (tinygrad's grouper.Kernel): the kernel's AST and the Tensor methods that made it, in the
 // reference's order. repr: <Kernel 12 SINK(<Ops.STORE: 48>,) (__add__,)>, <Kernel 5 <Ops.COPY: 7> ()>
-struct KernelArg final : ArgObject {
+struct KernelArg final : ArgObjectOf<KernelArg> {
   UOp ast;
   std::vector<const Metadata*> metadata;
   KernelArg(UOp ast_, std::vector<const Metadata*> metadata_) : ast(std::move(ast_)), metadata(std::move(metadata_)) {}
   std::string repr() const override;
   uint64_t hash() const override;
-  bool equals(const ArgObject& o) const override;
+  bool operator==(const KernelArg&) const = default;
   const UOp* kernel_ast() const override { return &ast; }
 };
 ObjectArg kernel_arg(UOp ast, std::vector<const Metadata*> metadata = {});

@@ -137,15 +137,9 @@ uint64_t ShapeTrackerArg::hash() const {
   }
   return h;
 }
-bool ShapeTrackerArg::equals(const ArgObject& o) const {
-  auto* p = dynamic_cast<const ShapeTrackerArg*>(&o);
-  return p != nullptr && p->st == st;
-}
 Arg st_arg(ShapeTracker st) { return ObjectArg(std::make_shared<ShapeTrackerArg>(std::move(st))); }
 const ShapeTracker* get_st(const Arg& arg) {
-  auto* o = std::get_if<ObjectArg>(&arg);
-  if (o == nullptr || !*o) return nullptr;
-  auto* p = dynamic_cast<const ShapeTrackerArg*>(o->get());
+  const ShapeTrackerArg* p = object_arg<ShapeTrackerArg>(arg);
   return p ? &p->st : nullptr;
 }
 

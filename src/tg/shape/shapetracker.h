@@ -33,12 +33,12 @@ struct ShapeTracker {
 };
 
 // the ShapeTracker as a UOp arg (VIEW), compared and hashed by content
-struct ShapeTrackerArg : ArgObject {
+struct ShapeTrackerArg final : ArgObjectOf<ShapeTrackerArg> {
   ShapeTracker st;
   explicit ShapeTrackerArg(ShapeTracker s) : st(std::move(s)) {}
   std::string repr() const override { return st.repr(); }
   uint64_t hash() const override;
-  bool equals(const ArgObject& o) const override;
+  bool operator==(const ShapeTrackerArg&) const = default;
 };
 Arg st_arg(ShapeTracker st);
 const ShapeTracker* get_st(const Arg& arg);  // null when arg is not a ShapeTracker

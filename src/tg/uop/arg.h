@@ -41,9 +41,28 @@ struct ArgObject {
 };
 using ObjectArg = std::shared_ptr<const ArgObject>;
 
+// A payload T compared by its own operator== (T's fields): the one downcast equals() needs, written once.
+// struct KernelInfo final : ArgObjectOf<KernelInfo> { ...; bool operator==(const KernelInfo&) const = default; }
+template <class T>
+struct ArgObjectOf : ArgObject {
+  bool equals(const ArgObject& o) const override {
+    const T* p = dynamic_cast<const T*>(&o);
+    return p != nullptr && *p == static_cast<const T&>(*this);
+  }
+  // no fields of its own: T's defaulted == compares T's fields (compare Ts, not their bases)
+  constexpr bool operator==(const ArgObjectOf&) const { return true; }
+};
+
 using Arg = std::variant<std::monostate, ConstValue, std::string, Ops, VarArg, SpecialArg, ReduceArg, Tuple, PairTuple,
                          ObjectArg>;
 static_assert(sizeof(Arg) <= 72, "keep Arg small: big payloads go behind an ObjectArg");
+
+// the payload of arg as a T, or null when it holds none (or another kind)
+template <class T>
+const T* object_arg(const Arg& arg) {
+  const ObjectArg* o = std::get_if<ObjectArg>(&arg);
+  return o != nullptr ? dynamic_cast<const T*>(o->get()) : nullptr;
+}
 
 bool arg_eq(const Arg& a, const Arg& b);       // bitwise for doubles (NaN == NaN, 0.0 != -0.0): for interning
 bool arg_match(const Arg& pat, const Arg& a);  // python ==, numeric across bool/int/float: for UPat arg=

@@ -24,19 +24,11 @@ uint64_t KernelInfo::hash() const {
   return hash_combine(h, uint64_t(lowering.vector_alus) | uint64_t(lowering.deferred_horizontal_reduce) << 1 |
                              uint64_t(lowering.polynomial_transcendentals) << 2);
 }
-bool KernelInfo::equals(const ArgObject& o) const {
-  auto* k = dynamic_cast<const KernelInfo*>(&o);
-  return k != nullptr && k->name == name && k->local_dims == local_dims && k->upcasted == upcasted &&
-         k->dont_use_locals == dont_use_locals && k->lowering == lowering;
-}
 
 ObjectArg kernel_info(std::string name, int local_dims, int upcasted, bool dont_use_locals, Lowering lowering) {
   return std::make_shared<const KernelInfo>(std::move(name), local_dims, upcasted, dont_use_locals, lowering);
 }
-const KernelInfo* as_kernel_info(const Arg& arg) {
-  auto* o = std::get_if<ObjectArg>(&arg);
-  return o != nullptr ? dynamic_cast<const KernelInfo*>(o->get()) : nullptr;
-}
+const KernelInfo* as_kernel_info(const Arg& arg) { return object_arg<KernelInfo>(arg); }
 Lowering lowering_of(const UOp& sink) {
   const KernelInfo* ki = as_kernel_info(sink.arg());
   return ki != nullptr ? ki->lowering : Lowering{};

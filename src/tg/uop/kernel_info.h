@@ -16,7 +16,7 @@ struct Lowering {
   bool operator==(const Lowering&) const = default;
 };
 
-struct KernelInfo final : ArgObject {
+struct KernelInfo final : ArgObjectOf<KernelInfo> {
   std::string name = "test";     // name of the kernel
   int local_dims = 0;            // number of local dimensions (RANGE remapped to SPECIAL)
   int upcasted = 0;              // count that are upcasted (RANGE remapped to UNROLL)
@@ -36,7 +36,7 @@ struct KernelInfo final : ArgObject {
   // default
   std::string repr() const override;
   uint64_t hash() const override;
-  bool equals(const ArgObject& o) const override;
+  bool operator==(const KernelInfo&) const = default;
 };
 
 // a SINK arg holding a KernelInfo

@@ -22,11 +22,7 @@ uint64_t WmmaArg::hash() const {
   return h;
 }
 
-bool WmmaArg::equals(const ArgObject& o) const {
-  auto* w = dynamic_cast<const WmmaArg*>(&o);
-  return w != nullptr && w->name == name && w->dims == dims && w->dtype_in == dtype_in && w->dtype_out == dtype_out &&
-         w->device == device && w->threads == threads && w->upcast_axes == upcast_axes && w->reduce_axes == reduce_axes;
-}
+bool WmmaArg::operator==(const WmmaArg&) const = default;
 
 int64_t WmmaArg::upcast_size(int operand) const {
   int64_t n = 1;
@@ -36,10 +32,7 @@ int64_t WmmaArg::upcast_size(int operand) const {
 
 ObjectArg wmma_arg(WmmaArg a) { return std::make_shared<const WmmaArg>(std::move(a)); }
 
-const WmmaArg* get_wmma_arg(const Arg& arg) {
-  auto* o = std::get_if<ObjectArg>(&arg);
-  return o != nullptr ? dynamic_cast<const WmmaArg*>(o->get()) : nullptr;
-}
+const WmmaArg* get_wmma_arg(const Arg& arg) { return object_arg<WmmaArg>(arg); }
 const WmmaArg& as_wmma_arg(const Arg& arg) {
   const WmmaArg* w = get_wmma_arg(arg);
   TG_ASSERT(w != nullptr, "WMMA without a WmmaArg: ", arg_repr(arg));

@@ -9,7 +9,7 @@
 
 namespace tg {
 
-struct WmmaArg final : ArgObject {
+struct WmmaArg final : ArgObjectOf<WmmaArg> {
   std::string name;         // WMMA_8_16_16_half_float, the function a C-style renderer defines
   std::array<int, 3> dims;  // N, M, K
   DType dtype_in, dtype_out;
@@ -32,7 +32,7 @@ struct WmmaArg final : ArgObject {
   // ('WMMA_8_16_16_half_float', (8, 16, 16), dtypes.half, dtypes.float, 'CUDA', 32, (((6, 2),), ...), (4, 5))
   std::string repr() const override;
   uint64_t hash() const override;
-  bool equals(const ArgObject& o) const override;
+  bool operator==(const WmmaArg&) const;
   int64_t upcast_size(int operand) const;  // the elements of operand (0 A, 1 B, 2 C) one thread holds
 };
 
