@@ -7,6 +7,8 @@
 #   asan     g++ -O1 -g build with AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/, then ctest
 #   clang    clang++ -O1 build with -Werror and -D_GLIBCXX_ASSERTIONS in build-clang/, then ctest
 #   format   clang-format --dry-run -Werror on src/ tests/ bench/ examples/
+#   tsan     g++ -O1 -g build with ThreadSanitizer in build-tsan/, then the tests labelled tsan (the thread pool,
+#            parallel compilation, interning); not among the default steps (its build takes ~10 min): run by hand
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -88,10 +90,18 @@ step_clang() {
   run_ctest build-clang -LE "e2e|device.gpu|cuda"
 }
 
+step_tsan() {
+  banner "tsan: g++ -O1 -g, ThreadSanitizer in build-tsan/"
+  configure build-tsan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DCMAKE_CXX_COMPILER=g++ \
+    -DTG_SANITIZE_THREAD=ON -DTG_BUILD_BENCH=OFF -DTG_BUILD_PYTHON=OFF -DTG_BUILD_EXAMPLES=OFF
+  ninja -C build-tsan -j"$JOBS" test_runtime test_unit test_tensor || fail "build in build-tsan"
+  TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1} run_ctest build-tsan -L tsan
+}
+
 for s in "${steps[@]}"; do
   case $s in
-    format | release | asan | clang) "step_$s" ;;
-    *) fail "unknown step '$s' (steps: format release asan clang)" ;;
+    format | release | asan | clang | tsan) "step_$s" ;;
+    *) fail "unknown step '$s' (steps: format release asan clang tsan)" ;;
   esac
 done
 banner "all passed: ${steps[*]}"

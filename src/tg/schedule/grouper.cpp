@@ -256,128 +256,79 @@ UOp copy_reorder_view(M m) {
   return uop_view(uop_copy_to_device(base, dev), st_of(view));
 }
 
-// tinygrad's grouper `sym` (named apart from uop/symbolic.h's sym)
+// tinygrad's grouper `sym` (named apart from uop/symbolic.h's sym): symbolic_simple, then these
 const GPM& grouper_sym() {
-  static const GPM pm = with_ctx<GrouperCtx>(symbolic_simple()) + GPM{
-                                                                      // UOp with size 0 is zero
-                                                                      {op(GroupOp::All - Ops::SINK).named("root"),
-                                                                       [](M m) -> UOp {
-                                                                         UOp root = m["root"], base = uop_base(root);
-                                                                         if (!has_st(base) || size_of(root) != 0)
-                                                                           return {};
-                                                                         if (base.op() == Ops::CONST &&
-                                                                             const_eq_numeric(base.arg<ConstValue>(),
-                                                                                              ConstValue(int64_t(0))))
-                                                                           return {};  // 0.0 too
-                                                                         return root.const_like(0);
-                                                                       }},  // size 0 -> 0
-                                                                      {op({Ops::DETACH, Ops::CONTIGUOUS_BACKWARD},
-                                                                          {var("x")}),
-                                                                       [](M m) { return m["x"]; }},  // DETACH(x) -> x
-                                                                      {op(Ops::CUSTOM_GRAD).named("x"),
-                                                                       [](M m) { return m["x"].src(0); }},
-                                                                      {op(Ops::REDUCE_AXIS, {var("x")}).named("reduce"),
-                                                                       [](M m) -> UOp {
-                                                                         UOp reduce = m["reduce"];
-                                                                         if (size_of(m["x"]) != 0 ||
-                                                                             size_of(reduce) == 0)
-                                                                           return {};
-                                                                         return reduce.const_like(identity_element(
-                                                                             reduce.arg<ReduceArg>().op,
-                                                                             reduce.dtype()));
-                                                                       }},  // reduce of size 0 -> identity
-                                                                      {op(Ops::REDUCE_AXIS, {var("x")}).named("reduce"),
-                                                                       simplify_stride0_reduce},  // reduce on stride 0
-                                                                                                  // -> shrink
-                                                                      {op(Ops::REDUCE_AXIS, {var("x")}).named("reduce"),
-                                                                       split_reduceop},  // big reduce -> two reduces
-                                                                      {op(Ops::COPY, {cvar("x"), op(Ops::DEVICE)})
-                                                                           .named("root"),
-                                                                       [](M m) {
-                                                                         return m["root"].const_like(
-                                                                             m["x"].arg<ConstValue>());
-                                                                       }},  // COPY(CONST) -> CONST
-                                                                      {op(Ops::COPY, {var("x"), op(Ops::DEVICE)})
-                                                                           .named("c"),
-                                                                       [](M m) -> UOp {
-                                                                         return uop_device(m["c"]) == uop_device(m["x"])
-                                                                                    ? m["x"]
-                                                                                    : UOp{};
-                                                                       }},  // COPY to same device -> x
-                                                                      {op(Ops::COPY,
-                                                                          {op(Ops::VIEW, {var("base")}).named("view"),
-                                                                           op(Ops::DEVICE)})
-                                                                           .named("copy"),
-                                                                       copy_reorder_view},  // COPY(VIEW) -> VIEW(COPY)
-                                                                      {op(Ops::CAST, {op(Ops::VIEW, {cvar("x")})})
-                                                                           .named("c"),
-                                                                       [](M m) {
-                                                                         return uop_view(m["x"].cast(m["c"].dtype()),
-                                                                                         st_of(m["c"].src(0)));
-                                                                       }},  // CAST(VIEW(CONST)) -> VIEW(CONST)
-                                                                      {op(Ops::CONTIGUOUS,
-                                                                          {op(Ops::VIEW, {op(Ops::BUFFER).named("buf")})
-                                                                               .named("view")})
-                                                                           .named("root"),
-                                                                       [](M m) -> UOp {
-                                                                         UOp view = m["view"];
-                                                                         return st_of(view).contiguous() &&
-                                                                                        size_of(view) ==
-                                                                                            size_of(m["buf"])
-                                                                                    ? view
-                                                                                    : UOp{};
-                                                                       }},  // CONTIGUOUS(VIEW(BUFFER)) -> VIEW
-                                                                      {
-                                                                          op(Ops::CONTIGUOUS, {op({Ops::CONTIGUOUS,
-                                                                                                   Ops::BUFFER, Ops::COPY,
-                                                                                                   Ops::ASSIGN})})
-                                                                              .named("root"),
-                                                                          [](M m) {
-                                                                            return m["root"].src(0);
-                                                                          }},  // CONTIGUOUS(contiguous)
-                                                                               // ->
-                                                                               // it
-                                                                      {op(Ops::ASSIGN, {var("t"),
-                                                                                        op(Ops::ASSIGN, {var("t"), var("x")})}),
-                                                                       [](M m) {
-                                                                         return make_assign(m["t"],
-                                                                                            make_contiguous(m["x"]));
-                                                                       }},  // ASSIGN(t, ASSIGN(t, x)) -> one
-                                                                      {
-                                                                          op(Ops::ASSIGN, {var("t"), var("x")}),
-                                                                          [](M m) -> UOp {
-                                                                            Ops b = uop_base(m["t"]).op();
-                                                                            return b != Ops::BUFFER &&
-                                                                                           b != Ops::BUFFER_VIEW
-                                                                                       ? make_contiguous(m["x"])
-                                                                                       : UOp{};
-                                                                          }},  // ASSIGN to unrealized -> CONTIGUOUS
-                                                                      {op(Ops::CAST, {op(Ops::VIEW).named("vm")})
-                                                                           .named("cast"),
-                                                                       [](M m) -> UOp {
-                                                                         UOp cast = m["cast"], vm = m["vm"];
-                                                                         const ShapeTracker& st = st_of(vm);
-                                                                         if (cast.dtype().itemsize() >
-                                                                                 vm.dtype().itemsize() ||
-                                                                             prod(st.shape()) <= st.real_size())
-                                                                           return {};
-                                                                         return uop_view(
-                                                                             uop_base(vm).cast(cast.dtype()), st);
-                                                                       }},  // CAST(expand) -> expand(CAST)
-                                                                      {op(GroupOp::Unary,
-                                                                          {op(Ops::VIEW,
-                                                                              {op(GroupOp::All - ALWAYS_CONTIGUOUS)
-                                                                                   .named("inp")})
-                                                                               .named("v")})
-                                                                           .named("alu"),
-                                                                       [](M m) -> UOp {
-                                                                         UOp alu = m["alu"], v = m["v"];
-                                                                         const ShapeTracker& st = st_of(v);
-                                                                         if (prod(uop_shape(alu)) <= st.real_size())
-                                                                           return {};
-                                                                         return uop_view(m["inp"].alu(alu.op()), st);
-                                                                       }},  // unary(expand) -> expand(unary)
-                                                                  };
+  static const GPM rules{
+      // a UOp of size 0 is 0
+      {op(GroupOp::All - Ops::SINK).named("root"),
+       [](M m) -> UOp {
+         UOp root = m["root"], base = uop_base(root);
+         if (!has_st(base) || size_of(root) != 0) return {};
+         if (base.op() == Ops::CONST && const_eq_numeric(base.arg<ConstValue>(), ConstValue(int64_t(0))))
+           return {};  // 0.0 too
+         return root.const_like(0);
+       }},
+      // DETACH(x) -> x, CONTIGUOUS_BACKWARD(x) -> x
+      {op({Ops::DETACH, Ops::CONTIGUOUS_BACKWARD}, {var("x")}), [](M m) { return m["x"]; }},
+      {op(Ops::CUSTOM_GRAD).named("x"), [](M m) { return m["x"].src(0); }},
+      // a reduce of size 0 -> its identity
+      {op(Ops::REDUCE_AXIS, {var("x")}).named("reduce"),
+       [](M m) -> UOp {
+         UOp reduce = m["reduce"];
+         if (size_of(m["x"]) != 0 || size_of(reduce) == 0) return {};
+         return reduce.const_like(identity_element(reduce.arg<ReduceArg>().op, reduce.dtype()));
+       }},
+      // a reduce on stride 0 -> a shrink
+      {op(Ops::REDUCE_AXIS, {var("x")}).named("reduce"), simplify_stride0_reduce},
+      // a big reduce -> two reduces
+      {op(Ops::REDUCE_AXIS, {var("x")}).named("reduce"), split_reduceop},
+      // COPY(CONST) -> CONST
+      {op(Ops::COPY, {cvar("x"), op(Ops::DEVICE)}).named("root"),
+       [](M m) { return m["root"].const_like(m["x"].arg<ConstValue>()); }},
+      // COPY to the same device -> x
+      {op(Ops::COPY, {var("x"), op(Ops::DEVICE)}).named("c"),
+       [](M m) -> UOp { return uop_device(m["c"]) == uop_device(m["x"]) ? m["x"] : UOp{}; }},
+      // COPY(VIEW) -> VIEW(COPY)
+      {op(Ops::COPY, {op(Ops::VIEW, {var("base")}).named("view"), op(Ops::DEVICE)}).named("copy"), copy_reorder_view},
+      // CAST(VIEW(CONST)) -> VIEW(CONST)
+      {op(Ops::CAST, {op(Ops::VIEW, {cvar("x")})}).named("c"),
+       [](M m) { return uop_view(m["x"].cast(m["c"].dtype()), st_of(m["c"].src(0))); }},
+      // CONTIGUOUS(VIEW(BUFFER)) -> VIEW, when the view is the whole buffer in order
+      {op(Ops::CONTIGUOUS, {op(Ops::VIEW, {op(Ops::BUFFER).named("buf")}).named("view")}).named("root"),
+       [](M m) -> UOp {
+         UOp view = m["view"];
+         return st_of(view).contiguous() && size_of(view) == size_of(m["buf"]) ? view : UOp{};
+       }},
+      // CONTIGUOUS of something contiguous -> it
+      {op(Ops::CONTIGUOUS, {op({Ops::CONTIGUOUS, Ops::BUFFER, Ops::COPY, Ops::ASSIGN})}).named("root"),
+       [](M m) { return m["root"].src(0); }},
+      // ASSIGN(t, ASSIGN(t, x)) -> one ASSIGN
+      {op(Ops::ASSIGN, {var("t"), op(Ops::ASSIGN, {var("t"), var("x")})}),
+       [](M m) { return make_assign(m["t"], make_contiguous(m["x"])); }},
+      // an ASSIGN to something unrealized -> CONTIGUOUS
+      {op(Ops::ASSIGN, {var("t"), var("x")}),
+       [](M m) -> UOp {
+         Ops b = uop_base(m["t"]).op();
+         return b != Ops::BUFFER && b != Ops::BUFFER_VIEW ? make_contiguous(m["x"]) : UOp{};
+       }},
+      // CAST(expand) -> expand(CAST), when the cast doesn't widen
+      {op(Ops::CAST, {op(Ops::VIEW).named("vm")}).named("cast"),
+       [](M m) -> UOp {
+         UOp cast = m["cast"], vm = m["vm"];
+         const ShapeTracker& st = st_of(vm);
+         if (cast.dtype().itemsize() > vm.dtype().itemsize() || prod(st.shape()) <= st.real_size()) return {};
+         return uop_view(uop_base(vm).cast(cast.dtype()), st);
+       }},
+      // unary(expand) -> expand(unary)
+      {op(GroupOp::Unary, {op(Ops::VIEW, {op(GroupOp::All - ALWAYS_CONTIGUOUS).named("inp")}).named("v")}).named("alu"),
+       [](M m) -> UOp {
+         UOp alu = m["alu"], v = m["v"];
+         const ShapeTracker& st = st_of(v);
+         if (prod(uop_shape(alu)) <= st.real_size()) return {};
+         return uop_view(m["inp"].alu(alu.op()), st);
+       }},
+  };
+  static const GPM pm = with_ctx<GrouperCtx>(symbolic_simple()) + rules;
   return pm;
 }
 
