@@ -50,12 +50,6 @@ std::vector<int64_t> iota(int64_t a, int64_t b) {
   for (int64_t i = a; i < b; i++) r.push_back(i);
   return r;
 }
-ConstValue identity_element(Ops op, DType dt) {
-  if (op == Ops::ADD) return dtypes::as_const(int64_t(0), dt);
-  if (op == Ops::MUL) return dtypes::as_const(int64_t(1), dt);
-  TG_ASSERT(op == Ops::MAX, "no identity element for ", op);
-  return dtypes::min(dt);
-}
 
 // parse_valid: X <= c as (X, true, c), X >= c as (X, false, c)
 struct ParsedValid {

@@ -132,12 +132,6 @@ std::optional<ShapeTracker> st_invert(const ShapeTracker& st, const Shape& out_s
   return ShapeTracker{inv}.reshape(out_shape);
 }
 
-ConstValue identity_element(Ops op, DType dt) {
-  if (op == Ops::ADD) return ConstValue(int64_t(0));
-  if (op == Ops::MUL) return ConstValue(int64_t(1));
-  return dtypes::min(dt);
-}
-
 // get_contraction_with_reduce (tinygrad's codegen/lowerer.py); get_contraction is in shape/view.h
 std::optional<std::vector<std::vector<int64_t>>> get_contraction_with_reduce(const Shape& old_shape,
                                                                              const Shape& new_shape,

@@ -819,4 +819,11 @@ ConstValue exec_alu(Ops op, DType dtype, const std::vector<ConstValue>& operands
   return r;
 }
 
+ConstValue identity_element(Ops op, DType dt) {
+  if (op == Ops::ADD) return dtypes::as_const(int64_t(0), dt);
+  if (op == Ops::MUL) return dtypes::as_const(int64_t(1), dt);
+  TG_ASSERT(op == Ops::MAX, "no identity element for ", op);
+  return dtypes::as_const(dtypes::min(dt), dt);
+}
+
 }  // namespace tg
