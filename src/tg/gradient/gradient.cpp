@@ -36,11 +36,6 @@ GradList reduce_gradient(M m, UOp& ctx) {
   return std::nullopt;
 }
 
-std::vector<int64_t> argsort(const std::vector<int64_t>& v) {
-  std::vector<int64_t> idx(v.size());
-  for (size_t i = 0; i < v.size(); i++) idx[static_cast<size_t>(v[i])] = static_cast<int64_t>(i);
-  return idx;
-}
 std::vector<int64_t> tuple_ints(const Tuple& t) {
   std::vector<int64_t> out;
   for (const ConstValue& c : t) out.push_back(as_int(c));

@@ -131,4 +131,10 @@ inline int64_t cmod(int64_t a, int64_t b) {
   return a % b;
 }
 
+// *** sequences ***
+
+// the indices that sort x, equal keys in index order (tinygrad's argsort: sorted(range(len(x)), key=x.__getitem__));
+// for a permutation it is the inverse permutation
+std::vector<int64_t> argsort(const std::vector<int64_t>& x);
+
 }  // namespace tg

@@ -103,12 +103,6 @@ std::vector<ShapeTracker> dedup_sts(std::vector<ShapeTracker> xs) {
     if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(std::move(s));
   return out;
 }
-std::vector<int64_t> argsort(const std::vector<sint>& x) {
-  std::vector<int64_t> idx(x.size());
-  for (size_t i = 0; i < idx.size(); i++) idx[i] = static_cast<int64_t>(i);
-  std::stable_sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) { return x[a] < x[b]; });
-  return idx;
-}
 
 // View.invert / ShapeTracker.invert: the view that undoes this one, when it only permutes and flips
 std::optional<View> view_invert(const View& v, const Shape& out_shape) {
