@@ -13,21 +13,6 @@ namespace tg {
 
 // *** helpers ***
 
-std::vector<UOp> split_uop_list(const UOp& x, Ops sep) {
-  std::vector<UOp> out;
-  std::vector<UOp> st{x};
-  while (!st.empty()) {
-    UOp u = st.back();
-    st.pop_back();
-    if (u.op() != sep) {
-      out.push_back(u);
-      continue;
-    }
-    for (auto it = u.src().rbegin(); it != u.src().rend(); ++it) st.push_back(*it);
-  }
-  return out;
-}
-
 namespace {
 
 bool in_toposort(const UOp& needle, const UOp& root) {
@@ -82,7 +67,7 @@ bool is_int_range(const UOp& u) {
 UOp uop_given_valid(const UOp& valid, const UOp& uop_in) {
   // first, parse valid into {expr: (lower_bound, upper_bound)}, in first-seen order
   std::vector<std::pair<UOp, std::pair<std::optional<int64_t>, std::optional<int64_t>>>> bounds;
-  for (const UOp& stmt : split_uop_list(valid, Ops::AND)) {
+  for (const UOp& stmt : split_uop(valid, Ops::AND)) {
     auto p = parse_valid(stmt);
     if (!p) return uop_in;  // give up if we cannot parse the valid
     auto it = std::find_if(bounds.begin(), bounds.end(), [&](auto& b) { return b.first == p->X; });
@@ -113,7 +98,7 @@ UOp uop_given_valid(const UOp& valid, const UOp& uop_in) {
     // every candidate is a set of constrained UOps; if every item in a set simplifies uop the same way, rewrite uop
     std::vector<std::vector<std::pair<UOp, UOp>>> candidates;
     if (expr.op() == Ops::ADD && v0 == 1) {
-      auto xs = split_uop_list(expr, Ops::ADD);
+      auto xs = split_uop(expr, Ops::ADD);
       if (std::all_of(xs.begin(), xs.end(), [](const UOp& u) { return GroupOp::Irreducible.has(u.op()); })) {
         // if the constraint is a simplex: X0 + X1 + ... > 0, we can check if all Xi > 0 simplify into the same output
         std::vector<std::pair<UOp, UOp>> c;
@@ -148,7 +133,7 @@ UOp uop_given_valid(const UOp& valid, const UOp& uop_in) {
 }
 
 UOp simplify_valid(const UOp& valid) {
-  std::vector<UOp> valids = split_uop_list(valid, Ops::AND);
+  std::vector<UOp> valids = split_uop(valid, Ops::AND);
   // we want valid that's in other valids' parents to be first, so it's more likely the other valids get simplified
   auto priority = [&](const UOp& v) {
     auto p = parse_valid(v);
@@ -300,7 +285,7 @@ UOp reduce_mul_chain(M m) {
   if (rop != Ops::ADD && rop != Ops::MAX) return {};
   if (r.dtype() != r.src(0).dtype()) return {};
   std::vector<UOp> inside, outside;
-  for (const UOp& mm : split_uop_list(r.src(0), Ops::MUL)) {
+  for (const UOp& mm : split_uop(r.src(0), Ops::MUL)) {
     std::vector<UOp> parents = mm.toposort();
     bool independent = true;
     for (size_t i = 1; i < r.src().size(); i++)

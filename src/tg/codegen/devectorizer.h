@@ -10,7 +10,6 @@
 namespace tg {
 
 // *** symbolic helpers (uop/symbolic.py) ***
-std::vector<UOp> split_uop_list(const UOp& x, Ops sep);  // x split on an associative op, in src order
 UOp uop_given_valid(const UOp& valid,
                     const UOp& uop);   // uop simplified given valid is true; null if valid is never true
 UOp simplify_valid(const UOp& valid);  // null when nothing changed
