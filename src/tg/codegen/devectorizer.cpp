@@ -25,11 +25,6 @@ UOp and_all(const std::vector<UOp>& xs) {
   for (size_t i = 1; i < xs.size(); i++) r = r & xs[i];
   return r;
 }
-std::vector<int64_t> tuple_ints(const Arg& a) {
-  std::vector<int64_t> out;
-  for (const ConstValue& v : std::get<Tuple>(a)) out.push_back(as_int(v));
-  return out;
-}
 std::vector<int64_t> iota(int64_t a, int64_t b) {
   std::vector<int64_t> r;
   for (int64_t i = a; i < b; i++) r.push_back(i);

@@ -36,12 +36,6 @@ GradList reduce_gradient(M m, UOp& ctx) {
   return std::nullopt;
 }
 
-std::vector<int64_t> tuple_ints(const Tuple& t) {
-  std::vector<int64_t> out;
-  for (const ConstValue& c : t) out.push_back(as_int(c));
-  return out;
-}
-
 // the nodes between root and the targets, sources first: a node is on the path when one of its sources is a
 // target or on the path; DETACH and ASSIGN end it (tinygrad's _deepwalk)
 std::vector<UOp> deepwalk(const UOp& root, const std::vector<UOp>& targets) {
@@ -97,7 +91,7 @@ const PatternMatcher<GradList, UOp>& pm_gradient() {
       {op(Ops::CONTIGUOUS_BACKWARD), [](M, UOp& ctx) { return grads(UOp::make(Ops::CONTIGUOUS, ctx.dtype(), {ctx})); }},
       {op(Ops::RESHAPE).named("ret"), [](M m, UOp& ctx) { return grads(uop_reshape(ctx, shape_of(m["ret"].src(0)))); }},
       {op(Ops::PERMUTE).named("ret"),
-       [](M m, UOp& ctx) { return grads(uop_permute(ctx, argsort(tuple_ints(m["ret"].arg<Tuple>())))); }},
+       [](M m, UOp& ctx) { return grads(uop_permute(ctx, argsort(tuple_ints(m["ret"].arg())))); }},
       {op(Ops::PAD).named("ret"),
        [](M m, UOp& ctx) {
          Shape s = shape_of(m["ret"].src(0));

@@ -826,4 +826,10 @@ ConstValue identity_element(Ops op, DType dt) {
   return dtypes::as_const(dtypes::min(dt), dt);
 }
 
+std::vector<int64_t> tuple_ints(const Arg& a) {
+  std::vector<int64_t> out;
+  for (const ConstValue& v : std::get<Tuple>(a)) out.push_back(as_int(v));
+  return out;
+}
+
 }  // namespace tg

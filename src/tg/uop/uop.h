@@ -256,6 +256,8 @@ ConstValue exec_alu(Ops op, DType dtype, const std::vector<ConstValue>& operands
 // the value that leaves a reduce of op unchanged, as a const of dt: 0 for ADD, 1 for MUL, dtypes::min(dt) for MAX
 // (tinygrad's identity_element); what a reduce starts from and what pads its input
 ConstValue identity_element(Ops op, DType dt);
+// the values of a Tuple arg (GEP, PERMUTE) as ints
+std::vector<int64_t> tuple_ints(const Arg& a);
 
 // *** python arithmetic on consts (int + int stays int, a float makes it float): rule bodies fold with these ***
 
