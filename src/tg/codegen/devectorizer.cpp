@@ -25,11 +25,6 @@ UOp and_all(const std::vector<UOp>& xs) {
   for (size_t i = 1; i < xs.size(); i++) r = r & xs[i];
   return r;
 }
-std::vector<int64_t> iota(int64_t a, int64_t b) {
-  std::vector<int64_t> r;
-  for (int64_t i = a; i < b; i++) r.push_back(i);
-  return r;
-}
 
 // parse_valid: X <= c as (X, true, c), X >= c as (X, false, c)
 struct ParsedValid {

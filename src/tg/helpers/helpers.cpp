@@ -187,5 +187,10 @@ std::vector<int64_t> argsort(const std::vector<int64_t>& x) {
   std::stable_sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) { return x[a] < x[b]; });
   return idx;
 }
+std::vector<int64_t> iota(int64_t a, int64_t b) {
+  std::vector<int64_t> r;
+  for (int64_t i = a; i < b; i++) r.push_back(i);
+  return r;
+}
 
 }  // namespace tg
