@@ -2,6 +2,9 @@
 // the devectorizer: REDUCE -> DEFINE_ACC+ASSIGN, load/store grouping and splitting, scalarizing vector ALUs, valid
 // simplification and the late rules for the renderer (tinygrad's codegen/devectorizer.py), plus the symbolic.py
 // helpers it needs (gep_pushing, simplify_valid, uop_given_valid) and the codegen rules of `sym`
+// Its rules are in four files: devectorizer.cpp (load/store, devectorize, split_odd_vectors, pm_render),
+// devectorizer_sym.cpp (the symbolic.py parts), devectorizer_reduce.cpp (pm_reduce, pm_horizontal_tree) and
+// devectorizer_late.cpp (get_late_rewrite_patterns).
 #include <optional>
 #include <vector>
 
@@ -10,10 +13,11 @@
 namespace tg {
 
 // *** symbolic helpers (uop/symbolic.py) ***
-std::vector<UOp> split_uop_list(const UOp& x, Ops sep);  // x split on an associative op, in src order
 UOp uop_given_valid(const UOp& valid,
                     const UOp& uop);   // uop simplified given valid is true; null if valid is never true
 UOp simplify_valid(const UOp& valid);  // null when nothing changed
+// operand s of a WMMA restricted to the given instructions' elements (each instruction takes upcast_size(s) of them)
+UOp wmma_operand(const UOp& wmma, size_t s, const std::vector<int64_t>& instrs);
 const PatternMatcher<UOp>& gep_pushing();
 const PatternMatcher<UOp>& sym_codegen();  // sym() + gep_pushing + the codegen-time rules of tinygrad's sym
 

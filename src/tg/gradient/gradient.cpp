@@ -15,147 +15,25 @@ using G = std::vector<UOp>;  // one gradient per source of the differentiated no
 
 Shape shape_of(const UOp& u) { return uop_shape(u); }
 UOp zero_like(const UOp& u) { return u.const_like(ConstValue(int64_t(0))); }
+// one gradient per source, in source order (a null UOp: none flows to that source)
+template <class... U>
+GradList grads(U&&... g) {
+  return G{UOp(std::forward<U>(g))...};
+}
 
 // REDUCE_AXIS: a sum broadcasts back; a max splits the gradient evenly between the tied maxima; a product divides
 GradList reduce_gradient(M m, UOp& ctx) {
   UOp ret = m["ret"], x = ret.src(0);
   const auto& ra = ret.arg<ReduceArg>();
   Shape xs = shape_of(x);
-  if (ra.op == Ops::ADD) return G{uop_expand(ctx, xs)};
+  if (ra.op == Ops::ADD) return grads(uop_expand(ctx, xs));
   if (ra.op == Ops::MAX) {
     UOp is_max = x.ne(uop_expand(ret, xs)).ne(x.const_like(int64_t(1)).cast(dtypes::bool_)).cast(ctx.dtype());
     UOp count = uop_expand(uop_r(is_max, Ops::ADD, ra.axes), xs);
-    return G{fdiv(is_max, count) * uop_expand(ctx, xs)};
+    return grads(fdiv(is_max, count) * uop_expand(ctx, xs));
   }
-  if (ra.op == Ops::MUL) return G{fdiv(uop_expand(ctx * ret, xs), x)};
+  if (ra.op == Ops::MUL) return grads(fdiv(uop_expand(ctx * ret, xs), x));
   return std::nullopt;
-}
-
-std::vector<int64_t> argsort(const std::vector<int64_t>& v) {
-  std::vector<int64_t> idx(v.size());
-  for (size_t i = 0; i < v.size(); i++) idx[static_cast<size_t>(v[i])] = static_cast<int64_t>(i);
-  return idx;
-}
-std::vector<int64_t> tuple_ints(const Tuple& t) {
-  std::vector<int64_t> out;
-  for (const ConstValue& c : t) out.push_back(as_int(c));
-  return out;
-}
-
-PatternMatcher<GradList, UOp> make_pm_gradient() {
-  using R = Rule<GradList, UOp>;
-  static constexpr double ln2 = std::numbers::ln2;
-  return PatternMatcher<GradList, UOp>(std::vector<R>{
-      R(
-          op(Ops::CAST).named("ret"), +[](M m, UOp& ctx) -> GradList { return G{ctx.cast(m["ret"].src(0).dtype())}; }),
-      R(
-          op(Ops::RECIP).named("ret"), +[](M m, UOp& ctx) -> GradList { return G{-ctx * m["ret"] * m["ret"]}; }),
-      R(
-          op(Ops::SIN).named("ret"),
-          +[](M m, UOp& ctx) -> GradList { return G{(std::numbers::pi / 2 - m["ret"].src(0)).sin() * ctx}; }),
-      R(
-          op(Ops::LOG2).named("ret"), +[](M m, UOp& ctx) -> GradList { return G{fdiv(ctx, m["ret"].src(0) * ln2)}; }),
-      R(
-          op(Ops::EXP2).named("ret"), +[](M m, UOp& ctx) -> GradList { return G{m["ret"] * ctx * ln2}; }),
-      R(
-          op(Ops::SQRT).named("ret"), +[](M m, UOp& ctx) -> GradList { return G{fdiv(ctx, m["ret"] * 2)}; }),
-      R(
-          op({Ops::CMPLT, Ops::CMPNE}),
-          +[](M, UOp&) -> GradList {
-            return G{UOp(), UOp()};
-          }),
-      R(
-          op(Ops::ADD),
-          +[](M, UOp& ctx) -> GradList {
-            return G{ctx, ctx};
-          }),
-      R(
-          op(Ops::POW).named("ret"),
-          +[](M m, UOp& ctx) -> GradList {
-            UOp ret = m["ret"], b = ret.src(0), e = ret.src(1);
-            UOp both_zero = b.eq(zero_like(b)) & e.eq(zero_like(e));
-            UOp db = ctx * both_zero.where(e, e * b.pow(e - 1));
-            UOp neg_inf_or_zero = (e < 0).where(ret.const_like(-INFINITY), zero_like(ret));
-            UOp de = ctx * b.eq(zero_like(b)).where(neg_inf_or_zero, ret * b.log2() * ln2);
-            return G{db, de};
-          }),
-      R(
-          op(Ops::MAX).named("ret"),
-          +[](M m, UOp& ctx) -> GradList {  // ties: each side gets half
-            UOp a = m["ret"].src(0), b = m["ret"].src(1), half = ctx * 0.5, zero = zero_like(ctx);
-            return G{(a > b).where(ctx, a.ne(b).where(zero, half)), (a < b).where(ctx, a.ne(b).where(zero, half))};
-          }),
-      R(
-          op(Ops::MUL).named("ret"),
-          +[](M m, UOp& ctx) -> GradList {
-            return G{m["ret"].src(1) * ctx, m["ret"].src(0) * ctx};
-          }),
-      R(
-          op(Ops::WHERE).named("ret"),
-          +[](M m, UOp& ctx) -> GradList {
-            UOp c = m["ret"].src(0), zero = zero_like(ctx);
-            return G{UOp(), c.where(ctx, zero), c.where(zero, ctx)};
-          }),
-      R(op(Ops::REDUCE_AXIS).named("ret"), +reduce_gradient),
-      R(
-          op({Ops::CONTIGUOUS, Ops::FUSE}), +[](M, UOp& ctx) -> GradList { return G{ctx}; }),
-      R(
-          op(Ops::CONTIGUOUS_BACKWARD),
-          +[](M, UOp& ctx) -> GradList { return G{UOp::make(Ops::CONTIGUOUS, ctx.dtype(), {ctx})}; }),
-      R(
-          op(Ops::RESHAPE).named("ret"),
-          +[](M m, UOp& ctx) -> GradList { return G{uop_reshape(ctx, shape_of(m["ret"].src(0)))}; }),
-      R(
-          op(Ops::PERMUTE).named("ret"),
-          +[](M m, UOp& ctx) -> GradList { return G{uop_permute(ctx, argsort(tuple_ints(m["ret"].arg<Tuple>())))}; }),
-      R(
-          op(Ops::PAD).named("ret"),
-          +[](M m, UOp& ctx) -> GradList {
-            Shape s = shape_of(m["ret"].src(0));
-            const auto& p = m["ret"].arg<PairTuple>();
-            Mask sh;
-            for (size_t i = 0; i < s.size(); i++) sh.push_back({p[i].first, s[i] + p[i].first});
-            return G{uop_shrink(ctx, sh)};
-          }),
-      R(
-          op(Ops::SHRINK).named("ret"),
-          +[](M m, UOp& ctx) -> GradList {
-            Shape s = shape_of(m["ret"].src(0));
-            const auto& p = m["ret"].arg<PairTuple>();
-            Mask pd;
-            for (size_t i = 0; i < s.size(); i++) pd.push_back({p[i].first, s[i] - p[i].second});
-            return G{uop_pad(ctx, pd)};
-          }),
-      R(
-          op(Ops::FLIP).named("ret"),
-          +[](M m, UOp& ctx) -> GradList {
-            std::vector<bool> axes;
-            for (const ConstValue& c : m["ret"].arg<Tuple>()) axes.push_back(as_bool(c));
-            return G{uop_flip(ctx, axes)};
-          }),
-      // the gradient of a broadcast sums over the broadcast dims, in the accumulation dtype
-      R(
-          op(Ops::EXPAND).named("ret"),
-          +[](M m, UOp& ctx) -> GradList {
-            Shape in = shape_of(m["ret"].src(0)), out = shape_of(m["ret"]);
-            std::vector<int64_t> axes;
-            for (size_t i = 0; i < in.size(); i++)
-              if (in[i] != out[i]) axes.push_back(static_cast<int64_t>(i));
-            return G{uop_r(ctx.cast(sum_acc_dtype(ctx.dtype())), Ops::ADD, axes).cast(ctx.dtype())};
-          }),
-      R(
-          op(Ops::BITCAST), +[](M, UOp&) -> GradList { return G{UOp()}; }),  // no gradient through a bitcast
-      R(
-          op(Ops::CUSTOM_GRAD).named("ret"),
-          +[](M m, UOp& ctx) -> GradList {
-            UOp ret = m["ret"];
-            const auto* fn = dynamic_cast<const GradFn*>(ret.arg<ObjectArg>().get());
-            TG_ASSERT(fn != nullptr, "CUSTOM_GRAD without a GradFn arg");
-            G grads{ctx};
-            for (UOp& g : fn->backward(ctx, ret)) grads.push_back(std::move(g));
-            return grads;
-          }),
-  });
 }
 
 // the nodes between root and the targets, sources first: a node is on the path when one of its sources is a
@@ -177,7 +55,85 @@ std::vector<UOp> deepwalk(const UOp& root, const std::vector<UOp>& targets) {
 }  // namespace
 
 const PatternMatcher<GradList, UOp>& pm_gradient() {
-  static const auto* pm = new PatternMatcher<GradList, UOp>(make_pm_gradient());
+  static constexpr double ln2 = std::numbers::ln2;
+  static const auto* pm = new PatternMatcher<GradList, UOp>{
+      {op(Ops::CAST).named("ret"), [](M m, UOp& ctx) { return grads(ctx.cast(m["ret"].src(0).dtype())); }},
+      {op(Ops::RECIP).named("ret"), [](M m, UOp& ctx) { return grads(-ctx * m["ret"] * m["ret"]); }},
+      {op(Ops::SIN).named("ret"),
+       [](M m, UOp& ctx) { return grads((std::numbers::pi / 2 - m["ret"].src(0)).sin() * ctx); }},
+      {op(Ops::LOG2).named("ret"), [](M m, UOp& ctx) { return grads(fdiv(ctx, m["ret"].src(0) * ln2)); }},
+      {op(Ops::EXP2).named("ret"), [](M m, UOp& ctx) { return grads(m["ret"] * ctx * ln2); }},
+      {op(Ops::SQRT).named("ret"), [](M m, UOp& ctx) { return grads(fdiv(ctx, m["ret"] * 2)); }},
+      {op({Ops::CMPLT, Ops::CMPNE}), [](M, UOp&) { return grads(UOp(), UOp()); }},
+      {op(Ops::ADD), [](M, UOp& ctx) { return grads(ctx, ctx); }},
+      {op(Ops::POW).named("ret"),
+       [](M m, UOp& ctx) {
+         UOp ret = m["ret"], b = ret.src(0), e = ret.src(1);
+         UOp both_zero = b.eq(zero_like(b)) & e.eq(zero_like(e));
+         UOp db = ctx * both_zero.where(e, e * b.pow(e - 1));
+         UOp neg_inf_or_zero = (e < 0).where(ret.const_like(-INFINITY), zero_like(ret));
+         UOp de = ctx * b.eq(zero_like(b)).where(neg_inf_or_zero, ret * b.log2() * ln2);
+         return grads(db, de);
+       }},
+      {op(Ops::MAX).named("ret"),
+       [](M m, UOp& ctx) {  // ties: each side gets half
+         UOp a = m["ret"].src(0), b = m["ret"].src(1), half = ctx * 0.5, zero = zero_like(ctx);
+         return grads((a > b).where(ctx, a.ne(b).where(zero, half)), (a < b).where(ctx, a.ne(b).where(zero, half)));
+       }},
+      {op(Ops::MUL).named("ret"), [](M m, UOp& ctx) { return grads(m["ret"].src(1) * ctx, m["ret"].src(0) * ctx); }},
+      {op(Ops::WHERE).named("ret"),
+       [](M m, UOp& ctx) {
+         UOp c = m["ret"].src(0), zero = zero_like(ctx);
+         return grads(UOp(), c.where(ctx, zero), c.where(zero, ctx));
+       }},
+      {op(Ops::REDUCE_AXIS).named("ret"), reduce_gradient},
+      {op({Ops::CONTIGUOUS, Ops::FUSE}), [](M, UOp& ctx) { return grads(ctx); }},
+      {op(Ops::CONTIGUOUS_BACKWARD), [](M, UOp& ctx) { return grads(UOp::make(Ops::CONTIGUOUS, ctx.dtype(), {ctx})); }},
+      {op(Ops::RESHAPE).named("ret"), [](M m, UOp& ctx) { return grads(uop_reshape(ctx, shape_of(m["ret"].src(0)))); }},
+      {op(Ops::PERMUTE).named("ret"),
+       [](M m, UOp& ctx) { return grads(uop_permute(ctx, argsort(tuple_ints(m["ret"].arg())))); }},
+      {op(Ops::PAD).named("ret"),
+       [](M m, UOp& ctx) {
+         Shape s = shape_of(m["ret"].src(0));
+         const auto& p = m["ret"].arg<PairTuple>();
+         Mask sh;
+         for (size_t i = 0; i < s.size(); i++) sh.push_back({p[i].first, s[i] + p[i].first});
+         return grads(uop_shrink(ctx, sh));
+       }},
+      {op(Ops::SHRINK).named("ret"),
+       [](M m, UOp& ctx) {
+         Shape s = shape_of(m["ret"].src(0));
+         const auto& p = m["ret"].arg<PairTuple>();
+         Mask pd;
+         for (size_t i = 0; i < s.size(); i++) pd.push_back({p[i].first, s[i] - p[i].second});
+         return grads(uop_pad(ctx, pd));
+       }},
+      {op(Ops::FLIP).named("ret"),
+       [](M m, UOp& ctx) {
+         std::vector<bool> axes;
+         for (const ConstValue& c : m["ret"].arg<Tuple>()) axes.push_back(as_bool(c));
+         return grads(uop_flip(ctx, axes));
+       }},
+      // the gradient of a broadcast sums over the broadcast dims, in the accumulation dtype
+      {op(Ops::EXPAND).named("ret"),
+       [](M m, UOp& ctx) {
+         Shape in = shape_of(m["ret"].src(0)), out = shape_of(m["ret"]);
+         std::vector<int64_t> axes;
+         for (size_t i = 0; i < in.size(); i++)
+           if (in[i] != out[i]) axes.push_back(static_cast<int64_t>(i));
+         return grads(uop_r(ctx.cast(sum_acc_dtype(ctx.dtype())), Ops::ADD, axes).cast(ctx.dtype()));
+       }},
+      {op(Ops::BITCAST), [](M, UOp&) { return grads(UOp()); }},  // no gradient through a bitcast
+      {op(Ops::CUSTOM_GRAD).named("ret"),
+       [](M m, UOp& ctx) {
+         UOp ret = m["ret"];
+         const auto* fn = dynamic_cast<const GradFn*>(ret.arg<ObjectArg>().get());
+         TG_ASSERT(fn != nullptr, "CUSTOM_GRAD without a GradFn arg");
+         G out{ctx};
+         for (UOp& g : fn->backward(ctx, ret)) out.push_back(std::move(g));
+         return GradList(std::move(out));
+       }},
+  };
   return *pm;
 }
 

@@ -131,4 +131,12 @@ inline int64_t cmod(int64_t a, int64_t b) {
   return a % b;
 }
 
+// *** sequences ***
+
+// the indices that sort x, equal keys in index order (tinygrad's argsort: sorted(range(len(x)), key=x.__getitem__));
+// for a permutation it is the inverse permutation
+std::vector<int64_t> argsort(const std::vector<int64_t>& x);
+// a, a+1, ..., b-1 (python's list(range(a, b)))
+std::vector<int64_t> iota(int64_t a, int64_t b);
+
 }  // namespace tg

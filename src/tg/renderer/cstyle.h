@@ -2,6 +2,7 @@
 // CStyleLanguage and ClangRenderer (tinygrad's renderer/cstyle.py). Rendering is a walk over the linearized uops in
 // order: each uop is named (val0, alu0, acc0, ridx0, ...), then rendered by the first rule of string_rewrite() that
 // matches, and either inlined into its users or written out as a line of the kernel body.
+// OpenCLRenderer and CUDARenderer, declared here too, are defined in opencl.cpp and cuda.cpp.
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -23,6 +24,8 @@ const PatternMatcher<UOp>& clang_extra_matcher();  // ClangRenderer's: double->h
 // without bf16 arithmetic: clang 14's C on x86, LLVM IR without compiler-rt's __truncsfbf2)
 const PatternMatcher<UOp>& software_bf16();
 std::string strip_parens(const std::string& s);  // "(a+b)" -> "a+b", but "(a)+(b)" stays (helpers.strip_parens)
+// the value dtypes of the uops (not pointers or images), deduplicated in order (tinygrad's uops_to_dtypes)
+std::vector<DType> uops_to_dtypes(const std::vector<UOp>& uops);
 
 class CStyleLanguage : public Renderer {
  public:

@@ -94,12 +94,6 @@ std::vector<ShapeTracker> dedup_sts(std::vector<ShapeTracker> xs) {
     if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(std::move(s));
   return out;
 }
-std::vector<int64_t> argsort(const std::vector<sint>& x) {
-  std::vector<int64_t> idx(x.size());
-  for (size_t i = 0; i < idx.size(); i++) idx[i] = static_cast<int64_t>(i);
-  std::stable_sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) { return x[a] < x[b]; });
-  return idx;
-}
 
 // View.invert / ShapeTracker.invert: the view that undoes this one, when it only permutes and flips
 std::optional<View> view_invert(const View& v, const Shape& out_shape) {
@@ -121,12 +115,6 @@ std::optional<ShapeTracker> st_invert(const ShapeTracker& st, const Shape& out_s
     inv.push_back(*v);
   }
   return ShapeTracker{inv}.reshape(out_shape);
-}
-
-ConstValue identity_element(Ops op, DType dt) {
-  if (op == Ops::ADD) return ConstValue(int64_t(0));
-  if (op == Ops::MUL) return ConstValue(int64_t(1));
-  return dtypes::min(dt);
 }
 
 // get_contraction_with_reduce (tinygrad's codegen/lowerer.py); get_contraction is in shape/view.h

@@ -4,9 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
-#include <map>
 #include <mutex>
-#include <numbers>
 #include <ostream>
 #include <unordered_set>
 
@@ -46,18 +44,17 @@ std::shared_ptr<TensorData> track(UOp uop, std::optional<bool> requires_grad) {
   return d;
 }
 
-// the canonical name of an available device; an unknown one is an Error that lists the available devices
-std::string resolve_device(const std::optional<std::string>& device) {
-  std::string d = Device::canonicalize(device ? std::string_view(*device) : std::string_view(Device::DEFAULT.str()));
-  Device::get(d);
-  return d;
-}
-
 ConstValue read_host(const void* data, size_t i, DType host) {
   TG_CHECK(host.fmt() != 0, "unsupported host dtype ", host);
   return read_value(static_cast<const uint8_t*>(data) + i * static_cast<size_t>(host.itemsize()), host);
 }
 }  // namespace
+
+std::string resolve_device(const std::optional<std::string>& device) {
+  std::string d = Device::canonicalize(device ? std::string_view(*device) : std::string_view(Device::DEFAULT.str()));
+  Device::get(d);
+  return d;
+}
 
 // *** metadata ***
 
@@ -321,203 +318,6 @@ Tensor Tensor::binop(Ops op, const Tensor& x, bool reverse) const {
   return a.apply_uop(a.uop().alu(op, {b.uop()}), {&a, &b});
 }
 
-// *** elementwise ***
-
-Tensor Tensor::cast(DType dt) const {
-  TG_META("cast");
-  if ((dt == dtypes::uint8 || dt == dtypes::uint16) && dtypes::is_float(dtype())) {  // as tinygrad: through int32
-    Tensor i = apply_uop(uop().cast(dtypes::int32), {this});
-    return i.apply_uop(i.uop().cast(dt), {&i});
-  }
-  return dtype() == dt ? *this : apply_uop(uop().cast(dt), {this});
-}
-Tensor Tensor::contiguous() const {
-  TG_META("contiguous");
-  return apply_uop(UOp::make(Ops::CONTIGUOUS, dtype(), {uop()}), {this});
-}
-Tensor Tensor::detach() const {
-  TG_META("detach");
-  return Tensor(track(UOp::make(Ops::DETACH, dtype(), {uop()}), false));
-}
-Tensor Tensor::neg() const {
-  TG_META("neg");
-  return dtype() == dtypes::bool_ ? logical_not() : *this * -1;
-}
-Tensor Tensor::logical_not() const {
-  TG_META("logical_not");
-  Tensor b = cast(dtypes::bool_);
-  return b.binop(Ops::CMPNE, b.scalar_like(true), false);
-}
-static Tensor float_unary(const Tensor& t, Ops op) {
-  Tensor f = t.cast(least_upper_float(t.dtype()));
-  return tensor_from_uop(f.uop().alu(op), f.requires_grad());
-}
-Tensor Tensor::reciprocal() const {
-  TG_META("reciprocal");
-  return float_unary(*this, Ops::RECIP);
-}
-Tensor Tensor::sqrt() const {
-  TG_META("sqrt");
-  return float_unary(*this, Ops::SQRT);
-}
-Tensor Tensor::exp2() const {
-  TG_META("exp2");
-  return float_unary(*this, Ops::EXP2);
-}
-Tensor Tensor::log2() const {
-  TG_META("log2");
-  return float_unary(*this, Ops::LOG2);
-}
-Tensor Tensor::sin() const {
-  TG_META("sin");
-  return float_unary(*this, Ops::SIN);
-}
-Tensor Tensor::exp() const {
-  TG_META("exp");
-  return (*this * (1 / std::numbers::ln2)).exp2();
-}
-Tensor Tensor::log() const {
-  TG_META("log");
-  return log2() * std::numbers::ln2;
-}
-Tensor Tensor::cos() const {
-  TG_META("cos");
-  return (std::numbers::pi / 2 - *this).sin();
-}
-Tensor Tensor::relu() const {
-  TG_META("relu");
-  return (*this > 0).where(*this, scalar_like(int64_t(0)));
-}
-Tensor Tensor::sigmoid() const {
-  TG_META("sigmoid");
-  return (1 + (*this * (-1 / std::numbers::ln2)).exp2()).reciprocal();
-}
-Tensor Tensor::sign() const {
-  TG_META("sign");
-  Tensor z = full_like(int64_t(0)), p = full_like(int64_t(1)), n = full_like(int64_t(-1));
-  return ne(scalar_like(int64_t(0))).where((*this < 0).where(n, p), z) + *this * 0;
-}
-Tensor Tensor::abs() const {
-  TG_META("abs");
-  return *this * sign();
-}
-
-Tensor Tensor::add(const Tensor& x, bool reverse) const {
-  TG_META("add");
-  return binop(Ops::ADD, x, reverse);
-}
-Tensor Tensor::mul(const Tensor& x, bool reverse) const {
-  TG_META("mul");
-  return binop(Ops::MUL, x, reverse);
-}
-Tensor Tensor::sub(const Tensor& x, bool reverse) const {
-  TG_META("sub");
-  auto [a, b] = broadcasted(x, reverse);
-  return a + -b;
-}
-Tensor Tensor::div(const Tensor& x, bool reverse) const {
-  TG_META("div");
-  auto [n, d] = broadcasted(x, reverse);
-  return n.cast(least_upper_float(n.dtype())) * d.cast(least_upper_float(d.dtype())).reciprocal();
-}
-void Tensor::check_dtype_for(DType, const char* what) const {
-  TG_CHECK(dtype() == dtypes::bool_ || dtypes::is_int(dtype()), what, " is not supported for ", dtype());
-}
-Tensor Tensor::idiv(const Tensor& x, bool reverse) const {
-  TG_META("idiv");
-  return binop(Ops::IDIV, x, reverse);
-}
-Tensor Tensor::mod(const Tensor& x, bool reverse) const {  // python's floor modulo: a - floor(a / b) * b
-  TG_META("mod");
-  auto [a, b] = broadcasted(x, reverse);
-  return a - a.div(b, false, "floor") * b;
-}
-Tensor Tensor::pow(const Tensor& x, bool reverse) const {
-  TG_META("pow");
-  auto [base, e] = broadcasted(x, reverse);
-  TG_CHECK(base.is_floating_point(), "base needs to be float, not ", base.dtype());
-  Tensor ret = base.apply_uop(base.uop().alu(Ops::POW, {e.uop()}), {&base, &e});
-  // an int tensor raised to a float comes back rounded to its own dtype
-  return !reverse && !dtypes::is_float(dtype()) ? ret.round().cast(dtype()) : ret;
-}
-Tensor Tensor::maximum(const Tensor& x) const {
-  TG_META("maximum");
-  return binop(Ops::MAX, x, false);
-}
-Tensor Tensor::inverse() const {
-  if (is_floating_point()) return -*this;
-  if (dtypes::is_int(dtype())) return bitwise_not();
-  return logical_not();
-}
-Tensor Tensor::minimum(const Tensor& x) const {
-  TG_META("minimum");
-  auto [t, y] = broadcasted(x);
-  return t.inverse().maximum(y.inverse()).inverse();
-}
-Tensor Tensor::where(const Tensor& x, const Tensor& y) const {
-  TG_META("where");
-  auto [xx, yy] = x.broadcasted(y);
-  auto [cond, xb] = broadcasted(xx, false, false);
-  auto [cond2, yb] = cond.broadcasted(yy, false, false);
-  Tensor c = cond2.cast(dtypes::bool_);
-  auto [a, b] = xb.broadcasted(yb);
-  return c.apply_uop(c.uop().alu(Ops::WHERE, {a.uop(), b.uop()}), {&c, &a, &b});
-}
-Tensor Tensor::lt(const Tensor& x) const {
-  TG_META("lt");
-  return binop(Ops::CMPLT, x, false);
-}
-Tensor Tensor::gt(const Tensor& x) const {
-  TG_META("gt");
-  return binop(Ops::CMPLT, x, true);
-}
-Tensor Tensor::ne(const Tensor& x) const {
-  TG_META("ne");
-  return binop(Ops::CMPNE, x, false);
-}
-Tensor Tensor::eq(const Tensor& x) const {
-  TG_META("eq");
-  return ne(x).logical_not();
-}
-Tensor Tensor::bitwise_and(const Tensor& x, bool reverse) const {
-  TG_META("bitwise_and");
-  check_dtype_for(dtype(), "bitwise_and");
-  return binop(Ops::AND, x, reverse);
-}
-Tensor Tensor::bitwise_or(const Tensor& x, bool reverse) const {
-  TG_META("bitwise_or");
-  check_dtype_for(dtype(), "bitwise_or");
-  return binop(Ops::OR, x, reverse);
-}
-Tensor Tensor::bitwise_xor(const Tensor& x, bool reverse) const {
-  TG_META("bitwise_xor");
-  check_dtype_for(dtype(), "bitwise_xor");
-  return binop(Ops::XOR, x, reverse);
-}
-Tensor Tensor::bitwise_not() const {
-  TG_META("bitwise_not");
-  check_dtype_for(dtype(), "bitwise_not");
-  if (dtype() == dtypes::bool_) return logical_not();
-  // an unsigned dtype's all-ones is its max: a const -1 there is out of range, and MAX(x, -1) folds to x (minimum)
-  return dtypes::is_unsigned(dtype()) ? bitwise_xor(scalar_like(dtypes::max(dtype()))) : *this ^ -1;
-}
-Tensor Tensor::lshift(int64_t bits) const {
-  TG_META("lshift");
-  TG_CHECK_AS(AssertionError, dtypes::is_unsigned(dtype()) && bits >= 0,
-              "lshift needs an unsigned dtype and bits >= 0, got ", dtype(), " and ", bits);
-  return *this * (int64_t(1) << bits);
-}
-Tensor Tensor::rshift(int64_t bits) const {
-  TG_META("rshift");
-  TG_CHECK_AS(AssertionError, dtypes::is_unsigned(dtype()) && bits >= 0,
-              "rshift needs an unsigned dtype and bits >= 0, got ", dtype(), " and ", bits);
-  return idiv(scalar_like(int64_t(1) << bits));
-}
-Tensor Tensor::clip(std::optional<ConstValue> lo, std::optional<ConstValue> hi) const {
-  TG_META("clip");
-  return clamp(lo, hi);
-}
-
 // *** movement ***
 
 Tensor Tensor::reshape(Shape new_shape) const {
@@ -656,79 +456,6 @@ Tensor Tensor::unsqueeze(int64_t dim) const {
   return reshape(s);
 }
 
-// *** reduce ***
-
-Tensor Tensor::reduce(Ops op, std::vector<int64_t> axis, bool keepdim) const {
-  if (axis.empty())
-    for (int64_t i = 0; i < ndim(); i++) axis.push_back(i);
-  for (auto& a : axis) a = resolve_dim(a);
-  if (ndim() == 0) axis.clear();
-  Tensor ret = apply_uop(uop_r(uop(), op, axis), {this});
-  if (keepdim) return ret;
-  Shape s = shape(), ns;
-  for (size_t i = 0; i < s.size(); i++)
-    if (std::find(axis.begin(), axis.end(), static_cast<int64_t>(i)) == axis.end()) ns.push_back(s[i]);
-  return ret.reshape(ns);
-}
-Tensor Tensor::sum(std::vector<int64_t> axis, bool keepdim, std::optional<DType> acc) const {
-  TG_META("sum");
-  Tensor ret = cast(acc ? *acc : sum_acc_dtype(dtype())).reduce(Ops::ADD, std::move(axis), keepdim);
-  return (!acc && (dtype() == dtypes::float16 || dtype() == dtypes::bfloat16)) ? ret.cast(dtype()) : ret;
-}
-Tensor Tensor::prod(std::vector<int64_t> axis, bool keepdim, std::optional<DType> acc) const {
-  TG_META("prod");
-  return cast(acc ? *acc : dtype()).reduce(Ops::MUL, std::move(axis), keepdim);
-}
-Tensor Tensor::max(std::vector<int64_t> axis, bool keepdim) const {
-  TG_META("max");
-  return reduce(Ops::MAX, std::move(axis), keepdim);
-}
-Tensor Tensor::min(std::vector<int64_t> axis, bool keepdim) const {
-  TG_META("min");
-  return inverse().max(std::move(axis), keepdim).inverse();
-}
-Tensor Tensor::mean(std::vector<int64_t> axis, bool keepdim) const {
-  TG_META("mean");
-  DType out = dtypes::is_float(dtype()) ? dtype() : dtypes::float32;
-  Tensor num = cast(sum_acc_dtype(dtype())).sum(axis, keepdim);
-  Shape s = shape(), r = sum(axis, true).shape();
-  sint n = 1;
-  for (size_t i = 0; i < s.size(); i++)
-    if (s[i] != r[i]) n *= s[i];
-  return num.div(num.scalar_like(n)).cast(out);
-}
-Tensor Tensor::softmax(int64_t axis, std::optional<DType> dt) const {
-  TG_META("softmax");
-  Tensor m = *this - max(axis, true).detach();
-  if (dt) m = m.cast(*dt);
-  Tensor e = m.exp();
-  return e.div(e.sum(axis, true));
-}
-Tensor Tensor::log_softmax(int64_t axis, std::optional<DType> dt) const {
-  TG_META("log_softmax");
-  Tensor m = *this - max(axis, true).detach();
-  if (dt) m = m.cast(*dt);
-  return m - m.exp().sum(axis, true).log();
-}
-
-Tensor Tensor::dot(const Tensor& w, std::optional<DType> dt) const {
-  TG_META("dot");
-  int64_t dx = ndim(), dw = w.ndim();
-  TG_CHECK(dx > 0 && dw > 0, "both tensors need to be at least 1D, got ", dx, "D and ", dw, "D");
-  Shape xs = shape(), ws = w.shape();
-  int64_t axis_w = -std::min<int64_t>(dw, 2);
-  TG_CHECK(xs.back() == ws[static_cast<size_t>(dw + axis_w)], "cannot dot ", shape_str(xs), " and ", shape_str(ws));
-  int64_t ones = std::min<int64_t>({dx - 1, dw - 1, 1});
-  Shape nx(xs.begin(), xs.end() - 1);
-  for (int64_t i = 0; i < ones; i++) nx.push_back(1);
-  nx.push_back(xs.back());
-  Shape nw(ws.begin(), ws.end() - std::min<int64_t>(dw, 2));
-  for (int64_t i = 0; i < ones; i++) nw.push_back(1);
-  nw.insert(nw.end(), ws.end() + axis_w, ws.end());
-  Tensor x = reshape(nx), ww = w.reshape(nw).transpose(-1, axis_w);
-  return (x * ww).sum(std::vector<int64_t>{-1}, false, dt).cast(dt ? *dt : least_upper_dtype({x.dtype(), ww.dtype()}));
-}
-
 // *** concatenation and bit casts ***
 
 Tensor Tensor::cat(const std::vector<Tensor>& others, int64_t dim) const {
@@ -762,7 +489,7 @@ Tensor Tensor::stack(const std::vector<Tensor>& tensors, int64_t dim) {
   for (size_t i = 1; i < tensors.size(); i++) rest.push_back(tensors[i].unsqueeze(dim));
   return tensors[0].unsqueeze(dim).cat(rest, dim);
 }
-static DType uint_of_size(int bytes) {
+DType uint_of_size(int bytes) {
   switch (bytes) {
     case 1: return dtypes::uint8;
     case 2: return dtypes::uint16;
@@ -799,114 +526,6 @@ Tensor Tensor::bitcast(DType dt) const {
   std::vector<Tensor> parts;  // split each element into os/ns smaller ones
   for (int i = 0; i < os / ns; i++) parts.push_back(tmp.rshift(8 * i * ns));
   return stack(parts, -1).flatten(-2).cast(new_uint).bitcast(dt);
-}
-
-// *** random ***
-
-namespace {
-struct RngState {  // tinygrad's Tensor._seed, _device_seeds, _device_rng_counters
-  uint64_t seed = 0;
-  std::map<std::string, Tensor> device_seeds, counters;
-};
-RngState& rng() {
-  static auto* s = new RngState();  // reachable until exit; tensors in it may outlive other statics
-  return *s;
-}
-}  // namespace
-
-void Tensor::manual_seed(uint64_t seed) {
-  RngState& r = rng();
-  r.seed = seed;
-  r.device_seeds.clear();
-  r.counters.clear();
-}
-
-Tensor Tensor::rand(const Shape& shape, TensorOptions opts, bool contiguous) {
-  TG_META("rand");
-  DType dt = opts.dtype ? *opts.dtype : dtypes::default_float;
-  TG_CHECK_AS(ValueError, dtypes::is_float(dt), "rand only supports float dtypes, got ", dt);
-  for (sint s : shape) TG_CHECK_AS(ValueError, s >= 0, "invalid input shape=", shape_str(shape));
-  std::string device = resolve_device(opts.device);
-  if (tg::prod(shape) == 0) return zeros(shape, TensorOptions{device, dt, opts.requires_grad});
-  RngState& r = rng();
-  int64_t numel = tg::prod(shape), num = ceildiv(numel * dt.itemsize(), 4), half = ceildiv(num, 2);
-  const TensorOptions u32{device, dtypes::uint32, false};
-  if (!r.device_seeds.count(device)) {
-    // the device's key: (the low 32 bits of sha256 of the device's index as 4 big-endian bytes, the seed)
-    uint32_t idx = static_cast<uint32_t>(r.device_seeds.size());
-    uint8_t be[4] = {uint8_t(idx >> 24), uint8_t(idx >> 16), uint8_t(idx >> 8), uint8_t(idx)};
-    auto h = sha256(be, 4);
-    int64_t low = int64_t(h[28]) << 24 | int64_t(h[29]) << 16 | int64_t(h[30]) << 8 | int64_t(h[31]);
-    r.device_seeds.emplace(device, Tensor(std::vector<int64_t>{low, static_cast<int64_t>(r.seed)}, {2}, u32));
-    r.counters.emplace(device, Tensor(std::vector<int64_t>{num}, {1}, u32));
-  } else {
-    Tensor& c = r.counters.at(device);
-    c.assign(c + num);
-  }
-  Tensor key = r.device_seeds.at(device), counter = r.counters.at(device);
-  Tensor bits_count = counter - num;
-  Tensor counts0 = arange(0, static_cast<double>(half), 1, u32) + bits_count;
-  Tensor counts1 = counts0 + half;
-  // _threefry_random_bits: 64-bit counters (counts1:counts0) through threefry keyed by (key[1]:key[0])
-  Tensor x = counts1.cast(dtypes::uint64).lshift(32).bitwise_or(counts0.cast(dtypes::uint64));
-  Tensor k0 = key.shrink({{0, 1}}).broadcast_to(x.shape()).cast(dtypes::uint64);
-  Tensor k1 = key.shrink({{1, 2}}).broadcast_to(x.shape()).cast(dtypes::uint64);
-  Tensor k = k1.lshift(32).bitwise_or(k0);
-  Tensor y = x.apply_uop(x.uop().alu(Ops::THREEFRY, {k.uop()}), {&x, &k});
-  Tensor lo = y.bitwise_and(y.scalar_like(int64_t(0xffffffff))).cast(dtypes::uint32);
-  Tensor hi = y.rshift(32).bitwise_and(y.scalar_like(int64_t(0xffffffff))).cast(dtypes::uint32);
-  Tensor bits = lo.cat({hi}).shrink({{0, num}});
-  // the top mantissa bits of each word, under an exponent of 1.0: a float in [1, 2), minus 1
-  auto [_, nmant] = dtypes::finfo(dt);
-  DType uint_dt = uint_of_size(dt.itemsize());
-  bits = bits.bitcast(uint_dt);
-  Tensor one = bits.ones_like(TensorOptions{device, dt, false}).bitcast(uint_dt);
-  bits = bits.rshift(dt.itemsize() * 8 - nmant).bitwise_or(one);
-  // requires_grad as asked, unset by default (from the key and counter, which don't require grad, it would be false)
-  Tensor out =
-      tensor_from_uop(bits.bitcast(dt).shrink({{0, numel}}).sub(bits.bitcast(dt).scalar_like(1.0)).reshape(shape).uop(),
-                      opts.requires_grad);
-  if (opts.requires_grad) out.requires_grad_(*opts.requires_grad);
-  return contiguous ? out.contiguous() : out;
-}
-
-Tensor Tensor::rand_like(TensorOptions opts, bool contiguous) const {
-  return rand(
-      shape(),
-      TensorOptions{opts.device ? opts.device : device(), opts.dtype ? opts.dtype : dtype(), opts.requires_grad},
-      contiguous);
-}
-Tensor Tensor::randn_like(TensorOptions opts) const {
-  TG_META("randn_like");
-  Tensor src = stack({*this, *this}).rand_like(TensorOptions{opts.device, dtypes::float32, std::nullopt});
-  Tensor a = src.shrink([&] {
-                  Mask m{{0, 1}};
-                  for (sint d : shape()) m.push_back({0, d});
-                  return m;
-                }())
-                 .squeeze(0),
-         b = src.shrink([&] {
-                  Mask m{{1, 2}};
-                  for (sint d : shape()) m.push_back({0, d});
-                  return m;
-                }())
-                 .squeeze(0);
-  Tensor out = (a * (2 * std::numbers::pi)).cos() * ((1 - b).log() * -2).sqrt();
-  out = out.cast(opts.dtype ? *opts.dtype : dtype());
-  if (opts.requires_grad) out.requires_grad_(*opts.requires_grad);
-  return out;
-}
-Tensor Tensor::randn(const Shape& shape, TensorOptions opts) {
-  TG_META("randn");
-  return empty(shape, TensorOptions{opts.device, std::nullopt, std::nullopt}).randn_like(opts);
-}
-Tensor Tensor::uniform(const Shape& shape, double low, double high, TensorOptions opts) {
-  TG_META("uniform");
-  DType dt = opts.dtype ? *opts.dtype : dtypes::default_float;
-  Tensor r = rand(shape, TensorOptions{opts.device, std::nullopt, std::nullopt});
-  Tensor out = ((high - low) * r).cast(dt) + low;
-  if (opts.requires_grad) out.requires_grad_(*opts.requires_grad);
-  return out;
 }
 
 // *** in place ***

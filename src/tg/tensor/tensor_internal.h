@@ -14,6 +14,11 @@ void realize_uops(std::vector<UOp> uops);
 size_t live_tensors_holding(const UOp& u);
 // the graphs of live tensors that are an assign not yet realized (x.assign(y) without realize), for TinyJit
 std::vector<UOp> pending_assign_uops();
+// the canonical name of an available device (none: Device::DEFAULT); an unknown one is an Error that lists the
+// available devices
+std::string resolve_device(const std::optional<std::string>& device);
+// the unsigned int dtype of this many bytes (1, 2, 4 or 8)
+DType uint_of_size(int bytes);
 // t == arange(num_classes) along `dim` of t (tinygrad's _one_hot_along_dim): a bool mask, t broadcast to it
 Tensor one_hot_along_dim(const Tensor& t, sint num_classes, int64_t dim = -1);
 

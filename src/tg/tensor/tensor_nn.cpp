@@ -55,11 +55,6 @@ sint reduced_count(const Tensor& t, const std::vector<int64_t>& axis) {
     if (r[i]) n *= s[i];
   return n;
 }
-// the fill that doesn't change a cumulative op's result, in dtype dt (tinygrad's identity_element)
-ConstValue identity_element(Ops op, DType dt) {
-  ConstValue v = op == Ops::ADD ? ConstValue(int64_t(0)) : op == Ops::MUL ? ConstValue(int64_t(1)) : dtypes::min(dt);
-  return dtypes::as_const(v, dt);
-}
 void check_reduction(const std::string& reduction) {
   TG_CHECK_AS(ValueError, reduction == "mean" || reduction == "sum" || reduction == "none", "reduction='", reduction,
               "' must be one of ('mean', 'sum', 'none')");

@@ -253,6 +253,13 @@ inline UOp minimum(const UOp& a, const UOp& b) { return a.minimum(b); }
 // (comparisons; void: dtype). Untruncated, an int result stays python's exact int, except that int64 and uint64 wrap.
 ConstValue exec_alu(Ops op, DType dtype, const std::vector<ConstValue>& operands, bool truncate_output = true,
                     DType src_dtype = dtypes::void_);
+// the bounds [vmin, vmax] of the value of a node made of these parts (tinygrad's _min_max); UOp::make stores them
+std::pair<ConstValue, ConstValue> compute_min_max(Ops op, DType dtype, const std::vector<UOp>& src, const Arg& arg);
+// the value that leaves a reduce of op unchanged, as a const of dt: 0 for ADD, 1 for MUL, dtypes::min(dt) for MAX
+// (tinygrad's identity_element); what a reduce starts from and what pads its input
+ConstValue identity_element(Ops op, DType dt);
+// the values of a Tuple arg (GEP, PERMUTE) as ints
+std::vector<int64_t> tuple_ints(const Arg& a);
 
 // *** python arithmetic on consts (int + int stays int, a float makes it float): rule bodies fold with these ***
 

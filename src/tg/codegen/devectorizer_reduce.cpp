@@ -1,0 +1,332 @@
+// the devectorizer's reduces: pm_reduce (REDUCE -> DEFINE_ACC+ASSIGN, or a closed form) and pm_horizontal_tree
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "tg/codegen/devectorizer.h"
+#include "tg/uop/symbolic.h"
+
+namespace tg {
+
+// *** pm_horizontal_tree: a deferred horizontal reduce as a tree of halvings ***
+
+namespace {
+
+// x = g_0 op g_1 op ... op g_(h-1), each g_i a GEP of one vector v taking lane i of every output, each output's h
+// lanes one aligned block of v, h >= 4 a power of two -> halvings of those blocks ([out][h] -> [out][h/2]: lanes h/2..
+// of each output op-ed onto lanes ..h/2) until one lane an output is left. The chain gathers `out` scattered lanes h
+// times, a shuffle each; the halvings add whole vector registers first, and only the last few steps shuffle.
+// gep_pushing would flatten the halvings back into the chain, so this runs after the last rewrite that pushes GEPs.
+UOp horizontal_tree(M m) {
+  UOp root = m["root"];
+  const Ops op = root.op();
+  const int64_t out = root.dtype().count();
+  std::vector<UOp> leaves, stack{root};
+  while (!stack.empty()) {  // the leaves of the op-tree under root (the same op and dtype inside)
+    UOp u = stack.back();
+    stack.pop_back();
+    if (u.op() == op && u.dtype() == root.dtype()) {
+      stack.insert(stack.end(), u.src().rbegin(), u.src().rend());
+    } else {
+      if (u.op() != Ops::GEP || (!leaves.empty() && u.src(0) != leaves[0].src(0))) return {};
+      leaves.push_back(u);
+    }
+  }
+  const int64_t h = static_cast<int64_t>(leaves.size());
+  UOp v = leaves[0].src(0);
+  if (h < 4 || (h & (h - 1)) != 0 || v.dtype().count() % h != 0) return {};
+  std::vector<bool> seen(static_cast<size_t>(v.dtype().count()));
+  std::vector<int64_t> block(static_cast<size_t>(out), -1);  // output o's lanes: block block[o] of h lanes of v
+  for (const UOp& g : leaves) {
+    auto idx = tuple_ints(g.arg());
+    for (int64_t o = 0; o < out; o++) {
+      int64_t lane = idx[static_cast<size_t>(o)];
+      if (block[static_cast<size_t>(o)] < 0) block[static_cast<size_t>(o)] = lane / h;
+      if (lane / h != block[static_cast<size_t>(o)] || seen[static_cast<size_t>(lane)]) return {};
+      seen[static_cast<size_t>(lane)] = true;
+    }
+  }
+  bool whole = out * h == v.dtype().count();  // v is [out][h] as it is
+  for (int64_t o = 0; o < out; o++) whole &= block[static_cast<size_t>(o)] == o;
+  if (!whole) {  // the outputs' blocks, in order (one row's accumulator of a tile whose rows store apart)
+    std::vector<int64_t> lanes;
+    for (int64_t b : block)
+      for (int64_t j = 0; j < h; j++) lanes.push_back(b * h + j);
+    v = v.gep(lanes);
+  }
+  for (int64_t half = h / 2; half >= 1; half /= 2) {
+    std::vector<int64_t> lo, hi;
+    for (int64_t o = 0; o < out; o++)
+      for (int64_t j = 0; j < half; j++) lo.push_back(o * 2 * half + j), hi.push_back(o * 2 * half + half + j);
+    v = v.gep(lo).alu(op, {v.gep(hi)});
+  }
+  return v;
+}
+
+}  // namespace
+
+const PatternMatcher<UOp>& pm_horizontal_tree() {
+  using namespace pat;
+  static const PatternMatcher<UOp> pm = {{op({Ops::ADD, Ops::MUL, Ops::MAX}).named("root"), horizontal_tree}};
+  return pm;
+}
+
+// *** pm_reduce: REDUCE -> DEFINE_ACC+ASSIGN ***
+
+namespace {
+
+std::vector<UOp> horizontal_reduce(const UOp& inp, DType out_dtype) {
+  // if this has a horizontal reduction component, do that first
+  if (inp.dtype() != out_dtype) {
+    // NOTE: [0 1 2 3 4 5 6 7] -> [0+4, 1+5, 2+6, 3+7]
+    int cnt = inp.dtype().count(), horizontal_amount = cnt / out_dtype.count();
+    std::vector<UOp> out;
+    for (int i = 0; i < horizontal_amount; i++) {
+      std::vector<int64_t> g;
+      for (int j = i; j < cnt; j += horizontal_amount) g.push_back(j);
+      out.push_back(inp.gep(g));
+    }
+    return out;
+  }
+  return {inp};
+}
+
+UOp alu_fold(const std::vector<UOp>& xs, Ops op) {  // xs[0] op xs[1] op ...
+  UOp ret = xs[0];
+  for (size_t i = 1; i < xs.size(); i++) ret = ret.alu(op, {xs[i]});
+  return ret;
+}
+
+UOp reduce_to_acc(M m, ReduceContext& ctx) {
+  UOp red = m["red"];
+  const UOp& inp = red.src(0);
+  std::vector<UOp> reduce_range(red.src().begin() + 1, red.src().end());
+  Ops rop = red.arg<Ops>();
+  if (ctx.defer_horizontal && !reduce_range.empty() && inp.dtype() != red.dtype()) {
+    std::vector<UOp> src{inp.const_like(identity_element(rop, inp.dtype().scalar()))};
+    src.insert(src.end(), reduce_range.begin(), reduce_range.end());
+    UOp acc = UOp::make(Ops::DEFINE_ACC, inp.dtype(), src, Tuple{ConstValue(ctx.acc_num++)});
+    return alu_fold(horizontal_reduce(UOp::make(Ops::ASSIGN, acc.dtype(), {acc, acc.alu(rop, {inp})}), red.dtype()),
+                    rop);
+  }
+  std::vector<UOp> lst = horizontal_reduce(inp, red.dtype());
+  for (const UOp& x : lst) TG_ASSERT(x.dtype() == red.dtype(), "horizontal reduction mismatch");
+  UOp acc;
+  // if we have a range
+  if (!reduce_range.empty()) {
+    std::vector<UOp> src{red.const_like(identity_element(rop, red.dtype().scalar()))};
+    src.insert(src.end(), reduce_range.begin(), reduce_range.end());
+    acc = UOp::make(Ops::DEFINE_ACC, red.dtype(), src, Tuple{ConstValue(ctx.acc_num)});
+    lst.insert(lst.begin(), acc);  // put acc as the first element
+    ctx.acc_num++;
+  }
+  UOp ret = alu_fold(lst, rop);
+  return acc ? UOp::make(Ops::ASSIGN, acc.dtype(), {acc, ret}) : ret;
+}
+
+UOp reduce_unparented(M m) {
+  UOp red = m["red"];
+  Ops rop = red.arg<Ops>();
+  if (rop != Ops::ADD && rop != Ops::MAX) return {};
+  std::vector<UOp> parents = red.src(0).toposort();
+  std::unordered_set<const UOpNode*> ps;
+  for (const UOp& p : parents) ps.insert(p.get());
+  std::vector<UOp> parented, unparented;
+  for (size_t i = 1; i < red.src().size(); i++)
+    (ps.count(red.src(i).get()) ? parented : unparented).push_back(red.src(i));
+  if (unparented.empty()) return {};
+  UOp ret;
+  if (!parented.empty() || red.dtype() != red.src(0).dtype()) {
+    std::vector<UOp> src{red.src(0)};
+    src.insert(src.end(), parented.begin(), parented.end());
+    ret = red.replace(std::nullopt, std::nullopt, src);
+  } else {
+    ret = red.src(0);
+  }
+  if (rop == Ops::ADD)
+    for (const UOp& r : unparented) ret = ret * r.src(0).cast(ret.dtype().scalar()).broadcast(ret.dtype().count());
+  return ret;
+}
+
+bool no_range(const UOp& u) {
+  for (const UOp& x : u.toposort())
+    if (x.op() == Ops::RANGE) return false;
+  return true;
+}
+
+UOp reduce_rangeless(M m) {
+  // TODO: share code with reduce_unparented
+  UOp red = m["red"];
+  Ops rop = red.arg<Ops>();
+  if (rop != Ops::ADD && rop != Ops::MAX) return {};
+  if (red.src(0).dtype() != red.dtype()) return {};
+  if (!no_range(red.src(0))) return {};
+  UOp ret = red.src(0);
+  if (rop == Ops::ADD)
+    for (size_t i = 1; i < red.src().size(); i++)
+      ret = ret * red.src(i).src(0).cast(ret.dtype().scalar()).broadcast(ret.dtype().count());
+  return ret;
+}
+
+// a REDUCE of a vector: its horizontal part first (lanes folded into the output's count), then one scalar REDUCE per
+// output lane, so the collapse rules see scalars (an unrolled arange)
+UOp no_vectorized_reduce(M m) {
+  UOp inp = m["inp"], red = m["red"];
+  Ops rop = red.arg<Ops>();
+  if (inp.dtype() != red.dtype()) {
+    std::vector<UOp> src = red.src();
+    src[0] = alu_fold(horizontal_reduce(inp, red.dtype()), rop);
+    red = red.replace(std::nullopt, std::nullopt, src);
+    if (red.dtype().count() == 1) return red;
+  }
+  if (red.dtype().count() == 1) return {};
+  std::vector<UOp> alus;
+  for (int i = 0; i < red.dtype().count(); i++) {
+    std::vector<UOp> src = red.src();
+    src[0] = red.src(0).gep(i);
+    alus.push_back(UOp::make(Ops::REDUCE, red.dtype().scalar(), src, red.arg()));
+  }
+  return UOp::make(Ops::VECTORIZE, red.dtype(), alus);
+}
+
+UOp reduce_add(const UOp& x, const UOp& r) {  // x.reduce(*r.src[1:], arg=ADD)
+  std::vector<UOp> src{x};
+  src.insert(src.end(), r.src().begin() + 1, r.src().end());
+  return UOp::make(Ops::REDUCE, x.dtype(), src, Ops::ADD);
+}
+
+// the rules that fold a REDUCE over a range into closed-form math (arange, one-hot indexing)
+const PatternMatcher<UOp>& pm_reduce_collapse() {
+  using namespace pat;
+  auto reduce_of = [](UPat src) { return op(Ops::REDUCE, {std::move(src)}).any_len().arg(Arg(Ops::ADD)); };
+  static const PatternMatcher<UOp> pm =
+      PatternMatcher<UOp>{
+          {(x + y) < z,
+           [](M m) -> UOp {  // x+y<c -> x<c-y (y, c outside)
+             return no_range(m[y]) && no_range(m[z]) ? m[x] < (m[z] - m[y]) : UOp{};
+           }},
+          {(x * y) < z,
+           [](M m) -> UOp {  // x*y<c -> x<(c+y-1)//y (y > 0)
+             if (!no_range(m[y]) || !no_range(m[z]) || !(as_double(m[y].vmin()) > 0)) return {};
+             return m[x] < idiv(m[z] + m[y] - 1, m[y]);
+           }},
+          {ne(x + y, z),
+           [](M m) -> UOp {  // x+y!=c -> x!=c-y (y, c outside)
+             return no_range(m[y]) && no_range(m[z]) ? m[x].ne(m[z] - m[y]) : UOp{};
+           }},
+          // fold the range
+          {reduce_of(where(op(Ops::RANGE).named("r") < var("cut"), const_pat(std::nullopt, int64_t(0)), cvar("val"))),
+           [](M m) {
+             UOp r = m["r"], cut = m["cut"], val = m["val"];  // sum(r<cut ? 0 : val) -> clamp(n-cut)*val
+             return (r.src(0) - cut).maximum(r.src(0).const_like(0)).minimum(r.src(0)).cast(val.dtype()) * val;
+           }},
+          {reduce_of(where(op(Ops::RANGE).named("r") < var("cut"), cvar("val"), const_pat(std::nullopt, int64_t(0)))),
+           [](M m) {
+             UOp r = m["r"], cut = m["cut"], val = m["val"];  // sum(r<cut ? val : 0) -> clamp(cut)*val
+             return cut.maximum(cut.const_like(0)).minimum(r.src(0)).cast(val.dtype()) * val;
+           }},
+          {reduce_of(x + y).named("r"),
+           [](M m) {  // sum(x+y) -> sum(x)+sum(y)
+             return reduce_add(m[x], m["r"]) + reduce_add(m[y], m["r"]);
+           }},
+          {x * var("gate").dtype(dtypes::bool_).cast(),
+           [](M m) { return m["gate"].where(m[x], m[x].const_like(0)); }},  // x*cast(g) -> g?x:0
+          // WHERE on LOAD (works on max too)
+          {reduce_of(where(var("gate"), op(Ops::INDEX, {var("buf"), var("idx")}).load(),
+                           const_pat(std::nullopt, int64_t(0)))),
+           [](M m) { return m["buf"].index(m["idx"], m["gate"]).load(); }},  // sum(g?LOAD(i):0) -> LOAD(i, g)
+          {reduce_of(where(var("gate"), const_pat(std::nullopt, int64_t(0)),
+                           op(Ops::INDEX, {var("buf"), var("idx")}).load())),
+           [](M m) {
+             return m["buf"].index(m["idx"], m["gate"].logical_not()).load();
+           }},  // sum(g?0:LOAD(i)) -> LOAD(i, !g)
+          // INDEX on RANGE / gated RANGE: buf[expr(r)] gated by idx==r -> buf[expr(idx)], gated by 0<=idx<n
+          {op(Ops::INDEX, {var("buf"), var("expr"), ne(ne(var("idx"), op(Ops::RANGE).named("r").or_casted()), true)}),
+           [](M m) {
+             UOp r = m["r"], i = m["idx"].cast(m["r"].dtype());
+             UOp valid = (i >= i.const_like(0)) & (i < r.src(0));
+             return m["buf"].index(m["expr"].substitute({{r, i}}), valid);
+           }},
+          // AND on WHERE: sum(x&y ? c : 0) with x a variable (outside the range) -> sum(y ? c : 0) * x
+          {reduce_of(where(any({op(Ops::DEFINE_VAR).named("dv"), op(Ops::DEFINE_VAR).gep().named("dv")}) & var("g"),
+                           cvar("c"), const_pat(std::nullopt, int64_t(0))))
+               .named("r"),
+           [](M m) {
+             UOp c = m["c"];
+             return reduce_add(m["g"].where(c, c.const_like(0)), m["r"]) * m["dv"].cast(c.dtype());
+           }},
+          {op(Ops::REDUCE).named("red"), reduce_rangeless},  // REDUCE without RANGE in src -> x*n
+          {op(Ops::REDUCE, {op(Ops::VECTORIZE).named("inp")}).any_len().named("red"),
+           no_vectorized_reduce},  // REDUCE(vector) -> VECTORIZE(REDUCEs)
+          {op({Ops::INDEX, Ops::LOAD, Ops::WHERE}).named("alu"),
+           [](M m) { return no_vectorized_alu(m["alu"]); }},  // TODO: too aggressive
+      } +
+      sym_codegen();
+  return pm;
+}
+
+// the ordered parents of every node under root (tinygrad's u.parents: srcs first, then each src's parents)
+std::unordered_map<const UOpNode*, std::vector<UOp>> all_parents(const UOp& root) {
+  std::unordered_map<const UOpNode*, std::vector<UOp>> ps;
+  for (const UOp& u : root.toposort()) {
+    std::vector<UOp> ret;
+    std::unordered_set<const UOpNode*> seen;
+    for (const UOp& s : u.src())
+      if (seen.insert(s.get()).second) ret.push_back(s);
+    for (const UOp& s : u.src())
+      for (const UOp& p : ps.at(s.get()))
+        if (seen.insert(p.get()).second) ret.push_back(p);
+    ps[u.get()] = std::move(ret);
+  }
+  return ps;
+}
+
+UOp reduce_collapse(M m) {
+  UOp red = m["red"];
+  auto ps = all_parents(red);
+  const UOp& rng = red.src(1);
+  std::vector<UOp> included, not_included;
+  for (const UOp& x : ps.at(red.get())) {
+    const auto& xp = ps.at(x.get());
+    bool inc = x == rng || std::find(xp.begin(), xp.end(), rng) != xp.end();
+    (inc ? included : not_included).push_back(x);
+  }
+  for (const UOp& x : included)
+    if (x.op() == Ops::STORE || x.op() == Ops::REDUCE) return {};
+  std::vector<std::pair<UOp, UOp>> replaces, back;
+  static constexpr OpSet keep{Ops::CONST, Ops::VCONST, Ops::DEFINE_GLOBAL, Ops::DEFINE_LOCAL, Ops::DEFINE_VAR};
+  for (const UOp& u : included)
+    for (const UOp& s : u.src()) {
+      if (std::find(not_included.begin(), not_included.end(), s) == not_included.end() || keep.has(s.op())) continue;
+      if (std::any_of(replaces.begin(), replaces.end(), [&](auto& p) { return p.first == s; })) continue;
+      UOp v = UOp::make(Ops::DEFINE_VAR, s.dtype(), {}, VarArg{cat("in", replaces.size()), s.vmin(), s.vmax()});
+      replaces.push_back({s, v});
+      back.push_back({v, s});
+    }
+  UOp collapse_fxn = replaces.empty() ? red : red.substitute(replaces);
+  UOp sink = graph_rewrite(collapse_fxn, pm_reduce_collapse(), {.name = "reduce_collapse"});
+  // TODO: why is REDUCE needed here and just RANGE isn't enough?
+  for (const UOp& x : sink.toposort())
+    if (x.op() == Ops::REDUCE || x.op() == Ops::RANGE) return {};
+  return back.empty() ? sink : sink.substitute(back);
+}
+
+}  // namespace
+
+const PatternMatcher<UOp, ReduceContext>& pm_reduce() {
+  static const PatternMatcher<UOp, ReduceContext> pm =
+      PatternMatcher<UOp, ReduceContext>{
+          {op(Ops::REDUCE).named("red"), reduce_unparented},                // drop ranges the source doesn't use
+          {op(Ops::REDUCE, {var(), var()}).named("red"), reduce_collapse},  // REDUCE without loads -> closed form
+          {op(Ops::REDUCE).named("red"), reduce_to_acc},                    // REDUCE -> DEFINE_ACC+ASSIGN
+          {op(Ops::WMMA).named("wmma") + var("add"),
+           [](M m) {  // WMMA(a, b, c) + add -> WMMA(a, b, c + add): the tensor core's own accumulate
+             UOp w = m["wmma"];
+             return UOp::make(Ops::WMMA, w.dtype(), {w.src(0), w.src(1), w.src(2) + m["add"]}, w.arg());
+           }},
+      } +
+      with_ctx<ReduceContext>(sym_codegen());
+  return pm;
+}
+
+}  // namespace tg
