@@ -127,7 +127,7 @@ const PatternMatcher<GradList, UOp>& pm_gradient() {
       {op(Ops::CUSTOM_GRAD).named("ret"),
        [](M m, UOp& ctx) {
          UOp ret = m["ret"];
-         const auto* fn = dynamic_cast<const GradFn*>(ret.arg<ObjectArg>().get());
+         const GradFn* fn = object_arg<GradFn>(ret.arg());
          TG_ASSERT(fn != nullptr, "CUSTOM_GRAD without a GradFn arg");
          G out{ctx};
          for (UOp& g : fn->backward(ctx, ret)) out.push_back(std::move(g));
