@@ -161,6 +161,27 @@ TEST(CpuTile, LoadsAfterTheReduceDontChooseLanes) {
   EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(UOp::sink({out})))), opts_of(cpu_vector_tile(Kernel(matmul(n)))));
 }
 
+TEST(CpuTile, TheLoweringTravelsWithTheOptsItCameWith) {
+  // the heuristic records what it chose beyond opts on the Kernel (a tile: its vector ALUs), the optimized AST's
+  // KernelInfo carries it to the codegen, and another opt applied after drops it
+  Kernel k(matmul(128));
+  apply_hand_coded(k);
+  EXPECT_EQ(opts_repr(k.applied_opts), opts_of(cpu_vector_tile(Kernel(matmul(128)))));
+  EXPECT_EQ(k.lowering, (Lowering{.vector_alus = true}));
+  UOp ast = k.get_optimized_ast("tile");
+  EXPECT_EQ(lowering_of(ast), k.lowering);
+  EXPECT_NE(arg_repr(ast.arg()).find("lowering=(vector_alus=True"), std::string::npos) << arg_repr(ast.arg());
+  Kernel more = k.copy();
+  more.apply_opt({OptOps::UNROLL, 0, 2});
+  EXPECT_EQ(more.lowering, Lowering{});
+  EXPECT_EQ(lowering_of(more.get_optimized_ast("more")), Lowering{});
+  // a renderer without tiles: the reference's opts, no lowering, and KernelInfo's repr is the reference's
+  Kernel plain(matmul(128), RenderOpts::cpu());
+  apply_hand_coded(plain);
+  EXPECT_EQ(plain.lowering, Lowering{});
+  EXPECT_EQ(arg_repr(plain.get_optimized_ast("plain").arg()).find("lowering"), std::string::npos);
+}
+
 TEST(CpuTile, OnlyBigFloatSumsOfProductsOnTheCpu) {
   EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(matmul(16)))), "nullopt");  // small: the reference's opts and code
   EXPECT_EQ(opts_of(cpu_vector_tile(Kernel(matmul(128), RenderOpts::generic()))), "nullopt");  // has locals
