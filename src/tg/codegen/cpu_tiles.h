@@ -13,16 +13,16 @@ namespace tg {
 // a kernel of at least 2^20 iterations on a target with tiles: the ones the tiles and the other CPU opts are for;
 // smaller kernels keep the reference's opts (and code)
 bool big_cpu_kernel(const Kernel& k);
-// the tiles' register budget in float lanes: cpu_tile_lanes(k.opts) (renderer/renderer.h)
-// CPU only: for a big float sum-of-products kernel (matmul, conv), a register tile that the C compiler turns into
+
+// For a big float sum-of-products kernel (matmul, conv), a register tile that the C compiler turns into
 // wide vector FMAs, since the kernel keeps its vector ALUs (Lowering::vector_alus). Two shapes of tile:
 //  - output lanes: an output axis that every input loads contiguously or broadcasts becomes the innermost lanes
 //    (upcast 32 with AVX-512, else 16; or 8 or 4); with fewer than 16, another axis that keeps the broadcast inputs
 //    uniform fills a 16-lane vector; up to two axes along which the contiguous inputs repeat take the outer lanes
-//    (up to cpu_tile_lanes() in all), those along which the broadcast inputs move least first, so that the loads of
-//    one reduce step share cache lines; the innermost reduce axis is unrolled by 2. Two registers of lanes halve the
-//    broadcast loads per multiply-add (the MNIST convs: ~180 -> ~280 GFLOP/s; the outer lanes along a conv's rows
-//    rather than its batch: the 5x5 conv's forward 45 -> 32 ms).
+//    (up to cpu_tile_lanes(k.opts) in all: the register budget, renderer/renderer.h), those along which the broadcast
+//    inputs move least first, so that the loads of one reduce step share cache lines; the innermost reduce axis is
+//    unrolled by 2. Two registers of lanes halve the broadcast loads per multiply-add (the MNIST convs: ~180 -> ~280
+//    GFLOP/s; the outer lanes along a conv's rows rather than its batch: the 5x5 conv's forward 45 -> 32 ms).
 //  - reduce lanes, when no output axis qualifies (the weight gradient of a conv): the same choice among the reduce
 //    axes, unrolled; each output element of a 4x4 tile (two output axes that some input broadcasts; a single such
 //    axis takes up to 16) accumulates a whole vector, summed once after the loop
