@@ -1163,5 +1163,30 @@ TEST(KernelCount, InputsFromHostAreOneCopyEach) {
   EXPECT_EQ(kernels_to_realize((a + b) * 2), Device::DEFAULT == "PYTHON" ? 1u : 3u);
 }
 
+// *** regressions found by tinygrad's test_ops ***
+
+// tinygrad's test_scatter: on (4, 5, 6) with a (3, 4, 5) index, dim 1, the fused kernel took opts (UPCAST 2, UPCAST
+// 0, UNROLL 1) under which lanes of the sum reading only padding folded their ASSIGN away; the bare accumulators left
+// the stores inside the loop's context, the linearizer nested two loops over one RANGE and its blockend merge grew
+// without end (145 s, then bad_alloc). Those accumulators are now their start value (codegen/devectorizer_sym).
+TEST(Regression, ScatterLastWriteWinsOnEveryDim) {
+  std::vector<float> xv = random_values<float>(120, kAny, 7), sv = random_values<float>(120, kAny, 8);
+  std::vector<int32_t> iv(60);
+  for (size_t i = 0; i < iv.size(); i++) iv[i] = static_cast<int32_t>((i * 7 + i / 5) % 3);
+  for (int64_t dim = 0; dim < 3; dim++) {
+    SCOPED_TRACE(cat("dim ", dim));
+    Tensor out = Tensor(xv, {4, 5, 6}).scatter(dim, Tensor(iv, {3, 4, 5}), Tensor(sv, {4, 5, 6}));
+    std::vector<float> want = xv;
+    for (int64_t i = 0; i < 3; i++)
+      for (int64_t j = 0; j < 4; j++)
+        for (int64_t k = 0; k < 5; k++) {
+          int64_t at[3] = {i, j, k};
+          at[dim] = iv[static_cast<size_t>(i * 20 + j * 5 + k)];
+          want[static_cast<size_t>(at[0] * 30 + at[1] * 6 + at[2])] = sv[static_cast<size_t>(i * 30 + j * 6 + k)];
+        }
+    expect_all_close<float>(out.tolist<float>(), want, Tol{0, 0, 0, 0}, [](size_t i) { return cat(i); });
+  }
+}
+
 }  // namespace
 }  // namespace tg

@@ -284,7 +284,9 @@ bool is_noop(const UOp& u) { return u.op() == Ops::NOOP; }
 const PatternMatcher<UOp>& sym_codegen() {
   using namespace pat;
   static const PatternMatcher<UOp> extra = {
-      {op(Ops::ASSIGN, {x, x}), x},                                                   // ASSIGN(x, x) -> x
+      // ASSIGN(x, x) -> x; an accumulator whose one ASSIGN folded away keeps its start value: reading the
+      // DEFINE_ACC after its loop would leave it inside the loop's context and nest two loops over one RANGE
+      {op(Ops::ASSIGN, {x, x}), [](M m) { return m[x].op() == Ops::DEFINE_ACC ? m[x].src(0) : m[x]; }},
       {op(Ops::VECTORIZE).each(op(Ops::CONST)).named("vec"), [](M m) {                // VECTORIZE(consts) -> VCONST
          Tuple t;
          for (const UOp& s : m["vec"].src()) t.push_back(s.const_arg());

@@ -299,8 +299,13 @@ UOp merge_blockends(M m) {
   }
   std::vector<std::pair<UOp, UOp>> new_forks;
   for (auto& [k, v] : blockends_to_arg) {
-    // NOTE: if any BLOCKEND is the parent of any other with the same arg, this algo fails
     if (v.size() <= 1) continue;
+    // if any BLOCKEND is the parent of any other with the same arg, this algo fails: the substitution would put the
+    // merged BLOCKEND inside itself, without end. Two loops over one RANGE, one after the other, is a codegen bug.
+    for (const UOp& y : v)
+      for (const UOp& p : y.toposort())
+        TG_CHECK(p == y || std::find(v.begin(), v.end(), p) == v.end(),
+                 "linearize: two loops over one RANGE nest (the second reads the first's result): ", k.repr());
     std::vector<UOp> ctxs, srcs;
     int64_t cnt = 0;
     for (const UOp& y : v) {
