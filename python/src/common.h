@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tg/dtype/dtype.h"
+#include "tg/shape/view.h"
 #include "tg/uop/uop.h"
 
 namespace tgpy {
@@ -64,6 +65,29 @@ struct type_caster<tg::UOp> {
     return type_caster_base<tg::UOpNode>::cast_holder(h.get(), &h);
   }
 };
+// tg::sint <-> a Python int or UOp (tinygrad's sint); a numpy integer loads as an int
+template <>
+struct type_caster<tg::sint> {
+  PYBIND11_TYPE_CASTER(tg::sint, const_name("int | UOp"));
+  bool load(handle src, bool convert) {
+    if (isinstance<tg::UOpNode>(src)) {
+      make_caster<tg::UOp> c;
+      if (!c.load(src, convert)) return false;
+      value = tg::sint(cast_op<tg::UOp&>(c));
+      return true;
+    }
+    if (PyBool_Check(src.ptr()) || PyFloat_Check(src.ptr())) return false;
+    if (!PyLong_Check(src.ptr()) && !(convert && PyIndex_Check(src.ptr()))) return false;
+    make_caster<int64_t> c;
+    if (!c.load(src, convert)) return false;
+    value = tg::sint(cast_op<int64_t>(c));
+    return true;
+  }
+  static handle cast(const tg::sint& s, return_value_policy p, handle parent) {
+    if (s.is_int()) return PyLong_FromLongLong(s.as_int());
+    return make_caster<tg::UOp>::cast(s.uop(), p, parent);
+  }
+};
 }  // namespace pybind11::detail
 
 namespace tgpy {
@@ -79,6 +103,7 @@ py::object from_arg(const tg::Arg& a);
 tg::Arg to_arg(py::handle h);
 
 std::vector<int64_t> to_ints(py::handle h);  // an int or a sequence of ints
+tg::Shape to_shape(py::handle h);            // an int or UOp, or a sequence of them
 // bytes holding dtype d as a flat numpy array (a copy); ValueError for a dtype numpy lacks (bfloat16, the fp8s)
 py::object numpy_from_bytes(const std::vector<uint8_t>& bytes, tg::DType d);
 inline int64_t py_int(py::handle h) { return py::int_(py::reinterpret_borrow<py::object>(h)).cast<int64_t>(); }

@@ -71,6 +71,13 @@ std::vector<int64_t> to_ints(py::handle h) {
   return out;
 }
 
+tg::Shape to_shape(py::handle h) {
+  if (PyLong_Check(h.ptr()) || py::isinstance<tg::UOpNode>(h)) return {h.cast<tg::sint>()};
+  tg::Shape out;
+  for (py::handle x : h) out.push_back(py::isinstance<tg::UOpNode>(x) ? x.cast<tg::sint>() : tg::sint(py_int(x)));
+  return out;
+}
+
 py::object from_arg(const tg::Arg& a) {
   return std::visit(
       [](const auto& x) -> py::object {

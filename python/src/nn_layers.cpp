@@ -134,7 +134,7 @@ void bind_nn_layers(py::module_& m) {
 
   layer<nn::LayerNorm>(m, "LayerNorm")
       .def(py::init(
-               [](py::object shape, double eps, bool affine) { return nn::LayerNorm(to_ints(shape), eps, affine); }),
+               [](py::object shape, double eps, bool affine) { return nn::LayerNorm(to_shape(shape), eps, affine); }),
            py::arg("normalized_shape"), py::arg("eps") = 1e-5, py::arg("elementwise_affine") = true)
       .def("__call__", &nn::LayerNorm::operator())
       .def_property_readonly("normalized_shape", [](const nn::LayerNorm& l) { return tuple_of(l.normalized_shape); })
@@ -143,7 +143,7 @@ void bind_nn_layers(py::module_& m) {
       .def_readwrite("bias", &nn::LayerNorm::bias);
   layer<nn::LayerNorm2d, nn::LayerNorm>(m, "LayerNorm2d")
       .def(py::init(
-               [](py::object shape, double eps, bool affine) { return nn::LayerNorm2d(to_ints(shape), eps, affine); }),
+               [](py::object shape, double eps, bool affine) { return nn::LayerNorm2d(to_shape(shape), eps, affine); }),
            py::arg("normalized_shape"), py::arg("eps") = 1e-5, py::arg("elementwise_affine") = true)
       .def("__call__", &nn::LayerNorm2d::operator());
 

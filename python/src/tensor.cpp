@@ -183,7 +183,7 @@ tg::Shape shape_args(const py::args& args, const Tensor* self) {
     if (x.is_none() && self != nullptr)
       s.push_back(self->shape().at(i));
     else
-      s.push_back(py_int(x));
+      s.push_back(py::isinstance<tg::UOpNode>(x) ? x.cast<tg::sint>() : tg::sint(py_int(x)));
     i++;
   }
   return s;
@@ -291,7 +291,7 @@ void bind_tensor(py::module_& m) {
       .def_static("full",
                   [](py::handle shape, py::handle fill, py::kwargs kw) {
                     META("full");
-                    return Tensor::full(to_ints(shape), to_const(fill), opts_from_kwargs(kw));
+                    return Tensor::full(to_shape(shape), to_const(fill), opts_from_kwargs(kw));
                   })
       .def_static("zeros",
                   [](py::args shape, py::kwargs kw) {
@@ -647,12 +647,14 @@ void bind_tensor(py::module_& m) {
       .def("permute",
            [](const Tensor& t, py::args s) {
              META("permute");
-             return t.permute(shape_args(s));
+             tg::Shape a = shape_args(s);
+             return t.permute(std::vector<int64_t>(a.begin(), a.end()));
            })
       .def("flip",
            [](const Tensor& t, py::args s) {
              META("flip");
-             return t.flip(shape_args(s));
+             tg::Shape a = shape_args(s);
+             return t.flip(std::vector<int64_t>(a.begin(), a.end()));
            })
       .def(
           "pad",

@@ -149,7 +149,7 @@ void bind_tensor_movement(py::class_<Tensor>& cls) {
       "unflatten",
       [](const Tensor& t, int64_t dim, py::handle sizes) {
         META("unflatten");
-        return t.unflatten(dim, to_ints(sizes));
+        return t.unflatten(dim, to_shape(sizes));
       },
       py::arg("dim"), py::arg("sizes"));
   cls.def(

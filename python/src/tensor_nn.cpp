@@ -223,7 +223,7 @@ void bind_tensor_nn(py::class_<Tensor>& cls) {
             META("interpolate");
             if (!py::isinstance<py::tuple>(size) && !py::isinstance<py::list>(size))
               throw py::type_error("interpolate: size must be a tuple or list of ints");
-            return t.interpolate(to_ints(size), mode, align_corners);
+            return t.interpolate(to_shape(size), mode, align_corners);
           },
           py::arg("size"), py::arg("mode") = "linear", py::arg("align_corners") = false)
       .def_static(

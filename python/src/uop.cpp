@@ -130,7 +130,7 @@ py::object argobject_getattr(const std::shared_ptr<tg::ArgObject>& o, const std:
   }
   if (auto* st = dynamic_cast<const tg::ShapeTrackerArg*>(o.get())) {
     if (name == "shape") return py::tuple(py::cast(st->st.shape()));
-    if (name == "size") return py::int_(st->st.size());
+    if (name == "size") return py::cast(st->st.size());
     if (name == "contiguous") return py::bool_(st->st.contiguous());
   }
   if (auto* k = dynamic_cast<const tg::KernelArg*>(o.get())) {
@@ -604,9 +604,9 @@ void bind_uop(py::module_& m) {
       py::arg("root"), py::arg("root_grad"), py::arg("targets"));
   m.def(
       "shapetracker_from_shape",
-      [](const std::vector<int64_t>& shape, py::object strides) {
+      [](const tg::Shape& shape, py::object strides) {
         std::optional<tg::Shape> st;
-        if (!strides.is_none()) st = strides.cast<std::vector<int64_t>>();
+        if (!strides.is_none()) st = strides.cast<tg::Shape>();
         return from_arg(tg::st_arg(tg::ShapeTracker::from_shape(shape, st)));
       },
       py::arg("shape"), py::arg("strides") = py::none());

@@ -134,7 +134,7 @@ std::string shape_s(const Shape& s) {
   for (size_t i = 0; i < s.size(); i++) r += (i ? ", " : "") + std::to_string(s[i]);
   return r + "}";
 }
-std::string ints_s(const std::vector<int64_t>& s) { return shape_s(s); }
+std::string ints_s(const std::vector<int64_t>& s) { return shape_s(Shape(s.begin(), s.end())); }
 std::string num_s(double v) {
   if (std::isnan(v)) return "NAN";
   if (std::isinf(v)) return v < 0 ? "-INFINITY" : "INFINITY";
@@ -529,8 +529,8 @@ struct Fuzzer {
   static std::optional<Shape> broadcast(const Shape& a, const Shape& b) {
     Shape out(std::max(a.size(), b.size()));
     for (size_t i = 0; i < out.size(); i++) {
-      int64_t x = i < out.size() - a.size() ? 1 : a[i - (out.size() - a.size())];
-      int64_t y = i < out.size() - b.size() ? 1 : b[i - (out.size() - b.size())];
+      int64_t x = i < out.size() - a.size() ? 1 : int64_t(a[i - (out.size() - a.size())]);
+      int64_t y = i < out.size() - b.size() ? 1 : int64_t(b[i - (out.size() - b.size())]);
       if (x != y && x != 1 && y != 1) return std::nullopt;
       out[i] = x == 1 ? y : x;
     }
@@ -1015,7 +1015,7 @@ struct Fuzzer {
       if (rep.size() >= im.shape.size()) {
         size_t off = rep.size() - im.shape.size();
         Shape s(rep.size());
-        for (size_t i = 0; i < s.size(); i++) s[i] = rep[i] * (i < off ? 1 : im.shape[i - off]);
+        for (size_t i = 0; i < s.size(); i++) s[i] = rep[i] * (i < off ? 1 : int64_t(im.shape[i - off]));
         m = remap(im, s, [&](const std::vector<int64_t>& idx) {
           std::vector<int64_t> src(im.shape.size());
           for (size_t i = 0; i < src.size(); i++) src[i] = idx[i + off] % im.shape[i];
@@ -1125,7 +1125,7 @@ struct Fuzzer {
       bool basic = true;
       for (int64_t i = 0; i < cnt; i++) {
         int64_t kind = r.range(0, 9);
-        int64_t dsz = i < nd ? im.shape[static_cast<size_t>(i)] : 1;
+        int64_t dsz = i < nd ? int64_t(im.shape[static_cast<size_t>(i)]) : 1;
         if (kind < 3) {
           int64_t v = r.chance(0.85) ? r.range(-dsz, std::max<int64_t>(dsz - 1, 0))
                                      : r.pick(std::vector<int64_t>{dsz, -dsz - 1, INT64_MIN, INT64_MAX});
@@ -1458,7 +1458,7 @@ struct Fuzzer {
         Model im;
         im.shape = s, im.dtype = dtypes::int32, im.known = true;
         int64_t x = 0;
-        int64_t len = norm_axis(d, a.m.ndim_(), x) && a.m.ndim_() > 0 ? a.m.shape[static_cast<size_t>(x)] : 1;
+        int64_t len = norm_axis(d, a.m.ndim_(), x) && a.m.ndim_() > 0 ? int64_t(a.m.shape[static_cast<size_t>(x)]) : 1;
         for (int64_t i = 0; i < numel_safe(s); i++)
           im.v.push_back(static_cast<double>(
               r.range(r.chance(0.05) ? -1 : 0, std::max<int64_t>(len - 1, 0) + (r.chance(0.05) ? 1 : 0))));

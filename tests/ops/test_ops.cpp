@@ -942,7 +942,7 @@ TEST(Matmul, MatchesTripleLoop) {
         ASSERT_EQ(r.shape(), c.out);
         ASSERT_EQ(r.dtype(), dt);
         // (..., n, k) @ (k, m), with a 1-D left operand as (1, k) and a 1-D right one as (k, 1)
-        int64_t k = c.a.back(), m = c.b.size() == 1 ? 1 : c.b.back(), n = prod(c.a) / k;
+        int64_t k = c.a.back(), m = c.b.size() == 1 ? 1 : int64_t(c.b.back()), n = prod(c.a) / k;
         std::vector<double> want(static_cast<size_t>(n * m), 0);
         for (int64_t i = 0; i < n; i++)
           for (int64_t j = 0; j < m; j++)

@@ -369,7 +369,7 @@ Arr basic_index(const Arr& a, std::vector<Index> idx) {
       continue;
     }
     if (i.kind() == Index::Kind::Int) {
-      pos.push_back({i.as_int() < 0 ? i.as_int() + a.shape[d] : i.as_int()});
+      pos.push_back({i.as_int() < 0 ? i.as_int() + int64_t(a.shape[d]) : i.as_int()});
     } else {
       pos.push_back(slice_positions(i.as_slice(), a.shape[d]));
       out.push_back(static_cast<sint>(pos.back().size())), out_of.push_back(static_cast<int64_t>(d));

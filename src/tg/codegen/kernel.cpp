@@ -352,7 +352,7 @@ void Kernel::apply_opt_unchecked(const Opt& opt, bool append_opt) {
   } else if (!std::holds_alternative<std::monostate>(opt.arg)) {
     check(iarg != nullptr, "arg should be int");
     check(axis >= 0, "invalid axis");
-    amt = *iarg != 0 ? *iarg : full_shape()[static_cast<size_t>(axis)];
+    amt = *iarg != 0 ? sint(*iarg) : full_shape()[static_cast<size_t>(axis)];
     check(amt != 1, cat("shift/padto of amt=", amt, ", 1 or symbolic amount is meaningless"));
     check(amt > 0, cat("shift/padto of amt=", amt, ", the amount must be positive"));
     if (opt.op != OptOps::PADTO)
@@ -664,7 +664,7 @@ UOp Kernel::get_optimized_ast(const std::optional<std::string>& name_override) c
         Shape local_shape(static_cast<size_t>(global_dims()), 1);
         for (int i = global_dims(); i < global_dims() + local_dims; i++) local_shape.push_back(full_shape()[i]);
         for (int i = fr; i < fr + group_for_reduces; i++)
-          local_shape.push_back(rs_out[static_cast<size_t>(i)] != rs_in[static_cast<size_t>(i)] ? full_shape()[i] : 1);
+          local_shape.push_back(rs_out[static_cast<size_t>(i)] != rs_in[static_cast<size_t>(i)] ? full_shape()[i] : sint(1));
         for (int i = 0; i < n - upcasted - group_for_reduces - fr; i++) local_shape.push_back(1);
         for (const auto& ua : upcasted_axis(0)) local_shape.push_back(ua.size);
         ShapeTracker lst = ShapeTracker::from_shape(local_shape);
@@ -735,7 +735,7 @@ UOp Kernel::tensor_core_reduce(const UOp& op, const UOp& ret, const std::vector<
       Shape local_shape;
       for (int d = 0; d < static_cast<int>(rs.size()); d++)
         local_shape.push_back(rs[static_cast<size_t>(d)] == sint(0) || d < wd || (d >= first_reduce() && d < tcd)
-                                  ? 1
+                                  ? sint(1)
                                   : src_st.shape()[static_cast<size_t>(d)]);
       ShapeTracker st = ShapeTracker::from_shape(local_shape), store_st = st;
       if (tc.swizzle[i]) store_st = swizzle_st(local_shape, tc.swizzle[i]->first, tc.swizzle[i]->second);

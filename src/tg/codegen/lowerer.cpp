@@ -43,14 +43,14 @@ Shape split_dims(const Shape& dims, const std::vector<int64_t>& max_sizes) {
   while (d.size() < 3) d.push_back(1);
   for (size_t i = 0; i < d.size(); i++) {
     while (d[i] > max_sizes[i]) {
-      sint div = 1;
-      for (sint c = 2; c <= static_cast<sint>(std::ceil(std::sqrt(static_cast<double>(d[i])))); c++)
+      int64_t div = 1;
+      for (int64_t c = 2; c <= static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(d[i])))); c++)
         if (d[i] % c == 0) {
           div = c;
           break;
         }
       TG_CHECK(div != 1, "cannot limit dim ", shape_str(dims));
-      d[i] /= div;
+      d[i] = d[i].as_int() / div;
       d[(i + 1) % d.size()] *= div;
     }
   }
@@ -172,9 +172,9 @@ IndexContext get_index(const UOp& ast, const RenderOpts& opts) {
     idxs.push_back(range_uop(full_shape[static_cast<size_t>(i)], i));
   // upcast loops
   for (int64_t i = first_upcasted; i < n; i++) {
-    sint g = full_shape[static_cast<size_t>(i)];
+    int64_t g = full_shape[static_cast<size_t>(i)];
     Tuple vals;
-    for (sint j = 0; j < g; j++) vals.push_back(ConstValue(j));
+    for (int64_t j = 0; j < g; j++) vals.push_back(ConstValue(j));
     UOp vc = UOp::vconst(dtypes::int32.vec(static_cast<int>(g)), vals);
     idxs.push_back(UOp::make(Ops::UNROLL, dtypes::int32, {vc}, PairTuple{{i, g}}));
   }

@@ -298,7 +298,7 @@ void safe_save(const StateDict& tensors, const std::string& path, const json::Ob
       throw Error(cat("safe_save: tensor ", py_str_repr(name), ": ", e.what()));
     }
     json::Array shape;
-    for (sint d : t.shape()) shape.emplace_back(d);
+    for (int64_t d : t.shape()) shape.emplace_back(d);
     header.emplace_back(name, json::Object{{"dtype", dt},
                                            {"shape", std::move(shape)},
                                            {"data_offsets", json::Array{offset, offset + t.nbytes()}}});

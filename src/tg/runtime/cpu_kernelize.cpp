@@ -57,7 +57,7 @@ UOp pack_matmul_operand(M m) {
     Mask keep;  // one copy of the operand: its broadcast axes shrunk to 1
     Shape shrunk;
     for (size_t a = 0; a < xs.size(); a++) {
-      shrunk.push_back(real[a] == sint(0) ? 1 : xs[a]);
+      shrunk.push_back(real[a] == sint(0) ? sint(1) : xs[a]);
       keep.push_back({0, shrunk.back()});
     }
     auto split_j = [&](const Shape& s) {  // s with the column axis split into (N/P, P)
@@ -86,7 +86,7 @@ UOp pack_matmul_operand(M m) {
     // reduce's evicted the panel it was reused against (sgemm 4096: 308 -> 341 GFLOP/s with AVX-512, 164 -> 177
     // with AVX2; 2048 unchanged; blocks of 512 made 2048 slower). The sums' kernel reads them at memory speed, where
     // an add fused into the last block's stores waited on every load (+20 ms against +5 at 4096)
-    const sint kb = static_cast<sint>(CPU_KSPLIT);
+    const sint kb = static_cast<int64_t>(CPU_KSPLIT);
     if (kb > 0 && xs[r] >= 4 * kb && xs[r] % kb == 0) {
       std::optional<UOp> sum;
       Mask block;  // the whole of xsplit but one block of the reduce axis

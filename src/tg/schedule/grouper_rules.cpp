@@ -17,8 +17,8 @@ std::optional<View> view_invert(const View& v, const Shape& out_shape) {
   View ret = View::create(v.shape);
   if (v.mask) ret = ret.shrink(*v.mask);
   std::vector<bool> flips;
-  std::vector<sint> keys;
-  for (sint s : v.strides) flips.push_back(s < 0), keys.push_back(s > 0 ? -s : s);
+  std::vector<int64_t> keys;
+  for (int64_t s : v.strides) flips.push_back(s < 0), keys.push_back(s > 0 ? -s : s);
   ret = ret.flip(flips).permute(argsort(keys));
   if (prod(ret.shape) != prod(out_shape)) return std::nullopt;
   return ret;
@@ -73,7 +73,7 @@ UOp simplify_stride0_reduce(M m) {
   for (size_t i = 0; i < shape.size(); i++) {
     bool red = std::find(axes.begin(), axes.end(), static_cast<int64_t>(i)) != axes.end();
     if (red) prshape *= shape[i];
-    arg.push_back({0, red ? 1 : shape[i]});
+    arg.push_back({0, red ? sint(1) : shape[i]});
   }
   UOp ret = uop_shrink(x, arg);
   switch (reduce.arg<ReduceArg>().op) {

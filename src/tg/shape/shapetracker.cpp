@@ -46,20 +46,16 @@ ShapeTracker ShapeTracker::mop(Ops op, const Arg& arg) const {
     TG_CHECK(t != nullptr, op, " needs a tuple arg, got ", arg_repr(arg));
     return *t;
   };
-  auto pairs = [&]() -> const PairTuple& {
-    const PairTuple* t = std::get_if<PairTuple>(&arg);
-    TG_CHECK(t != nullptr, op, " needs a tuple of pairs as arg, got ", arg_repr(arg));
-    return *t;
-  };
-  auto ints = [&]() {
-    Shape s;
-    for (auto& v : tuple()) s.push_back(as_int(v));
-    return s;
-  };
+  auto ints = [&]() { return arg_shape(arg); };
+  auto pairs = [&]() { return arg_mask(arg); };
   switch (op) {
     case Ops::RESHAPE: return reshape(ints());
     case Ops::EXPAND: return expand(ints());
-    case Ops::PERMUTE: return permute(ints());
+    case Ops::PERMUTE: {
+      std::vector<int64_t> order;
+      for (auto& v : tuple()) order.push_back(as_int(v));
+      return permute(order);
+    }
     case Ops::PAD: return pad(pairs());
     case Ops::SHRINK: return shrink(pairs());
     case Ops::FLIP: {
@@ -126,17 +122,64 @@ std::string ShapeTracker::repr() const {
 // by content, without formatting it (VIEW UOps are made, and hashed, all through scheduling)
 uint64_t ShapeTrackerArg::hash() const {
   uint64_t h = st.views.size();
-  auto mix = [&](int64_t v) { h = hash_combine(h, static_cast<uint64_t>(v)); };
+  auto mix = [&](const sint& v) { h = hash_combine(h, static_cast<uint64_t>(v.hash())); };
   for (const View& v : st.views) {
     mix(static_cast<int64_t>(v.shape.size()));
-    for (sint x : v.shape) mix(x);
-    for (sint x : v.strides) mix(x);
-    mix(v.offset), mix(v.contiguous), mix(v.mask.has_value());
+    for (const sint& x : v.shape) mix(x);
+    for (const sint& x : v.strides) mix(x);
+    mix(v.offset), mix(sint(v.contiguous)), mix(sint(v.mask.has_value()));
     if (v.mask)
       for (const auto& [lo, hi] : *v.mask) mix(lo), mix(hi);
   }
   return h;
 }
+// *** movement args: tuples of ints, or a SymArg when a size is symbolic ***
+
+Arg shape_arg(const Shape& s) {
+  Tuple t;
+  for (const sint& x : s) {
+    if (x.is_sym()) return ObjectArg(std::make_shared<SymArg>(s, Mask{}));
+    t.push_back(ConstValue(x.as_int()));
+  }
+  return t;
+}
+Arg mask_arg(const Mask& m) {
+  PairTuple t;
+  for (const auto& [lo, hi] : m) {
+    if (lo.is_sym() || hi.is_sym()) return ObjectArg(std::make_shared<SymArg>(Shape{}, m));
+    t.push_back({lo.as_int(), hi.as_int()});
+  }
+  return t;
+}
+Shape arg_shape(const Arg& arg) {
+  if (const SymArg* p = object_arg<SymArg>(arg)) return p->shape;
+  const Tuple* t = std::get_if<Tuple>(&arg);
+  TG_CHECK(t != nullptr, "a movement op needs a tuple arg, got ", arg_repr(arg));
+  Shape s;
+  for (const ConstValue& v : *t) s.push_back(as_int(v));
+  return s;
+}
+Mask arg_mask(const Arg& arg) {
+  if (const SymArg* p = object_arg<SymArg>(arg)) return p->mask;
+  const PairTuple* t = std::get_if<PairTuple>(&arg);
+  TG_CHECK(t != nullptr, "a movement op needs a tuple of pairs as arg, got ", arg_repr(arg));
+  Mask m;
+  for (const auto& [lo, hi] : *t) m.push_back({lo, hi});
+  return m;
+}
+std::string SymArg::repr() const {
+  if (mask.empty()) return py_tuple(shape);
+  std::vector<std::string> parts;
+  for (const auto& [lo, hi] : mask) parts.push_back(cat("(", lo, ", ", hi, ")"));
+  return py_tuple(parts);
+}
+uint64_t SymArg::hash() const {
+  uint64_t h = shape.size() * 31 + mask.size();
+  for (const sint& x : shape) h = hash_combine(h, x.hash());
+  for (const auto& [lo, hi] : mask) h = hash_combine(hash_combine(h, lo.hash()), hi.hash());
+  return h;
+}
+
 Arg st_arg(ShapeTracker st) { return ObjectArg(std::make_shared<ShapeTrackerArg>(std::move(st))); }
 const ShapeTracker* get_st(const Arg& arg) {
   const ShapeTrackerArg* p = object_arg<ShapeTrackerArg>(arg);

@@ -41,6 +41,21 @@ struct ShapeTrackerArg final : ArgObjectOf<ShapeTrackerArg> {
   bool operator==(const ShapeTrackerArg&) const = default;
 };
 Arg st_arg(ShapeTracker st);
+
+// a movement op's arg holding a symbolic size: RESHAPE/EXPAND's shape or PAD/SHRINK's mask (tinygrad keeps UOps in
+// those tuples; ours are ints in Tuple/PairTuple, and this payload only where a size is symbolic)
+struct SymArg final : ArgObjectOf<SymArg> {
+  Shape shape;
+  Mask mask;
+  SymArg(Shape s, Mask m) : shape(std::move(s)), mask(std::move(m)) {}
+  std::string repr() const override;
+  uint64_t hash() const override;
+  bool operator==(const SymArg&) const = default;
+};
+Arg shape_arg(const Shape& s);  // a Tuple of ints, or a SymArg
+Arg mask_arg(const Mask& m);    // a PairTuple of ints, or a SymArg
+Shape arg_shape(const Arg& arg);
+Mask arg_mask(const Arg& arg);
 const ShapeTracker* get_st(const Arg& arg);  // null when arg is not a ShapeTracker
 
 }  // namespace tg

@@ -155,22 +155,21 @@ UOp uop_base(const UOp& u) {
 
 // *** movement ops ***
 
-Tuple ints_tuple(const Shape& s) {
-  Tuple t;
-  for (sint x : s) t.push_back(ConstValue(x));
-  return t;
-}
 static UOp mop(const UOp& u, Ops op, Arg arg) {
   UOp ret = UOp::make(op, u.dtype(), {u}, std::move(arg));
   const ShapeTracker *a = uop_st(u), *b = uop_st(ret);
   if (a != nullptr && b != nullptr && *a == *b) return u;  // a no-op movement
   return ret;
 }
-UOp uop_reshape(const UOp& u, const Shape& s) { return mop(u, Ops::RESHAPE, ints_tuple(s)); }
-UOp uop_expand(const UOp& u, const Shape& s) { return mop(u, Ops::EXPAND, ints_tuple(s)); }
-UOp uop_permute(const UOp& u, const std::vector<int64_t>& order) { return mop(u, Ops::PERMUTE, ints_tuple(order)); }
-UOp uop_pad(const UOp& u, const Mask& arg) { return mop(u, Ops::PAD, arg); }
-UOp uop_shrink(const UOp& u, const Mask& arg) { return mop(u, Ops::SHRINK, arg); }
+UOp uop_reshape(const UOp& u, const Shape& s) { return mop(u, Ops::RESHAPE, shape_arg(s)); }
+UOp uop_expand(const UOp& u, const Shape& s) { return mop(u, Ops::EXPAND, shape_arg(s)); }
+UOp uop_permute(const UOp& u, const std::vector<int64_t>& order) {
+  Tuple t;
+  for (int64_t x : order) t.push_back(ConstValue(x));
+  return mop(u, Ops::PERMUTE, std::move(t));
+}
+UOp uop_pad(const UOp& u, const Mask& arg) { return mop(u, Ops::PAD, mask_arg(arg)); }
+UOp uop_shrink(const UOp& u, const Mask& arg) { return mop(u, Ops::SHRINK, mask_arg(arg)); }
 UOp uop_flip(const UOp& u, const std::vector<bool>& axes) {
   Tuple t;
   for (bool b : axes) t.push_back(ConstValue(b));

@@ -30,6 +30,5 @@ UOp uop_new_buffer(const std::string& device, sint size, DType dtype);  // BUFFE
 UOp uop_copy_to_device(const UOp& u, const std::string& device);
 UOp uop_r(const UOp& u, Ops op, std::vector<int64_t> axes);  // REDUCE_AXIS over the axes whose size is not 1
 
-Tuple ints_tuple(const Shape& s);  // a RESHAPE/EXPAND/PERMUTE arg
 
 }  // namespace tg

@@ -9,8 +9,13 @@ namespace tg {
 sint prod(const Shape& s) {
   if (std::find(s.begin(), s.end(), 0) != s.end()) return 0;
   sint p = 1;
-  for (sint x : s)  // (2^40, 2^40) has more elements than an int64 holds: an error, not a wrapped size
-    TG_CHECK_AS(ValueError, !__builtin_mul_overflow(p, x, &p), "shape ", py_tuple(s), " has too many elements");
+  for (const sint& x : s) {  // (2^40, 2^40) has more elements than an int64 holds: an error, not a wrapped size
+    int64_t q = 0;
+    if (p.is_int() && x.is_int())
+      TG_CHECK_AS(ValueError, !__builtin_mul_overflow(p.as_int(), x.as_int(), &q), "shape ", py_tuple(s),
+                  " has too many elements");
+    p = p.is_int() && x.is_int() ? sint(q) : p * x;
+  }
   return p;
 }
 sint prod_range(const Shape& s, int start, int stop) {
@@ -20,6 +25,7 @@ sint prod_range(const Shape& s, int start, int stop) {
   return p;
 }
 std::string shape_str(const Shape& s) { return py_tuple(s); }
+int64_t prod(const std::vector<int64_t>& s) { return prod(Shape(s.begin(), s.end())); }
 
 static std::string mask_str(const Mask& m) {
   std::vector<std::string> parts;
@@ -29,7 +35,7 @@ static std::string mask_str(const Mask& m) {
 
 Shape canonicalize_strides(const Shape& shape, const Shape& strides) {
   Shape out(shape.size());
-  for (size_t i = 0; i < shape.size(); i++) out[i] = shape[i] == 1 ? 0 : strides[i];
+  for (size_t i = 0; i < shape.size(); i++) out[i] = shape[i] == 1 ? sint(0) : strides[i];
   return out;
 }
 Shape strides_for_shape(const Shape& shape) {
@@ -44,7 +50,7 @@ static std::vector<std::array<sint, 3>> merge_dims(const Shape& shape, const Sha
                                                    const std::optional<Mask>& mask) {
   std::vector<std::array<sint, 3>> ret;
   if (shape.empty()) return ret;
-  ret.push_back({shape[0], strides[0], strides[0] != 0 ? shape[0] : 0});
+  ret.push_back({shape[0], strides[0], strides[0] != 0 ? shape[0] : sint(0)});
   bool merging = mask ? ((*mask)[0].second - (*mask)[0].first == 1) : shape[0] == 1;  // size-1 dims merge into the next
   for (size_t i = 1; i < shape.size(); i++) {
     sint s = shape[i], st = strides[i];
@@ -70,8 +76,8 @@ static std::optional<Mask> reshape_mask(const std::optional<Mask>& mask_in, cons
   Mask new_mask;
   size_t mi = mask_in->size(), oi = old_shape.size(), ni = new_shape.size();  // reverse iterators, by count left
   auto next_mask = [&]() -> std::pair<sint, sint> { return mi ? (*mask_in)[--mi] : std::pair<sint, sint>{0, 1}; };
-  auto next_old = [&]() -> sint { return oi ? old_shape[--oi] : 1; };
-  auto next_new = [&]() -> sint { return ni ? new_shape[--ni] : 1; };
+  auto next_old = [&]() -> sint { return oi ? old_shape[--oi] : sint(1); };
+  auto next_new = [&]() -> sint { return ni ? new_shape[--ni] : sint(1); };
   sint curr_stride = 1, old_dim = next_old(), new_dim = next_new();
   auto mask = next_mask();
   while (new_mask.size() < new_shape.size()) {
@@ -302,7 +308,7 @@ std::optional<View> View::reshape(const Shape& new_shape) const {
   for (auto it = md.rbegin(); it != md.rend(); ++it) {
     auto [merged_size, new_stride, real_size] = *it;
     sint acc = 1, new_dim = 0;
-    while (acc <= merged_size && acc != merged_size && (new_dim = ri ? new_shape[--ri] : 0) > 0) {
+    while (acc <= merged_size && acc != merged_size && (new_dim = ri ? new_shape[--ri] : sint(0)) > 0) {
       r_strides.push_back(new_stride * acc);
       acc = acc * new_dim;
       if (!(acc < real_size)) new_stride = 0;

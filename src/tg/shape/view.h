@@ -1,28 +1,25 @@
 #pragma once
 // View: one strided, offset, masked window onto a buffer (tinygrad's shape/view.py).
-// NOTE: sizes are plain integers for now (sint = int64_t); symbolic sizes (Variables bound per call) come later,
-// which is why shape code says sint, and uses python's floor division where tinygrad's `//` is on ints.
+// Sizes, strides, offsets and masks are sints (shape/sint.h): ints, or expressions of bound Variables.
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "tg/shape/sint.h"
 #include "tg/uop/uop.h"
 
 namespace tg {
 
-using sint = int64_t;
 using Shape = std::vector<sint>;
 using Mask = std::vector<std::pair<sint, sint>>;  // per dim: [begin, end) of valid indices
 
-// python's integer division and modulo (floor), as tinygrad's shape code uses them
-inline sint floordiv(sint a, sint b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-inline sint floormod(sint a, sint b) { return a - floordiv(a, b) * b; }
-inline sint ceildiv(sint a, sint b) { return -floordiv(-a, b); }
 sint prod(const Shape& s);
 sint prod_range(const Shape& s, int start, int stop);  // prod(s[start:stop]), the bounds clamped to s
 std::string shape_str(const Shape& s);                 // (4, 4), (4,), ()
+int64_t prod(const std::vector<int64_t>& s);           // of plain ints (kernel sizes, strides)
+inline std::string shape_str(const std::vector<int64_t>& s) { return py_tuple(s); }
 
 Shape strides_for_shape(const Shape& shape);
 Shape canonicalize_strides(const Shape& shape, const Shape& strides);

@@ -281,8 +281,8 @@ static Shape broadcast_shape(const Shape& a, const Shape& b) {
   size_t n = std::max(a.size(), b.size());
   Shape out(n);
   for (size_t i = 0; i < n; i++) {
-    sint x = i + a.size() >= n ? a[i + a.size() - n] : 1, y = i + b.size() >= n ? b[i + b.size() - n] : 1;
-    out[i] = (x == 0 || y == 0) ? 0 : std::max(x, y);
+    sint x = i + a.size() >= n ? a[i + a.size() - n] : sint(1), y = i + b.size() >= n ? b[i + b.size() - n] : sint(1);
+    out[i] = (x == 0 || y == 0) ? sint(0) : smax(x, y);
   }
   return out;
 }
@@ -427,11 +427,10 @@ Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
   size_t a = static_cast<size_t>(resolve_dim(start_dim)), b = static_cast<size_t>(resolve_dim(end_dim));
   if (s.empty()) return reshape({1});  // python slices of (): any dims give (1,)
   Shape ns(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(a));
-  sint p = 1;
-  for (size_t i = a; i <= b && i < s.size(); i++)  // eye(2^40) flattens (2^40, 2^40 + 1): too many for an int64
-    TG_CHECK_AS(ValueError, !__builtin_mul_overflow(p, s[i], &p), "flatten of ", shape_str(s),
-                " has too many elements");
-  ns.push_back(p);
+  // eye(2^40) flattens (2^40, 2^40 + 1): too many for an int64 (prod says so)
+  Shape merged;
+  for (size_t i = a; i <= b && i < s.size(); i++) merged.push_back(s[i]);
+  ns.push_back(tg::prod(merged));
   ns.insert(ns.end(), s.begin() + static_cast<std::ptrdiff_t>(std::min(b + 1, s.size())), s.end());
   return reshape(ns);
 }

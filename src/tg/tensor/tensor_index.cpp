@@ -34,7 +34,7 @@ Shape broadcast_shapes(const std::vector<Shape>& shapes) {
         for (const Shape& x : shapes) r += shape_str(x) + " ";
         return r;
       }());
-      o = (o == 0 || s[i] == 0) ? 0 : std::max(o, s[i]);
+      o = (o == 0 || s[i] == 0) ? sint(0) : smax(o, s[i]);
     }
   return out;
 }
@@ -107,7 +107,7 @@ Tensor Tensor::getitem(std::vector<Index> indices, IndexPlan* plan) const {
       int64_t i = index.as_int();
       TG_CHECK_AS(IndexError, -size <= i && i < size, "index ", i, " is out of bounds for dim ", dim, " with size ",
                   size);
-      p.begin = i < 0 ? i + size : i, p.end = p.begin + 1;
+      p.begin = i < 0 ? i + size : sint(i), p.end = p.begin + 1;
     } else if (index.kind() == Index::Kind::Slice) {
       const Slice& sl = index.as_slice();
       p.stride = sl.step.value_or(1);
@@ -127,7 +127,7 @@ Tensor Tensor::getitem(std::vector<Index> indices, IndexPlan* plan) const {
                                  : index.as_tensor().to(device());
       TG_CHECK_AS(IndexError, dtypes::is_int(t.dtype()), "index dtype ", t.dtype(), " is not supported (dim ", dim,
                   ")");
-      p.tensor = (t < 0).where(t + size, t);
+      p.tensor = (t < 0).where(t + static_cast<int64_t>(size), t);
       p.size = size, p.end = size;
     }
     parsed.push_back(p);
@@ -331,7 +331,7 @@ std::pair<Tensor, Tensor> Tensor::pre_scatter(int64_t dim, const Tensor& index, 
   Tensor mask = one_hot_along_dim(index.to(device()).unsqueeze(-1), s[static_cast<size_t>(d)], -1);
   mask = mask.transpose(-1, d);
   Mask pad;
-  for (size_t k = 0; k < s.size(); k++) pad.push_back({0, static_cast<int64_t>(k) == d ? 0 : s[k] - is[k]});
+  for (size_t k = 0; k < s.size(); k++) pad.push_back({0, static_cast<int64_t>(k) == d ? sint(0) : s[k] - is[k]});
   pad.push_back({0, 0});
   return {sv.pad(pad), mask.pad(pad)};
 }

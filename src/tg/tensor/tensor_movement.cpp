@@ -51,7 +51,12 @@ Tensor Tensor::unflatten(int64_t dim, Shape sizes) const {
   Shape s = shape();
   sint known = 1;
   int64_t inferred = 0;
-  for (sint x : sizes) x == -1 ? inferred++ : known *= x;
+  for (const sint& x : sizes) {
+    if (x == -1)
+      inferred++;
+    else
+      known *= x;
+  }
   if (inferred == 1 && known != 0 && s[static_cast<size_t>(d)] % known == 0)  // -1 is inferred within the dim
     for (sint& x : sizes)
       if (x == -1) x = s[static_cast<size_t>(d)] / known;
@@ -86,7 +91,7 @@ Tensor Tensor::pad(const Mask& padding, std::string_view mode, ConstValue value)
     Mask cut;
     for (size_t d = 0; d < s.size(); d++) {
       auto [b, a] = padding[d];
-      cut.push_back({b == 0 ? 0 : s[d] - b, a == 0 ? xs[d] : xs[d] - s[d] + a});
+      cut.push_back({b == 0 ? sint(0) : s[d] - b, a == 0 ? xs[d] : xs[d] - s[d] + a});
     }
     return x.shrink(cut);
   }
@@ -184,7 +189,7 @@ std::vector<Tensor> Tensor::split(int64_t size, int64_t dim) const {
   TG_CHECK(size > 0, "split size must be positive, got ", size);
   sint n = shape()[static_cast<size_t>(resolve_dim(dim))];
   std::vector<int64_t> sizes;
-  for (sint at = 0; at < std::max<sint>(n, 1); at += size) sizes.push_back(std::min(size, n - at));
+  for (int64_t at = 0; at < std::max<int64_t>(n, 1); at += size) sizes.push_back(std::min<int64_t>(size, n - at));
   return split(sizes, dim);
 }
 std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t dim) const {

@@ -101,7 +101,7 @@ Tensor Tensor::argmax(std::optional<int64_t> axis, bool keepdim) const {
   rs[0] = n;
   Tensor countdown = arange(static_cast<double>(n), 0, -1, {device(), dtypes::default_int, false}).reshape(rs);
   Tensor idx = eq(max(ax, true)) * countdown;
-  return (n - idx.max(ax, keepdim)).cast(dtypes::int32);
+  return (static_cast<int64_t>(n) - idx.max(ax, keepdim)).cast(dtypes::int32);
 }
 Tensor Tensor::argmin(std::optional<int64_t> axis, bool keepdim) const {
   TG_META("argmin");

@@ -91,8 +91,8 @@ Tensor Tensor::pool(const Shape& k_, std::vector<int64_t> stride, std::vector<in
       TG_CHECK(i_[j] > 0, "can't pool a 0-size dim with overlapping or dilated windows: ", shape_str(s), " kernel ",
                shape_str(k_));
       f_.push_back(1 + (o_[j] * s_[j] > i_[j] - d_[j] * (k_[j] - 1) ? 1 : 0));
-      sint w = 0;  // k windows of (i*f + d) elements: for a 2^32 dim (a cumsum's pool) more than an int64 holds
-      TG_CHECK_AS(ValueError, !__builtin_mul_overflow(k_[j], i_[j] * f_[j] + d_[j], &w), "pool of ", shape_str(s),
+      int64_t w = 0;  // k windows of (i*f + d) elements: for a 2^32 dim (a cumsum's pool) more than an int64 holds
+      TG_CHECK_AS(ValueError, !__builtin_mul_overflow(int64_t(k_[j]), int64_t(i_[j] * f_[j] + d_[j]), &w), "pool of ", shape_str(s),
                   " with kernel ", shape_str(k_), " has too many elements");
       reps.push_back(ceildiv(w, i_[j]));
     }
@@ -264,7 +264,7 @@ struct ConvGrad final : GradFn {  // a friend of Tensor, so in tg, not in an unn
               .pad({{0, 0}, {0, 0}, {KH - 1 - a, a}, {0, 0}});
         };
         Tensor dx = row(0);
-        for (sint a = 1; a < KH; a++) dx = dx.add(row(a));
+        for (int64_t a = 1; a < KH; a++) dx = dx.add(row(a));
         return dx;
       }
       Tensor gp = spread_by_stride(g, stride).pad(pads);
@@ -277,9 +277,9 @@ struct ConvGrad final : GradFn {  // a friend of Tensor, so in tg, not in an unn
     Tensor xf = tiled && xp.dtype() != g.dtype() ? xp.cast(g.dtype()).contiguous() : xp;
     sint bs = is[0], n_per = 1;
     if (tiled) {  // (a tiled conv has a batch)
-      sint per_n = static_cast<sint>(xf.dtype().itemsize()) * (prod(is) + prod(os)) / bs;
-      for (sint c = 1; c <= bs; c++)
-        if (bs % c == 0 && c * per_n <= (sint(1) << 20)) n_per = c;
+      int64_t per_n = static_cast<int64_t>(xf.dtype().itemsize()) * (prod(is) + prod(os)) / bs;
+      for (int64_t c = 1; c <= bs; c++)
+        if (bs % c == 0 && c * per_n <= (int64_t(1) << 20)) n_per = c;
     }
     // (chunks, bs/chunks, groups, rcout, cin, *o, *HW), summed over bs/chunks and *o, then over the chunks
     Shape HW(ws.begin() + 2, ws.end()), xr{bs / n_per, n_per, groups, 1, ws[1]},
@@ -447,7 +447,7 @@ std::pair<Tensor, Tensor> Tensor::max_pool2d_with_indices(const MaxPool2dOptions
   Tensor idx = arange(static_cast<double>(spatial_sz), 0, -1, {device(), dtypes::default_int, false}).reshape(spatial);
   Tensor m = pooled.eq(pooled.max(axis, true));
   idx = m * idx.pad(flat_to_mask(p.pads, spatial.size()), dtypes::min(idx.dtype())).pool(p.k_, p.stride, o.dilation);
-  return {pooled.max(axis), spatial_sz - idx.max(axis)};
+  return {pooled.max(axis), static_cast<int64_t>(spatial_sz) - idx.max(axis)};
 }
 
 Tensor Tensor::max_unpool2d(const Tensor& indices, const MaxUnpool2dOptions& o) const {
@@ -596,7 +596,7 @@ Tensor Tensor::einsum(const std::string& formula_in, const std::vector<Tensor>& 
     });
     Shape r, e;
     for (auto [c, v] : letter_val) {
-      r.push_back(letters.find(c) != std::string::npos ? v : 1);
+      r.push_back(letters.find(c) != std::string::npos ? v : sint(1));
       e.push_back(v);
     }
     Tensor x = xs[i].permute(order).reshape(r).expand(e);
