@@ -45,12 +45,12 @@ TEST(Sint, ExpressionsOfAVariable) {
   EXPECT_EQ(t.vmin(), 5);
   EXPECT_EQ(t.vmax(), 32);
   EXPECT_EQ(t.str(), "((i*3)+2)");
-  EXPECT_EQ(s * 3 + 2, t);         // structural equality: the same expression
-  EXPECT_FALSE(s == 4);            // a symbol is not an int
-  EXPECT_TRUE((s - s).is_int());   // folds back to an int
+  EXPECT_EQ(s * 3 + 2, t);        // structural equality: the same expression
+  EXPECT_FALSE(s == 4);           // a symbol is not an int
+  EXPECT_TRUE((s - s).is_int());  // folds back to an int
   EXPECT_EQ(s - s, 0);
   EXPECT_EQ(s * 0, 0);
-  EXPECT_TRUE(s > 0);              // decided by the bounds
+  EXPECT_TRUE(s > 0);  // decided by the bounds
   EXPECT_TRUE(s < 11);
   EXPECT_TRUE(resolve_lt(s, sint(5), true));  // undecided: the default
   EXPECT_FALSE(resolve_lt(s, sint(5), false));

@@ -664,7 +664,8 @@ UOp Kernel::get_optimized_ast(const std::optional<std::string>& name_override) c
         Shape local_shape(static_cast<size_t>(global_dims()), 1);
         for (int i = global_dims(); i < global_dims() + local_dims; i++) local_shape.push_back(full_shape()[i]);
         for (int i = fr; i < fr + group_for_reduces; i++)
-          local_shape.push_back(rs_out[static_cast<size_t>(i)] != rs_in[static_cast<size_t>(i)] ? full_shape()[i] : sint(1));
+          local_shape.push_back(rs_out[static_cast<size_t>(i)] != rs_in[static_cast<size_t>(i)] ? full_shape()[i]
+                                                                                                : sint(1));
         for (int i = 0; i < n - upcasted - group_for_reduces - fr; i++) local_shape.push_back(1);
         for (const auto& ua : upcasted_axis(0)) local_shape.push_back(ua.size);
         ShapeTracker lst = ShapeTracker::from_shape(local_shape);

@@ -434,7 +434,8 @@ UOp check_load_st(M m, GrouperCtx& ctx) {
   if (st.views.size() == 1) {
     // fine if it becomes contiguous when you shrink expanded axes
     Mask arg;
-    for (size_t i = 0; i < st.shape().size(); i++) arg.push_back({0, st.views[0].strides[i] == 0 ? sint(1) : st.shape()[i]});
+    for (size_t i = 0; i < st.shape().size(); i++)
+      arg.push_back({0, st.views[0].strides[i] == 0 ? sint(1) : st.shape()[i]});
     if (st.shrink(arg).contiguous()) return {};
     // fine if it's equal when you shrink a contig
     if (const auto& mask = st.views[0].mask;

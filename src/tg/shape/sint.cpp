@@ -57,8 +57,8 @@ bool operator<(const sint& a, const sint& b) {
   if (a.is_int() && b.is_int()) return a.i_ < b.i_;
   UOp c = (a.to_uop() < b.to_uop()).simplify();
   if (c.op() == Ops::CONST) return as_bool(c.const_arg());
-  throw Error(cat("can't decide ", a.str(), " < ", b.str(), " for every value of ",
-                  range_of(a.is_sym() ? a.uop() : b.uop())));
+  throw Error(
+      cat("can't decide ", a.str(), " < ", b.str(), " for every value of ", range_of(a.is_sym() ? a.uop() : b.uop())));
 }
 bool resolve_lt(const sint& a, const sint& b, bool dflt) {
   if (a.is_int() && b.is_int()) return a.as_int() < b.as_int();

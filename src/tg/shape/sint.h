@@ -24,11 +24,11 @@ class sint {
 
   bool is_int() const { return !u_; }
   bool is_sym() const { return static_cast<bool>(u_); }
-  int64_t as_int() const;                                    // throws when symbolic
-  operator int64_t() const { return as_int(); }              // NOLINT(google-explicit-constructor)
-  const UOp& uop() const { return u_; }                      // the expression (null for an int)
-  UOp to_uop(DType dtype = dtypes::int32) const;             // a CONST for an int
-  int64_t vmin() const;                                      // bounds of the value
+  int64_t as_int() const;                         // throws when symbolic
+  operator int64_t() const { return as_int(); }   // NOLINT(google-explicit-constructor)
+  const UOp& uop() const { return u_; }           // the expression (null for an int)
+  UOp to_uop(DType dtype = dtypes::int32) const;  // a CONST for an int
+  int64_t vmin() const;                           // bounds of the value
   int64_t vmax() const;
   std::string str() const;  // 4, or the expression rendered: (start_pos+1)
 
@@ -47,11 +47,15 @@ class sint {
   friend bool operator>=(const sint& a, const sint& b) { return !(a < b); }
 
   // mixed with plain ints: exact matches, so they win over the builtin operators on the int conversion
-#define TG_SINT_MIXED(R, OP)                                              \
-  template <std::integral T>                                              \
-  friend R operator OP(const sint& a, T b) { return a OP sint(b); }       \
-  template <std::integral T>                                              \
-  friend R operator OP(T a, const sint& b) { return sint(a) OP b; }
+#define TG_SINT_MIXED(R, OP)                 \
+  template <std::integral T>                 \
+  friend R operator OP(const sint& a, T b) { \
+    return a OP sint(b);                     \
+  }                                          \
+  template <std::integral T>                 \
+  friend R operator OP(T a, const sint& b) { \
+    return sint(a) OP b;                     \
+  }
   TG_SINT_MIXED(sint, +)
   TG_SINT_MIXED(sint, -)
   TG_SINT_MIXED(sint, *)

@@ -30,5 +30,4 @@ UOp uop_new_buffer(const std::string& device, sint size, DType dtype);  // BUFFE
 UOp uop_copy_to_device(const UOp& u, const std::string& device);
 UOp uop_r(const UOp& u, Ops op, std::vector<int64_t> axes);  // REDUCE_AXIS over the axes whose size is not 1
 
-
 }  // namespace tg

@@ -92,8 +92,8 @@ Tensor Tensor::pool(const Shape& k_, std::vector<int64_t> stride, std::vector<in
                shape_str(k_));
       f_.push_back(1 + (o_[j] * s_[j] > i_[j] - d_[j] * (k_[j] - 1) ? 1 : 0));
       int64_t w = 0;  // k windows of (i*f + d) elements: for a 2^32 dim (a cumsum's pool) more than an int64 holds
-      TG_CHECK_AS(ValueError, !__builtin_mul_overflow(int64_t(k_[j]), int64_t(i_[j] * f_[j] + d_[j]), &w), "pool of ", shape_str(s),
-                  " with kernel ", shape_str(k_), " has too many elements");
+      TG_CHECK_AS(ValueError, !__builtin_mul_overflow(int64_t(k_[j]), int64_t(i_[j] * f_[j] + d_[j]), &w), "pool of ",
+                  shape_str(s), " with kernel ", shape_str(k_), " has too many elements");
       reps.push_back(ceildiv(w, i_[j]));
     }
     Tensor x = repeat(reps);
