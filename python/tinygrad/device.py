@@ -43,6 +43,8 @@ class _Device:
   @property
   def default(self) -> Compiled: return self[self.DEFAULT]
 Device = _Device()
+# the reference's device graph runner (None where a device has none): the engine's JIT replays kernels one by one
+Compiled.graph = None
 
 def is_dtype_supported(dtype:DType, device:str|None=None) -> bool:
   if device is None: device = Device.DEFAULT
