@@ -11,13 +11,15 @@ def unsupported_function(name:str, why:str):
   def fxn(*args, **kwargs): _fail(name, why)
   fxn.__name__ = fxn.__qualname__ = name.rsplit(".", 1)[-1]
   fxn.__doc__ = f"Not on tinygrad.cpp: {why}."
+  fxn.__unsupported__ = why  # type: ignore[attr-defined]
   return fxn
 
 def unsupported_class(name:str, why:str, bases:tuple[type, ...]=(), **attrs):
   """A class that raises when instantiated. isinstance/issubclass answer False for the engine's objects (a test's
   `isinstance(Device[...], HCQCompiled)` skips, as on a machine without that device), and it can be subclassed."""
   def __init__(self, *args, **kwargs): _fail(name, why)
-  cls = type(name.rsplit(".", 1)[-1], bases, {"__init__": __init__, "__doc__": f"Not on tinygrad.cpp: {why}.", **attrs})
+  cls = type(name.rsplit(".", 1)[-1], bases, {"__init__": __init__, "__doc__": f"Not on tinygrad.cpp: {why}.",
+                                              "__unsupported__": why, **attrs})
   cls.__module__ = name.rsplit(".", 1)[0] if "." in name else cls.__module__
   return cls
 
