@@ -3,6 +3,6 @@ from tinygrad.tensor import Tensor                                    # noqa: F4
 from tinygrad.uop.ops import UOp
 Variable = UOp.variable
 from tinygrad.dtype import dtypes                                     # noqa: F401
-from tinygrad.helpers import GlobalCounters, Context, getenv          # noqa: F401
+from tinygrad.helpers import GlobalCounters, fetch, Context, getenv   # noqa: F401
 from tinygrad.device import Device                                    # noqa: F401
 from tinygrad.engine.jit import TinyJit                               # noqa: F401

@@ -1,5 +1,6 @@
+# tinygrad.helpers: the reference's small helpers, knobs (ContextVar/Context over the engine's table), a disk cache
 from __future__ import annotations
-import os, functools, operator, contextlib, re, platform, string
+import os, functools, operator, contextlib, re, platform, string, ctypes, sqlite3, pickle, hashlib
 from typing import ClassVar, Iterable, TypeVar, Union, Sequence, Any
 from tinygrad import _C
 from tinygrad._C import GlobalCounters  # noqa: F401
@@ -54,6 +55,7 @@ def partition(itr:Iterable[T], fxn) -> tuple[list[T], list[T]]:
 def get_single_element(x:list[T]) -> T:
   assert len(x) == 1, f"{x} must have exactly one element"
   return x[0]
+def getbits(value:int, start:int, end:int) -> int: return (value >> start) & ((1 << (end - start + 1)) - 1)  # bits start..end
 def get_child(obj, key:str):
   for k in key.split("."):
     obj = obj[int(k)] if k.isnumeric() else obj[k] if isinstance(obj, dict) else getattr(obj, k)
@@ -102,17 +104,23 @@ def _knob_text(k, v): return str(int(v) if isinstance(v, bool) else v)
 class ContextVar:
   _cache: ClassVar[dict[str, ContextVar]] = {}
   key: str
-  def __init__(self, key, default_value):
+  # unsupported: why the engine has no such feature; setting the variable to anything but its default then raises
+  # NotImplementedError (reading it, and setting it back to the default, are fine)
+  def __init__(self, key, default_value, unsupported:str|None=None):
     if key in ContextVar._cache: raise RuntimeError(f"attempt to recreate ContextVar {key}")
     ContextVar._cache[key] = self
-    self.key, self.default = key, default_value
+    self.key, self.default, self.unsupported = key, default_value, unsupported
     if key not in _KNOBS: self._value = getenv(key, default_value)
   @property
   def value(self): return _C.knob_value(self.key) if self.key in _KNOBS else self._value
   @value.setter
   def value(self, v):
+    self._check(v)
     if self.key in _KNOBS: _C.set_knob(self.key, _knob_text(self.key, v))
     else: self._value = v
+  def _check(self, v):
+    if self.unsupported is not None and v != self.default:
+      raise NotImplementedError(f"{self.key}={v}: {self.unsupported} on tinygrad.cpp")
   def __bool__(self): return bool(self.value)
   def __ge__(self, x): return self.value >= x
   def __gt__(self, x): return self.value > x
@@ -123,8 +131,9 @@ class ContextVar:
 class Context(contextlib.ContextDecorator):
   def __init__(self, **kwargs): self.kwargs = kwargs
   def __enter__(self):
-    for k in self.kwargs:
+    for k,v in self.kwargs.items():
       if k not in ContextVar._cache and k not in _KNOBS: raise KeyError(k)
+      if k in ContextVar._cache: ContextVar._cache[k]._check(v)
     self.engine = _C.KnobContext({k:_knob_text(k, v) for k,v in self.kwargs.items() if k in _KNOBS})
     self.engine.enter()  # first: a bad value raises before anything changed
     self.old_py = {k:ContextVar._cache[k]._value for k in self.kwargs if k not in _KNOBS}
@@ -134,11 +143,16 @@ class Context(contextlib.ContextDecorator):
     self.engine.exit()
     for k,v in self.old_py.items(): ContextVar._cache[k]._value = v
 
-DEBUG, IMAGE, BEAM, NOOPT = ContextVar("DEBUG", 0), ContextVar("IMAGE", 0), ContextVar("BEAM", 0), ContextVar("NOOPT", 0)
+DEBUG, BEAM, NOOPT = ContextVar("DEBUG", 0), ContextVar("BEAM", 0), ContextVar("NOOPT", 0)
+IMAGE = ContextVar("IMAGE", 0, unsupported="image dtypes (QCOM's textures) are not an engine dtype")
 JIT = ContextVar("JIT", 1)
 TRACEMETA, TRANSCENDENTAL, DEVECTORIZE = ContextVar("TRACEMETA", 1), ContextVar("TRANSCENDENTAL", 1), ContextVar("DEVECTORIZE", 1)
 CACHELEVEL, DISABLE_COMPILER_CACHE, LRU = ContextVar("CACHELEVEL", 2), ContextVar("DISABLE_COMPILER_CACHE", 0), ContextVar("LRU", 1)
 SPLIT_REDUCEOP, NO_MEMORY_PLANNER = ContextVar("SPLIT_REDUCEOP", 1), ContextVar("NO_MEMORY_PLANNER", 0)
+FUSE_ARANGE, FUSE_CONV_BW = ContextVar("FUSE_ARANGE", 1), ContextVar("FUSE_CONV_BW", 0)
+WINO = ContextVar("WINO", 0, unsupported="winograd convolutions are not in the engine's conv2d")
+AMX = ContextVar("AMX", 0, unsupported="Apple's AMX tensor cores are not a CPU target of the engine")
+RING = ContextVar("RING", 1, unsupported="the ring allreduce of several devices (multi-device tensors) is not in the engine")
 
 # a small progress bar with tinygrad's tqdm interface (iterate, set_description, update), written to stderr
 class tqdm:
@@ -163,3 +177,88 @@ class tqdm:
     if not self.disable: __import__("sys").stderr.write("\n")
 
 def trange(n:int, **kwargs) -> tqdm: return tqdm(range(n), total=n, **kwargs)
+
+# Profiling: cProfile over the block; prints the top `frac` of the functions by `sort` (times scaled by 1/ts, in ms)
+# and their main caller, or also dumps the stats to fn
+class Profiling(contextlib.ContextDecorator):
+  def __init__(self, enabled=True, sort='cumtime', frac=0.2, fn=None, ts=1):
+    self.enabled, self.sort, self.frac, self.fn, self.ms = enabled, sort, frac, fn, 1e3/ts
+  def __enter__(self):
+    import cProfile
+    self.pr = cProfile.Profile()
+    if self.enabled: self.pr.enable()
+  def __exit__(self, *exc):
+    if not self.enabled: return
+    self.pr.disable()
+    if self.fn: self.pr.dump_stats(self.fn)
+    import pstats
+    stats = pstats.Stats(self.pr).strip_dirs().sort_stats(self.sort)
+    def where(f): return f"{f[0]}:{f[1]}({f[2]})" if f[0] != "~" else f[2]
+    for f in stats.fcn_list[:int(len(stats.fcn_list) * self.frac)]:  # type: ignore[attr-defined]
+      _, ncalls, tottime, cumtime, callers = stats.stats[f]  # type: ignore[attr-defined]
+      top = max(callers.items(), key=lambda c: c[1][2], default=None)
+      caller = colored(f"<- {top[1][2] / tottime * 100:3.0f}% {where(top[0])}", "BLACK") if top and tottime else ""
+      print(f"n:{ncalls:8d}  tm:{tottime*self.ms:7.2f}ms  tot:{cumtime*self.ms:7.2f}ms", colored(where(f).ljust(50), "yellow"), caller)
+
+# *** ctypes and memoryviews (the reference's runtimes use them; they work on any buffer here) ***
+
+def mv_address(mv) -> int: return ctypes.addressof(ctypes.c_char.from_buffer(mv))  # a writable buffer's address
+def to_mv(ptr:int, sz:int) -> memoryview: return memoryview((ctypes.c_uint8 * sz).from_address(ptr)).cast("B")  # sz bytes at ptr
+def from_mv(mv, to_type=ctypes.c_char):  # a ctypes array of to_type over the buffer's memory (no copy)
+  return (to_type * (mv.nbytes // ctypes.sizeof(to_type))).from_address(mv_address(mv))
+def flat_mv(mv:memoryview) -> memoryview: return mv if len(mv) == 0 else mv.cast("B", shape=(mv.nbytes,))
+def to_char_p_p(options:list[bytes], to_type=ctypes.c_char):  # a C array of pointers to the NUL-terminated strings
+  return (ctypes.POINTER(to_type) * len(options))(*[ctypes.cast(ctypes.create_string_buffer(o), ctypes.POINTER(to_type)) for o in options])
+def init_c_struct_t(fields:tuple[tuple[str, Any], ...]):  # a packed ctypes Structure with these fields
+  return type("CStruct", (ctypes.Structure,), {"_pack_": 1, "_fields_": list(fields)})
+def init_c_var(ctypes_var, creat_cb): return (creat_cb(ctypes_var), ctypes_var)[1]  # fills the var through creat_cb
+
+# *** the disk cache of Python values: sqlite, as the reference's (the engine keeps compiled kernels in its own files) ***
+
+CACHEDB: str = getenv("CACHEDB", os.path.join(os.getenv("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "tinygrad.cpp", "cache.db"))
+VERSION = 20  # the tables' suffix: a new layout of the cached values gets new tables
+_db_connection = None
+def db_connection():
+  global _db_connection
+  if _db_connection is None:
+    os.makedirs(os.path.dirname(CACHEDB), exist_ok=True)
+    _db_connection = sqlite3.connect(CACHEDB, timeout=60, isolation_level="IMMEDIATE")
+    with contextlib.suppress(sqlite3.OperationalError): _db_connection.execute("PRAGMA journal_mode=WAL").fetchone()
+  return _db_connection
+
+def diskcache_clear():
+  cur = db_connection().cursor()
+  for (name,) in cur.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall(): cur.execute(f"DROP TABLE IF EXISTS '{name}'")
+  db_connection().commit()
+  _db_tables.clear()
+
+def _key_dict(key) -> dict: return key if isinstance(key, dict) else {"key": key}
+def diskcache_get(table:str, key) -> Any:
+  if CACHELEVEL < 1: return None
+  k = _key_dict(key)
+  try: row = db_connection().execute(f"SELECT val FROM '{table}_{VERSION}' WHERE {' AND '.join(f'{c}=?' for c in k)}",
+                                     tuple(k.values())).fetchone()
+  except sqlite3.OperationalError: return None  # no such table yet
+  return pickle.loads(row[0]) if row is not None else None
+
+_db_tables: set[str] = set()
+def diskcache_put(table:str, key, val, prepickled=False):
+  if CACHELEVEL < 1: return val
+  k = _key_dict(key)
+  sql_type = {str: "text", bool: "integer", int: "integer", float: "numeric", bytes: "blob"}
+  if table not in _db_tables:
+    cols = ", ".join(f"{c} {sql_type[type(v)]} NOT NULL" for c, v in k.items())
+    db_connection().execute(f"CREATE TABLE IF NOT EXISTS '{table}_{VERSION}' ({cols}, val blob, PRIMARY KEY ({', '.join(k)}))")
+    _db_tables.add(table)
+  db_connection().execute(f"REPLACE INTO '{table}_{VERSION}' ({', '.join(k)}, val) VALUES ({', '.join('?' * (len(k) + 1))})",
+                          tuple(k.values()) + (val if prepickled else pickle.dumps(val),))
+  db_connection().commit()
+  return val
+
+def diskcache(func):
+  """Caches func's results on disk, keyed by a hash of its pickled arguments."""
+  def wrapper(*args, **kwargs) -> Any:
+    key = hashlib.sha256(pickle.dumps((args, kwargs))).hexdigest()
+    if (ret := diskcache_get(f"cache_{func.__name__}", key)) is not None: return ret
+    return diskcache_put(f"cache_{func.__name__}", key, func(*args, **kwargs))
+  return functools.wraps(func)(wrapper)
