@@ -5,20 +5,11 @@
 
 #include <string>
 
+#include "error_of.h"
 #include "tg/shape/shapetracker.h"
 
 using namespace tg;
-
-namespace {
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-}  // namespace
+using tg::test::error_of;
 
 TEST(Sint, IntsStayInts) {
   sint a = 6, b = 4;
