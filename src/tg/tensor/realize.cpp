@@ -12,9 +12,13 @@
 namespace tg {
 
 Tensor& Tensor::kernelize() {
-  UOp big_sink = UOp::sink({uop()});
-  apply_map_to_tensors(get_kernelize_map(big_sink), "Apply Kernelize Map");
+  kernelize({*this});
   return *this;
+}
+void Tensor::kernelize(const std::vector<Tensor>& tensors) {
+  std::vector<UOp> uops;
+  for (const Tensor& t : tensors) uops.push_back(t.uop());
+  apply_map_to_tensors(get_kernelize_map(UOp::sink(uops)), "Apply Kernelize Map");
 }
 
 namespace {

@@ -66,6 +66,7 @@ MetadataScope::~MetadataScope() {
   if (owner_) current_metadata = nullptr;
 }
 const Metadata* MetadataScope::current() { return current_metadata; }
+void MetadataScope::set_current(const Metadata* m) { current_metadata = m; }
 
 // *** creation ***
 
@@ -529,9 +530,9 @@ Tensor Tensor::bitcast(DType dt) const {
 
 // *** in place ***
 
-Tensor& Tensor::replace(const Tensor& x) {
-  TG_CHECK_AS(AssertionError, shape() == x.shape(), "replace shape mismatch ", shape_str(shape()),
-              " != ", shape_str(x.shape()));
+Tensor& Tensor::replace(const Tensor& x, bool allow_shape_mismatch) {
+  TG_CHECK_AS(AssertionError, allow_shape_mismatch || shape() == x.shape(), "replace shape mismatch ",
+              shape_str(shape()), " != ", shape_str(x.shape()));
   d_->uop = x.uop();
   return *this;
 }

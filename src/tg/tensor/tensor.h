@@ -142,6 +142,9 @@ class MetadataScope {
   MetadataScope(const MetadataScope&) = delete;
   MetadataScope& operator=(const MetadataScope&) = delete;
   static const Metadata* current();
+  // tinygrad's _METADATA.set(m): while m is set, every Tensor method records m instead of its own name (scopes only
+  // name nodes when nothing is set); nullptr restores the methods' names. Per thread.
+  static void set_current(const Metadata* m);
 
  private:
   bool owner_ = false;
@@ -214,6 +217,9 @@ class Tensor {
   // *** elementwise ***
   Tensor cast(DType dt) const;
   Tensor contiguous() const;
+  Tensor contiguous_backward() const;  // the forward as is; the gradient flowing back through it is made contiguous
+  Tensor fuse() const;   // its inputs back to their CONTIGUOUS fused into one kernel (single-kernel softmax)
+  Tensor clone() const;  // a new buffer holding this tensor's values (and a clone of its grad)
   Tensor detach() const;
   Tensor neg() const;
   Tensor logical_not() const;
@@ -507,10 +513,13 @@ class Tensor {
   // aliases state: when another live tensor shares this one's buffer (two equal graphs realized), this tensor gets
   // a buffer of its own first, so the other one keeps its values.
   Tensor& assign(const Tensor& x);
-  Tensor& replace(const Tensor& x);  // points this tensor at x's graph (tinygrad's replace)
+  // points this tensor at x's graph, whatever x's dtype and device (tinygrad's replace: swapping in new weights);
+  // the shapes must match unless allow_shape_mismatch. Its grad and requires_grad stay this tensor's own.
+  Tensor& replace(const Tensor& x, bool allow_shape_mismatch = false);
 
   // *** scheduling and data ***
   Tensor& kernelize();
+  static void kernelize(const std::vector<Tensor>& tensors);  // in one graph (tinygrad's Tensor.kernelize(*lst))
   Tensor& realize();
   static void realize(const std::vector<Tensor>& tensors);  // in one schedule (tinygrad's Tensor.realize(*lst))
   // the kernels that realize these tensors, in order and memory-planned, with the bound Variables' values; the

@@ -20,6 +20,20 @@ Tensor Tensor::contiguous() const {
   TG_META("contiguous");
   return apply_uop(UOp::make(Ops::CONTIGUOUS, dtype(), {uop()}), {this});
 }
+Tensor Tensor::contiguous_backward() const {
+  TG_META("contiguous_backward");
+  return apply_uop(UOp::make(Ops::CONTIGUOUS_BACKWARD, dtype(), {uop()}), {this});
+}
+Tensor Tensor::fuse() const {
+  TG_META("fuse");
+  return apply_uop(UOp::make(Ops::FUSE, dtype(), {uop()}), {this});
+}
+Tensor Tensor::clone() const {
+  TG_META("clone");
+  Tensor ret = Tensor::empty(shape(), {.device = device(), .dtype = dtype()});
+  if (std::optional<Tensor> g = grad()) ret.set_grad(g->clone());
+  return ret.assign(*this);
+}
 Tensor Tensor::detach() const {
   TG_META("detach");
   return tensor_from_uop(UOp::make(Ops::DETACH, dtype(), {uop()}), false);
