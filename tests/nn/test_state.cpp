@@ -135,6 +135,7 @@ TEST(State, LoadStateDictErrorsNameTheKeys) {
   sd.insert_or_assign("first.weight", Tensor::ones({3, 2}));
   m = message(sd);
   EXPECT_TRUE(has(m, "shape") && has(m, "'first.weight'") && has(m, "(2, 3)") && has(m, "(3, 2)")) << m;
+  EXPECT_THROW(state::load_state_dict(dst, sd), ValueError);  // the reference's ValueError
   // dtype mismatch
   sd = good();
   sd.insert_or_assign("scale", Tensor(std::vector<int>{1}, {1}));

@@ -30,7 +30,8 @@ ConvOptions checked(ConvOptions o, const std::vector<int64_t>& kernel, int64_t i
   TG_CHECK(o.groups > 0 && in % o.groups == 0 && out % o.groups == 0, "conv: channels ", in, " -> ", out,
            " don't divide into ", o.groups, " groups");
   if (o.padding_same) {
-    for (int64_t s : o.stride) TG_CHECK(s == 1, "padding='same' is not supported for strided convolutions");
+    for (int64_t s : o.stride)
+      TG_CHECK_AS(ValueError, s == 1, "padding='same' is not supported for strided convolutions");
     o.padding = same_padding(kernel, o.dilation);
   }
   return o;
