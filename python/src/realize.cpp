@@ -1,4 +1,6 @@
 // bindings of the Tensor methods that run the graph: kernelize, realize and reading the data back
+#include "tg/engine/realize.h"
+
 #include "common.h"
 #include "tg/tensor/tensor.h"
 
@@ -28,19 +30,28 @@ py::object empty_list(const tg::Shape& s, size_t dim) {
 
 void bind_realize(py::class_<Tensor>& cls) {
   cls.def("kernelize",
-          [](py::object self) {
+          [](py::object self, py::args lst) {
             tg::MetadataScope m("kernelize");
-            self.cast<Tensor&>().kernelize();
+            std::vector<Tensor> ts{self.cast<Tensor>()};
+            for (py::handle x : lst) ts.push_back(x.cast<Tensor>());
+            Tensor::kernelize(ts);
             return self;
           })
-      .def("realize",
-           [](py::object self, py::args lst) {
-             tg::MetadataScope m("realize");
-             std::vector<Tensor> ts{self.cast<Tensor>()};
-             for (py::handle x : lst) ts.push_back(x.cast<Tensor>());
-             Tensor::realize(ts);
-             return self;
-           })
+      .def(
+          "realize",
+          [](py::object self, py::args lst, bool do_update_stats) {
+            tg::MetadataScope m("realize");
+            std::vector<Tensor> ts{self.cast<Tensor>()};
+            for (py::handle x : lst) ts.push_back(x.cast<Tensor>());
+            if (do_update_stats) {
+              Tensor::realize(ts);
+            } else {  // as realize, but GlobalCounters don't count these kernels
+              auto [schedule, var_vals] = Tensor::schedule_with_vars(ts);
+              if (!schedule.empty()) tg::run_schedule(std::move(schedule), var_vals, false);
+            }
+            return self;
+          },
+          py::arg("do_update_stats") = true)
       .def("data",
            [](const Tensor& t) {
              tg::MetadataScope m("data");

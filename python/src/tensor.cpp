@@ -6,6 +6,7 @@
 
 #include "tensor_common.h"
 #include "tg/runtime/device.h"
+#include "tg/tensor/tensor_internal.h"
 
 namespace tgpy {
 using tg::DType;
@@ -137,7 +138,13 @@ Tensor from_buffer(py::handle data, tg::TensorOptions o) {
 }
 
 Tensor make_tensor(py::handle data, const tg::TensorOptions& o) {
-  if (py::isinstance<tg::UOpNode>(data)) return Tensor(data.cast<tg::UOp>(), o);
+  if (py::isinstance<tg::UOpNode>(data)) {
+    tg::UOp u = data.cast<tg::UOp>();
+    // the reference's Tensor(Variable.bind(v)): a symbolic scalar, which this engine's tensors don't have
+    TG_CHECK_AS(NotImplementedError, u.op() != tg::Ops::BIND,
+                "a Tensor of a bound Variable (symbolic values in tensors) is not supported on tinygrad.cpp");
+    return Tensor(u, o);
+  }
   if (py::isinstance<Tensor>(data)) return data.cast<Tensor>();
   if (data.is_none()) return Tensor::empty({0}, o);
   if (py::isinstance<py::bytes>(data)) {
@@ -188,6 +195,13 @@ tg::Shape shape_args(const py::args& args, const Tensor* self) {
   }
   return s;
 }
+// f(self, shape, *args): tinygrad's reshape(shape, *args), argfix(shape, *args)
+tg::Shape shape_args(py::handle first, const py::args& rest, const Tensor* self) {
+  py::tuple all(rest.size() + 1);
+  all[0] = first;
+  for (size_t i = 0; i < rest.size(); i++) all[i + 1] = rest[i];
+  return shape_args(py::reinterpret_steal<py::args>(all.release()), self);
+}
 py::tuple shape_tuple(const tg::Shape& s) { return py::tuple(py::cast(s)); }
 
 tg::Mask pad_arg(const Tensor& t, py::handle padding) {
@@ -228,6 +242,7 @@ void bind_realize(py::class_<Tensor>& cls);
 void bind_tensor_math(py::class_<Tensor>& cls);
 void bind_tensor_movement(py::class_<Tensor>& cls);
 void bind_tensor_nn(py::class_<Tensor>& cls);
+void bind_tensor_inplace(py::class_<Tensor>& cls);
 
 void bind_tensor(py::module_& m) {
   py::class_<Tensor> cls(m, "Tensor");
@@ -237,7 +252,9 @@ void bind_tensor(py::module_& m) {
           py::arg("data"), py::arg("device") = py::none(), py::arg("dtype") = py::none(),
           py::arg("requires_grad") = py::none())
       // *** properties ***
-      .def_property_readonly("uop", &Tensor::uop)
+      // settable, as the reference's slot: the tensor stands for the given graph from now on (replace, unchecked)
+      .def_property("uop", &Tensor::uop,
+                    [](Tensor& t, const tg::UOp& u) { t.replace(tg::tensor_from_uop(u, std::nullopt), true); })
       .def_property_readonly("lazydata", &Tensor::uop)
       .def_property_readonly("shape", [](const Tensor& t) { return shape_tuple(t.shape()); })
       .def_property_readonly("dtype", &Tensor::dtype)
@@ -288,11 +305,13 @@ void bind_tensor(py::module_& m) {
              return t.shape()[0];
            })
       // *** creation ***
-      .def_static("full",
-                  [](py::handle shape, py::handle fill, py::kwargs kw) {
-                    META("full");
-                    return Tensor::full(to_shape(shape), to_const(fill), opts_from_kwargs(kw));
-                  })
+      .def_static(
+          "full",
+          [](py::handle shape, py::handle fill, py::kwargs kw) {
+            META("full");
+            return Tensor::full(to_shape(shape), to_const(fill), opts_from_kwargs(kw));
+          },
+          py::arg("shape"), py::arg("fill_value"))
       .def_static("zeros",
                   [](py::args shape, py::kwargs kw) {
                     META("zeros");
@@ -303,11 +322,16 @@ void bind_tensor(py::module_& m) {
                     META("ones");
                     return Tensor::ones(shape_args(shape), opts_from_kwargs(kw));
                   })
-      .def_static("empty",
-                  [](py::args shape, py::kwargs kw) {
-                    META("empty");
-                    return Tensor::empty(shape_args(shape), opts_from_kwargs(kw));
-                  })
+      .def_static(
+          "empty",
+          [](py::args shape, py::object device, py::object dtype, py::kwargs kw) {
+            META("empty");
+            tg::TensorOptions o = opts_from_kwargs(kw);
+            if (!device.is_none()) o.device = device.cast<std::string>();
+            if (!dtype.is_none()) o.dtype = to_dtype(dtype);
+            return Tensor::empty(shape_args(shape), o);
+          },
+          py::arg("device") = py::none(), py::arg("dtype") = py::none())
       .def_static(
           "arange",
           [](py::handle start, py::object stop, py::handle step, py::kwargs kw) {
@@ -333,11 +357,13 @@ void bind_tensor(py::module_& m) {
                                opts_from_kwargs(kw));
           },
           py::arg("n"), py::arg("m") = py::none())
-      .def("full_like",
-           [](const Tensor& t, py::handle fill, py::kwargs kw) {
-             META("full_like");
-             return t.full_like(to_const(fill), opts_from_kwargs(kw));
-           })
+      .def(
+          "full_like",
+          [](const Tensor& t, py::handle fill, py::kwargs kw) {
+            META("full_like");
+            return t.full_like(to_const(fill), opts_from_kwargs(kw));
+          },
+          py::arg("fill_value"))
       .def("zeros_like",
            [](const Tensor& t, py::kwargs kw) {
              META("zeros_like");
@@ -349,16 +375,20 @@ void bind_tensor(py::module_& m) {
              return t.ones_like(opts_from_kwargs(kw));
            })
       // *** elementwise ***
-      .def("cast",
-           [](const Tensor& t, py::handle d) {
-             META("cast");
-             return t.cast(*to_dtype(d));
-           })
-      .def("bitcast",
-           [](const Tensor& t, py::handle d) {
-             META("bitcast");
-             return t.bitcast(*to_dtype(d));
-           })
+      .def(
+          "cast",
+          [](const Tensor& t, py::handle d) {
+            META("cast");
+            return t.cast(*to_dtype(d));
+          },
+          py::arg("dtype"))
+      .def(
+          "bitcast",
+          [](const Tensor& t, py::handle d) {
+            META("bitcast");
+            return t.bitcast(*to_dtype(d));
+          },
+          py::arg("dtype"))
       .def("float",
            [](const Tensor& t) {
              META("float");
@@ -389,29 +419,24 @@ void bind_tensor(py::module_& m) {
              META("bool");
              return t.cast(tg::dtypes::bool_);
            })
-      .def("to",
-           [](py::object self, py::object device) -> py::object {
-             META("to");
-             const Tensor& t = self.cast<const Tensor&>();
-             if (device.is_none()) return self;
-             Tensor r = t.to(device.cast<std::string>());
-             return r.is(t) ? self : py::cast(std::move(r));  // already there: the same object, as the reference
-           })
-      .def("to_",
-           [](py::object self, py::object device) {
-             META("to_");
-             if (!device.is_none()) self.cast<Tensor&>().to_(device.cast<std::string>());
-             return self;
-           })
-      .def("assign",
-           [](py::object self, py::handle x) {
-             META("assign");
-             Tensor& t = self.cast<Tensor&>();
-             t.assign(py::isinstance<Tensor>(x)
-                          ? x.cast<Tensor>()
-                          : make_tensor(x, tg::TensorOptions{t.device(), t.dtype(), std::nullopt}));
-             return self;
-           })
+      .def(
+          "to",
+          [](py::object self, py::object device) -> py::object {
+            META("to");
+            const Tensor& t = self.cast<const Tensor&>();
+            if (device.is_none()) return self;
+            Tensor r = t.to(device.cast<std::string>());
+            return r.is(t) ? self : py::cast(std::move(r));  // already there: the same object, as the reference
+          },
+          py::arg("device"))
+      .def(
+          "to_",
+          [](py::object self, py::object device) {
+            META("to_");
+            if (!device.is_none()) self.cast<Tensor&>().to_(device.cast<std::string>());
+            return self;
+          },
+          py::arg("device"))
       .def("contiguous",
            [](const Tensor& t) {
              META("contiguous");
@@ -517,92 +542,94 @@ void bind_tensor(py::module_& m) {
              META("bitwise_not");
              return t.bitwise_not();
            })
-      .def("where",
-           [](const Tensor& c, py::handle x, py::handle y) {
-             META("where");
-             if (py::isinstance<Tensor>(x)) {
-               Tensor tx = x.cast<Tensor>();
-               return c.where(tx, operand(tx, y));
-             }
-             if (py::isinstance<Tensor>(y)) {
-               Tensor ty = y.cast<Tensor>();
-               return c.where(operand(ty, x), ty);
-             }
-             tg::TensorOptions o;
-             o.device = c.device();
-             Tensor tx = make_tensor(x, o);
-             return c.where(tx, operand(tx, y));
-           })
-      .def("maximum",
-           [](const Tensor& a, py::handle b) {
-             META("maximum");
-             return a.maximum(operand(a, b));
-           })
-      .def("minimum",
-           [](const Tensor& a, py::handle b) {
-             META("minimum");
-             return a.minimum(operand(a, b));
-           })
-      .def("eq",
-           [](const Tensor& a, py::handle b) {
-             META("eq");
-             return a.eq(operand(a, b));
-           })
-      .def("ne",
-           [](const Tensor& a, py::handle b) {
-             META("ne");
-             return a.ne(operand(a, b));
-           })
-      .def("__eq__",
-           [](const Tensor& a, py::handle b) {
-             META("__eq__");
-             return a.eq(operand(a, b));
-           })
-      .def("__ne__",
-           [](const Tensor& a, py::handle b) {
-             META("__ne__");
-             return a.ne(operand(a, b));
-           })
-      .def("__lt__",
-           [](const Tensor& a, py::handle b) {
-             META("__lt__");
-             return a.lt(operand(a, b));
-           })
-      .def("__gt__",
-           [](const Tensor& a, py::handle b) {
-             META("__gt__");
-             return a.gt(operand(a, b));
-           })
-      .def("__le__",
-           [](const Tensor& a, py::handle b) {
-             META("__le__");
-             return a.le(operand(a, b));
-           })
-      .def("__ge__",
-           [](const Tensor& a, py::handle b) {
-             META("__ge__");
-             return a.ge(operand(a, b));
-           })
-      .def("__lshift__",
-           [](const Tensor& a, int64_t b) {
-             META("__lshift__");
-             return a.lshift(b);
-           })
-      .def("__rshift__",
-           [](const Tensor& a, int64_t b) {
-             META("__rshift__");
-             return a.rshift(b);
-           })
-      .def("lshift",
-           [](const Tensor& a, int64_t b) {
-             META("lshift");
-             return a.lshift(b);
-           })
-      .def("rshift",
-           [](const Tensor& a, int64_t b) {
-             META("rshift");
-             return a.rshift(b);
-           })
+      .def(
+          "where",
+          [](const Tensor& c, py::handle x, py::handle y) {
+            META("where");
+            if (py::isinstance<Tensor>(x)) {
+              Tensor tx = x.cast<Tensor>();
+              return c.where(tx, operand(tx, y));
+            }
+            if (py::isinstance<Tensor>(y)) {
+              Tensor ty = y.cast<Tensor>();
+              return c.where(operand(ty, x), ty);
+            }
+            tg::TensorOptions o;
+            o.device = c.device();
+            Tensor tx = make_tensor(x, o);
+            return c.where(tx, operand(tx, y));
+          },
+          py::arg("x"), py::arg("y"))
+      .def(
+          "maximum",
+          [](const Tensor& a, py::handle b) {
+            META("maximum");
+            return a.maximum(operand(a, b));
+          },
+          py::arg("x"))
+      .def(
+          "minimum",
+          [](const Tensor& a, py::handle b) {
+            META("minimum");
+            return a.minimum(operand(a, b));
+          },
+          py::arg("x"))
+      .def(
+          "eq",
+          [](const Tensor& a, py::handle b) {
+            META("eq");
+            return a.eq(operand(a, b));
+          },
+          py::arg("x"))
+      .def(
+          "ne",
+          [](const Tensor& a, py::handle b) {
+            META("ne");
+            return a.ne(operand(a, b));
+          },
+          py::arg("x"))
+      .def(
+          "__eq__",
+          [](const Tensor& a, py::handle b) {
+            META("__eq__");
+            return a.eq(operand(a, b));
+          },
+          py::arg("x"))
+      .def(
+          "__ne__",
+          [](const Tensor& a, py::handle b) {
+            META("__ne__");
+            return a.ne(operand(a, b));
+          },
+          py::arg("x"))
+      .def(
+          "__lt__",
+          [](const Tensor& a, py::handle b) {
+            META("__lt__");
+            return a.lt(operand(a, b));
+          },
+          py::arg("x"))
+      .def(
+          "__gt__",
+          [](const Tensor& a, py::handle b) {
+            META("__gt__");
+            return a.gt(operand(a, b));
+          },
+          py::arg("x"))
+      .def(
+          "__le__",
+          [](const Tensor& a, py::handle b) {
+            META("__le__");
+            return a.le(operand(a, b));
+          },
+          py::arg("x"))
+      .def(
+          "__ge__",
+          [](const Tensor& a, py::handle b) {
+            META("__ge__");
+            return a.ge(operand(a, b));
+          },
+          py::arg("x"))
       .def(
           "dot",
           [](const Tensor& a, const Tensor& b, py::object dtype) {
@@ -618,44 +645,58 @@ void bind_tensor(py::module_& m) {
             return reverse ? tb.dot(a, to_dtype(dtype)) : a.dot(tb, to_dtype(dtype));
           },
           py::arg("x"), py::arg("reverse") = false, py::arg("dtype") = py::none())
-      .def("__matmul__",
-           [](const Tensor& a, py::handle b) {
-             META("__matmul__");
-             return a.dot(operand(a, b));
-           })
-      .def("__rmatmul__",
-           [](const Tensor& a, py::handle b) {
-             META("__rmatmul__");
-             return operand(a, b).dot(a);
-           })
+      .def(
+          "__matmul__",
+          [](const Tensor& a, py::handle b) {
+            META("__matmul__");
+            return a.dot(operand(a, b));
+          },
+          py::arg("x"))
+      .def(
+          "__rmatmul__",
+          [](const Tensor& a, py::handle b) {
+            META("__rmatmul__");
+            return operand(a, b).dot(a);
+          },
+          py::arg("x"))
       // *** movement ***
-      .def("reshape",
-           [](const Tensor& t, py::args s) {
-             META("reshape");
-             return t.reshape(shape_args(s, &t));
-           })
-      .def("view",
-           [](const Tensor& t, py::args s) {
-             META("view");
-             return t.reshape(shape_args(s, &t));
-           })
-      .def("expand",
-           [](const Tensor& t, py::args s) {
-             META("expand");
-             return t.expand(shape_args(s));
-           })
-      .def("permute",
-           [](const Tensor& t, py::args s) {
-             META("permute");
-             tg::Shape a = shape_args(s);
-             return t.permute(std::vector<int64_t>(a.begin(), a.end()));
-           })
-      .def("flip",
-           [](const Tensor& t, py::args s) {
-             META("flip");
-             tg::Shape a = shape_args(s);
-             return t.flip(std::vector<int64_t>(a.begin(), a.end()));
-           })
+      .def(
+          "reshape",
+          [](const Tensor& t, py::handle shape, py::args rest) {
+            META("reshape");
+            return t.reshape(shape_args(shape, rest, &t));
+          },
+          py::arg("shape"))
+      .def(
+          "view",
+          [](const Tensor& t, py::handle shape, py::args rest) {
+            META("view");
+            return t.reshape(shape_args(shape, rest, &t));
+          },
+          py::arg("shape"))
+      .def(
+          "expand",
+          [](const Tensor& t, py::handle shape, py::args rest) {
+            META("expand");
+            return t.expand(shape_args(shape, rest));
+          },
+          py::arg("shape"))
+      .def(
+          "permute",
+          [](const Tensor& t, py::handle order, py::args rest) {
+            META("permute");
+            tg::Shape a = shape_args(order, rest);
+            return t.permute(std::vector<int64_t>(a.begin(), a.end()));
+          },
+          py::arg("order"))
+      .def(
+          "flip",
+          [](const Tensor& t, py::handle axis, py::args rest) {
+            META("flip");
+            tg::Shape a = shape_args(axis, rest);
+            return t.flip(std::vector<int64_t>(a.begin(), a.end()));
+          },
+          py::arg("axis"))
       .def(
           "pad",
           [](const Tensor& t, py::handle padding, const std::string& mode, py::handle value) {
@@ -664,11 +705,13 @@ void bind_tensor(py::module_& m) {
             return t.pad(pad_arg(t, padding), to_const(value));
           },
           py::arg("padding"), py::arg("mode") = "constant", py::arg("value") = 0.0)
-      .def("shrink",
-           [](const Tensor& t, py::handle arg) {
-             META("shrink");
-             return t.shrink(shrink_arg(t, arg));
-           })
+      .def(
+          "shrink",
+          [](const Tensor& t, py::handle arg) {
+            META("shrink");
+            return t.shrink(shrink_arg(t, arg));
+          },
+          py::arg("arg"))
       .def(
           "transpose",
           [](const Tensor& t, int64_t d0, int64_t d1) {
@@ -695,11 +738,13 @@ void bind_tensor(py::module_& m) {
             return t.squeeze(d.is_none() ? std::nullopt : std::optional<int64_t>(d.cast<int64_t>()));
           },
           py::arg("dim") = py::none())
-      .def("unsqueeze",
-           [](const Tensor& t, int64_t d) {
-             META("unsqueeze");
-             return t.unsqueeze(d);
-           })
+      .def(
+          "unsqueeze",
+          [](const Tensor& t, int64_t d) {
+            META("unsqueeze");
+            return t.unsqueeze(d);
+          },
+          py::arg("dim"))
       // *** reduce ***
       .def(
           "sum",
@@ -746,14 +791,20 @@ void bind_tensor(py::module_& m) {
         return a.METHOD(operand(a, b), reverse);        \
       },                                                \
       py::arg("x"), py::arg("reverse") = false);        \
-  cls.def(NAME, [](const Tensor& a, py::handle b) {     \
-    META(NAME);                                         \
-    return a.METHOD(operand(a, b));                     \
-  });                                                   \
-  cls.def(RNAME, [](const Tensor& a, py::handle b) {    \
-    META(RNAME);                                        \
-    return a.METHOD(operand(a, b), true);               \
-  });
+  cls.def(                                              \
+      NAME,                                             \
+      [](const Tensor& a, py::handle b) {               \
+        META(NAME);                                     \
+        return a.METHOD(operand(a, b));                 \
+      },                                                \
+      py::arg("x"));                                    \
+  cls.def(                                              \
+      RNAME,                                            \
+      [](const Tensor& a, py::handle b) {               \
+        META(RNAME);                                    \
+        return a.METHOD(operand(a, b), true);           \
+      },                                                \
+      py::arg("x"));
   TG_PY_BINOP(add, "__add__", "__radd__")
   TG_PY_BINOP(sub, "__sub__", "__rsub__")
   TG_PY_BINOP(mul, "__mul__", "__rmul__")
@@ -766,25 +817,33 @@ void bind_tensor(py::module_& m) {
       },
       py::arg("x"), py::arg("reverse") = false);
   // python's //: tinygrad's div(rounding_mode="floor")
-  cls.def("__floordiv__", [](const Tensor& a, py::handle b) {
-    META("__floordiv__");
-    return a.div(operand(a, b), false, "floor");
-  });
-  cls.def("__rfloordiv__", [](const Tensor& a, py::handle b) {
-    META("__rfloordiv__");
-    return a.div(operand(a, b), true, "floor");
-  });
+  cls.def(
+      "__floordiv__",
+      [](const Tensor& a, py::handle b) {
+        META("__floordiv__");
+        return a.div(operand(a, b), false, "floor");
+      },
+      py::arg("x"));
+  cls.def(
+      "__rfloordiv__",
+      [](const Tensor& a, py::handle b) {
+        META("__rfloordiv__");
+        return a.div(operand(a, b), true, "floor");
+      },
+      py::arg("x"));
   TG_PY_BINOP(mod, "__mod__", "__rmod__")
   TG_PY_BINOP(pow, "__pow__", "__rpow__")
   TG_PY_BINOP(bitwise_and, "__and__", "__rand__")
   TG_PY_BINOP(bitwise_or, "__or__", "__ror__")
   TG_PY_BINOP(bitwise_xor, "__xor__", "__rxor__")
 #undef TG_PY_BINOP
+
 #ifdef TG_PY_REALIZE
   bind_realize(cls);
   bind_tensor_math(cls);
   bind_tensor_movement(cls);
   bind_tensor_nn(cls);
+  bind_tensor_inplace(cls);
 #endif
 
   // *** Device ***

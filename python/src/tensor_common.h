@@ -18,6 +18,7 @@ tg::Tensor operand(const tg::Tensor& self, py::handle x);
 std::vector<int64_t> axes(py::handle axis);  // None (all), an int or a sequence of ints
 // f(*shape) and f(shape): ints, or one sequence of them; None keeps self's dim
 tg::Shape shape_args(const py::args& args, const tg::Tensor* self = nullptr);
+tg::Shape shape_args(py::handle first, const py::args& rest, const tg::Tensor* self = nullptr);  // f(shape, *args)
 py::tuple shape_tuple(const tg::Shape& s);
 tg::Mask pad_arg(const tg::Tensor& t, py::handle padding);  // tinygrad's padding forms (flat torch style or pairs)
 tg::Mask shrink_arg(const tg::Tensor& t, py::handle arg);   // pairs, None keeps a dim

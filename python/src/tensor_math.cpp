@@ -37,6 +37,13 @@ tg::TensorOptions kw_opts(const py::kwargs& kw, const std::set<std::string>& als
   }
   return o;
 }
+// the named device=, dtype=, requires_grad= of a signature over those from **kwargs (None: leave it)
+tg::TensorOptions with(tg::TensorOptions o, py::handle device, py::handle dtype, py::handle requires_grad) {
+  if (!device.is_none()) o.device = device.cast<std::string>();
+  if (!dtype.is_none()) o.dtype = dtype_of(dtype);
+  if (!requires_grad.is_none()) o.requires_grad = requires_grad.cast<bool>();
+  return o;
+}
 template <class T>
 T kw_get(const py::kwargs& kw, const char* key, T dflt) {
   return kw.contains(key) ? kw[key].cast<T>() : dflt;
@@ -73,37 +80,47 @@ void bind_tensor_math(py::class_<Tensor>& cls) {
   // *** creation and random ***
   cls.def_static(
          "manual_seed", [](uint64_t seed) { Tensor::manual_seed(seed); }, py::arg("seed") = 0)
-      .def_static("rand",
-                  [](py::args shape, py::kwargs kw) {
-                    META("rand");
-                    return Tensor::rand(shape_args(shape), kw_opts(kw, {"contiguous"}));
-                  })
-      .def_static("randn",
-                  [](py::args shape, py::kwargs kw) {
-                    META("randn");
-                    return Tensor::randn(shape_args(shape), kw_opts(kw));
-                  })
-      .def_static("uniform",
-                  [](py::args shape, py::kwargs kw) {
-                    META("uniform");
-                    return Tensor::uniform(shape_args(shape), kw_get(kw, "low", 0.0), kw_get(kw, "high", 1.0),
-                                           kw_opts(kw, {"low", "high"}));
-                  })
-      .def_static("randint",
-                  [](py::args shape, py::kwargs kw) {
-                    META("randint");
-                    for (const char* k : {"low", "high"})
-                      if (kw.contains(k) && !PyLong_Check(py::object(kw[k]).ptr()))
-                        throw py::type_error(std::string(k) + " must be an integer");
-                    return Tensor::randint(shape_args(shape), kw_get<int64_t>(kw, "low", 0),
-                                           kw_get<int64_t>(kw, "high", 10), kw_opts(kw, {"low", "high"}));
-                  })
-      .def_static("normal",
-                  [](py::args shape, py::kwargs kw) {
-                    META("normal");
-                    return Tensor::normal(shape_args(shape), kw_get(kw, "mean", 0.0), kw_get(kw, "std", 1.0),
-                                          kw_opts(kw, {"mean", "std"}));
-                  })
+      .def_static(
+          "rand",
+          [](py::args shape, py::handle device, py::handle dtype, bool contiguous, py::kwargs kw) {
+            META("rand");
+            return Tensor::rand(shape_args(shape), with(kw_opts(kw), device, dtype, py::none()), contiguous);
+          },
+          py::arg("device") = py::none(), py::arg("dtype") = py::none(), py::arg("contiguous") = true)
+      .def_static(
+          "randn",
+          [](py::args shape, py::handle dtype, py::handle requires_grad, py::kwargs kw) {
+            META("randn");
+            return Tensor::randn(shape_args(shape), with(kw_opts(kw), py::none(), dtype, requires_grad));
+          },
+          py::arg("dtype") = py::none(), py::arg("requires_grad") = py::none())
+      .def_static(
+          "uniform",
+          [](py::args shape, double low, double high, py::handle dtype, py::handle requires_grad, py::kwargs kw) {
+            META("uniform");
+            return Tensor::uniform(shape_args(shape), low, high, with(kw_opts(kw), py::none(), dtype, requires_grad));
+          },
+          py::arg("low") = 0.0, py::arg("high") = 1.0, py::arg("dtype") = py::none(),
+          py::arg("requires_grad") = py::none())
+      .def_static(
+          "randint",
+          [](py::args shape, py::handle low, py::handle high, py::handle dtype, py::kwargs kw) {
+            META("randint");
+            if (!PyLong_Check(low.ptr()) || !PyLong_Check(high.ptr()))
+              throw py::type_error("low=" + std::string(py::repr(low)) + " and high=" + std::string(py::repr(high)) +
+                                   " must be integers");
+            return Tensor::randint(shape_args(shape), low.cast<int64_t>(), high.cast<int64_t>(),
+                                   with(kw_opts(kw), py::none(), dtype, py::none()));
+          },
+          py::arg("low") = 0, py::arg("high") = 10, py::arg("dtype") = tg::dtypes::int32)
+      .def_static(
+          "normal",
+          [](py::args shape, double mean, double std, py::handle requires_grad, py::kwargs kw) {
+            META("normal");
+            return Tensor::normal(shape_args(shape), mean, std,
+                                  with(kw_opts(kw), py::none(), py::none(), requires_grad));
+          },
+          py::arg("mean") = 0.0, py::arg("std") = 1.0, py::arg("requires_grad") = py::none())
       .def_static("scaled_uniform",
                   [](py::args shape, py::kwargs kw) {
                     META("scaled_uniform");
@@ -114,23 +131,27 @@ void bind_tensor_math(py::class_<Tensor>& cls) {
                     META("glorot_uniform");
                     return Tensor::glorot_uniform(shape_args(shape), kw_opts(kw));
                   })
-      .def_static("kaiming_uniform",
-                  [](py::args shape, py::kwargs kw) {
-                    META("kaiming_uniform");
-                    return Tensor::kaiming_uniform(shape_args(shape), kw_get(kw, "a", 0.01), kw_opts(kw, {"a"}));
-                  })
-      .def_static("kaiming_normal",
-                  [](py::args shape, py::kwargs kw) {
-                    META("kaiming_normal");
-                    return Tensor::kaiming_normal(shape_args(shape), kw_get(kw, "a", 0.01), kw_opts(kw, {"a"}));
-                  })
+      .def_static(
+          "kaiming_uniform",
+          [](py::args shape, double a, py::kwargs kw) {
+            META("kaiming_uniform");
+            return Tensor::kaiming_uniform(shape_args(shape), a, kw_opts(kw));
+          },
+          py::arg("a") = 0.01)
+      .def_static(
+          "kaiming_normal",
+          [](py::args shape, double a, py::kwargs kw) {
+            META("kaiming_normal");
+            return Tensor::kaiming_normal(shape_args(shape), a, kw_opts(kw));
+          },
+          py::arg("a") = 0.01)
       .def_static(
           "randperm",
-          [](int64_t n, py::kwargs kw) {
+          [](int64_t n, py::handle device, py::handle dtype, py::kwargs kw) {
             META("randperm");
-            return Tensor::randperm(n, kw_opts(kw));
+            return Tensor::randperm(n, with(kw_opts(kw), device, dtype, py::none()));
           },
-          py::arg("n"))
+          py::arg("n"), py::arg("device") = py::none(), py::arg("dtype") = tg::dtypes::int32)
       .def_static(
           "linspace",
           [](double start, double stop, int64_t steps, py::kwargs kw) {
@@ -141,13 +162,15 @@ void bind_tensor_math(py::class_<Tensor>& cls) {
       .def("rand_like",
            [](const Tensor& t, py::kwargs kw) {
              META("rand_like");
-             return t.rand_like(kw_opts(kw, {"contiguous"}));
+             return t.rand_like(kw_opts(kw, {"contiguous"}), kw_get(kw, "contiguous", true));
            })
-      .def("randn_like",
-           [](const Tensor& t, py::kwargs kw) {
-             META("randn_like");
-             return t.randn_like(kw_opts(kw));
-           })
+      .def(
+          "randn_like",
+          [](const Tensor& t, py::handle dtype, py::handle requires_grad, py::kwargs kw) {
+            META("randn_like");
+            return t.randn_like(with(kw_opts(kw), py::none(), dtype, requires_grad));
+          },
+          py::arg("dtype") = py::none(), py::arg("requires_grad") = py::none())
       .def("empty_like",
            [](const Tensor& t, py::kwargs kw) {
              META("empty_like");
@@ -275,11 +298,11 @@ void bind_tensor_math(py::class_<Tensor>& cls) {
             META("softplus");
             return t.softplus(beta);
           },
-          py::arg("beta") = 1.0);
+          py::arg("beta") = 1);
 
   // *** binary ***
-  // div(x, reverse=False, rounding_mode=None): an overload after tensor.cpp's div(x, reverse), which takes no
-  // rounding_mode, so calls that name one land here
+  // div(x, reverse=False, rounding_mode=None), in place of tensor.cpp's div(x, reverse)
+  py::delattr(cls, "div");
   cls.def(
          "div",
          [](const Tensor& a, py::handle b, bool reverse, std::optional<std::string> mode) {

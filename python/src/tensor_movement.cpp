@@ -20,6 +20,12 @@ bool is_int(py::handle h) { return PyLong_Check(h.ptr()) || (!PyFloat_Check(h.pt
 // f(*ints) and f(ints): the reference's argfix
 std::vector<int64_t> int_args(py::handle first, const py::args& rest) {
   if (rest.size() == 0) return to_ints(first);
+  if (is_seq(first)) {  // a sequence, then more: the reference's argfix error
+    py::list all;
+    all.append(first);
+    for (py::handle x : rest) all.append(x);
+    raise(PyExc_ValueError, "bad arg " + std::string(py::repr(py::tuple(all))));
+  }
   std::vector<int64_t> out{py_int(first)};
   for (py::handle x : rest) out.push_back(py_int(x));
   return out;
@@ -101,25 +107,31 @@ std::vector<Tensor> tensor_args(const py::args& args) {
 
 void bind_tensor_movement(py::class_<Tensor>& cls) {
   // *** indexing ***
-  cls.def("__getitem__", [](const Tensor& t, py::handle indices) {
-    META("__getitem__");
-    std::vector<tg::Index> idx = to_indices(t, indices);
-    return t.index(idx);
-  });
-  cls.def("__setitem__", [](Tensor& t, py::handle indices, py::handle v) {
-    META("__setitem__");
-    std::optional<Tensor> value;
-    if (py::isinstance<Tensor>(v))
-      value = v.cast<Tensor>();
-    else if (!is_scalar(v))
-      raise(PyExc_TypeError, "can't set a " + std::string(py::str(v.get_type().attr("__name__"))) + " to a Tensor");
-    const tg::ShapeTracker* st = tg::uop_st(t.uop());
-    if (st == nullptr || !st->contiguous()) raise(PyExc_RuntimeError, "setitem target needs to be contiguous");
-    if (t.requires_grad().value_or(false) || (value && value->requires_grad().value_or(false)))
-      raise(PyExc_NotImplementedError, "setitem with requires_grad is not supported");
-    std::vector<tg::Index> idx = to_indices(t, indices);
-    value ? t.setitem(idx, *value) : t.setitem(idx, to_const(v));
-  });
+  cls.def(
+      "__getitem__",
+      [](const Tensor& t, py::handle indices) {
+        META("__getitem__");
+        std::vector<tg::Index> idx = to_indices(t, indices);
+        return t.index(idx);
+      },
+      py::arg("indices"));
+  cls.def(
+      "__setitem__",
+      [](Tensor& t, py::handle indices, py::handle v) {
+        META("__setitem__");
+        std::optional<Tensor> value;
+        if (py::isinstance<Tensor>(v))
+          value = v.cast<Tensor>();
+        else if (!is_scalar(v))
+          raise(PyExc_TypeError, "can't set a " + std::string(py::str(v.get_type().attr("__name__"))) + " to a Tensor");
+        const tg::ShapeTracker* st = tg::uop_st(t.uop());
+        if (st == nullptr || !st->contiguous()) raise(PyExc_RuntimeError, "setitem target needs to be contiguous");
+        if (t.requires_grad().value_or(false) || (value && value->requires_grad().value_or(false)))
+          raise(PyExc_NotImplementedError, "setitem with requires_grad is not supported");
+        std::vector<tg::Index> idx = to_indices(t, indices);
+        value ? t.setitem(idx, *value) : t.setitem(idx, to_const(v));
+      },
+      py::arg("indices"), py::arg("v"));
 
   // *** padding, repeats, reshapes ***
   py::delattr(cls, "pad");  // the constant-only pad of python/src/tensor.cpp: this one has every mode
@@ -134,10 +146,13 @@ void bind_tensor_movement(py::class_<Tensor>& cls) {
         return t.pad(p, mode, v);
       },
       py::arg("padding"), py::arg("mode") = "constant", py::arg("value") = 0.0);
-  cls.def("repeat", [](const Tensor& t, py::handle repeats, py::args rest) {
-    META("repeat");
-    return t.repeat(int_args(repeats, rest));
-  });
+  cls.def(
+      "repeat",
+      [](const Tensor& t, py::handle repeats, py::args rest) {
+        META("repeat");
+        return t.repeat(int_args(repeats, rest));
+      },
+      py::arg("repeats"));
   cls.def(
       "repeat_interleave",
       [](const Tensor& t, int64_t repeats, std::optional<int64_t> dim) {
@@ -159,12 +174,15 @@ void bind_tensor_movement(py::class_<Tensor>& cls) {
         return t.roll(to_ints(shifts), to_ints(dims));
       },
       py::arg("shifts"), py::arg("dims"));
-  cls.def("rearrange", [](const Tensor& t, const std::string& formula, py::kwargs sizes) {
-    META("rearrange");
-    std::vector<std::pair<std::string, tg::sint>> s;
-    for (auto [k, v] : sizes) s.push_back({py::str(k), py_int(v)});
-    return t.rearrange(formula, s);
-  });
+  cls.def(
+      "rearrange",
+      [](const Tensor& t, const std::string& formula, py::kwargs sizes) {
+        META("rearrange");
+        std::vector<std::pair<std::string, tg::sint>> s;
+        for (auto [k, v] : sizes) s.push_back({py::str(k), py_int(v)});
+        return t.rearrange(formula, s);
+      },
+      py::arg("formula"));
   cls.def(
       "cat",
       [](const Tensor& t, py::args others, int64_t dim) {
@@ -243,10 +261,13 @@ void bind_tensor_movement(py::class_<Tensor>& cls) {
         return t.scatter_reduce(dim, index, src, reduce, include_self);
       },
       py::arg("dim"), py::arg("index"), py::arg("src"), py::arg("reduce"), py::arg("include_self") = true);
-  cls.def("masked_select", [](const Tensor& t, const Tensor& mask) {
-    META("masked_select");
-    return t.masked_select(mask);
-  });
+  cls.def(
+      "masked_select",
+      [](const Tensor& t, const Tensor& mask) {
+        META("masked_select");
+        return t.masked_select(mask);
+      },
+      py::arg("mask"));
 
   // *** sorting, triangles ***
   cls.def(

@@ -129,11 +129,13 @@ void bind_tensor_nn(py::class_<Tensor>& cls) {
           py::arg("axis") = 0)
       .def(
           "softmax",
-          [](const Tensor& t, int64_t axis, py::object dtype) {
+          [](const Tensor& t, int64_t axis, py::object dtype, bool single_kernel) {
             META("softmax");
+            // _single_kernel: the reference's one-kernel softmax, its input made contiguous and the rest fused
+            if (single_kernel) return t.contiguous().softmax(axis, dtype_arg(dtype)).fuse();
             return t.softmax(axis, dtype_arg(dtype));
           },
-          py::arg("axis") = -1, py::arg("dtype") = py::none())
+          py::arg("axis") = -1, py::arg("dtype") = py::none(), py::arg("_single_kernel") = 0)
       .def(
           "log_softmax",
           [](const Tensor& t, int64_t axis, py::object dtype) {
@@ -237,12 +239,15 @@ void bind_tensor_nn(py::class_<Tensor>& cls) {
             return Tensor::einsum(formula, xs, dtype_arg(dtype));
           },
           py::arg("formula"), py::kw_only(), py::arg("dtype") = py::none())
-      .def("sequential", [](py::object self, py::iterable ll) {
-        META("sequential");
-        py::object x = self;
-        for (py::handle f : ll) x = f(x);
-        return x;
-      });
+      .def(
+          "sequential",
+          [](py::object self, py::iterable ll) {
+            META("sequential");
+            py::object x = self;
+            for (py::handle f : ll) x = f(x);
+            return x;
+          },
+          py::arg("ll"));
 
   // *** nn functional ***
   cls.def(

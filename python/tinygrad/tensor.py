@@ -8,6 +8,7 @@ from tinygrad.dtype import _to_np_dtype, _from_np_dtype  # noqa: F401
 from tinygrad.device import Device, Buffer  # noqa: F401
 from tinygrad.uop.ops import UOp, Ops, sint, smax  # noqa: F401
 from tinygrad.helpers import all_same
+from tinygrad._unsupported import _fail
 from contextlib import ContextDecorator
 from typing import Literal, Optional, cast  # noqa: F401
 import contextvars
@@ -51,3 +52,50 @@ def _schedule(self:Tensor, *lst:Tensor):
   return schedule
 Tensor.schedule_with_vars = _schedule_with_vars
 Tensor.schedule = _schedule
+
+# *** the rest of the reference's Tensor API, in Python where it is Python's (fetch, UOps), as stand-ins where the
+# engine has no such feature; each has the reference's signature (tests/python/test_signatures.py) ***
+
+def _from_uop(y:UOp, **kwargs) -> Tensor:
+  """A tensor of a symbolic value: a bound Variable, a const, or their sums and products."""
+  if y.op is Ops.BIND: return Tensor(y, **kwargs, requires_grad=False)
+  if y.op is Ops.CONST: return Tensor(y.arg, **kwargs, requires_grad=False)
+  if y.op is Ops.MUL: return Tensor.from_uop(y.src[0]) * Tensor.from_uop(y.src[1])
+  if y.op is Ops.ADD: return Tensor.from_uop(y.src[0]) + Tensor.from_uop(y.src[1])
+  raise RuntimeError(f"unhandled UOp {y}")
+
+def _from_url(url:str, gunzip:bool=False, **kwargs) -> Tensor:
+  """The bytes at url (fetched once into the download cache, gunzipped if asked) as a uint8 tensor. NOTE: the
+  reference's is a DISK tensor over the cached file; this one holds the bytes on the default device."""
+  from tinygrad.helpers import fetch
+  return Tensor(fetch(url, gunzip=gunzip).read_bytes(), **kwargs)
+
+def _llvm_bf16_cast(self:Tensor, dtype:DTypeLike) -> Tensor:
+  assert self.dtype == dtypes.bfloat16
+  return self.to("LLVM").cast(dtype)
+
+# MathTrait's abstract pair, which the reference's Tensor leaves unimplemented (its ops go through _apply_uop)
+def _alu(self:Tensor, arg:Ops, *src) -> Tensor: raise NotImplementedError
+def _const_like(self:Tensor, b) -> Tensor: raise NotImplementedError
+def _ufix(self:Tensor, x): return self.const_like(x) if not isinstance(x, Tensor) else x
+def _threefry(self:Tensor, seed): return self.alu(Ops.THREEFRY, seed)
+
+Tensor.from_uop = staticmethod(_from_uop)
+Tensor.from_url = staticmethod(_from_url)
+Tensor.llvm_bf16_cast, Tensor.alu, Tensor.const_like, Tensor.ufix, Tensor.threefry = _llvm_bf16_cast, _alu, _const_like, _ufix, _threefry
+
+_NO_MULTI = "multi-device tensors (MULTI) are not in this engine"
+_NO_IMAGE = "image dtypes (IMAGE=1) are not in this engine"
+def _unsupported_method(fn, why:str):
+  fn.__unsupported__ = why  # type: ignore[attr-defined]
+  fn.__doc__ = f"Not on tinygrad.cpp: {why}."
+  return fn
+def _shard(self:Tensor, devices:tuple[str, ...], axis:int|None=None) -> Tensor: _fail("Tensor.shard", _NO_MULTI)
+def _shard_(self:Tensor, devices:tuple[str, ...], axis:int|None=None) -> Tensor: _fail("Tensor.shard_", _NO_MULTI)
+def _keccak(self:Tensor, cfg:str|tuple[int, int]="sha3_256"): _fail("Tensor.keccak", "the Keccak (SHA-3) hash is not ported")
+def _image_dot(self:Tensor, w:Tensor, dtype:DTypeLike|None=None) -> Tensor: _fail("Tensor.image_dot", _NO_IMAGE)
+def _image_conv2d(self:Tensor, weight:Tensor, bias:Tensor|None=None, groups=1, stride=1, dilation=1, padding=0, dtype=None) -> Tensor:
+  _fail("Tensor.image_conv2d", _NO_IMAGE)
+Tensor.shard, Tensor.shard_ = _unsupported_method(_shard, _NO_MULTI), _unsupported_method(_shard_, _NO_MULTI)
+Tensor.keccak = _unsupported_method(_keccak, "the Keccak (SHA-3) hash is not ported")
+Tensor.image_dot, Tensor.image_conv2d = _unsupported_method(_image_dot, _NO_IMAGE), _unsupported_method(_image_conv2d, _NO_IMAGE)
