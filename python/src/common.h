@@ -106,6 +106,8 @@ std::vector<int64_t> to_ints(py::handle h);  // an int or a sequence of ints
 tg::Shape to_shape(py::handle h);            // an int or UOp, or a sequence of them
 // bytes holding dtype d as a flat numpy array (a copy); ValueError for a dtype numpy lacks (bfloat16, the fp8s)
 py::object numpy_from_bytes(const std::vector<uint8_t>& bytes, tg::DType d);
+// a tg::Metadata as tinygrad.helpers.Metadata(name, caller, backward)
+py::object metadata_object(const tg::Metadata& m);
 inline int64_t py_int(py::handle h) { return py::int_(py::reinterpret_borrow<py::object>(h)).cast<int64_t>(); }
 
 void bind_uop(py::module_& m);

@@ -162,7 +162,7 @@ void bind_device(py::module_& m) {
       .def_property_readonly("metadata",
                              [](const tg::ScheduleItem& si) {
                                py::list out;
-                               for (const tg::Metadata* md : si.metadata) out.append(md->repr());
+                               for (const tg::Metadata* md : si.metadata) out.append(metadata_object(*md));
                                return py::tuple(out);
                              })
       .def("__repr__", [](const tg::ScheduleItem& si) {

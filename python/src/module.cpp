@@ -149,6 +149,10 @@ tg::Arg to_arg(py::handle h) {
   throw py::type_error(tg::cat("can't use ", std::string(py::repr(h)), " as a UOp arg"));
 }
 
+py::object metadata_object(const tg::Metadata& m) {
+  return py::module_::import("tinygrad.helpers").attr("Metadata")(m.name, m.caller, m.backward);
+}
+
 }  // namespace tgpy
 
 namespace py = pybind11;

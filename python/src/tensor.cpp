@@ -846,6 +846,17 @@ void bind_tensor(py::module_& m) {
   bind_tensor_inplace(cls);
 #endif
 
+  // tinygrad.tensor._METADATA.set(m): a Metadata (name, caller, backward) every Tensor method records, or None
+  m.def(
+      "set_metadata",
+      [](py::handle md) {
+        tg::MetadataScope::set_current(md.is_none()
+                                           ? nullptr
+                                           : tg::intern_metadata(py::str(md.attr("name")), py::str(md.attr("caller")),
+                                                                 md.attr("backward").cast<bool>()));
+      },
+      py::arg("metadata"));
+
   // *** Device ***
   m.def("get_default_device", [] { return tg::Device::DEFAULT.str(); });
   m.def("set_default_device", [](const std::string& d) { tg::Device::DEFAULT = d; });

@@ -137,7 +137,7 @@ py::object argobject_getattr(const std::shared_ptr<tg::ArgObject>& o, const std:
     if (name == "ast") return py::cast(k->ast);
     if (name == "metadata") {
       py::list l;
-      for (const tg::Metadata* md : k->metadata) l.append(py::str(md->str()));
+      for (const tg::Metadata* md : k->metadata) l.append(metadata_object(*md));
       return py::tuple(l);
     }
   }
@@ -322,6 +322,18 @@ void bind_uop(py::module_& m) {
              return u.substitute(v);
            })
       .def("simplify", [](const UOp& u) { return u.simplify(); })
+      // simplify, and a constant's value where it folds to one (tinygrad's ssimplify: int | float | UOp)
+      .def("ssimplify",
+           [](const UOp& u) -> py::object {
+             UOp r = u.simplify();
+             return r.op() == Ops::CONST ? from_const(r.const_arg()) : py::cast(r);
+           })
+      // the Tensor method that made this node, as a 1-tuple of Metadata (None when none was recorded)
+      .def_property_readonly("metadata",
+                             [](const UOp& u) -> py::object {
+                               const tg::Metadata* m = u.metadata();
+                               return m == nullptr ? py::object(py::none()) : py::make_tuple(metadata_object(*m));
+                             })
       .def(
           "render", [](const UOp& u, bool s) { return u.render(s); }, py::arg("simplify") = true)
       .def("const_like", [](const UOp& u, py::handle b) { return u.const_like(to_const(b)); })

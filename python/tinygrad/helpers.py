@@ -1,6 +1,6 @@
 # tinygrad.helpers: the reference's small helpers, knobs (ContextVar/Context over the engine's table), a disk cache
 from __future__ import annotations
-import os, functools, operator, contextlib, re, platform, string, ctypes, sqlite3, pickle, hashlib
+import os, dataclasses, functools, operator, contextlib, re, platform, string, ctypes, sqlite3, pickle, hashlib
 from typing import ClassVar, Iterable, TypeVar, Union, Sequence, Any
 from tinygrad import _C
 from tinygrad._C import GlobalCounters  # noqa: F401
@@ -73,6 +73,17 @@ def colorize_float(x:float): return colored(f"{x:7.2f}x", "green" if x < 0.75 el
 def temp(x:str, append_user:bool=False) -> str:
   import tempfile, getpass
   return str(__import__("pathlib").Path(tempfile.gettempdir()) / (f"{x}.{getpass.getuser()}" if append_user else x))
+
+# Metadata: which Tensor method made a UOp (its name; backward for the nodes of its gradient), as the engine records it;
+# UOp.metadata, ScheduleItem.metadata and tinygrad.tensor._METADATA hold these. Equal by value, hashed by name.
+@dataclasses.dataclass(frozen=True)
+class Metadata:
+  name: str
+  caller: str
+  backward: bool = False
+  def __hash__(self): return hash(self.name)
+  def __str__(self): return f"{self.name} bw" if self.backward else self.name
+  def __repr__(self): return f"{self} - {self.caller}" if self.caller else str(self)
 
 # Timing: prints how long the block took (in ms); on_exit can append to the line
 class Timing(contextlib.ContextDecorator):

@@ -7,15 +7,30 @@ from tinygrad.dtype import DType, DTypeLike, dtypes, ConstType, least_upper_dtyp
 from tinygrad.dtype import _to_np_dtype, _from_np_dtype  # noqa: F401
 from tinygrad.device import Device, Buffer  # noqa: F401
 from tinygrad.uop.ops import UOp, Ops, sint, smax  # noqa: F401
-from tinygrad.helpers import all_same
+from tinygrad.helpers import all_same, Metadata
 from tinygrad._unsupported import _fail
 from contextlib import ContextDecorator
 from typing import Literal, Optional, cast  # noqa: F401
 import contextvars
 
-# the metadata (the Tensor method being run) the reference attaches to the UOps it creates. NOTE: the engine records
-# its own (ScheduleItem.metadata); setting this changes nothing there
-_METADATA: contextvars.ContextVar[Optional[object]] = contextvars.ContextVar("_METADATA", default=None)
+class _MetadataVar:
+  """tinygrad's _METADATA: the Metadata of the Tensor method being run, which names the UOps it makes. It reads None
+  unless set: set to a Metadata, every Tensor method records that one instead of its own name (UOp.metadata,
+  ScheduleItem.metadata), as the reference's methods only name their UOps while it is None; set(None) or
+  reset(token) gives them back their names. A contextvars.ContextVar whose value the engine follows (per thread)."""
+  def __init__(self, name:str): self._var: contextvars.ContextVar[Optional[Metadata]] = contextvars.ContextVar(name, default=None)
+  @property
+  def name(self) -> str: return self._var.name
+  def get(self, *default): return self._var.get(*default)
+  def set(self, value:Optional[Metadata]) -> contextvars.Token:
+    token = self._var.set(value)
+    _C.set_metadata(value)
+    return token
+  def reset(self, token:contextvars.Token) -> None:
+    self._var.reset(token)
+    _C.set_metadata(self._var.get())
+  def __repr__(self): return f"<_MetadataVar name={self.name!r} value={self.get()!r}>"
+_METADATA = _MetadataVar("_METADATA")
 ReductionStr = Literal["mean", "sum", "none"]
 
 def get_shape(x) -> tuple[int, ...]:
