@@ -328,8 +328,17 @@ void bind_state(py::module_ m) {
       [](py::handle model, py::dict state_dict, bool strict, bool verbose, bool consume, bool realize) {
         tg::nn::StateDict sd = to_state_dict(state_dict);
         tg::nn::StateDict model_state = to_state_dict(get_state_dict(model, ""));
-        std::vector<Tensor> loaded = tg::nn::state::load_state_dict_into(
-            model_state, sd, {.strict = strict, .verbose = verbose, .consume = false, .realize = realize});
+        std::vector<Tensor> loaded;
+        try {
+          loaded = tg::nn::state::load_state_dict_into(
+              model_state, sd, {.strict = strict, .verbose = verbose, .consume = false, .realize = realize});
+        } catch (const tg::Error& e) {
+          // a key of the model that the state dict lacks: the reference's state_dict[k] raises KeyError
+          bool missing = false;
+          for (auto& kv : model_state) missing = missing || !sd.contains(kv.first);
+          if (strict && missing) throw py::key_error(e.what());
+          throw;
+        }
         if (consume)
           for (auto& kv : model_state)
             if (state_dict.contains(kv.first)) PyDict_DelItemString(state_dict.ptr(), kv.first.c_str());

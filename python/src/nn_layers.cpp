@@ -14,9 +14,8 @@ void set_padding(nn::ConvOptions& o, py::handle h) {
     o.padding = to_ints(h);
     return;
   }
-  std::string s = h.cast<std::string>();
-  if (s != "same" && s != "SAME" && s != "Same")
-    throw py::value_error("Invalid padding string '" + s + "', only 'same' is supported");
+  if (py::str(h.attr("lower")()).cast<std::string>() != "same")  // any case, as the reference's padding.lower()
+    throw py::value_error("Invalid padding string " + std::string(py::repr(h)) + ", only 'same' is supported");
   o.padding_same = true;
 }
 nn::ConvOptions conv_opts(py::handle stride, py::handle padding, py::handle output_padding, py::handle dilation,

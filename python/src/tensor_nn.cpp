@@ -30,6 +30,13 @@ std::vector<int64_t> kernel_arg(py::handle h) {
 std::vector<int64_t> stride_arg(py::handle stride, const std::vector<int64_t>& kernel) {
   return stride.is_none() ? kernel : to_ints(stride);
 }
+// padding: an int or a sequence of ints; a string is a ValueError, as in the reference (only nn.Conv2d takes 'same')
+std::vector<int64_t> padding_arg(py::handle padding) {
+  if (py::isinstance<py::str>(padding))
+    throw py::value_error("Padding must be an int or a sequence of ints, but got padding=" +
+                          std::string(py::repr(padding)) + " (padding='same' is nn.Conv2d's, not the Tensor's)");
+  return to_ints(padding);
+}
 py::tuple pair(const std::pair<Tensor, Tensor>& p) { return py::make_tuple(p.first, p.second); }
 
 }  // namespace
@@ -154,7 +161,7 @@ void bind_tensor_nn(py::class_<Tensor>& cls) {
                            {.groups = groups,
                             .stride = to_ints(stride),
                             .dilation = to_ints(dilation),
-                            .padding = to_ints(padding),
+                            .padding = padding_arg(padding),
                             .dtype = dtype_arg(dtype)});
          },
          py::arg("weight"), py::arg("bias") = py::none(), py::arg("groups") = 1, py::arg("stride") = 1,
@@ -168,7 +175,7 @@ void bind_tensor_nn(py::class_<Tensor>& cls) {
                                       {.groups = groups,
                                        .stride = to_ints(stride),
                                        .dilation = to_ints(dilation),
-                                       .padding = to_ints(padding),
+                                       .padding = padding_arg(padding),
                                        .output_padding = to_ints(output_padding)});
           },
           py::arg("weight"), py::arg("bias") = py::none(), py::arg("groups") = 1, py::arg("stride") = 1,
@@ -182,7 +189,7 @@ void bind_tensor_nn(py::class_<Tensor>& cls) {
             return t.avg_pool2d({.kernel_size = k,
                                  .stride = stride_arg(stride, k),
                                  .dilation = to_ints(dilation),
-                                 .padding = to_ints(padding),
+                                 .padding = padding_arg(padding),
                                  .ceil_mode = ceil_mode,
                                  .count_include_pad = count_include_pad});
           },
@@ -197,7 +204,7 @@ void bind_tensor_nn(py::class_<Tensor>& cls) {
             tg::MaxPool2dOptions o{.kernel_size = k,
                                    .stride = stride_arg(stride, k),
                                    .dilation = to_ints(dilation),
-                                   .padding = to_ints(padding),
+                                   .padding = padding_arg(padding),
                                    .ceil_mode = ceil_mode};
             if (return_indices) return pair(t.max_pool2d_with_indices(o));
             return py::cast(t.max_pool2d(o));
@@ -214,7 +221,7 @@ void bind_tensor_nn(py::class_<Tensor>& cls) {
                 indices, {.kernel_size = k,
                           .stride = stride_arg(stride, k),
                           .dilation = to_ints(dilation),
-                          .padding = to_ints(padding),
+                          .padding = padding_arg(padding),
                           .output_size = output_size.is_none() ? std::vector<int64_t>{} : to_ints(output_size)});
           },
           py::arg("indices"), py::arg("kernel_size") = py::make_tuple(2, 2), py::arg("stride") = py::none(),
