@@ -23,7 +23,8 @@ std::optional<bool> fused_arg(py::handle h) {
 // *** state dicts of python objects: tensors, C++ layers, namedtuples, dicts, lists, tuples, objects' __dict__ ***
 
 struct Walker {
-  std::vector<std::pair<std::string, Tensor>> out;
+  py::handle tensor_type;  // what counts as a tensor (tinygrad's tensor_type=Tensor)
+  std::vector<std::pair<std::string, py::object>> out;
   std::unordered_set<PyObject*> path;  // containers being walked: a cycle is not followed again
 
   static std::string strip_dots(std::string s) {
@@ -31,8 +32,8 @@ struct Walker {
     return b == std::string::npos ? "" : s.substr(b, e - b + 1);
   }
   void walk(py::handle obj, const std::string& prefix) {
-    if (py::isinstance<Tensor>(obj)) {
-      out.emplace_back(strip_dots(prefix), obj.cast<Tensor>());
+    if (py::isinstance(obj, tensor_type)) {
+      out.emplace_back(strip_dots(prefix), py::reinterpret_borrow<py::object>(obj));
       return;
     }
     if (obj.is_none() || py::isinstance<py::str>(obj) || py::isinstance<py::bytes>(obj) || is_scalar(obj)) return;
@@ -40,7 +41,7 @@ struct Walker {
     path.insert(obj.ptr());
     if (py::hasattr(obj, "__tg_state__")) {  // a C++ layer: its members, as its visit names them
       for (auto& [k, t] : obj.attr("__tg_state__")().cast<std::vector<std::pair<std::string, Tensor>>>())
-        out.emplace_back(prefix + k, t);
+        if (py::object o = py::cast(t); py::isinstance(o, tensor_type)) out.emplace_back(prefix + k, o);
     } else if (py::hasattr(obj, "_asdict") && py::isinstance<py::tuple>(obj)) {  // namedtuple
       walk(obj.attr("_asdict")(), prefix);
     } else if (py::isinstance<py::dict>(obj)) {
@@ -55,11 +56,11 @@ struct Walker {
   }
 };
 
-py::dict get_state_dict(py::handle obj, const std::string& prefix) {
-  Walker w;
+py::dict get_state_dict(py::handle obj, const std::string& prefix, py::handle tensor_type) {
+  Walker w{tensor_type.is_none() ? py::handle(py::type::of<Tensor>()) : tensor_type, {}, {}};
   w.walk(obj, prefix);
   py::dict d;
-  for (auto& [k, t] : w.out) d[py::str(k)] = py::cast(t);
+  for (auto& [k, t] : w.out) d[py::str(k)] = t;
   return d;
 }
 
@@ -284,7 +285,7 @@ void bind_safetensors(py::module_ m) {
         if (py::isinstance<Tensor>(fn)) return to_py_dict(state::torch_load(fn.cast<Tensor>()));
         return to_py_dict(state::torch_load(fspath(fn)));
       },
-      py::arg("fn"),
+      py::arg("t"),
       "the tensors of a PyTorch checkpoint (torch.save's zip format; a path, or a uint8 Tensor of its bytes), "
       "flattened to dotted names");
   m.def(
@@ -307,19 +308,20 @@ void bind_safetensors(py::module_ m) {
         Tensor t(bytes, tg::Shape{static_cast<int64_t>(bytes.size())});
         return py::make_tuple(t, h.data_start, from_json(h.json));
       },
-      py::arg("fn"),
+      py::arg("t"),
       "(the file's bytes as a uint8 Tensor, where the data starts, the header as a dict), as tinygrad returns them; "
       "NOTE: the Tensor is a copy of the whole file");
 }
 
 void bind_state(py::module_ m) {
   bind_safetensors(m);
-  m.def("get_state_dict", &get_state_dict, py::arg("obj"), py::arg("prefix") = "");
+  m.def("get_state_dict", &get_state_dict, py::arg("obj"), py::arg("prefix") = "",
+        py::arg("tensor_type") = py::type::of<Tensor>());
   m.def(
       "get_parameters",
       [](py::handle obj) {
         py::list out;
-        for (auto [k, v] : get_state_dict(obj, "")) out.append(v);
+        for (auto [k, v] : get_state_dict(obj, "", py::none())) out.append(v);
         return out;
       },
       py::arg("obj"));
@@ -327,7 +329,7 @@ void bind_state(py::module_ m) {
       "load_state_dict",
       [](py::handle model, py::dict state_dict, bool strict, bool verbose, bool consume, bool realize) {
         tg::nn::StateDict sd = to_state_dict(state_dict);
-        tg::nn::StateDict model_state = to_state_dict(get_state_dict(model, ""));
+        tg::nn::StateDict model_state = to_state_dict(get_state_dict(model, "", py::none()));
         std::vector<Tensor> loaded;
         try {
           loaded = tg::nn::state::load_state_dict_into(

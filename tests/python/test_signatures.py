@@ -9,6 +9,7 @@ import atexit, ctypes, inspect, json, math, pathlib, re, shutil, tempfile
 import numpy as np, pytest
 from tinygrad import Tensor, Device, dtypes
 from tinygrad.uop.ops import Ops
+from tinygrad.nn.state import get_state_dict
 
 ENTRIES = {e["name"]: e for e in map(json.loads, (pathlib.Path(__file__).parent / "data" / "tensor_signatures.json").read_text().splitlines())}
 VAR = ("VAR_POSITIONAL", "VAR_KEYWORD")
@@ -337,3 +338,45 @@ def test_unknown_keywords_are_type_errors():
   with pytest.raises(TypeError): F().reshape(shap=(6,))
   with pytest.raises(TypeError): Tensor.rand(2, bogus=1)
   with pytest.raises(TypeError): Tensor.zeros(2, dtpye=dtypes.int)
+
+# *** tinygrad.nn: the layers' constructors and the functions of nn.state, nn.optim, nn.datasets ***
+
+NN_ENTRIES = [json.loads(l) for l in (pathlib.Path(__file__).parent / "data" / "nn_signatures.json").read_text().splitlines()]
+NN_MISSING = {  # the reference's helpers that programs don't reach for here, with why
+  "tinygrad.nn.state.TensorIO": "nn.state's own reader over a uint8 tensor; not exported by ours",
+  "tinygrad.nn.state.accept_filename": "a decorator of the reference's loaders; ours take a path or a tensor themselves",
+  "tinygrad.nn.state.ggml_data_to_tensor": "gguf_load's dequantizer, internal here",
+  "tinygrad.nn.datasets.cifar": "no CIFAR loader: nn.datasets has mnist only",
+  "tinygrad.nn.optim.Optimizer": "the engine's optimizers' base: it has no constructor of its own here",
+}
+
+def _nn_default(d:str|None) -> str|None:
+  """A default's repr, with what only names an object made comparable: the optimizers' fused=FUSE_OPTIM (a ContextVar
+  there, None here: the engine reads the knob) and tensor_type=Tensor (tinygrad.tensor.Tensor there, _C.Tensor here)."""
+  if d is None: return None
+  if d.startswith("<tinygrad.helpers.ContextVar object"): return "None"
+  if d.startswith("<class '") and d.endswith(".Tensor'>"): return "<class Tensor>"
+  return d
+
+@pytest.mark.parametrize("entry", NN_ENTRIES, ids=[e["name"] for e in NN_ENTRIES])
+def test_nn_signature_matches_the_reference(entry):
+  import importlib
+  modname, name = entry["name"].rsplit(".", 1)
+  if entry["name"] in NN_MISSING: pytest.skip(NN_MISSING[entry["name"]])
+  obj = getattr(importlib.import_module(modname), name)
+  if entry["kind"] == "class": assert inspect.isclass(obj), f"{entry['name']} is no class here: isinstance would fail"
+  fn = obj.__init__ if inspect.isclass(obj) else obj
+  if inspect.isfunction(fn): got = [[p.name, p.kind.name, None if p.default is p.empty else repr(p.default)] for p in inspect.signature(fn).parameters.values()]
+  else: got = _parse_pybind("__init__" if inspect.isclass(obj) else name, fn.__doc__ or "")
+  got = _norm(got[1:] if got and got[0][0] == "self" else got)
+  ref = _norm(entry["params"])
+  extra = got[len(ref):]  # keywords of ours after the reference's (mnist's dir=): every reference call stays valid
+  assert all(d is not None and k != "VAR_POSITIONAL" for _, k, d in extra), extra
+  assert [(n, k, _nn_default(d)) for n, k, d in got[:len(ref)]] == [(n, k, _nn_default(d)) for n, k, d in ref]
+
+def test_get_state_dict_tensor_type():
+  class Box:
+    def __init__(self): self.t, self.n = Tensor([1.0]), [Tensor([2.0]), "x"]
+  assert list(get_state_dict(Box())) == ["t", "n.0"]
+  assert get_state_dict(Box(), prefix="b.", tensor_type=str) == {"b.n.1": "x"}
+  assert get_state_dict(Tensor([1.0]), "w", Tensor)["w"].tolist() == [1.0]

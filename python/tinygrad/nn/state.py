@@ -36,9 +36,9 @@ class TensorIO(io.RawIOBase, BinaryIO):
 def _bytes_tensor(fn:Union[Tensor, str, pathlib.Path]) -> Tensor:  # NOTE: a file is read into memory (no DISK device)
   return fn if isinstance(fn, Tensor) else Tensor(pathlib.Path(fn).read_bytes())
 
-def tar_extract(fn:Union[Tensor, str, pathlib.Path]) -> dict[str, Tensor]:
-  """The regular files of a tar archive, as uint8 tensors sliced out of it."""
-  t = _bytes_tensor(fn)
+def tar_extract(t:Union[Tensor, str, pathlib.Path]) -> dict[str, Tensor]:
+  """The regular files of a tar archive (a path, or a uint8 Tensor of its bytes), as uint8 tensors sliced out of it."""
+  t = _bytes_tensor(t)
   with tarfile.open(fileobj=TensorIO(t), mode="r") as tar:
     return {m.name: t[m.offset_data:m.offset_data + m.size] for m in tar if m.type == tarfile.REGTYPE}
 
@@ -69,9 +69,9 @@ def ggml_data_to_tensor(t:Tensor, n:int, ggml_type:int) -> Tensor:
   scales = b[:, 192:208].bitcast(dtypes.int8).cast(dtypes.float32).reshape(-1, 16, 1).expand(-1, 16, 16).reshape(-1, 256)
   return f16(208) * scales * q.reshape(-1, 256).cast(dtypes.float32)
 
-def gguf_load(fn:Union[Tensor, str, pathlib.Path]) -> tuple[dict, dict[str, Tensor]]:
+def gguf_load(tensor:Union[Tensor, str, pathlib.Path]) -> tuple[dict, dict[str, Tensor]]:
   """A .gguf file's key-value metadata and its tensors (dequantized to float32 where quantized)."""
-  t = _bytes_tensor(fn)
+  t = _bytes_tensor(tensor)
   f = io.BufferedReader(TensorIO(t), 1 << 20)
   def unpack(fmt:str) -> Any: return struct.unpack("<" + fmt, f.read(struct.calcsize("<" + fmt)))[0]
   def string() -> str: return f.read(unpack("Q")).decode("utf-8")
