@@ -2,7 +2,7 @@
 # from_blob, from_url, from_uop): each as tinygrad 0.10.3 defines it (x += y is x.assign(x + y) ...)
 import ctypes, gzip
 import numpy as np, pytest
-from tinygrad import Tensor, dtypes
+from tinygrad import Tensor, Device, dtypes
 from tinygrad.uop.ops import UOp
 
 # *** x op= y: the caller's tensor changes, the object stays the same ***
@@ -149,6 +149,9 @@ def test_size():
 
 def test_from_blob_aliases_the_memory():
   mem = (ctypes.c_int32 * 4)(1, 2, 3, 4)
+  if Device.DEFAULT in ("GPU", "CL"):  # device memory (a cl_mem) is no host pointer
+    with pytest.raises(RuntimeError, match="can't use external memory"): Tensor.from_blob(ctypes.addressof(mem), (4,), dtype=dtypes.int32)
+    return
   t = Tensor.from_blob(ctypes.addressof(mem), (2, 2), dtype=dtypes.int32)
   assert t.shape == (2, 2) and (t + 1).tolist() == [[2, 3], [4, 5]]
   mem[3] = 40  # no copy was made: the tensor reads the caller's memory

@@ -136,6 +136,10 @@ TEST(OpenCL, BadInputNamesTheProblem) {
   std::string oom = error_of([] { Buffer("GPU", int64_t(1) << 50, dtypes::float32, true); });
   EXPECT_NE(oom.find("out of memory on GPU: asked for 4503599627370496 bytes"), std::string::npos) << oom;
   EXPECT_NE(oom.find(" free of "), std::string::npos) << oom;
+  // host memory (Tensor.from_blob's) can't be a cl_mem: an error, not a crash at the first copy
+  float host[4] = {1, 2, 3, 4};
+  EXPECT_EQ(error_of([&] { Buffer("GPU", 4, dtypes::float32, BufferSpec{.external_ptr = host}, true); }),
+            "GPU can't use external memory");
   // a compile error carries the driver's build log and the source
   try {
     dev.compiler->compile("__kernel void broken(__global float* x) { x[0] = y; }");

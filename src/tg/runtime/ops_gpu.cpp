@@ -246,6 +246,11 @@ class CLAllocator : public LRUAllocator {
  public:
   CLAllocator(std::shared_ptr<CLContext> ctx, std::string device) : ctx_(std::move(ctx)), device_(std::move(device)) {}
   ~CLAllocator() override { free_cache(); }
+  // host memory is no cl_mem: checked here, as Allocator::alloc hands an external pointer back without alloc_impl
+  Opaque alloc(size_t nbytes, const BufferSpec& spec) override {
+    TG_CHECK(spec.external_ptr == nullptr, device_, " can't use external memory");
+    return LRUAllocator::alloc(nbytes, spec);
+  }
   void copyin(Opaque dest, const void* src, size_t nbytes) override {
     // blocking: the host memory may go away once this returns; the in-order queue keeps it after earlier work
     TG_CL(ctx_->L.clEnqueueWriteBuffer(ctx_->queue, static_cast<cl_mem>(dest), CL_TRUE, 0, nbytes, src, 0, nullptr,
@@ -257,8 +262,7 @@ class CLAllocator : public LRUAllocator {
   }
 
  protected:
-  Opaque alloc_impl(size_t nbytes, const BufferSpec& spec) override {
-    TG_CHECK(spec.external_ptr == nullptr, device_, " can't use external memory");
+  Opaque alloc_impl(size_t nbytes, const BufferSpec&) override {
     // drivers allocate lazily (the failure would surface at a later launch): check what the device reports first
     const uint64_t used = ctx_->allocated.load(), total = ctx_->global_mem;
     TG_CHECK(nbytes <= ctx_->max_alloc && used + nbytes <= total, "out of memory on ", device_, ": asked for ", nbytes,
