@@ -248,8 +248,7 @@ void bind_tensor_nn(py::class_<Tensor>& cls) {
           py::arg("formula"), py::kw_only(), py::arg("dtype") = py::none())
       .def(
           "sequential",
-          [](py::object self, py::iterable ll) {
-            META("sequential");
+          [](py::object self, py::iterable ll) {  // no META: the layers' own methods name their uops
             py::object x = self;
             for (py::handle f : ll) x = f(x);
             return x;

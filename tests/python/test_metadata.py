@@ -32,6 +32,11 @@ def test_methods_name_their_uops():
   assert y.uop.metadata[0].name == "__mul__" and names(y.uop.src[0].metadata) == ["relu"]
   assert set(names(y.schedule()[-1].metadata)) == {"relu", "sigmoid", "__mul__"}
 
+def test_sequential_is_not_a_name():  # as backward and gradient, left out of the reference's wrapper
+  x = Tensor.rand(2, 3)
+  y = x.sequential([lambda t: t.relu(), lambda t: t * 2])
+  assert names(y.uop.metadata) == ["__mul__"] and names(y.uop.src[0].metadata) == ["relu"]
+
 def test_backward_metadata():
   x = Tensor.rand(3, requires_grad=True).realize()
   y = Tensor.rand(3, requires_grad=True).realize()
