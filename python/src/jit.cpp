@@ -3,10 +3,13 @@
 //   @TinyJit
 //   def step(x, y): ...; return loss          # Tensor, None, or lists/tuples/dicts of them
 //
-// Tensor arguments (positional or keyword) are the inputs. Other arguments are captured: bool/int/float/str/None
-// and tuples of them by value, any other object by identity; a Tensor inside a list, tuple or dict can't be
-// tracked and is an error. tinygrad's asserts (changed inputs, duplicate inputs, nothing captured) raise
-// AssertionError, a TinyJit inside a TinyJit RuntimeError.
+// Tensor arguments (positional or keyword) are the inputs. bool/int/float/str/None and tuples of them are captured
+// by value (a replay with another value is an error: the reference replays the captured one silently). Any other
+// object is not looked at, as in the reference: the replay doesn't run the function, so an object only matters
+// through the tensors it holds, which the capture already reads (hlb_cifar10 passes a new OptimizerGroup and a new
+// list of schedulers every step). A Tensor directly inside a list, tuple or dict can't be tracked and is an error.
+// tinygrad's asserts (changed inputs, duplicate inputs, nothing captured) raise AssertionError, a TinyJit inside a
+// TinyJit RuntimeError.
 #include "tg/tensor/jit.h"
 
 #include <algorithm>
@@ -43,17 +46,13 @@ bool holds_tensor(py::handle h) {
   return false;
 }
 
-// a captured non-tensor argument: plain values compare by type and ==, other objects by identity
+// a captured plain value: compares by type and ==
 struct PyValue {
   py::object o;
-  bool by_identity = false;
   bool operator==(const PyValue& b) const {
-    if (by_identity || b.by_identity) return o.is(b.o);
     return py::type::handle_of(o).is(py::type::handle_of(b.o)) && o.equal(b.o);
   }
-  friend std::ostream& operator<<(std::ostream& os, const PyValue& v) {
-    return os << (v.by_identity ? "the object " : "") << std::string(py::repr(v.o));
-  }
+  friend std::ostream& operator<<(std::ostream& os, const PyValue& v) { return os << std::string(py::repr(v.o)); }
 };
 
 void add_arg(tg::JitArgs& ja, const std::string& name, py::handle a) {
@@ -62,7 +61,7 @@ void add_arg(tg::JitArgs& ja, const std::string& name, py::handle a) {
     throw tg::JitError(tg::cat("TinyJit can't track the tensors inside argument ", name, " (a ",
                                std::string(py::str(py::type::handle_of(a).attr("__name__"))),
                                "): pass them as separate arguments"));
-  ja.values.emplace_back(name, tg::JitValue(PyValue{py::reinterpret_borrow<py::object>(a), !is_plain_value(a)}));
+  if (is_plain_value(a)) ja.values.emplace_back(name, tg::JitValue(PyValue{py::reinterpret_borrow<py::object>(a)}));
 }
 
 // the function's return value: its tensors in order (None passes through; any other value would be frozen)

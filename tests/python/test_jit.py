@@ -77,6 +77,15 @@ def test_value_arguments_are_captured():
   with pytest.raises(AssertionError, match="argument 1 is 4, the captured call had 3"): f(Tensor([1.0]), 4)
   with pytest.raises(AssertionError, match="args mismatch"): f(Tensor([1.0]), 3, mode="mul")
 
+def test_other_objects_are_not_compared():  # as the reference: hlb_cifar10 passes a new OptimizerGroup each step
+  class Scale:
+    def __init__(self, w): self.w = w
+  w = Tensor([2.0]).realize()
+  @TinyJit
+  def f(x, s, extra): return (x * s.w).realize()
+  for i in range(4): np.testing.assert_allclose(f(Tensor([float(i)]), Scale(w), [Scale(w)]).numpy(), [2.0 * i])
+  assert f.cnt == 4
+
 def test_tensors_in_a_list_cannot_be_tracked():
   @TinyJit
   def f(xs): return (xs[0] + xs[1]).realize()
