@@ -40,8 +40,9 @@ struct Walker {
     if (path.count(obj.ptr())) return;
     path.insert(obj.ptr());
     if (py::hasattr(obj, "__tg_state__")) {  // a C++ layer: its members, as its visit names them
-      for (auto& [k, t] : obj.attr("__tg_state__")().cast<std::vector<std::pair<std::string, Tensor>>>())
-        if (py::object o = py::cast(t); py::isinstance(o, tensor_type)) out.emplace_back(prefix + k, o);
+      for (py::handle kv : obj.attr("__tg_state__")())
+        if (py::object o = kv[py::int_(1)]; py::isinstance(o, tensor_type))
+          out.emplace_back(prefix + kv[py::int_(0)].cast<std::string>(), o);
     } else if (py::hasattr(obj, "_asdict") && py::isinstance<py::tuple>(obj)) {  // namedtuple
       walk(obj.attr("_asdict")(), prefix);
     } else if (py::isinstance<py::dict>(obj)) {

@@ -35,13 +35,18 @@ L make_conv(int64_t in, int64_t out, py::handle kernel_size, nn::ConvOptions o) 
   return L(in, out, to_ints(kernel_size), std::move(o));
 }
 
-// every layer: __tg_state__ gives its tensors as get_state_dict names them (the state walker of nn.cpp asks for it)
+// every layer: __tg_state__ gives its tensors as get_state_dict names them (the state walker of nn.cpp asks for it),
+// each as the same Python object its attribute gives (a wrapper of the member, as def_readwrite returns it), so
+// `p is layer.bias` holds for the p of get_parameters, as in the reference
 template <class L, class... Extra>
 py::class_<L, Extra...> layer(py::module_& m, const char* name) {
   py::class_<L, Extra...> c(m, name);
-  c.def("__tg_state__", [](L& l) {
-    std::vector<std::pair<std::string, Tensor>> out;
-    for (auto& kv : nn::state::get_state_dict(l)) out.push_back(kv);
+  c.def("__tg_state__", [](py::object self) {
+    py::list out;
+    nn::StateVisitor v([&](const std::string& k, Tensor& t) {
+      out.append(py::make_tuple(k, py::cast(&t, py::return_value_policy::reference_internal, self)));
+    });
+    v("", self.cast<L&>());
     return out;
   });
   return c;

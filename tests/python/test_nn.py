@@ -143,6 +143,15 @@ def test_state_dict_names():
   assert list(get_state_dict(net.layers[0], prefix="blk.").keys()) == ["blk.w"]
   assert list(get_state_dict(Tensor.ones(1), prefix="t.").keys()) == ["t"]
 
+def test_state_dict_holds_the_layers_own_tensors():  # hlb_cifar10 splits its parameters with `is`
+  from tinygrad import nn
+  m = {"bn": nn.BatchNorm2d(3), "fc": nn.Linear(2, 3), "conv": nn.Conv2d(1, 2, 3)}
+  sd = get_state_dict(m)
+  assert sd["bn.bias"] is m["bn"].bias and sd["fc.weight"] is m["fc"].weight and sd["conv.bias"] is m["conv"].bias
+  assert [k for k, p in sd.items() if any(p is x for x in (m["bn"].running_var, m["fc"].bias))] == ["bn.running_var", "fc.bias"]
+  ps = get_parameters(m["fc"])
+  assert len([p for p in ps if p is not m["fc"].bias]) == 1
+
 def test_load_state_dict():
   src, dst = Net(), Net()
   src.layers[1].w = Tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
