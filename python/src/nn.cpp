@@ -331,10 +331,15 @@ void bind_state(py::module_ m) {
       [](py::handle model, py::dict state_dict, bool strict, bool verbose, bool consume, bool realize) {
         tg::nn::StateDict sd = to_state_dict(state_dict);
         tg::nn::StateDict model_state = to_state_dict(get_state_dict(model, "", py::none()));
+        // as the reference: keys the model lacks are ignored, strict or not (strict is about the model's keys),
+        // and a tensor takes the state dict's dtype (its replace() keeps it: fp16 weights make an fp16 layer)
+        for (const std::string& k : sd.keys())
+          if (!model_state.contains(k)) sd.erase(k);
         std::vector<Tensor> loaded;
         try {
           loaded = tg::nn::state::load_state_dict_into(
-              model_state, sd, {.strict = strict, .verbose = verbose, .consume = false, .realize = realize});
+              model_state, sd,
+              {.strict = strict, .verbose = verbose, .consume = false, .realize = realize, .same_dtype = false});
         } catch (const tg::Error& e) {
           // a key of the model that the state dict lacks: the reference's state_dict[k] raises KeyError
           bool missing = false;

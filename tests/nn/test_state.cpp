@@ -141,6 +141,11 @@ TEST(State, LoadStateDictErrorsNameTheKeys) {
   sd.insert_or_assign("scale", Tensor(std::vector<int>{1}, {1}));
   m = message(sd);
   EXPECT_TRUE(has(m, "dtype") && has(m, "'scale'") && has(m, "dtypes.int")) << m;
+  // same_dtype = false (the Python module's load_state_dict): the model's tensor takes the state dict's dtype
+  Block retyped;
+  state::load_state_dict(retyped, sd, {.same_dtype = false});
+  EXPECT_EQ(retyped.scale.dtype(), dtypes::int32);
+  EXPECT_EQ(vals(retyped.scale), std::vector<float>{1});
   // a failed load changes nothing
   Block fresh;
   sd = good();

@@ -94,8 +94,8 @@ std::vector<Tensor> load_state_dict_into(StateDict model_state, StateDict& state
     const Tensor& src = state_dict.at(k);
     TG_CHECK_AS(ValueError, v.shape() == src.shape(), "load_state_dict: shape mismatch in ", py_str_repr(k),
                 ": the model has ", shape_str(v.shape()), ", the state dict ", shape_str(src.shape()));
-    TG_CHECK(v.dtype() == src.dtype(), "load_state_dict: dtype mismatch in ", py_str_repr(k), ": the model has ",
-             v.dtype(), ", the state dict ", src.dtype());
+    TG_CHECK(!opts.same_dtype || v.dtype() == src.dtype(), "load_state_dict: dtype mismatch in ", py_str_repr(k),
+             ": the model has ", v.dtype(), ", the state dict ", src.dtype());
   }
   std::vector<Tensor> loaded;
   for (auto& [k, v] : model_state) {

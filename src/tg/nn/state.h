@@ -151,14 +151,17 @@ std::vector<Tensor> get_parameters(M&& model) {
 }
 
 struct LoadOptions {
-  bool strict = true;    // every key of the model must be in the state dict, and nothing else may be there
-  bool verbose = false;  // print what was loaded, and the keys not loaded
-  bool consume = false;  // erase loaded entries from the state dict
-  bool realize = true;   // realize the loaded tensors (in one schedule)
+  bool strict = true;      // every key of the model must be in the state dict, and nothing else may be there
+  bool verbose = false;    // print what was loaded, and the keys not loaded
+  bool consume = false;    // erase loaded entries from the state dict
+  bool realize = true;     // realize the loaded tensors (in one schedule)
+  bool same_dtype = true;  // a dtype that differs from the model's is an error (false: the model's tensor takes the
+                           // state dict's dtype, as tinygrad's Python load_state_dict, whose replace() keeps it)
 };
 
-// points each of the model's tensors at the state dict's tensor of the same name (shape and dtype must match;
-// a tensor on another device is copied to the model's). Returns the loaded tensors.
+// points each of the model's tensors at the state dict's tensor of the same name (shape and dtype must match, the
+// dtype unless opts.same_dtype is false; a tensor on another device is copied to the model's). Returns the loaded
+// tensors.
 std::vector<Tensor> load_state_dict_into(StateDict model_state, StateDict& state_dict, const LoadOptions& opts);
 
 template <class M>
