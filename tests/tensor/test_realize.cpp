@@ -72,6 +72,18 @@ TEST_F(Realize, AssignInPlace) {
   EXPECT_THROW(a.assign(Tensor::ones({4})), Error);
 }
 
+// a kernel that reads a buffer's old value runs before the kernel that assigns the buffer in the same schedule,
+// wherever the toposort puts it: here it waits for a reduce, and the reference's BFS ran the assign first (r = 88..)
+TEST_F(Realize, ReadersOfTheOldValueRunBeforeTheAssign) {
+  Tensor b = Tensor(std::vector<float>{1, 2, 3, 4}, {4}).contiguous().realize();
+  Tensor x = Tensor::ones({4}).contiguous().realize();
+  Tensor r = b * (x * 2).sum();
+  b.assign(b + 10);
+  Tensor::realize({r, b});
+  EXPECT_EQ(r.tolist<float>(), (std::vector<float>{8, 16, 24, 32}));
+  EXPECT_EQ(b.tolist<float>(), (std::vector<float>{11, 12, 13, 14}));
+}
+
 TEST_F(Realize, FusionContract) {
   Tensor x(std::vector<float>{1, 2, 3, 4}, {4});
   x.realize();

@@ -564,11 +564,41 @@ std::vector<std::pair<UOp, UOp>> kernelize_map(const UOp& big_sink) {
       graph_rewrite_map(tensor_map.at(big_sink), create_kernels(), ctx, meta, {.name = "create_kernels"}, &tensor_map);
 
   // if a kernel depends on a buffer, and that buffer is later assigned to, make the assign depend on the kernel's
-  // assign
+  // assign. The reference does this only for a reader that comes after the assign in the toposort; a reader before it
+  // (the graph doesn't order them) could run after the assign and read the new value: an optimizer step's assign to a
+  // BatchNorm bias ran before the kernel recomputing the normalized output for the gradient. So those readers are
+  // kept until their buffer's assign shows up, which then depends on them too
   UOpMap kernel_assign, assign_rep;
-  for (const UOp& u : tensor_map.at(big_sink).toposort()) {
-    if (u.op() != Ops::ASSIGN) continue;
+  std::unordered_map<const void*, std::vector<UOp>> early_readers;  // buffer -> kernels that read it before its assign
+  for (const UOp& u0 : tensor_map.at(big_sink).toposort()) {
+    if (u0.op() != Ops::ASSIGN) continue;
+    UOp u = u0;
+    if (auto it = early_readers.find(buf_uop(u0).get()); it != early_readers.end()) {
+      // a reader that needs the new value of a buffer this kernel reads the old value of can't go first (the two
+      // kernels swap values: a fused optimizer's do); as the reference, the order below decides for it
+      std::vector<const void*> old_reads;
+      for (const UOp& s : u0.src(1).src())
+        if (s.op() == Ops::BUFFER && s != buf_uop(u0) && kernel_assign.get(s) != nullptr) old_reads.push_back(s.get());
+      std::vector<UOp> src = u0.src();
+      for (const UOp& r : it->second) {
+        bool cycle = false;
+        if (!old_reads.empty())
+          for (const UOp& x : r.toposort())
+            cycle = cycle ||
+                    (x.op() == Ops::ASSIGN && std::find(old_reads.begin(), old_reads.end(),
+                                                        static_cast<const void*>(buf_uop(x).get())) != old_reads.end());
+        if (!cycle) src.push_back(r);
+      }
+      if (src.size() > u0.src().size()) {
+        u = u0.replace(std::nullopt, std::nullopt, src);
+        assign_rep.set(u0, u);
+      }
+      early_readers.erase(it);
+    }
     kernel_assign.set(buf_uop(u), u);
+    for (const UOp& s : u.src(1).src())
+      if (s.op() == Ops::BUFFER && s != buf_uop(u) && kernel_assign.get(s) == nullptr)
+        early_readers[s.get()].push_back(u0);
     for (const UOp& s : u.src(1).src()) {
       const UOp* a = kernel_assign.get(s);
       if (s.op() != Ops::BUFFER || s == buf_uop(u) || a == nullptr) continue;

@@ -47,6 +47,13 @@ std::pair<std::vector<ScheduleItem>, std::map<std::string, int64_t>> create_sche
         TG_CHECK(s.op() == Ops::BUFFER, "input to kernel must be ASSIGN or BUFFER, not ", s.op());
       }
     }
+    // an ASSIGN's sources past (target, kernel) are kernels that read its target's old value (kernelize_map): this
+    // kernel overwrites it, so it runs after them. The reference leaves that to the BFS order, which can break it
+    for (size_t i = 2; i < u.src().size(); i++)
+      if (const UOp& r = u.src(i); r.op() == Ops::ASSIGN && r.src(1) != k) {
+        children[r.src(1).get()].push_back(k);
+        in_degree[k.get()]++;
+      }
   }
 
   // linearize KERNEL UOps into ScheduleItems in BFS order
@@ -71,6 +78,8 @@ std::pair<std::vector<ScheduleItem>, std::map<std::string, int64_t>> create_sche
     for (const UOp& x : children[k.get()])
       if (--in_degree[x.get()] == 0) queue.push_back(x);
   }
+  TG_CHECK(schedule.size() == kernels.size(), "cycle in the kernel graph: ", kernels.size() - schedule.size(), " of ",
+           kernels.size(), " kernels can't be ordered");
   return {std::move(schedule), std::move(var_vals)};
 }
 
