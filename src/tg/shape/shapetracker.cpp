@@ -77,6 +77,24 @@ ShapeTracker ShapeTracker::simplify() const {
   }
   return st;
 }
+// the ShapeTracker with f applied to each of its sizes, strides, offsets and mask bounds
+template <class F>
+static ShapeTracker map_sints(ShapeTracker st, F&& f) {
+  for (View& v : st.views) {
+    for (sint& x : v.shape) x = f(x);
+    for (sint& x : v.strides) x = f(x);
+    v.offset = f(v.offset);
+    if (v.mask)
+      for (auto& [b, e] : *v.mask) b = f(b), e = f(e);
+  }
+  return st;
+}
+ShapeTracker ShapeTracker::unbind(VarVals& vals) const {
+  return map_sints(*this, [&](const sint& x) { return tg::unbind(x, vals); });
+}
+ShapeTracker ShapeTracker::rebind(const VarVals& vals) const {
+  return map_sints(*this, [&](const sint& x) { return tg::rebind(x, vals); });
+}
 ShapeTracker ShapeTracker::operator+(const ShapeTracker& o) const {
   ShapeTracker ret = *this;
   for (auto& v : o.views) {  // one view at a time simplifies better

@@ -9,7 +9,7 @@ struct ShapeTracker {
 
   static ShapeTracker from_shape(const Shape& shape, std::optional<Shape> strides = {});
   const Shape& shape() const { return views.back().shape; }
-  sint size() const { return views.back().size(); }
+  int64_t size() const { return views.back().size(); }
   bool contiguous() const { return views.size() == 1 && views[0].contiguous; }
   bool consecutive() const;
   Shape reduce(const std::vector<int64_t>& axis) const;  // the shape with the reduced axes set to 1
@@ -24,6 +24,8 @@ struct ShapeTracker {
   ShapeTracker reshape(const Shape& new_shape) const;
   ShapeTracker mop(Ops op, const Arg& arg) const;  // the movement op of a RESHAPE/EXPAND/... UOp
   ShapeTracker simplify() const;
+  ShapeTracker unbind(VarVals& vals) const;  // every BIND(var, val) in it replaced by var, vals recording the values
+  ShapeTracker rebind(const VarVals& vals) const;  // every BIND(var, _) of a Variable in vals bound to its value there
   ShapeTracker operator+(const ShapeTracker& st) const;  // this, then st
 
   std::pair<UOp, UOp> to_indexed_uops(const std::vector<UOp>* idxs = nullptr) const;  // (idx, valid), simplified

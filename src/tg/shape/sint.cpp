@@ -53,17 +53,24 @@ sint operator*(const sint& a, const sint& b) {
   if (a.is_int() && b.is_int()) return a.i_ * b.i_;
   return sym(a.to_uop() * b.to_uop());
 }
-bool operator<(const sint& a, const sint& b) {
-  if (a.is_int() && b.is_int()) return a.i_ < b.i_;
+// a < b when the bounds decide it: of the comparison, or of the difference (i+2 < i: the difference is 2)
+static std::optional<bool> decide_lt(const sint& a, const sint& b) {
   UOp c = (a.to_uop() < b.to_uop()).simplify();
   if (c.op() == Ops::CONST) return as_bool(c.const_arg());
+  UOp d = (a.to_uop() - b.to_uop()).simplify();
+  if (tg::as_int(d.vmax()) < 0) return true;
+  if (tg::as_int(d.vmin()) >= 0) return false;
+  return std::nullopt;
+}
+bool operator<(const sint& a, const sint& b) {
+  if (a.is_int() && b.is_int()) return a.i_ < b.i_;
+  if (std::optional<bool> r = decide_lt(a, b)) return *r;
   throw Error(
       cat("can't decide ", a.str(), " < ", b.str(), " for every value of ", range_of(a.is_sym() ? a.uop() : b.uop())));
 }
 bool resolve_lt(const sint& a, const sint& b, bool dflt) {
   if (a.is_int() && b.is_int()) return a.as_int() < b.as_int();
-  UOp c = (a.to_uop() < b.to_uop()).simplify();
-  return c.op() == Ops::CONST ? as_bool(c.const_arg()) : dflt;
+  return decide_lt(a, b).value_or(dflt);
 }
 
 sint floordiv(const sint& a, const sint& b) {
@@ -87,5 +94,61 @@ sint smin(const sint& a, const sint& b) {
 }
 
 std::ostream& operator<<(std::ostream& os, const sint& s) { return os << s.str(); }
+
+std::optional<int64_t> bound_value(const sint& s) {
+  if (s.is_int()) return s.as_int();
+  std::vector<std::pair<UOp, UOp>> binds;
+  for (const UOp& x : s.uop().toposort())
+    if (x.op() == Ops::BIND) binds.push_back({x, x.src(1)});
+  UOp v = (binds.empty() ? s.uop() : s.uop().substitute(binds)).simplify();
+  if (v.op() != Ops::CONST) return std::nullopt;
+  return tg::as_int(v.const_arg());
+}
+bool sym_ne(const sint& a, const sint& b) {
+  if (a.is_int() && b.is_int()) return a.as_int() != b.as_int();
+  UOp d = (a.to_uop() - b.to_uop()).simplify();
+  if (d.op() == Ops::CONST) return tg::as_int(d.const_arg()) != 0;
+  return tg::as_int(d.vmin()) > 0 || tg::as_int(d.vmax()) < 0;
+}
+
+int64_t sym_infer(const sint& s, const VarVals& vals) {
+  if (s.is_int()) return s.as_int();
+  std::vector<std::pair<UOp, UOp>> subs;
+  for (const UOp& x : s.uop().toposort()) {
+    if (x.op() != Ops::DEFINE_VAR) continue;
+    const std::string& name = x.arg<VarArg>().name;
+    auto it = vals.find(name);
+    TG_CHECK_AS(ValueError, it != vals.end(), "sym_infer: ", s.str(), " needs a value for Variable ", name);
+    subs.push_back({x, x.const_like(it->second)});
+  }
+  UOp v = s.uop().substitute(subs).simplify();
+  TG_CHECK_AS(ValueError, v.op() == Ops::CONST, "sym_infer: ", s.str(), " did not fold to an int: ", v.render());
+  return tg::as_int(v.const_arg());
+}
+sint rebind(const sint& s, const VarVals& vals) {
+  if (s.is_int()) return s;
+  std::vector<std::pair<UOp, UOp>> binds;
+  for (const UOp& x : s.uop().toposort()) {
+    if (x.op() != Ops::BIND) continue;
+    auto it = vals.find(x.src(0).arg<VarArg>().name);
+    if (it != vals.end()) binds.push_back({x, x.src(0).bind(it->second)});
+  }
+  return binds.empty() ? s : sint(s.uop().substitute(binds));
+}
+void add_var_val(VarVals& vals, const std::string& name, int64_t val) {
+  auto [it, fresh] = vals.emplace(name, val);
+  TG_CHECK_AS(ValueError, fresh || it->second == val, "Variable ", name, " is bound to both ", it->second, " and ", val,
+              " in one schedule");
+}
+sint unbind(const sint& s, VarVals& vals) {
+  if (s.is_int()) return s;
+  std::vector<std::pair<UOp, UOp>> binds;
+  for (const UOp& x : s.uop().toposort()) {
+    if (x.op() != Ops::BIND) continue;
+    add_var_val(vals, x.src(0).arg<VarArg>().name, tg::as_int(x.src(1).const_arg()));
+    binds.push_back({x, x.src(0)});
+  }
+  return binds.empty() ? s : sint(s.uop().substitute(binds));
+}
 
 }  // namespace tg

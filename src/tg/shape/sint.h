@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <map>
+#include <optional>
 #include <string>
 
 #include "tg/uop/uop.h"
@@ -83,6 +85,20 @@ sint smin(const sint& a, const sint& b);
 // tinygrad's resolve: the comparison's value when the bounds decide it, else the default
 bool resolve_lt(const sint& a, const sint& b, bool dflt);
 std::ostream& operator<<(std::ostream& os, const sint& s);
+// the value with every bound Variable at its value (tinygrad's sym_infer of the binds); nullopt for unbound ones
+std::optional<int64_t> bound_value(const sint& s);
+// a and b are surely different sizes: as ints, or by the bounds (tinygrad's resolve(a != b, False))
+bool sym_ne(const sint& a, const sint& b);
+// a Variable's name -> its bound value (tinygrad's var_vals)
+using VarVals = std::map<std::string, int64_t>;
+// s at the given values of its Variables (tinygrad's sym_infer); a ValueError names a Variable without a value
+int64_t sym_infer(const sint& s, const VarVals& vals);
+// s with each BIND(var, val) replaced by var, the values recorded in vals (tinygrad's unbind); a Variable already
+// there with another value is a ValueError naming both
+sint unbind(const sint& s, VarVals& vals);
+void add_var_val(VarVals& vals, const std::string& name, int64_t val);
+// s with each BIND of a Variable in vals bound to its value there (a JIT replay's new values)
+sint rebind(const sint& s, const VarVals& vals);
 
 // index arithmetic of a UOp with a size (a CONST like a, or the size's expression)
 inline UOp sint_like(const UOp& a, const sint& b) { return b.is_int() ? a.const_like(b.as_int()) : b.uop(); }

@@ -112,9 +112,10 @@ Shape uop_shape(const UOp& u) {
   TG_CHECK(st != nullptr, "UOp ", u.op(), " has no shape");
   return st->shape();
 }
-sint uop_size(const UOp& u) {
+int64_t uop_size(const UOp& u) {
   if (u.op() == Ops::BUFFER) return as_int(u.arg<ConstValue>());
   if (u.op() == Ops::BUFFER_VIEW) return as_int(u.arg<Tuple>().at(0));
+  if (const ShapeTracker* st = uop_st(u)) return st->size();  // a symbolic dim at its largest value
   return prod(uop_shape(u));
 }
 

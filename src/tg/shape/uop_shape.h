@@ -12,7 +12,7 @@ Shape uop_shape(const UOp& u);             // throws when it has none
 std::optional<std::string> uop_device(const UOp& u);
 std::string uop_device_str(const UOp& u);  // throws when it has none
 UOp uop_base(const UOp& u);                // below VIEWs and movement ops
-sint uop_size(const UOp& u);
+int64_t uop_size(const UOp& u);            // elements; symbolic dims at their largest value (tinygrad's UOp.size)
 
 // movement ops: a no-op movement returns the input itself (tinygrad's _mop)
 UOp uop_reshape(const UOp& u, const Shape& s);

@@ -146,7 +146,8 @@ std::optional<std::vector<std::vector<int64_t>>> get_contraction(const Shape& ol
 
 View View::create(const Shape& shape, std::optional<Shape> strides_in, sint offset, std::optional<Mask> mask) {
   for (sint s : shape)
-    TG_CHECK_AS(ValueError, s >= 0, "Trying to create View with negative dimension: shape=", shape_str(shape));
+    TG_CHECK_AS(ValueError, !resolve_lt(s, 0, false),
+                "Trying to create View with negative dimension: shape=", shape_str(shape));
   Shape strides =
       strides_in && !strides_in->empty() ? canonicalize_strides(shape, *strides_in) : strides_for_shape(shape);
   if (std::find(shape.begin(), shape.end(), sint(0)) != shape.end())  // canonicalize 0 in shape
@@ -160,10 +161,11 @@ View View::create(const Shape& shape, std::optional<Shape> strides_in, sint offs
     // a dim masked down to one valid index can have stride 0, with the offset adjusted
     std::vector<bool> elim(shape.size());
     bool any_elim = false;
-    for (size_t i = 0; i < shape.size(); i++) any_elim |= (elim[i] = !((*mask)[i].first + 1 < (*mask)[i].second));
+    for (size_t i = 0; i < shape.size(); i++)
+      any_elim |= (elim[i] = !resolve_lt((*mask)[i].first + 1, (*mask)[i].second, true));
     if (any_elim) {
       bool empty = false;
-      for (auto& [b, e] : *mask) empty |= !(b < e);
+      for (auto& [b, e] : *mask) empty |= !resolve_lt(b, e, true);
       if (empty) strides = Shape(shape.size(), 0), offset = 0, mask = Mask(shape.size(), {0, 0});
       for (size_t i = 0; i < shape.size(); i++)
         if (elim[i]) offset += strides[i] * (*mask)[i].first, strides[i] = 0;
@@ -179,9 +181,9 @@ std::pair<UOp, UOp> View::to_indexed_uops(const std::vector<UOp>* idxs_in, UOp v
     idxs = *idxs_in;
   else
     for (size_t i = 0; i < shape.size(); i++)
-      idxs.push_back(UOp::range(dtypes::int32, shape[i], static_cast<int64_t>(i)));
+      idxs.push_back(UOp::range(dtypes::int32, shape[i].to_uop(dtypes::int32), static_cast<int64_t>(i)));
   TG_ASSERT(idxs.size() == shape.size(), "to_indexed_uops: ", idxs.size(), " indices for ", shape_str(shape));
-  UOp iexpr = UOp::const_(dtypes::int32, offset);
+  UOp iexpr = offset.to_uop(dtypes::int32);
   UOp vexpr = valid ? valid : UOp::const_(dtypes::bool_, true);
   for (size_t i = 0; i < shape.size(); i++) {
     if (shape[i] != 1 && strides[i] != 0) iexpr = iexpr + idxs[i] * strides[i];
@@ -233,9 +235,10 @@ View View::pad(const Mask& arg) const {
 
 View View::shrink(const Mask& arg) const {
   TG_CHECK(arg.size() == shape.size(), "invalid shrink ", mask_str(arg), " for shape ", shape_str(shape));
-  for (size_t i = 0; i < shape.size(); i++)
-    TG_CHECK(0 <= arg[i].first && arg[i].first <= arg[i].second && arg[i].second <= shape[i], "invalid shrink ",
-             mask_str(arg), " for shape ", shape_str(shape));
+  for (size_t i = 0; i < shape.size(); i++)  // a symbolic one is the caller's to check (Tensor::shrink)
+    TG_CHECK(!all_int({shape[i], arg[i].first, arg[i].second}) ||
+                 (0 <= arg[i].first && arg[i].first <= arg[i].second && arg[i].second <= shape[i]),
+             "invalid shrink ", mask_str(arg), " for shape ", shape_str(shape));
   return unsafe_resize(arg);
 }
 
@@ -293,8 +296,9 @@ View View::flip(const std::vector<bool>& arg) const {
 
 std::optional<View> View::reshape(const Shape& new_shape) const {
   if (shape == new_shape) return *this;
-  for (sint s : new_shape) TG_CHECK(s >= 0, "shape can't contain negative numbers ", shape_str(new_shape));
-  TG_CHECK(prod(shape) == prod(new_shape), "size mismatched, can't reshape self.shape=", shape_str(shape),
+  for (const sint& s : new_shape)
+    TG_CHECK(s.is_sym() || s >= 0, "shape can't contain negative numbers ", shape_str(new_shape));
+  TG_CHECK(!sym_ne(prod(shape), prod(new_shape)), "size mismatched, can't reshape self.shape=", shape_str(shape),
            " -> new_shape=", shape_str(new_shape));
   if (std::find(shape.begin(), shape.end(), sint(0)) != shape.end()) return create(new_shape);
   if (new_shape.empty() && mask)
@@ -302,16 +306,27 @@ std::optional<View> View::reshape(const Shape& new_shape) const {
       if (mx == my) return std::nullopt;
   if (contiguous) return create(new_shape);
 
+  // not contiguous, to a symbolic shape: only dim for dim, each Variable bound to the size it replaces
+  if (all_int(shape) && !all_int(new_shape)) {
+    TG_CHECK_AS(ValueError, shape.size() == new_shape.size(), "cannot symbolic reshape non-contiguous ", repr(), " -> ",
+                shape_str(new_shape));
+    for (size_t i = 0; i < shape.size(); i++)
+      TG_CHECK_AS(ValueError, bound_value(new_shape[i]) == std::optional<int64_t>(shape[i].as_int()),
+                  "cannot symbolic reshape non-contiguous ", repr(), " -> ", shape_str(new_shape));
+    return View{new_shape, strides, offset, mask, contiguous};
+  }
+
   Shape r_strides;
   size_t ri = new_shape.size();  // reverse iterator over new_shape
   auto md = merge_dims(shape, strides, mask);
   for (auto it = md.rbegin(); it != md.rend(); ++it) {
     auto [merged_size, new_stride, real_size] = *it;
     sint acc = 1, new_dim = 0;
-    while (acc <= merged_size && acc != merged_size && (new_dim = ri ? new_shape[--ri] : sint(0)) > 0) {
+    while (!resolve_lt(merged_size, acc, false) && acc != merged_size &&
+           resolve_lt(0, (new_dim = ri ? new_shape[--ri] : sint(0)), true)) {
       r_strides.push_back(new_stride * acc);
       acc = acc * new_dim;
-      if (!(acc < real_size)) new_stride = 0;
+      if (!resolve_lt(acc, real_size, true)) new_stride = 0;
     }
     if (acc != merged_size) return std::nullopt;
   }
@@ -325,6 +340,12 @@ std::optional<View> View::reshape(const Shape& new_shape) const {
     return create(new_shape, new_strides, offset + extra, new_mask);
   }
   return std::nullopt;
+}
+
+int64_t View::size() const {
+  Shape m;
+  for (const sint& s : shape) m.push_back(s.vmax());
+  return prod(m);
 }
 
 View View::minify() const {
@@ -351,6 +372,7 @@ std::optional<View> View::merge(const View& vm1) const {
       pads.push_back({(*vm1.mask)[i].first, vm1.shape[i] - (*vm1.mask)[i].second});
     return merged->pad(pads);
   }
+  if (!all_int(vm1.shape)) return std::nullopt;
   // project vm1's offset and strides on to vm2
   Shape origin = unravel(vm2.shape, vm1.offset);
   std::vector<std::vector<std::pair<size_t, sint>>> terms(vm2.shape.size());
@@ -407,7 +429,7 @@ std::optional<View> View::merge(const View& vm1) const {
       auto [b, e] = (*vm2.mask)[i];
       sint o = origin[i];
       const UOp& t = extents[extents.size() - 1 - i].second;
-      if (b <= as_int(t.vmin()) && as_int(t.vmax()) < e) continue;
+      if (!resolve_lt(as_int(t.vmin()), b, true) && resolve_lt(as_int(t.vmax()), e, false)) continue;
       if (terms[i].size() != 1) {
         if (terms[i].empty() && !newe.empty())
           newe[0] = 0;
@@ -416,8 +438,8 @@ std::optional<View> View::merge(const View& vm1) const {
         continue;
       }
       auto [d1, s1] = terms[i][0];
-      newb[d1] = std::max(newb[d1], ceildiv(s1 > 0 ? b - o : e - o - 1, s1));
-      newe[d1] = std::min(newe[d1], floordiv(s1 < 0 ? b - o : e - o - 1, s1) + 1);
+      newb[d1] = smax(newb[d1], ceildiv(s1 > 0 ? b - o : e - o - 1, s1));
+      newe[d1] = smin(newe[d1], floordiv(s1 < 0 ? b - o : e - o - 1, s1) + 1);
     }
     bool masked = false;
     for (size_t i = 0; i < vm1.shape.size(); i++) masked |= newb[i] != 0 || newe[i] != vm1.shape[i];

@@ -16,6 +16,11 @@ using Shape = std::vector<sint>;
 using Mask = std::vector<std::pair<sint, sint>>;  // per dim: [begin, end) of valid indices
 
 sint prod(const Shape& s);
+inline bool all_int(const Shape& s) {  // no symbolic dims (tinygrad's all_int)
+  for (const sint& x : s)
+    if (x.is_sym()) return false;
+  return true;
+}
 sint prod_range(const Shape& s, int start, int stop);  // prod(s[start:stop]), the bounds clamped to s
 std::string shape_str(const Shape& s);                 // (4, 4), (4,), ()
 int64_t prod(const std::vector<int64_t>& s);           // of plain ints (kernel sizes, strides)
@@ -37,7 +42,7 @@ struct View {
   static View create(const Shape& shape, std::optional<Shape> strides = {}, sint offset = 0,
                      std::optional<Mask> mask = {});
 
-  sint size() const { return prod(shape); }
+  int64_t size() const;  // elements; a symbolic dim counts at its largest value (buffers are allocated for it)
   // (idx, valid) for the given index expressions, or RANGE(i) per dim when none are given
   std::pair<UOp, UOp> to_indexed_uops(const std::vector<UOp>* idxs = nullptr, UOp valid = {}) const;
 
