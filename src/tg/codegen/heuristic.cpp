@@ -56,6 +56,9 @@ namespace {
 // the reference's opts, with the CPU's on top (codegen/cpu_tiles.h): a vector tile or a plain loop when the kernel
 // takes one, else the row upcast and the loop order of big kernels
 std::pair<std::vector<Opt>, Lowering> hand_coded(const Kernel& k_in) {
+  // a symbolic dim (a Variable's size) keeps the kernel as it is: its opts would depend on the value
+  for (const sint& s : k_in.full_shape())
+    if (s.is_sym()) return {{}, {}};
   if (CPU_VECTOR_TILE)
     if (std::optional<CpuTile> tile = cpu_vector_tile(k_in)) return {tile->opts, tile->lowering()};
   if (cpu_vector_loop(k_in)) return {{}, {.polynomial_transcendentals = true}};

@@ -127,7 +127,7 @@ Kernel::Kernel(UOp ast_, RenderOpts opts_) : ast(std::move(ast_)), opts(std::mov
     TG_CHECK(st.shape().size() == full.size(),
              "kernel ShapeTrackers must have the same number of dims: ", shape_str(st.shape()), " vs ",
              shape_str(full));
-    for (size_t i = 0; i < full.size(); i++) full[i] = std::max(full[i], st.shape()[i]);
+    for (size_t i = 0; i < full.size(); i++) full[i] = smax(full[i], st.shape()[i]);
   }
   sts.push_back(ShapeTracker::from_shape(full, Shape(full.size(), 0)));
 
@@ -605,7 +605,7 @@ std::string Kernel::base_name() const {
   auto cs = colors();
   std::string suffix;
   for (size_t i = 0; i < cs.size(); i++)
-    suffix += (i ? colored("_", "BLACK") : "") + colored(std::to_string(full_shape()[i]), cs[i].c_str());
+    suffix += (i ? colored("_", "BLACK") : "") + colored(full_shape()[i].str(), cs[i].c_str());
   return kernel_type + (ast.src().size() > 1 ? std::to_string(ast.src().size()) : "") + "_" + suffix;
 }
 

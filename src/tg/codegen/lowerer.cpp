@@ -70,8 +70,11 @@ std::vector<UOp> get_grouped_dims(const std::string& prefix, Shape dims,
     if (limited == dims) limited = split_dims(dims, *max_sizes);
   }
   std::vector<UOp> raw, ret;
-  for (size_t i = 0; i < limited.size(); i++)
-    raw.push_back(UOp::make(Ops::SPECIAL, dtypes::int32, {}, SpecialArg{cat(prefix, i), limited[i]}));
+  for (size_t i = 0; i < limited.size(); i++) {
+    // a symbolic size: launched at its value, its largest value bounds the index
+    ObjectArg sym = limited[i].is_sym() ? std::make_shared<UOpArg>(limited[i].uop()) : nullptr;
+    raw.push_back(UOp::make(Ops::SPECIAL, dtypes::int32, {}, SpecialArg{cat(prefix, i), limited[i].vmax(), sym}));
+  }
   ret = raw;
   if (limited.size() < dims.size()) {
     ret.clear();
@@ -107,7 +110,7 @@ Shape ast_full_shape(const UOp& ast) {
     if (full.empty())
       full = s;
     else if (s.size() == full.size())
-      for (size_t i = 0; i < s.size(); i++) full[i] = std::max(full[i], s[i]);
+      for (size_t i = 0; i < s.size(); i++) full[i] = smax(full[i], s[i]);
   }
   return full;
 }
@@ -122,7 +125,7 @@ UOp base_of(UOp u) {
   while (u.op() == Ops::VIEW || GroupOp::Movement.has(u.op())) u = u.src(0);
   return u;
 }
-UOp range_uop(sint end, int64_t axis) { return UOp::range(dtypes::int32, end, axis); }
+UOp range_uop(const sint& end, int64_t axis) { return UOp::range(dtypes::int32, end.to_uop(), axis); }
 }  // namespace
 
 IndexContext get_index(const UOp& ast, const RenderOpts& opts) {

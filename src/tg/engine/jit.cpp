@@ -95,7 +95,7 @@ CapturedJit::CapturedJit(std::vector<ExecItem> items, const std::vector<Buffer>&
   for (auto& s : input_replace_) jit_cache_[s.j].bufs[s.i] = Buffer();  // the inputs are per call
 }
 
-void CapturedJit::operator()(const std::vector<Buffer>& input_buffers) {
+void CapturedJit::operator()(const std::vector<Buffer>& input_buffers, const VarVals& vars) {
   // an input that the replay also writes (an output of an earlier call, passed back in) is read from a copy
   std::vector<Buffer> bufs = input_buffers;
   for (size_t k = 0; k < bufs.size(); k++) {
@@ -115,7 +115,7 @@ void CapturedJit::operator()(const std::vector<Buffer>& input_buffers) {
   } clear{*this};
   for (auto& s : input_replace_) jit_cache_[s.j].bufs[s.i] = bufs[s.input];
   if (DEBUG >= 1 && jit_cache_.size() >= 10) std::cout << "jit execs " << jit_cache_.size() << " kernels\n";
-  for (ExecItem& ei : jit_cache_) ei.run({}, false, true, /*jit=*/true);
+  for (ExecItem& ei : jit_cache_) ei.run(vars, false, true, /*jit=*/true);
 }
 
 }  // namespace tg

@@ -47,7 +47,8 @@ class CapturedJit {
               std::vector<std::string> input_names);
   // runs the captured kernels with these input buffers (same count and order as captured) swapped in; an input that
   // the replay also writes (an output of an earlier call, passed back in) is read from a copy. Keeps no input alive.
-  void operator()(const std::vector<Buffer>& input_buffers);
+  // vars: the Variables' values for this call (a symbolic kernel runs at them)
+  void operator()(const std::vector<Buffer>& input_buffers, const VarVals& vars = {});
   const std::vector<ExecItem>& jit_cache() const { return jit_cache_; }
   const std::vector<std::string>& expected_names() const { return expected_names_; }
 

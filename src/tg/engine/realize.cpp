@@ -51,7 +51,7 @@ std::optional<double> CompiledRunner::operator()(const std::vector<Buffer>& bufs
     TG_CHECK(it != vars.end(), "kernel ", p.name, " needs a value for variable '", name, "'");
     vals.push_back(it->second);
   }
-  return (*prg_)(handles, vals, wait, p.global_size.value_or(LaunchSize{1, 1, 1}), p.local_size);
+  return (*prg_)(handles, vals, wait, p.launch_global(vars).value_or(LaunchSize{1, 1, 1}), p.local_size);
 }
 
 static std::string view_name(const Buffer& buf) {

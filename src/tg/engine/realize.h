@@ -11,11 +11,11 @@
 #include "tg/renderer/renderer.h"
 #include "tg/runtime/device.h"
 #include "tg/schedule/schedule.h"
+#include "tg/shape/sint.h"
 
 namespace tg {
 
 class Kernel;
-using VarVals = std::map<std::string, int64_t>;
 
 class Runner {
  public:

@@ -130,7 +130,7 @@ const StringRewrite& base_rewrite() {
          const SpecialArg& s = m["x"].arg<SpecialArg>();
          Str idx = ctx.code_for_workitem(s.name[0], s.name.substr(s.name.size() - 1));
          if (!idx) return std::nullopt;
-         return cat(*idx, "; /* ", s.size, " */");
+         return cat(*idx, "; /* ", s.sym ? s.sym->repr() : std::to_string(s.size), " */");
        }},
       // const
       // (software bf16 is an unsigned short: its inf and nan are bits, rendered below, not a cast of a float)

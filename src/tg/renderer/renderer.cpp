@@ -133,6 +133,7 @@ ProgramSpec ProgramSpec::from_uops(std::string name, std::string src, std::strin
       if (s.name[0] == 'i') p.local_size = std::nullopt;
       std::optional<LaunchSize>& size = s.name[0] == 'l' ? p.local_size : p.global_size;
       if (size) (*size)[static_cast<size_t>(s.name.back() - '0')] = s.size;
+      if (s.sym && s.name[0] != 'l') p.global_sym[static_cast<size_t>(s.name.back() - '0')] = special_size(u);
     }
   }
   std::sort(p.vars.begin(), p.vars.end(), var_less);
@@ -142,6 +143,13 @@ ProgramSpec ProgramSpec::from_uops(std::string name, std::string src, std::strin
   p.estimates = Estimates::from_uops(p.uops, true);
   p.estimates.mem = mem_estimate;
   return p;
+}
+
+std::optional<LaunchSize> ProgramSpec::launch_global(const VarVals& vars) const {
+  std::optional<LaunchSize> ret = global_size;
+  for (size_t d = 0; d < 3; d++)
+    if (global_sym[d] && ret) (*ret)[d] = sym_infer(sint(global_sym[d]), vars);
+  return ret;
 }
 
 int cpu_tile_lanes(const RenderOpts& opts) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tg/shape/sint.h"
 #include "tg/uop/ops.h"
 #include "tg/uop/uop.h"
 #include "tg/uop/upat.h"
@@ -45,6 +46,7 @@ struct ProgramSpec {
 
   // filled in from uops by from_uops (tinygrad's __post_init__)
   std::optional<LaunchSize> global_size, local_size;
+  std::array<UOp, 3> global_sym;    // a symbolic global size's expression (global_size holds its largest value)
   std::vector<UOp> vars;            // DEFINE_VARs, sorted by arg: the order of the runtime's var values
   std::vector<int64_t> globals;     // DEFINE_GLOBAL args, in uop order
   std::vector<int64_t> outs, ins;   // buffers stored to / loaded from, sorted and deduplicated
@@ -58,6 +60,8 @@ struct ProgramSpec {
   static ProgramSpec from_uops(std::string name, std::string src, std::string device, UOp ast, std::vector<UOp> uops,
                                std::optional<LaunchSize> global_size = LaunchSize{1, 1, 1},
                                std::optional<LaunchSize> local_size = LaunchSize{1, 1, 1}, int64_t mem_estimate = 0);
+  // the global size with the Variables at their values (tinygrad's launch_dims)
+  std::optional<LaunchSize> launch_global(const VarVals& vars) const;
 };
 
 // the parameters of a kernel, in signature order (DEFINE_GLOBAL and DEFINE_VAR as they come in the uops)

@@ -41,7 +41,7 @@ UOp pack_matmul_operand(M m) {
   if (P == 0) return {};
   const Shape xs = uop_shape(x);
   const size_t r = static_cast<size_t>(axes[0]);
-  if (xs[r] < 64) return {};
+  if (!all_int(xs) || xs[r] < 64) return {};  // a symbolic shape is left as it is
   for (size_t i = 0; i < 2; i++) {
     const UOp &o = x.src(i), &other = x.src(1 - i);
     if (o.op() != Ops::VIEW || has_mask(st_of(o))) continue;

@@ -156,12 +156,16 @@ std::optional<double> PythonProgram::call(std::span<const Opaque> bufs, std::spa
   const size_t n = prog_.size();
   auto at = [this](int i) -> const Inst& { return prog_[static_cast<size_t>(i)]; };
 
+  // a kernel of a symbolic shape runs over buffers of other sizes than those it was made for (a TinyJit replay
+  // with a new value): its accesses are not checked against the sizes in its pointer types
+  bool symbolic = !vals.empty();
+  for (const Inst& in : prog_) symbolic |= in.op == Ops::SPECIAL && in.u.arg<SpecialArg>().sym != nullptr;
   std::vector<Memory> mems;
   for (const Inst& in : prog_)
     if (in.op == Ops::DEFINE_GLOBAL) {
       TG_CHECK(static_cast<size_t>(in.param) < bufs.size(), "PYTHON: ", name, " takes more buffers than the ",
                bufs.size(), " it was given");
-      mems.push_back(Memory{static_cast<uint8_t*>(bufs[static_cast<size_t>(in.param)]), in.dtype.size(),
+      mems.push_back(Memory{static_cast<uint8_t*>(bufs[static_cast<size_t>(in.param)]), symbolic ? -1 : in.dtype.size(),
                             in.dtype.base().scalar()});
     }
   const size_t n_globals = mems.size();

@@ -99,13 +99,13 @@ void realize_before_view(const UOp& view, const UOp& tr, UOpSet& realizes) {
   }
   // fold simple pads
   Shape trs = uop_shape(tr);
-  if (st.views.size() == 1 && st.views.back().mask) {
+  if (st.views.size() == 1 && st.views.back().mask && all_int(trs)) {
     sint msize = 1;
     for (auto& [b, e] : *st.views.back().mask) msize *= e - b;
-    if (prod(trs) >= msize) return;
+    if (!resolve_lt(prod(trs), msize, false)) return;
   }
   // realize before expand
-  if (prod(trs) < prod(st.shape()) && !DONT_REALIZE_EXPAND) realizes.add(tr);
+  if (resolve_lt(prod(trs), prod(st.shape()), true) && !DONT_REALIZE_EXPAND) realizes.add(tr);
 }
 
 const GPM& do_realize() {
@@ -329,6 +329,7 @@ std::optional<sint> contiguous_range(const ShapeTracker& st) {
   if (st.views.size() != 1) return std::nullopt;
   const View& v = st.views[0];
   if (v.mask || v.strides != strides_for_shape(v.shape)) return std::nullopt;
+  if (v.offset.is_sym() || !all_int(v.shape)) return std::nullopt;  // symbolic: the view of the buffer
   return v.offset;
 }
 

@@ -68,6 +68,7 @@ UOp simplify_stride0_reduce(M m) {
   for (int64_t a : axes)
     if (st.views.back().strides[a] != 0) return {};  // all stride 0 on the reduced axes
   Shape shape = st.shape();
+  if (!all_int(shape)) return {};
   sint prshape = 1;
   Mask arg;
   for (size_t i = 0; i < shape.size(); i++) {
@@ -112,7 +113,7 @@ bool rows_long_enough(const std::optional<std::string>& device) {
 UOp split_reduceop(M m) {
   UOp reduce = m["reduce"], x = m["x"];
   Shape xs = uop_shape(x), rs = uop_shape(reduce);
-  if (!SPLIT_REDUCEOP || prod(xs) / prod(rs) < REDUCEOP_SPLIT_THRESHOLD) return {};
+  if (!SPLIT_REDUCEOP || !all_int(xs) || prod(xs) / prod(rs) < REDUCEOP_SPLIT_THRESHOLD) return {};
   auto real = real_strides(st_of(x), true);
   const auto& axes = axis_arg(reduce);
   if (prod(rs) >= 256 && reduces_contiguous_runs(real, xs, axes) && rows_long_enough(uop_device(reduce))) return {};
@@ -207,7 +208,8 @@ const GPM& grouper_sym() {
        [](M m) -> UOp {
          UOp cast = m["cast"], vm = m["vm"];
          const ShapeTracker& st = st_of(vm);
-         if (cast.dtype().itemsize() > vm.dtype().itemsize() || prod(st.shape()) <= st.real_size()) return {};
+         if (cast.dtype().itemsize() > vm.dtype().itemsize() || !resolve_lt(st.real_size(), prod(st.shape()), true))
+           return {};
          return uop_view(uop_base(vm).cast(cast.dtype()), st);
        }},
       // unary(expand) -> expand(unary)
@@ -215,7 +217,7 @@ const GPM& grouper_sym() {
        [](M m) -> UOp {
          UOp alu = m["alu"], v = m["v"];
          const ShapeTracker& st = st_of(v);
-         if (prod(uop_shape(alu)) <= st.real_size()) return {};
+         if (!resolve_lt(st.real_size(), prod(uop_shape(alu)), true)) return {};
          return uop_view(m["inp"].alu(alu.op()), st);
        }},
   };

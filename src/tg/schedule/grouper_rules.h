@@ -19,7 +19,7 @@ inline const ShapeTracker& st_of(const UOp& u) {
   return *st;
 }
 inline bool has_st(const UOp& u) { return uop_st(u) != nullptr; }
-inline sint size_of(const UOp& u) {
+inline int64_t size_of(const UOp& u) {
   if (u.op() == Ops::BUFFER_VIEW) return as_int(u.arg<Tuple>().at(0));
   return uop_size(u);
 }

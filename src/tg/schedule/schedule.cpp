@@ -13,17 +13,23 @@ namespace {
 
 // *** unbind Variables ***
 
-using VarVals = std::map<std::string, int64_t>;
-
 const PatternMatcher<UOp, VarVals>& pm_unbind() {
-  // NOTE: symbolic shapes (BINDs inside ShapeTrackers) are not here yet; a bound variable in the AST is
   static const PatternMatcher<UOp, VarVals> pm{
       {op(Ops::BIND, {op(Ops::DEFINE_VAR).named("var"), cvar("val")}),
        [](M m, VarVals& ctx) {
          UOp var = m["var"];
-         ctx[var.arg<VarArg>().name] = as_int(m["val"].arg<ConstValue>());
-         return var.replace(std::nullopt, std::nullopt, std::vector<UOp>{});
-       }},  // BIND(var, val) -> var
+         add_var_val(ctx, var.arg<VarArg>().name, as_int(m["val"].arg<ConstValue>()));
+         return var;
+       }},  // BIND(var, val) -> var (with its VIEW: the kernel reads it as a scalar of that shape)
+      {op(Ops::VIEW).named("x"),
+       [](M m, VarVals& ctx) -> UOp {
+         const UOp& x = m["x"];
+         const ShapeTracker* st = get_st(x.arg());
+         if (st == nullptr) return {};
+         ShapeTracker unbound = st->unbind(ctx);
+         if (unbound == *st) return {};
+         return x.replace(std::nullopt, std::nullopt, std::nullopt, st_arg(std::move(unbound)));
+       }},  // a symbolic shape's BINDs -> their Variables
   };
   return pm;
 }

@@ -80,6 +80,7 @@ uint64_t arg_hash(const Arg& a) {
     }
     void operator()(const SpecialArg& s) {
       h = hash_combine(hash_combine(h, fnv1a(s.name)), static_cast<uint64_t>(s.size));
+      if (s.sym) h = hash_combine(h, s.sym->hash());
     }
     void operator()(const ReduceArg& r) {
       h = hash_combine(h, static_cast<uint64_t>(r.op));
@@ -113,7 +114,9 @@ std::string arg_repr(const Arg& a) {
     std::string operator()(const VarArg& v) {
       return cat("(", py_str_repr(v.name), ", ", const_repr(v.min), ", ", const_repr(v.max), ")");
     }
-    std::string operator()(const SpecialArg& s) { return cat("(", py_str_repr(s.name), ", ", s.size, ")"); }
+    std::string operator()(const SpecialArg& s) {
+      return cat("(", py_str_repr(s.name), ", ", s.sym ? s.sym->repr() : std::to_string(s.size), ")");
+    }
     std::string operator()(const ReduceArg& r) {
       return cat("(", op_repr(r.op), ", ", py_tuple(r.axes), r.fuse ? ", True)" : ")");
     }

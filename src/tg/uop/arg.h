@@ -17,11 +17,6 @@ struct VarArg {  // DEFINE_VAR: ('name', min, max)
   ConstValue min, max;
   bool operator==(const VarArg&) const = default;
 };
-struct SpecialArg {  // SPECIAL: ('gidx0', 4)
-  std::string name;
-  int64_t size;
-  bool operator==(const SpecialArg&) const = default;
-};
 struct ReduceArg {  // REDUCE_AXIS: (Ops.ADD, (2,)); (Ops.ADD, (2,), True) when fused into its consumer
   Ops op;
   std::vector<int64_t> axes;
@@ -51,6 +46,15 @@ struct ArgObjectOf : ArgObject {
   }
   // no fields of its own: T's defaulted == compares T's fields (compare Ts, not their bases)
   constexpr bool operator==(const ArgObjectOf&) const { return true; }
+};
+
+struct SpecialArg {  // SPECIAL: ('gidx0', 4); a symbolic size: its largest value, the expression in sym (a UOpArg)
+  std::string name;
+  int64_t size;
+  ObjectArg sym = nullptr;
+  bool operator==(const SpecialArg& o) const {
+    return name == o.name && size == o.size && (sym == o.sym || (sym && o.sym && sym->equals(*o.sym)));
+  }
 };
 
 using Arg = std::variant<std::monostate, ConstValue, std::string, Ops, VarArg, SpecialArg, ReduceArg, Tuple, PairTuple,

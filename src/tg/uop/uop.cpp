@@ -300,6 +300,12 @@ UOp UOp::store(std::vector<UOp> more) const {
   more.insert(more.begin(), *this);
   return make(Ops::STORE, dtypes::void_, std::move(more));
 }
+UOp special_size(const UOp& special) {
+  const SpecialArg& s = special.arg<SpecialArg>();
+  if (s.sym) return static_cast<const UOpArg&>(*s.sym).u;
+  return UOp::const_(dtypes::int32, s.size);
+}
+
 UOp UOp::bind(int64_t val) const {
   TG_CHECK(op() == Ops::DEFINE_VAR, "bind needs a DEFINE_VAR, not ", op());
   auto& v = arg<VarArg>();
@@ -434,7 +440,8 @@ int cmp_arg(const Arg& a, const Arg& b) {
   if (auto* x = std::get_if<SpecialArg>(&a)) {
     auto& y = std::get<SpecialArg>(b);
     if (int c = cmp3(x->name, y.name)) return c;
-    return cmp3(x->size, y.size);
+    if (int c = cmp3(x->size, y.size)) return c;
+    return cmp3(x->sym ? x->sym->hash() : 0, y.sym ? y.sym->hash() : 0);
   }
   if (auto* x = std::get_if<Tuple>(&a)) {
     auto& y = std::get<Tuple>(b);

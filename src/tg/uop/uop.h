@@ -282,6 +282,17 @@ std::string repr_head(const UOp& u);  // a node's line of repr(): "UOp(Ops.ADD, 
 // sources and of the linearizer)
 int tuplize_cmp(const UOp& a, const UOp& b);
 
+// a UOp as an ArgObject payload: a symbolic SPECIAL's size (SpecialArg::sym)
+struct UOpArg final : ArgObjectOf<UOpArg> {
+  UOp u;
+  explicit UOpArg(UOp x) : u(std::move(x)) {}
+  std::string repr() const override { return u.render(); }
+  uint64_t hash() const override { return u.key(); }
+  bool operator==(const UOpArg&) const = default;
+};
+// a SPECIAL's size: the expression of a symbolic one, else a CONST
+UOp special_size(const UOp& special);
+
 // introspection for tests: how many nodes are interned now
 size_t uop_intern_count();
 
