@@ -1135,7 +1135,7 @@ struct Fuzzer {
           if (r.chance(0.5)) s.start = r.range(-4, 4);
           if (r.chance(0.5)) s.stop = r.chance(0.9) ? r.range(-4, 5) : INT64_MAX;
           if (r.chance(0.4)) s.step = r.pick(std::vector<int64_t>{1, 2, -1, -2, 0, 3, INT64_MIN});
-          auto o = [](const std::optional<int64_t>& v) { return v ? std::to_string(*v) : std::string(); };
+          auto o = [](const auto& v) { return v ? cat(*v) : std::string(); };
           idx.emplace_back(s), desc.push_back(cat("Slice{", o(s.start), ":", o(s.stop), ":", o(s.step), "}"));
         } else if (kind == 7) {
           idx.emplace_back(None), desc.push_back("None");

@@ -2,12 +2,14 @@
 // several tensors at once, and MetadataScope::set_current (tinygrad's _METADATA.set)
 #include <gtest/gtest.h>
 
+#include "error_of.h"
 #include "kernel_count.h"
 #include "tg/runtime/device.h"
 #include "tg/tensor/tensor.h"
 #include "tg/uop/uop.h"
 
 using namespace tg;
+using tg::test::error_of;
 using tg::test::kernels_run_by;
 
 namespace {
@@ -15,15 +17,6 @@ namespace {
 struct TensorApi : ::testing::Test {
   void SetUp() override { Device::DEFAULT.reset(); }  // the env's choice (DEV=...): these run on every device
 };
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 }  // namespace
 

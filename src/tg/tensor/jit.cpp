@@ -25,7 +25,7 @@ void realize_outputs(const std::vector<Tensor>& outs) {
 
 struct InputSpec {
   std::string name;
-  ShapeTracker st;
+  ShapeTracker st;  // unbound: a symbolic shape's Variables, not their values
   DType dtype;
   std::string device;
 };
@@ -35,8 +35,44 @@ struct Inputs {
   std::vector<Buffer> bufs;
   std::vector<UOp> bases;  // their BUFFER nodes
   std::vector<InputSpec> specs;
+  VarVals var_vals;  // the values of the Variables in their shapes
 };
+
+// a graph with its bound Variables at new values: the BINDs in it, and those in its shapes (VIEW's ShapeTracker,
+// a movement op's symbolic arg); what a replay returns for a symbolic output
+const PatternMatcher<UOp, VarVals>& pm_rebind() {
+  static const PatternMatcher<UOp, VarVals> pm{
+      {op(Ops::BIND, {op(Ops::DEFINE_VAR).named("var"), op(Ops::CONST).named("val")}).named("x"),
+       [](M m, VarVals& vals) -> UOp {
+         auto it = vals.find(m["var"].arg<VarArg>().name);
+         if (it == vals.end() || as_int(m["val"].const_arg()) == it->second) return {};
+         UOp val = m["val"].replace(std::nullopt, std::nullopt, std::nullopt, ConstValue(it->second));
+         return m["x"].replace(std::nullopt, std::nullopt, std::vector<UOp>{m["var"], val});
+       }},
+      {op(Ops::VIEW).named("x"),
+       [](M m, VarVals& vals) -> UOp {
+         const ShapeTracker* st = get_st(m["x"].arg());
+         if (st == nullptr) return {};
+         ShapeTracker now = st->rebind(vals);
+         return now == *st ? UOp() : m["x"].replace(std::nullopt, std::nullopt, std::nullopt, st_arg(std::move(now)));
+       }},
+      {op({Ops::RESHAPE, Ops::EXPAND, Ops::PAD, Ops::SHRINK}).named("x"),
+       [](M m, VarVals& vals) -> UOp {
+         const SymArg* a = object_arg<SymArg>(m["x"].arg());
+         if (a == nullptr) return {};
+         Shape s = a->shape;
+         Mask k = a->mask;
+         for (sint& x : s) x = rebind(x, vals);
+         for (auto& [b, e] : k) b = rebind(b, vals), e = rebind(e, vals);
+         Arg arg = s.empty() ? mask_arg(k) : shape_arg(s);
+         return arg == m["x"].arg() ? UOp() : m["x"].replace(std::nullopt, std::nullopt, std::nullopt, arg);
+       }},
+  };
+  return pm;
+}
 Inputs prepare_inputs(const JitArgs& a) {
+  Inputs in;
+  for (const auto& [name, val] : a.vars) add_var_val(in.var_vals, name, val);
   std::vector<UOp> todo;
   for (const Tensor& t : a.tensors)
     if (!uop_is_realized(t.uop())) todo.push_back(t.uop());
@@ -46,11 +82,16 @@ Inputs prepare_inputs(const JitArgs& a) {
   // contiguous() would dedup two equal constants into one buffer)
   for (Tensor t : a.tensors)
     if (uop_base(t.uop()).op() != Ops::BUFFER) {
-      Tensor fresh = Tensor::empty(t.shape(), {.device = t.device(), .dtype = t.dtype()});
-      todo.push_back(t.replace(fresh.assign(t)).uop());
+      Shape now;  // a symbolic shape at its bound values
+      for (const sint& d : t.shape()) {
+        std::optional<int64_t> v = bound_value(d);
+        TG_JIT_CHECK(v.has_value(), "TinyJit: input shape ", shape_str(t.shape()), " has an unbound Variable");
+        now.push_back(*v);
+      }
+      Tensor fresh = Tensor::empty(now, {.device = t.device(), .dtype = t.dtype()});
+      todo.push_back(t.replace(fresh.assign(t.reshape(now)).reshape(t.shape())).uop());
     }
   realize_uops(todo);
-  Inputs in;
   for (size_t k = 0; k < a.tensors.size(); k++) {
     const UOp& u = a.tensors[k].uop();
     UOp base = uop_base(u);
@@ -62,7 +103,7 @@ Inputs prepare_inputs(const JitArgs& a) {
                    " are the same buffer (pass a copy of one)");
     const ShapeTracker* st = uop_st(u);
     TG_ASSERT(st != nullptr, "JIT input ", a.names[k], " has no shape");
-    in.specs.push_back({a.names[k], *st, u.dtype(), a.tensors[k].device()});
+    in.specs.push_back({a.names[k], st->unbind(in.var_vals), u.dtype(), a.tensors[k].device()});
     in.bufs.push_back(std::move(b));
     in.bases.push_back(std::move(base));
   }
@@ -73,11 +114,18 @@ std::string names_str(const std::vector<std::string>& names) { return "[" + join
 
 }  // namespace
 
+void JitArgs::add_var(const UOp& bind) {
+  TG_JIT_CHECK(bind.op() == Ops::BIND && bind.src(0).op() == Ops::DEFINE_VAR && bind.src(1).op() == Ops::CONST,
+               "TinyJit: a UOp argument must be a bound Variable, got ", bind.render());
+  add_var_val(vars, bind.src(0).arg<VarArg>().name, as_int(bind.src(1).const_arg()));
+}
+
 struct JitFunction::Captured {
   explicit Captured(CapturedJit jit) : jit(std::move(jit)) {}
   CapturedJit jit;  // the kernels, replayed over each call's input buffers; its expected_names: the tensor inputs'
   std::vector<InputSpec> expected;
   std::vector<std::pair<std::string, JitValue>> values;
+  VarVals vars;  // the Variable arguments (their names are checked; their values change per call)
   // the outputs: the captured call's tensors are returned again (as tinygrad returns the same objects), so an output
   // that is a state tensor stays that tensor; an output that is (a view of) an input is made over this call's input
   std::vector<UOp> ret;
@@ -126,14 +174,16 @@ std::vector<Tensor> JitFunction::call(const JitArgs& a, const Fn& fn) {
         !rec.items.empty(),
         "TinyJit: nothing to capture, the function ran no kernels (didn't JIT anything!): return the tensors it "
         "computes or assign its state");
-    TG_JIT_CHECK(rec.var_vals.empty(), "TinyJit: kernels with symbolic variables can't be captured yet");
+    for (const auto& [name, val] : rec.var_vals)
+      TG_JIT_CHECK(in.var_vals.count(name), "TinyJit: a kernel ran with the Variable ", name, "=", val,
+                   " bound inside the function: a replay couldn't change it; bind it in an input's shape");
     for (size_t k = 0; k < a.tensors.size(); k++)
       TG_JIT_CHECK(uop_base(a.tensors[k].uop()) == in.bases[k], "TinyJit: input ", a.names[k],
                    " got a new buffer inside the function (an assign to a tensor whose buffer another tensor shares), "
                    "which a replay can't repeat");
     auto c = std::make_unique<Captured>(CapturedJit(std::move(rec.items), in.bufs, a.names));
     c->expected = in.specs;
-    c->values = a.values;
+    c->values = a.values, c->vars = a.vars;
     for (const Tensor& t : outs) {
       c->ret.push_back(t.uop());
       bool over_input = false;
@@ -164,6 +214,11 @@ std::vector<Tensor> JitFunction::call(const JitArgs& a, const Fn& fn) {
     TG_JIT_CHECK(now.device == was.device, "TinyJit: input ", now.name, " is on ", now.device,
                  ", the captured call had ", was.device);
   }
+  std::vector<std::string> now_vars, was_vars;
+  for (auto& [n, v] : a.vars) now_vars.push_back(n);
+  for (auto& [n, v] : c.vars) was_vars.push_back(n);
+  TG_JIT_CHECK(now_vars == was_vars, "TinyJit: args mismatch: the captured call had the Variables ",
+               names_str(was_vars), ", this call has ", names_str(now_vars));
   std::vector<std::string> vnames, cnames;
   for (auto& [n, v] : a.values) vnames.push_back(n);
   for (auto& [n, v] : c.values) cnames.push_back(n);
@@ -177,17 +232,19 @@ std::vector<Tensor> JitFunction::call(const JitArgs& a, const Fn& fn) {
   // assigns left pending since the last call (new weights for the state, say) land before the kernels read them
   realize_uops(pending_assign_uops());
 
-  c.jit(in.bufs);  // the captured kernels over this call's input buffers
+  c.jit(in.bufs, in.var_vals);  // the captured kernels over this call's input buffers, at its Variables' values
 
   std::vector<std::pair<UOp, UOp>> to_now;
   for (size_t k = 0; k < c.input_bases.size(); k++) to_now.push_back({c.input_bases[k], in.bases[k]});
   std::vector<Tensor> outs;
   for (size_t o = 0; o < c.ret.size(); o++) {
     const std::optional<Tensor>& t = c.ret_tensors[o];
-    if (t && t->uop() == c.ret[o])
+    UOp now = to_now.empty() ? c.ret[o] : c.ret[o].substitute(to_now);
+    if (!in.var_vals.empty()) now = graph_rewrite(now, pm_rebind(), in.var_vals, {.name = "rebind"});
+    if (t && t->uop() == c.ret[o] && now == c.ret[o])
       outs.push_back(*t);
-    else  // over an input, or the caller pointed the returned tensor elsewhere: a new tensor over the output
-      outs.push_back(tensor_from_uop(to_now.empty() ? c.ret[o] : c.ret[o].substitute(to_now), std::nullopt));
+    else  // over an input, of other Variable values, or the caller pointed the returned tensor elsewhere: a new
+      outs.push_back(tensor_from_uop(now, std::nullopt));  // tensor over the output
   }
   cnt_++;
   return outs;

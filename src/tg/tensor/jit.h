@@ -78,7 +78,9 @@ struct JitArgs {
   std::vector<std::string> names;
   std::vector<Tensor> tensors;
   std::vector<std::pair<std::string, JitValue>> values;
+  VarVals vars;  // bound Variables passed as arguments (gpt2's start_pos): each call's values, replayed at
   void add(std::string name, Tensor t) { names.push_back(std::move(name)), tensors.push_back(std::move(t)); }
+  void add_var(const UOp& bind);  // a BIND(var, val) argument; anything else is a JitError
 };
 
 // The untyped JIT (tinygrad's TinyJit): call() runs `fn` (calls 1 and 2) or replays the capture (a CapturedJit).

@@ -278,6 +278,35 @@ Tensor Tensor::scalar_like(ConstValue v) const {
   return Tensor(track(uop_const(y, dtypes::as_const(v, y), device(), Shape{}), false));
 }
 
+Tensor Tensor::from_bind(const UOp& bind, const std::optional<std::string>& device) {
+  TG_CHECK_AS(ValueError,
+              bind.op() == Ops::BIND && bind.src(0).op() == Ops::DEFINE_VAR && bind.src(1).op() == Ops::CONST,
+              "can't create a Tensor from UOp ", bind.render(), ": only a bound Variable");
+  UOp c = uop_const(bind.dtype(), bind.src(1).const_arg(), resolve_device(device), Shape{});
+  UOp var = bind.src(0).replace(std::nullopt, std::nullopt, c.src());
+  return Tensor(track(bind.replace(std::nullopt, std::nullopt, std::vector<UOp>{var, c}), false));
+}
+Tensor Tensor::size_scalar(const sint& v) const {
+  if (v.is_int()) return scalar_like(ConstValue(v.as_int()));
+  // the expression's nodes in order, each one's tensor from its sources' (no recursion)
+  std::unordered_map<const UOpNode*, Tensor> t;
+  for (const UOp& x : v.uop().toposort()) {
+    auto src = [&](int i) -> const Tensor& { return t.at(x.src(i).get()); };
+    switch (x.op()) {
+      case Ops::BIND: t.emplace(x.get(), from_bind(x, device())); break;
+      case Ops::CONST: t.emplace(x.get(), scalar_like(x.const_arg())); break;
+      case Ops::ADD: t.emplace(x.get(), src(0) + src(1)); break;
+      case Ops::MUL: t.emplace(x.get(), src(0) * src(1)); break;
+      case Ops::MAX: t.emplace(x.get(), src(0).maximum(src(1))); break;
+      case Ops::DEFINE_VAR: break;  // under its BIND
+      default:
+        throw Error(tg::cat("can't make a tensor of the size ", v.str(), ": ", op_repr(x.op()),
+                            " is not a sum or product of bound Variables"));
+    }
+  }
+  return t.at(v.uop().get()).cast(dtypes::is_float(dtype()) ? dtype() : dtypes::default_int);
+}
+
 static Shape broadcast_shape(const Shape& a, const Shape& b) {
   size_t n = std::max(a.size(), b.size());
   Shape out(n);
@@ -335,9 +364,10 @@ Tensor Tensor::reshape(Shape new_shape) const {
     for (sint& x : new_shape)
       if (x == -1) x = tg::prod(s) / known;
   }
-  for (sint x : new_shape)
-    TG_CHECK_AS(ValueError, x >= 0, "shape can't contain negative numbers ", shape_str(new_shape));
-  TG_CHECK_AS(ValueError, tg::prod(s) == tg::prod(new_shape),
+  for (const sint& x : new_shape)
+    TG_CHECK_AS(ValueError, x.is_sym() || x >= 0, "shape can't contain negative numbers ", shape_str(new_shape));
+  auto now = [](const sint& x) { return bound_value(x).value_or(-1); };  // at the bound values: the same size
+  TG_CHECK_AS(ValueError, !sym_ne(tg::prod(s), tg::prod(new_shape)) && now(tg::prod(s)) == now(tg::prod(new_shape)),
               "size mismatched, can't reshape self.shape=", shape_str(s), " -> new_shape=", shape_str(new_shape));
   if (new_shape == s) return *this;
   return apply_uop(uop_reshape(uop(), new_shape), {this});
@@ -384,8 +414,14 @@ Tensor Tensor::shrink(const Mask& arg) const {
               shape_str(s));
   bool noop = true;
   for (size_t i = 0; i < s.size(); i++) {
-    TG_CHECK_AS(AssertionError, 0 <= arg[i].first && arg[i].first <= arg[i].second && arg[i].second <= s[i],
-                "invalid shrink (", arg[i].first, ", ", arg[i].second, ") on dim ", i, " of shape ", shape_str(s));
+    // a symbolic bound is checked at its Variables' bound values (the reference doesn't check it)
+    auto now = [](const sint& x) -> std::optional<int64_t> { return x.is_int() ? x.as_int() : bound_value(x); };
+    auto b = now(arg[i].first), e = now(arg[i].second), n = now(s[i]);
+    TG_CHECK_AS(AssertionError, !b || !e || !n || (0 <= *b && *b <= *e && *e <= *n), "invalid shrink (", arg[i].first,
+                ", ", arg[i].second, ") on dim ", i, " of shape ", shape_str(s),
+                b && e && n && !(arg[i].first.is_int() && arg[i].second.is_int() && s[i].is_int())
+                    ? tg::cat(" (at the bound values: (", *b, ", ", *e, ") of ", *n, ")")
+                    : "");
     noop &= arg[i] == std::pair<sint, sint>{0, s[i]};
   }
   return noop ? *this : apply_uop(uop_shrink(uop(), arg), {this});

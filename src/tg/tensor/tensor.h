@@ -42,8 +42,9 @@ struct IsCloseOptions {  // isclose: |a - b| <= atol + rtol * |b|; NaNs equal wi
 // A Tensor or list index is advanced (gather-like) indexing: several of them broadcast together; their dims go where
 // the first one was when they are adjacent, else first (as the reference, which counts ints as basic indices, unlike
 // numpy). NOTE: an out-of-range value in an index tensor selects 0 (and setitem ignores it), as in the reference.
-struct Slice {  // python's start:stop:step; an open end is nullopt
-  std::optional<int64_t> start = std::nullopt, stop = std::nullopt, step = std::nullopt;
+struct Slice {  // python's start:stop:step; an open end is nullopt; start and stop can be bound Variables' sizes
+  std::optional<sint> start = std::nullopt, stop = std::nullopt;
+  std::optional<int64_t> step = std::nullopt;
 };
 struct NoneIndex {};      // a new axis of size 1 (Python's None)
 struct EllipsisIndex {};  // full slices for the dims the other entries leave (Python's ...)
@@ -268,6 +269,11 @@ class Tensor {
 
   // a scalar operand becomes a const of this tensor's dtype when that keeps its kind (tinygrad's _broadcasted)
   Tensor scalar_like(ConstValue v) const;
+  // a size as an operand: an int's const, or a symbolic size's value computed from its bound Variables (tinygrad's
+  // Tensor.from_uop), e.g. mean's divisor over a symbolic axis
+  Tensor size_scalar(const sint& v) const;
+  // Tensor(Variable.bind(v)): a scalar holding the bound value, read by kernels as their Variable's argument
+  static Tensor from_bind(const UOp& bind, const std::optional<std::string>& device = std::nullopt);
 
   // *** movement ***
   Tensor reshape(Shape shape) const;  // one -1 is inferred

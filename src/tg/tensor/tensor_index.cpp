@@ -51,9 +51,10 @@ bool broadcastable(const Shape& from, const Shape& to) {
 // python's slice.indices(size): start and stop clamped into the dim, defaults by the step's sign
 std::pair<sint, sint> slice_bounds(const Slice& sl, sint size, int64_t step) {
   sint lower = step > 0 ? 0 : -1, upper = step > 0 ? size : size - 1;
-  auto clamp = [&](std::optional<int64_t> v, sint dflt) {
+  auto clamp = [&](const std::optional<sint>& v, sint dflt) {
     if (!v) return dflt;
     sint x = *v;
+    if (x.is_sym() || size.is_sym()) return x;  // a symbolic bound is taken as it is (Tensor::shrink checks it)
     if (x < 0) return std::max(x + size, lower);
     return std::min(x, upper);
   };
@@ -113,11 +114,16 @@ Tensor Tensor::getitem(std::vector<Index> indices, IndexPlan* plan) const {
       p.stride = sl.step.value_or(1);
       TG_CHECK_AS(ValueError, p.stride != 0, "slice step cannot be 0 (dim ", dim, ")");
       // a step longer than the dim picks one element, as that dim's size + 1 does; no overflow below (INT64_MIN)
-      sint lim = size < INT64_MAX ? size + 1 : size;
-      p.stride = std::clamp<int64_t>(p.stride, -lim, lim);
+      bool sym = size.is_sym() || (sl.start && sl.start->is_sym()) || (sl.stop && sl.stop->is_sym());
+      TG_CHECK_AS(ValueError, !sym || p.stride == 1, "a symbolic slice takes step 1, got ", p.stride, " (dim ", dim,
+                  ")");
+      if (!sym) {
+        sint lim = size < INT64_MAX ? size + 1 : size;
+        p.stride = std::clamp<int64_t>(p.stride, -lim, lim);
+      }
       auto [b, e] = slice_bounds(sl, size, p.stride);
-      if (e != b && (p.stride < 0) != (e < b))  // step and stop - start differ in sign
-        b = e = 0;                              // empty
+      if (!sym && e != b && (p.stride < 0) != (e < b))  // step and stop - start differ in sign
+        b = e = 0;                                      // empty
       else if (p.stride < 0)
         std::tie(b, e) = std::pair{e + 1, b + 1};  // the same elements, then flipped
       p.begin = b, p.end = e, p.size = ceildiv(e - b, std::abs(p.stride));

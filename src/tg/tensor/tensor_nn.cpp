@@ -74,7 +74,13 @@ Tensor Tensor::all(std::vector<int64_t> axis, bool keepdim) const {
 Tensor Tensor::var(std::vector<int64_t> axis, bool keepdim, double correction) const {
   TG_META("var");
   Tensor squares = (*this - mean(axis, true)).square();
-  double n = static_cast<double>(reduced_count(*this, axis));
+  sint count = reduced_count(*this, axis);
+  if (count.is_sym()) {  // a symbolic axis: the count at the bound values, less an int correction
+    TG_CHECK_AS(ValueError, correction == std::floor(correction), "var over the symbolic size ", count.str(),
+                " needs an int correction, got ", correction);
+    return squares.sum(axis, keepdim).div(squares.size_scalar(smax(0, count - static_cast<int64_t>(correction))));
+  }
+  double n = static_cast<double>(count.as_int());
   return squares.sum(axis, keepdim).div(squares.scalar_like(std::max(0.0, n - correction)));
 }
 Tensor Tensor::std(std::vector<int64_t> axis, bool keepdim, double correction) const {

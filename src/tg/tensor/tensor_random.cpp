@@ -31,7 +31,9 @@ Tensor Tensor::rand(const Shape& shape, TensorOptions opts, bool contiguous) {
   TG_META("rand");
   DType dt = opts.dtype ? *opts.dtype : dtypes::default_float;
   TG_CHECK_AS(ValueError, dtypes::is_float(dt), "rand only supports float dtypes, got ", dt);
-  for (sint s : shape) TG_CHECK_AS(ValueError, s >= 0, "invalid input shape=", shape_str(shape));
+  for (const sint& s : shape)
+    TG_CHECK_AS(ValueError, s.is_int() && s >= 0, "invalid input shape=", shape_str(shape),
+                s.is_sym() ? " (random numbers of a symbolic shape are not supported)" : "");
   std::string device = resolve_device(opts.device);
   if (tg::prod(shape) == 0) return zeros(shape, TensorOptions{device, dt, opts.requires_grad});
   RngState& r = rng();

@@ -43,8 +43,8 @@ Tensor Tensor::mean(std::vector<int64_t> axis, bool keepdim) const {
   Shape s = shape(), r = sum(axis, true).shape();
   sint n = 1;
   for (size_t i = 0; i < s.size(); i++)
-    if (s[i] != r[i]) n *= s[i];
-  return num.div(num.scalar_like(n)).cast(out);
+    if (s[i] != r[i]) n *= s[i];  // symbolic: its value at the bound Variables, as a tensor
+  return num.div(num.size_scalar(n)).cast(out);
 }
 Tensor Tensor::softmax(int64_t axis, std::optional<DType> dt) const {
   TG_META("softmax");

@@ -1,0 +1,149 @@
+// Tensors whose shapes hold bound Variables (tinygrad's symbolic shapes, the KV cache's `start_pos`): the kernels
+// take the Variable as an argument (DEFINE_VAR) and are compiled once for every value; the schedule carries the
+// values; a bad binding is an error naming the Variable and its values.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "tg/engine/realize.h"
+#include "tg/runtime/device.h"
+#include "tg/tensor/jit.h"
+#include "tg/tensor/tensor.h"
+
+using namespace tg;
+
+namespace {
+
+struct SymbolicShapes : ::testing::Test {
+  void SetUp() override { Device::DEFAULT.reset(); }  // the env's choice (DEV=...): these run on every device
+};
+
+UOp var_i(int64_t v) { return UOp::variable("i", 1, 10).bind(v); }
+
+std::vector<float> counting(int64_t n, float start = 0) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (size_t k = 0; k < v.size(); k++) v[k] = start + static_cast<float>(k);
+  return v;
+}
+
+}  // namespace
+
+TEST_F(SymbolicShapes, ReshapeToAVariableThenElementwise) {
+  for (int64_t i = 1; i <= 4; i++) {
+    Tensor a(counting(3 * i), Shape{3, i});
+    Tensor s = (a.reshape({3, sint(var_i(i))}) + 1).realize();
+    EXPECT_EQ(s.shape()[1].str(), "i");
+    std::vector<float> want = counting(3 * i, 1);
+    EXPECT_EQ(s.reshape({3, i}).tolist<float>(), want) << "i=" << i;
+  }
+}
+
+TEST_F(SymbolicShapes, ReductionsOverASymbolicAxis) {
+  for (int64_t i = 1; i <= 4; i++) {
+    Tensor a(counting(2 * i), Shape{2, i});
+    Tensor s = a.reshape({2, sint(var_i(i))});
+    std::vector<float> sums, means, maxes;
+    for (int64_t r = 0; r < 2; r++) {
+      float sum = 0;
+      for (int64_t c = 0; c < i; c++) sum += static_cast<float>(r * i + c);
+      sums.push_back(sum), means.push_back(sum / static_cast<float>(i)),
+          maxes.push_back(static_cast<float>(r * i + i - 1));
+    }
+    EXPECT_EQ(s.sum({1}).tolist<float>(), sums) << "i=" << i;
+    EXPECT_EQ(s.mean({1}).tolist<float>(), means) << "i=" << i;
+    EXPECT_EQ(s.max({1}).tolist<float>(), maxes) << "i=" << i;
+  }
+}
+
+TEST_F(SymbolicShapes, MatmulWithASymbolicInnerDim) {
+  for (int64_t i = 1; i <= 4; i++) {
+    Tensor a(counting(2 * i), Shape{2, i}), b = Tensor::ones({i, 3});
+    Tensor s = a.reshape({2, sint(var_i(i))}).matmul(b.reshape({sint(var_i(i)), 3}));
+    EXPECT_EQ(s.shape(), (Shape{2, 3}));
+    EXPECT_EQ(s.tolist<float>(), a.matmul(b).tolist<float>()) << "i=" << i;
+  }
+}
+
+TEST_F(SymbolicShapes, ShrinkByAVariableReadsTheBoundWindow) {
+  Tensor a(counting(10), Shape{10});
+  for (int64_t i = 1; i <= 4; i++) {
+    Tensor s = a.shrink({{sint(var_i(i)), sint(var_i(i)) + 2}}) * 2;
+    EXPECT_EQ(s.reshape({2}).tolist<float>(), (std::vector<float>{2.0f * i, 2.0f * (i + 1)})) << "i=" << i;
+  }
+}
+
+TEST_F(SymbolicShapes, OneCompiledKernelForEveryValue) {
+  Tensor a(counting(10), Shape{10});
+  a.realize();
+  std::set<const CompiledRunner*> runners;
+  for (int64_t i = 1; i <= 10; i++) {  // every value of i in [1, 10]
+    Tensor s = a.shrink({{0, sint(var_i(i))}}) + 1;
+    auto [sched, vars] = Tensor::schedule_with_vars({s});
+    ASSERT_EQ(sched.size(), 1u);
+    EXPECT_EQ(vars, (VarVals{{"i", i}}));  // the schedule carries the value
+    runners.insert(get_runner(Device::DEFAULT.str(), sched[0].ast).get());
+    run_schedule(sched, vars);
+    EXPECT_EQ(s.reshape({i}).tolist<float>(), counting(i, 1)) << "i=" << i;
+  }
+  EXPECT_EQ(runners.size(), 1u);  // the method cache keys on the unbound kernel
+}
+
+TEST_F(SymbolicShapes, SizeScalarIsTheBoundValue) {
+  Tensor t = Tensor::full({}, ConstValue(int64_t(3)));
+  EXPECT_EQ((t * t.size_scalar(sint(var_i(4)) * 2 + 1)).item<int>(), 27);
+  EXPECT_EQ(Tensor::from_bind(var_i(7)).item<int>(), 7);
+}
+
+TEST_F(SymbolicShapes, TinyJitReplaysForEachNewValue) {
+  JitFunction jit;
+  for (int64_t i = 1; i <= 5; i++) {
+    Tensor a(counting(3 * i), Shape{3, i});
+    Tensor in = a.reshape({3, sint(var_i(i))});
+    JitArgs args;
+    args.add("a", in);
+    std::vector<Tensor> out = jit.call(args, [&] { return std::vector<Tensor>{(in * 2).realize()}; });
+    std::vector<float> want = counting(3 * i);
+    for (float& x : want) x *= 2;
+    EXPECT_EQ(out.at(0).reshape({3, i}).tolist<float>(), want) << "i=" << i;
+  }
+  EXPECT_EQ(jit.jit_cache().size(), 1u);
+}
+
+// *** bad input ***
+
+TEST_F(SymbolicShapes, BindOutsideTheRangeNamesIt) {
+  try {
+    UOp::variable("i", 1, 10).bind(11);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("11"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("[1, 10]"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(SymbolicShapes, OneVariableWithTwoValuesInOneScheduleIsAnError) {
+  Tensor a = Tensor::ones({3}), b = Tensor::ones({4});
+  Tensor x = a.reshape({sint(var_i(3))}).sum() + b.reshape({sint(var_i(4))}).sum();
+  try {
+    x.realize();
+    FAIL() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("Variable i is bound to both"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(SymbolicShapes, ReshapeToAVariableOfAnotherValueIsAnError) {
+  Tensor a = Tensor::ones({3, 4});
+  EXPECT_THROW(a.reshape({3, sint(var_i(5))}), ValueError);
+}
+
+TEST_F(SymbolicShapes, SymbolicSizeWhereAnIntIsNeededNamesTheVariable) {
+  Tensor s = Tensor::ones({3}).reshape({sint(var_i(3))});
+  try {
+    (void)Tensor::rand({sint(var_i(3))});
+    FAIL() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("symbolic"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(s.tolist<float>(), Error);  // the shape needs concrete sizes: reshape to the bound value first
+}
