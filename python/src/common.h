@@ -109,6 +109,7 @@ py::object numpy_from_bytes(const std::vector<uint8_t>& bytes, tg::DType d);
 // a tg::Metadata as tinygrad.helpers.Metadata(name, caller, backward)
 py::object metadata_object(const tg::Metadata& m);
 inline int64_t py_int(py::handle h) { return py::int_(py::reinterpret_borrow<py::object>(h)).cast<int64_t>(); }
+tg::sint py_sint(py::handle x);  // an int, or a UOp size (a bound Variable, an expression of them)
 
 void bind_uop(py::module_& m);
 void bind_tensor(py::module_& m);

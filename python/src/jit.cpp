@@ -57,6 +57,7 @@ struct PyValue {
 
 void add_arg(tg::JitArgs& ja, const std::string& name, py::handle a) {
   if (py::isinstance<Tensor>(a)) return ja.add(name, a.cast<Tensor>());
+  if (py::isinstance<tg::UOpNode>(a)) return ja.add_var(a.cast<tg::UOp>());  // a bound Variable (start_pos)
   if (holds_tensor(a))
     throw tg::JitError(tg::cat("TinyJit can't track the tensors inside argument ", name, " (a ",
                                std::string(py::str(py::type::handle_of(a).attr("__name__"))),
@@ -140,9 +141,10 @@ class PyTinyJit {
   py::list jit_cache()
       const {  // the captured kernels, like tinygrad's ExecItems: .prg.display_name, .prg.device, .bufs
     py::object ns = py::module_::import("types").attr("SimpleNamespace");
+    py::object runner = py::module_::import("tinygrad.engine.realize").attr("CapturedRunner");
     py::list l;
     for (const tg::ExecItem& ei : jit_.jit_cache()) {
-      py::object prg = ns(py::arg("display_name") = ei.prg->display_name, py::arg("device") = ei.prg->device);
+      py::object prg = runner(ei.prg->display_name, ei.prg->device);
       py::list bufs;  // their reprs: <buf real:True device:CPU size:16 dtype:dtypes.float> (None: an input's slot)
       for (const tg::Buffer& b : ei.bufs) bufs.append(b ? py::object(py::str(b.repr())) : py::object(py::none()));
       l.append(ns(py::arg("prg") = prg, py::arg("bufs") = bufs));

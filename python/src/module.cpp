@@ -18,8 +18,9 @@ bool is_scalar(py::handle h) {
   if (PyBool_Check(h.ptr()) || PyLong_Check(h.ptr()) || PyFloat_Check(h.ptr())) return true;
   // numpy scalars: integers have __index__, floats are numbers with __float__ and no len
   if (py::isinstance<py::sequence>(h) || py::isinstance<py::str>(h) || py::isinstance<py::bytes>(h)) return false;
-  if (py::hasattr(h, "shape") && py::hasattr(h, "dtype") && py::len(h.attr("shape")) == 0) return true;
-  return false;
+  if (!py::hasattr(h, "shape") || !py::hasattr(h, "dtype")) return false;
+  py::object shape = h.attr("shape");  // a UOp's is None (or a tuple of its sizes): not a scalar
+  return py::isinstance<py::tuple>(shape) && py::len(shape) == 0 && !py::isinstance<tg::UOpNode>(h);
 }
 
 tg::ConstValue to_const(py::handle h) {
@@ -93,7 +94,9 @@ py::object from_arg(const tg::Arg& a) {
         else if constexpr (std::is_same_v<T, tg::VarArg>)
           return py::make_tuple(x.name, from_const(x.min), from_const(x.max));
         else if constexpr (std::is_same_v<T, tg::SpecialArg>)
-          return py::make_tuple(x.name, x.size);
+          return x.sym ? py::make_tuple(x.name,
+                                        tg::special_size(tg::UOp::make(tg::Ops::SPECIAL, tg::dtypes::int32, {}, x)))
+                       : py::make_tuple(x.name, x.size);
         else if constexpr (std::is_same_v<T, tg::ReduceArg>)
           return py::make_tuple(py::cast(x.op), py::tuple(py::cast(x.axes)));
         else if constexpr (std::is_same_v<T, tg::Tuple>) {
@@ -123,7 +126,11 @@ tg::Arg to_arg(py::handle h) {
     size_t n = py::len(s);
     if (n >= 1 && py::isinstance<py::str>(s[0])) {
       if (n == 3) return tg::VarArg{s[0].cast<std::string>(), to_const(s[1]), to_const(s[2])};
-      if (n == 2) return tg::SpecialArg{s[0].cast<std::string>(), py_int(s[1])};
+      if (n == 2 && py::isinstance<tg::UOp>(s[1])) {  // a symbolic size
+        tg::UOp sz = s[1].cast<tg::UOp>();
+        return tg::SpecialArg{s[0].cast<std::string>(), tg::as_int(sz.vmax()), std::make_shared<tg::UOpArg>(sz)};
+      }
+      if (n == 2) return tg::SpecialArg{s[0].cast<std::string>(), py_int(s[1]), nullptr};
     }
     if (n == 2 && py::isinstance<tg::Ops>(s[0])) return tg::ReduceArg{s[0].cast<tg::Ops>(), to_ints(s[1])};
     bool pairs = n > 0, scalars = true;

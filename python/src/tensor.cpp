@@ -140,9 +140,10 @@ Tensor from_buffer(py::handle data, tg::TensorOptions o) {
 Tensor make_tensor(py::handle data, const tg::TensorOptions& o) {
   if (py::isinstance<tg::UOpNode>(data)) {
     tg::UOp u = data.cast<tg::UOp>();
-    // the reference's Tensor(Variable.bind(v)): a symbolic scalar, which this engine's tensors don't have
-    TG_CHECK_AS(NotImplementedError, u.op() != tg::Ops::BIND,
-                "a Tensor of a bound Variable (symbolic values in tensors) is not supported on tinygrad.cpp");
+    if (u.op() == tg::Ops::BIND) {  // the reference's Tensor(Variable.bind(v)): a scalar of the bound value
+      Tensor t = Tensor::from_bind(u, o.device);
+      return o.dtype ? t.cast(*o.dtype) : t;
+    }
     return Tensor(u, o);
   }
   if (py::isinstance<Tensor>(data)) return data.cast<Tensor>();
@@ -168,6 +169,7 @@ Tensor make_tensor(py::handle data, const tg::TensorOptions& o) {
 Tensor operand(const Tensor& self, py::handle x) {
   if (py::isinstance<Tensor>(x)) return x.cast<Tensor>();
   if (is_scalar(x)) return self.scalar_like(to_const(x));
+  if (py::isinstance<tg::UOpNode>(x)) return self.size_scalar(py_sint(x));  // a bound Variable (tinygrad's from_uop)
   tg::TensorOptions o;
   o.device = self.device();
   return make_tensor(x, o);
@@ -190,7 +192,7 @@ tg::Shape shape_args(const py::args& args, const Tensor* self) {
     if (x.is_none() && self != nullptr)
       s.push_back(self->shape().at(i));
     else
-      s.push_back(py::isinstance<tg::UOpNode>(x) ? x.cast<tg::sint>() : tg::sint(py_int(x)));
+      s.push_back(py_sint(x));
     i++;
   }
   return s;
@@ -224,6 +226,8 @@ tg::Mask pad_arg(const Tensor& t, py::handle padding) {
     if (!items[i].is_none()) m[i] = {py_int(items[i][py::int_(0)]), py_int(items[i][py::int_(1)])};
   return m;
 }
+tg::sint py_sint(py::handle x) { return py::isinstance<tg::UOpNode>(x) ? x.cast<tg::sint>() : tg::sint(py_int(x)); }
+
 tg::Mask shrink_arg(const Tensor& t, py::handle arg) {
   tg::Shape s = t.shape();
   tg::Mask m;
@@ -232,7 +236,7 @@ tg::Mask shrink_arg(const Tensor& t, py::handle arg) {
     if (x.is_none())
       m.emplace_back(0, s.at(i));
     else
-      m.emplace_back(py_int(x[py::int_(0)]), py_int(x[py::int_(1)]));
+      m.emplace_back(py_sint(x[py::int_(0)]), py_sint(x[py::int_(1)]));
     i++;
   }
   return m;

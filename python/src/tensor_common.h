@@ -21,6 +21,7 @@ tg::Shape shape_args(const py::args& args, const tg::Tensor* self = nullptr);
 tg::Shape shape_args(py::handle first, const py::args& rest, const tg::Tensor* self = nullptr);  // f(shape, *args)
 py::tuple shape_tuple(const tg::Shape& s);
 tg::Mask pad_arg(const tg::Tensor& t, py::handle padding);  // tinygrad's padding forms (flat torch style or pairs)
+tg::sint py_sint(py::handle x);                             // an int, or a UOp size (a bound Variable...)
 tg::Mask shrink_arg(const tg::Tensor& t, py::handle arg);   // pairs, None keeps a dim
 
 }  // namespace tgpy

@@ -57,6 +57,7 @@ bool is_data(py::handle x) {
 Tensor operand_of(const Tensor& self, py::handle x) {
   if (py::isinstance<Tensor>(x)) return x.cast<Tensor>();
   if (is_scalar(x)) return self.scalar_like(to_const(x));
+  if (py::isinstance<tg::UOpNode>(x)) return self.size_scalar(py_sint(x));  // a bound Variable (tinygrad's from_uop)
   if (is_data(x))
     return py::module_::import("tinygrad").attr("Tensor")(x, py::arg("device") = self.device()).cast<Tensor>();
   throw py::type_error("expected a Tensor, a scalar or data, got " + std::string(py::repr(x)));

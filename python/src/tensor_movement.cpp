@@ -36,13 +36,17 @@ std::optional<int64_t> opt_int(py::handle h) {
   if (!is_int(h)) raise(PyExc_TypeError, "slice " + std::string(py::repr(h)) + " is not supported");
   return py_int(h);
 }
+std::optional<tg::sint> opt_sint(py::handle h) {  // a slice's start or stop: an int, or a bound Variable's size
+  if (py::isinstance<tg::UOpNode>(h)) return py_sint(h);
+  return opt_int(h);
+}
 
 tg::Index to_index(const Tensor& self, py::handle h) {
   if (h.is_none()) return tg::None;
   if (h.ptr() == Py_Ellipsis) return tg::Ellipsis;
   if (py::isinstance<Tensor>(h)) return h.cast<Tensor>();
   if (PySlice_Check(h.ptr())) {
-    tg::Slice s{opt_int(h.attr("start")), opt_int(h.attr("stop")), opt_int(h.attr("step"))};
+    tg::Slice s{opt_sint(h.attr("start")), opt_sint(h.attr("stop")), opt_int(h.attr("step"))};
     if (s.step == 0) raise(PyExc_ValueError, "index=" + std::string(py::repr(h)) + " cannot have 0 as step");
     return s;
   }
@@ -75,19 +79,19 @@ tg::Mask pad_arg(const Tensor& t, py::handle padding) {
   std::vector<py::object> items;
   for (py::handle x : padding) items.push_back(py::reinterpret_borrow<py::object>(x));
   bool flat = true;
-  for (auto& x : items) flat = flat && is_int(x);
+  for (auto& x : items) flat = flat && (is_int(x) || py::isinstance<tg::UOpNode>(x));
   tg::Mask m(nd, {0, 0});
   std::string improper =
       "padding length is improper, padding=" + std::string(py::repr(padding)) + " ndim=" + std::to_string(nd);
   if (flat) {
     if (items.size() % 2 != 0) raise(PyExc_ValueError, "Flat padding must have even number of pads");
     if (items.size() > 2 * nd) raise(PyExc_ValueError, improper);
-    for (size_t k = 0; k < items.size() / 2; k++) m[nd - 1 - k] = {py_int(items[2 * k]), py_int(items[2 * k + 1])};
+    for (size_t k = 0; k < items.size() / 2; k++) m[nd - 1 - k] = {py_sint(items[2 * k]), py_sint(items[2 * k + 1])};
     return m;
   }
   if (items.size() != nd) raise(PyExc_ValueError, improper);
   for (size_t i = 0; i < nd; i++)
-    if (!items[i].is_none()) m[i] = {py_int(items[i][py::int_(0)]), py_int(items[i][py::int_(1)])};
+    if (!items[i].is_none()) m[i] = {py_sint(items[i][py::int_(0)]), py_sint(items[i][py::int_(1)])};
   return m;
 }
 

@@ -358,6 +358,18 @@ void bind_uop(py::module_& m) {
              return UOp::sink(s);
            })
       .def("bind", [](const UOp& u, int64_t v) { return u.bind(v); })
+      .def("unbind",
+           [](const UOp& u) {  // BIND(var, val) -> (var, val)
+             if (u.op() != tg::Ops::BIND || u.src(0).op() != tg::Ops::DEFINE_VAR || u.src(1).op() != tg::Ops::CONST)
+               throw py::value_error("can't unbind " + u.render() + ": not a bound Variable");
+             return py::make_tuple(u.src(0), tg::as_int(u.src(1).const_arg()));
+           })
+      .def_property_readonly("val",
+                             [](const UOp& u) {  // a bound Variable's value
+                               if (u.op() != tg::Ops::BIND || u.src(1).op() != tg::Ops::CONST)
+                                 throw py::value_error("val of " + u.render() + ": not a bound Variable");
+                               return tg::as_int(u.src(1).const_arg());
+                             })
       .def("where",
            [](const UOp& c, py::handle t, py::handle f) {
              if (py::isinstance<tg::UOpNode>(t)) {

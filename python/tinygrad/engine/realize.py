@@ -52,6 +52,8 @@ class BufferCopy(Runner):
       Device[dest.device].synchronize()
       return time.perf_counter() - st
     return None
+class CapturedRunner(Runner):
+  """What a TinyJit captured (its jit_cache's .prg): a kernel or copy the engine runs itself; its name and device."""
 class BufferXfer(BufferCopy): pass  # NOTE: a device-to-device transfer is the engine's choice; from Python it is a copy
 
 _ENGINE_RUNS = "the engine compiles and runs kernels itself (src/tg/engine/realize.h); use Tensor.schedule + run_schedule"
