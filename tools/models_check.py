@@ -101,6 +101,33 @@ def run_unet():
                 channel_mult=[1, 2], transformer_depth=[1, 1], ctx_dim=32, n_heads=2)
   return forward(m, m, inp((1, 4, 8, 8), 1), Tensor([500.0]).realize(), inp((1, 4, 32), 2))
 
+def decode(model, step, n=8):
+  # greedy decoding of n tokens after a 3-token prompt, as the examples do: the prompt at start_pos 0, then one token
+  # at a time at a bound start_pos (TinyJit'ed: run, capture, then replays). The kernels are the prompt's
+  weights(model)
+  toks, start_pos, kernels = [5, 17, 3], 0, None
+  for _ in range(n):
+    GlobalCounters.reset()
+    toks.append(step(toks, start_pos))
+    if kernels is None: kernels = GlobalCounters.kernel_count
+    start_pos = len(toks) - 1
+  return {"tokens": Tensor(np.array(toks, np.int32))}, kernels
+
+def run_gpt2():  # examples/gpt2.py's Transformer; the decode passes start_pos as a bound Variable to its TinyJit
+  from tinygrad import Variable
+  from examples.gpt2 import Transformer, MAX_CONTEXT
+  m = Transformer(dim=32, n_heads=4, n_layers=2, norm_eps=1e-5, vocab_size=97)
+  def step(toks, sp):
+    tokens = Variable("tokens", 0, 97).bind(toks[sp]) if len(toks[sp:]) == 1 else Tensor([toks[sp:]])
+    return m(tokens, Variable("start_pos", 1 if sp else 0, MAX_CONTEXT).bind(sp), 0.0).tolist()[0]
+  return decode(m, step)
+
+def run_llama():  # extra/models/llama.py's Transformer (grouped KV heads); its decode binds start_pos for its TinyJit
+  from extra.models.llama import Transformer
+  m = Transformer(dim=32, hidden_dim=64, n_heads=4, n_layers=2, norm_eps=1e-5, vocab_size=97, n_kv_heads=2,
+                  max_context=64)
+  return decode(m, lambda toks, sp: m(Tensor([toks[sp:]]), sp, 0.0).item())
+
 def run_bert_pretraining():
   from extra.models.bert import BertForPretraining
   m = BertForPretraining(hidden_size=32, intermediate_size=64, max_position_embeddings=16, num_attention_heads=2,
@@ -209,7 +236,7 @@ np.savez(out_path, **{k: v.numpy() for k, v in outs.items()})
 print("\nRESULT " + json.dumps({"kernels": kernels, "secs": round(time.monotonic() - t0, 2)}), flush=True)
 """
 
-MODELS = ["bert", "resnet", "efficientnet", "convnext", "vit", "transformer", "unet", "hlb_cifar10"]
+MODELS = ["bert", "resnet", "efficientnet", "convnext", "vit", "transformer", "unet", "hlb_cifar10", "gpt2", "llama"]
 # more configurations of the same files (Bottleneck, grouped convs, all of b0, the pretraining heads, a UNet with
 # linear projections and a label embedding, the training step replayed by TinyJit): run them with -k or --all
 EXTRA_MODELS = ["resnet50", "resnext", "efficientnet_b0", "bert_pretraining", "unet_linear", "hlb_cifar10_grads",
