@@ -81,6 +81,19 @@ void bind_tensor_math(py::class_<Tensor>& cls) {
   // *** creation and random ***
   cls.def_static(
          "manual_seed", [](uint64_t seed) { Tensor::manual_seed(seed); }, py::arg("seed") = 0)
+      .def_static("_threefry_random_bits", &Tensor::threefry_random_bits, py::arg("key"), py::arg("counts0"),
+                  py::arg("counts1"))
+      .def_property_readonly_static("_device_seeds",
+                                    [](py::handle) {  // a snapshot: the tensors are the generator's own
+                                      py::dict d;
+                                      for (const auto& [dev, t] : Tensor::device_seeds()) d[py::str(dev)] = t;
+                                      return d;
+                                    })
+      .def_property_readonly_static("_device_rng_counters", [](py::handle) {
+        py::dict d;
+        for (const auto& [dev, t] : Tensor::device_rng_counters()) d[py::str(dev)] = t;
+        return d;
+      })
       .def_static(
           "rand",
           [](py::args shape, py::handle device, py::handle dtype, bool contiguous, py::kwargs kw) {

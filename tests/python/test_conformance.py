@@ -86,7 +86,7 @@ def test_module_layout():
   run_schedule(sched)
   assert a.tolist() == [2.0, 4.0, 6.0]
   b = Tensor([4.0]) + 1
-  for ei in lower_schedule(b.schedule()): ei.run()
+  for _, ei in lower_schedule(b.schedule()): ei.run()
   assert b.item() == 5.0
   with pytest.raises(NotImplementedError): CompiledRunner()
   buf = Buffer("CPU", 3, dtypes.int32, initial_value=memoryview(np.array([7, 8, 9], dtype=np.int32)))

@@ -198,3 +198,16 @@ def test_mathtrait_abstract_methods():  # as the reference's Tensor, which leave
   with pytest.raises(NotImplementedError): x.const_like(1)
   with pytest.raises(NotImplementedError): x.ufix(1)
   assert x.ufix(y := Tensor([2])) is y
+
+def test_threefry_random_bits_and_the_generators_state():
+  # jax's threefry_2x32 of key (0, 1337) over 0..19, the reference's own check
+  counts0, counts1 = Tensor.arange(20, dtype=dtypes.uint32).chunk(2)
+  r = Tensor._threefry_random_bits(Tensor([0, 1337], dtype=dtypes.uint32), counts0, counts1).tolist()
+  assert r[:4] == [2221762175, 1752107825, 653745012, 1967534793] and r[-1] == 1692360114
+  Tensor.manual_seed(0)
+  assert len(Tensor._device_seeds) == 0 and len(Tensor._device_rng_counters) == 0
+  Tensor.rand(3).realize()
+  (dev,) = Tensor._device_rng_counters.keys()
+  assert Tensor._device_rng_counters[dev].tolist() == [3] and len(Tensor._device_seeds) == 1
+  Tensor.rand(5).realize()
+  assert Tensor._device_rng_counters[dev].tolist() == [8]

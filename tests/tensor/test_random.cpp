@@ -64,3 +64,22 @@ TEST(Random, RequiresGradIsUnsetUnlessAsked) {  // as the reference: None, so an
   EXPECT_EQ(Tensor::rand({3}, {.requires_grad = true}).requires_grad(), std::optional<bool>(true));
   EXPECT_EQ(Tensor::uniform({3}, -1, 1, {.requires_grad = false}).requires_grad(), std::optional<bool>(false));
 }
+
+TEST(Random, ThreefryRandomBitsMatchJax) {  // jax's threefry_2x32 of key (0, 1337) over 0..19, the reference's check
+  Tensor counts = Tensor::arange(0, 20, 1, {.dtype = dtypes::uint32});
+  Tensor bits = Tensor::threefry_random_bits(Tensor(std::vector<int64_t>{0, 1337}, {2}, {.dtype = dtypes::uint32}),
+                                             counts.shrink({{0, 10}}), counts.shrink({{10, 20}}));
+  std::vector<uint32_t> r = bits.tolist<uint32_t>();
+  ASSERT_EQ(r.size(), 20u);
+  EXPECT_EQ(r[0], 2221762175u);
+  EXPECT_EQ(r[1], 1752107825u);
+  EXPECT_EQ(r[19], 1692360114u);
+}
+
+TEST(Random, TheGeneratorsStateIsPerDeviceAndResetBySeeding) {
+  Tensor::manual_seed(0);
+  EXPECT_TRUE(Tensor::device_seeds().empty() && Tensor::device_rng_counters().empty());
+  Tensor::rand({3}).realize();
+  ASSERT_EQ(Tensor::device_rng_counters().size(), 1u);
+  EXPECT_EQ(Tensor::device_rng_counters().begin()->second.tolist<uint32_t>(), std::vector<uint32_t>{3});
+}

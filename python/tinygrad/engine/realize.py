@@ -21,8 +21,10 @@ class ExecItem:
     run_schedule([self.si], var_vals, do_update_stats)
 
 def lower_schedule_item(si:ScheduleItem) -> ExecItem: return ExecItem(si)
-def lower_schedule(schedule:list[ScheduleItem]) -> Iterator[ExecItem]:
-  while len(schedule): yield ExecItem(schedule.pop(0))
+def lower_schedule(schedule:list[ScheduleItem]) -> Iterator[tuple[ScheduleItem, ExecItem]]:
+  while len(schedule):
+    si = schedule.pop(0)
+    yield (si, ExecItem(si))
 
 # *** runners: something that runs on Buffers. The engine's own runners (compiled kernels, copies) are C++ ***
 

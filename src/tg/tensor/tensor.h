@@ -182,6 +182,12 @@ class Tensor {
 
   // *** random: the reference's counter-based generator (threefry2x32), so a seed gives the same numbers every run ***
   static void manual_seed(uint64_t seed = 0);
+  // threefry2x32 of the 64-bit counters (counts1:counts0) keyed by (key[1]:key[0]): the words, counts0's then counts1's
+  static Tensor threefry_random_bits(const Tensor& key, const Tensor& counts0, const Tensor& counts1);
+  // the generator's state per device (tinygrad's Tensor._device_seeds, _device_rng_counters): made by the first rand
+  // on a device, emptied by manual_seed
+  static const std::map<std::string, Tensor>& device_seeds();
+  static const std::map<std::string, Tensor>& device_rng_counters();
   // uniform in [0, 1); contiguous=false leaves the bits unrealized, to fuse into their user (as dropout does)
   static Tensor rand(const Shape& shape, TensorOptions opts = {}, bool contiguous = true);
   static Tensor randn(const Shape& shape, TensorOptions opts = {});  // standard normal (Box-Muller)

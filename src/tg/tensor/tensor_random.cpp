@@ -27,6 +27,20 @@ void Tensor::manual_seed(uint64_t seed) {
   r.counters.clear();
 }
 
+const std::map<std::string, Tensor>& Tensor::device_seeds() { return rng().device_seeds; }
+const std::map<std::string, Tensor>& Tensor::device_rng_counters() { return rng().counters; }
+
+Tensor Tensor::threefry_random_bits(const Tensor& key, const Tensor& counts0, const Tensor& counts1) {
+  Tensor x = counts1.cast(dtypes::uint64).lshift(32).bitwise_or(counts0.cast(dtypes::uint64));
+  Tensor k0 = key.shrink({{0, 1}}).broadcast_to(x.shape()).cast(dtypes::uint64);
+  Tensor k1 = key.shrink({{1, 2}}).broadcast_to(x.shape()).cast(dtypes::uint64);
+  Tensor k = k1.lshift(32).bitwise_or(k0);
+  Tensor y = x.apply_uop(x.uop().alu(Ops::THREEFRY, {k.uop()}), {&x, &k});
+  Tensor lo = y.bitwise_and(y.scalar_like(int64_t(0xffffffff))).cast(dtypes::uint32);
+  Tensor hi = y.rshift(32).bitwise_and(y.scalar_like(int64_t(0xffffffff))).cast(dtypes::uint32);
+  return lo.cat({hi});
+}
+
 Tensor Tensor::rand(const Shape& shape, TensorOptions opts, bool contiguous) {
   TG_META("rand");
   DType dt = opts.dtype ? *opts.dtype : dtypes::default_float;
@@ -55,15 +69,7 @@ Tensor Tensor::rand(const Shape& shape, TensorOptions opts, bool contiguous) {
   Tensor bits_count = counter - num;
   Tensor counts0 = arange(0, static_cast<double>(half), 1, u32) + bits_count;
   Tensor counts1 = counts0 + half;
-  // _threefry_random_bits: 64-bit counters (counts1:counts0) through threefry keyed by (key[1]:key[0])
-  Tensor x = counts1.cast(dtypes::uint64).lshift(32).bitwise_or(counts0.cast(dtypes::uint64));
-  Tensor k0 = key.shrink({{0, 1}}).broadcast_to(x.shape()).cast(dtypes::uint64);
-  Tensor k1 = key.shrink({{1, 2}}).broadcast_to(x.shape()).cast(dtypes::uint64);
-  Tensor k = k1.lshift(32).bitwise_or(k0);
-  Tensor y = x.apply_uop(x.uop().alu(Ops::THREEFRY, {k.uop()}), {&x, &k});
-  Tensor lo = y.bitwise_and(y.scalar_like(int64_t(0xffffffff))).cast(dtypes::uint32);
-  Tensor hi = y.rshift(32).bitwise_and(y.scalar_like(int64_t(0xffffffff))).cast(dtypes::uint32);
-  Tensor bits = lo.cat({hi}).shrink({{0, num}});
+  Tensor bits = threefry_random_bits(key, counts0, counts1).shrink({{0, num}});
   // the top mantissa bits of each word, under an exponent of 1.0: a float in [1, 2), minus 1
   auto [_, nmant] = dtypes::finfo(dt);
   DType uint_dt = uint_of_size(dt.itemsize());
