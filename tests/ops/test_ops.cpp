@@ -643,13 +643,15 @@ TEST(Shifts, LshiftAndRshiftOnUnsigned) {
   for (DType dt : {dtypes::uint8, dtypes::uint16, dtypes::uint32, dtypes::uint64}) {
     visit_dtype(dt, [&]<class T>(std::type_identity<T>) {
       std::vector<T> a = random_values<T>(17, kAny, seed_of(cat("shift", dt.repr())));
-      for (int64_t bits : {0, 1, 3, 7}) {
+      const int64_t width = 8 * dt.itemsize();  // shifting by the width or more leaves no bits: 0
+      for (int64_t bits :
+           {int64_t(0), int64_t(1), int64_t(3), int64_t(7), width - 1, width, int64_t(64), int64_t(100)}) {
         SCOPED_TRACE(cat(dt.repr(), " bits=", bits));
         Tensor t = tensor_of(a, {17}, dt);
         std::vector<T> l(17), r(17);
         for (size_t i = 0; i < 17; i++)
-          l[i] = static_cast<T>(static_cast<uint64_t>(a[i]) << bits),
-          r[i] = static_cast<T>(static_cast<uint64_t>(a[i]) >> bits);
+          l[i] = bits >= width ? T(0) : static_cast<T>(static_cast<uint64_t>(a[i]) << bits),
+          r[i] = bits >= width ? T(0) : static_cast<T>(static_cast<uint64_t>(a[i]) >> bits);
         EXPECT_EQ(t.lshift(bits).template tolist<T>(), l);
         EXPECT_EQ(t.rshift(bits).template tolist<T>(), r);
       }

@@ -204,13 +204,16 @@ Tensor Tensor::lshift(int64_t bits) const {
   TG_META("lshift");
   TG_CHECK_AS(AssertionError, dtypes::is_unsigned(dtype()) && bits >= 0,
               "lshift needs an unsigned dtype and bits >= 0, got ", dtype(), " and ", bits);
-  return *this * (int64_t(1) << bits);
+  // all the bits shifted out (2**bits wraps to 0 in the dtype, as the reference's const does): 0
+  if (bits >= 8 * dtype().itemsize()) return *this * scalar_like(int64_t(0));
+  return *this * scalar_like(static_cast<int64_t>(uint64_t(1) << bits));
 }
 Tensor Tensor::rshift(int64_t bits) const {
   TG_META("rshift");
   TG_CHECK_AS(AssertionError, dtypes::is_unsigned(dtype()) && bits >= 0,
               "rshift needs an unsigned dtype and bits >= 0, got ", dtype(), " and ", bits);
-  return idiv(scalar_like(int64_t(1) << bits));
+  if (bits >= 8 * dtype().itemsize()) return *this * scalar_like(int64_t(0));  // every bit shifted out
+  return idiv(scalar_like(static_cast<int64_t>(uint64_t(1) << bits)));
 }
 Tensor Tensor::clip(std::optional<ConstValue> lo, std::optional<ConstValue> hi) const {
   TG_META("clip");
