@@ -341,6 +341,13 @@ void bind_tensor(py::module_& m) {
           [](py::handle start, py::object stop, py::handle step, py::kwargs kw) {
             META("arange");
             tg::TensorOptions o = opts_from_kwargs(kw);
+            auto sym = [](py::handle h) { return py::isinstance<tg::UOpNode>(h); };
+            if (sym(start) || (!stop.is_none() && sym(stop))) {  // a bound Variable's size: step 1 only
+              if (!(PyLong_Check(step.ptr()) && step.cast<int64_t>() == 1))
+                throw py::value_error("a symbolic arange takes step 1");
+              return stop.is_none() ? Tensor::arange(tg::sint(0), py_sint(start), o)
+                                    : Tensor::arange(py_sint(start), py_sint(stop), o);
+            }
             if (stop.is_none()) {
               if (PyLong_Check(start.ptr()) && !o.dtype) return Tensor::arange(start.cast<int64_t>(), o);
               return Tensor::arange(0, py::float_(py::reinterpret_borrow<py::object>(start)).cast<double>(),

@@ -74,3 +74,9 @@ def test_one_variable_with_two_values_is_an_error():
 
 def test_random_numbers_of_a_symbolic_shape_are_a_value_error():
   with pytest.raises(ValueError, match="symbolic"): Tensor.rand(3, Variable("i", 1, 10).bind(2))
+
+def test_arange_to_a_bound_variable():
+  assert Tensor.arange(0, Variable("a", 1, 10).bind(4)).reshape(4).tolist() == [0, 1, 2, 3]
+  assert Tensor.arange(Variable("a", 1, 6).bind(4), 7).reshape(3).tolist() == [4, 5, 6]
+  assert Tensor.arange(Variable("b", 1, 5).bind(4), Variable("e", 6, 10).bind(7)).reshape(3).tolist() == [4, 5, 6]
+  with pytest.raises(ValueError, match="step 1"): Tensor.arange(0, Variable("a", 1, 10).bind(4), 2)

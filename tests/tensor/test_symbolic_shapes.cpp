@@ -88,6 +88,16 @@ TEST_F(SymbolicShapes, OneCompiledKernelForEveryValue) {
   EXPECT_EQ(runners.size(), 1u);  // the method cache keys on the unbound kernel
 }
 
+TEST_F(SymbolicShapes, ArangeToABoundVariable) {
+  for (int64_t i = 1; i <= 4; i++) {
+    Tensor a = Tensor::arange(sint(2), sint(var_i(i)) + 2);
+    std::vector<int> want;
+    for (int k = 0; k < i; k++) want.push_back(2 + k);
+    EXPECT_EQ(a.reshape({i}).tolist<int>(), want) << "i=" << i;
+  }
+  EXPECT_THROW(Tensor::arange(sint(var_i(3)), sint(5)), ValueError);  // empty for i >= 5: not a symbolic length
+}
+
 TEST_F(SymbolicShapes, SizeScalarIsTheBoundValue) {
   Tensor t = Tensor::full({}, ConstValue(int64_t(3)));
   EXPECT_EQ((t * t.size_scalar(sint(var_i(4)) * 2 + 1)).item<int>(), 27);

@@ -73,6 +73,8 @@ static std::optional<Mask> reshape_mask(const std::optional<Mask>& mask_in, cons
     for (sint s : new_shape) m.push_back({0, s});
     return m;
   }
+  for (const auto& [b, e] : *mask_in)
+    if (b.is_sym() || e.is_sym()) return std::nullopt;  // a symbolic mask is not reshaped (the reference's too)
   Mask new_mask;
   size_t mi = mask_in->size(), oi = old_shape.size(), ni = new_shape.size();  // reverse iterators, by count left
   auto next_mask = [&]() -> std::pair<sint, sint> { return mi ? (*mask_in)[--mi] : std::pair<sint, sint>{0, 1}; };

@@ -193,6 +193,28 @@ Tensor Tensor::arange(double start, double stop, double step, TensorOptions opts
       cum.scalar_like(dtypes::is_float(dt) ? ConstValue(start - step) : ConstValue(static_cast<int64_t>(start - step)));
   return (cum + start_minus_step).cast(dt);
 }
+Tensor Tensor::arange(const sint& start, const sint& stop, TensorOptions opts) {
+  TG_META("arange");
+  if (start.is_int() && stop.is_int()) {
+    if (!opts.dtype) opts.dtype = dtypes::default_int;
+    return arange(static_cast<double>(start.as_int()), static_cast<double>(stop.as_int()), 1.0, opts);
+  }
+  DType dt = opts.dtype ? *opts.dtype : dtypes::default_int;
+  sint n = stop - start;
+  TG_CHECK_AS(ValueError, tg::as_int((n.uop()).vmin()) > 0, "arange from ", start.str(), " to ", stop.str(),
+              " can be empty; a symbolic arange needs stop > start for every value");
+  // the same cumulative sum of ones as the int arange, over the symbolic length
+  Tensor steps = full({n}, ConstValue(int64_t(1)), TensorOptions{opts.device, dt, false});
+  Tensor windows = steps.pad({{n - 1, 1}})
+                       .reshape({1, n * 2})
+                       .expand({n + 1, n * 2})
+                       .reshape({(n + 1) * (n * 2)})
+                       .shrink({{0, n * (n * 2 + 1)}})
+                       .reshape({n, n * 2 + 1})
+                       .shrink({{0, n}, {0, n}});
+  Tensor cum = windows.sum(std::vector<int64_t>{1});
+  return (cum + cum.size_scalar(start - 1)).cast(dt);
+}
 Tensor Tensor::eye(int64_t n, std::optional<int64_t> m, TensorOptions opts) {
   TG_META("eye");
   TG_CHECK_AS(ValueError, n >= 0 && (!m || *m >= 0), "cannot have negative n=", n, ", m=", m ? *m : 0);

@@ -177,6 +177,8 @@ class Tensor {
   static Tensor empty(const Shape& shape, TensorOptions opts = {});
   static Tensor arange(int64_t stop, TensorOptions opts = {});
   static Tensor arange(double start, double stop, double step = 1, TensorOptions opts = {});
+  // start..stop by 1 where either end is a bound Variable's size: of symbolic length (int dtype by default)
+  static Tensor arange(const sint& start, const sint& stop, TensorOptions opts = {});
   static Tensor eye(int64_t n, std::optional<int64_t> m = {}, TensorOptions opts = {});
   Tensor full_like(ConstValue fill, TensorOptions opts = {}) const;
 
