@@ -97,6 +97,20 @@ TEST_F(Jit, AReplayRunsExactlyTheCapturedKernels) {
   EXPECT_GE(input_slots, 2u);
 }
 
+TEST_F(Jit, KernelsRunWithCapturingOffAreNotCaptured) {  // tinygrad's Context(CAPTURING=0)
+  for (int64_t capturing : {1, 0}) {
+    TinyJit f([&](Tensor x) {
+      {
+        Context c{{"CAPTURING", capturing}};
+        Tensor::zeros({4, 4}).contiguous().realize();  // a kernel of no input
+      }
+      return (x + 1).realize();
+    });
+    for (int call = 0; call < 4; call++) EXPECT_EQ(f(vec({float(call)}, {1})).tolist<float>()[0], call + 1.0f);
+    EXPECT_EQ(f.jit_cache().size(), capturing ? 2u : 1u) << "CAPTURING=" << capturing;
+  }
+}
+
 TEST_F(Jit, OutputsOfAllShapes) {
   TinyJit<std::vector<Tensor>(const Tensor&, const Tensor&)> v([](const Tensor& a, const Tensor& b) {
     return std::vector<Tensor>{a + b, a - b, a * b};  // not realized inside: one kernel for the three

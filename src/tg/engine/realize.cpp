@@ -289,7 +289,7 @@ void run_schedule(std::vector<ScheduleItem> schedule, const VarVals& vars, bool 
         throw;
       }
     }();
-    if (capturing != nullptr) capturing->add(ei, vars);
+    if (capturing != nullptr && CAPTURING) capturing->add(ei, vars);
     ei.run(vars, false, do_update_stats);
   }
 }

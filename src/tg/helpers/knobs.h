@@ -80,6 +80,7 @@ enum : uint8_t { CODE = 1, KERNELIZE = 2, STARTUP = 4 };
   I(SCACHE, 1, 0, "0: no kernelize cache")                                                                             \
   I(NO_MEMORY_PLANNER, 0, 0, "1: no buffer reuse across the schedule")                                                 \
   I(JIT, 1, 0, "0: TinyJit runs the function every call")                                                              \
+  I(CAPTURING, 1, 0, "0: kernels run now are not captured by the TinyJit capturing them")                              \
   S(SUM_DTYPE, "float32", 0, "the accumulation dtype of float sums")                                                   \
   I(FUSE_OPTIM, 0, 0, "1: optimizers update all params in one fused kernel")                                           \
   I(CONST_LR, 0, 0, "1: optimizers take a constant (not tensor) learning rate")                                        \
