@@ -49,9 +49,9 @@ TEST_F(SymbolicShapes, ReductionsOverASymbolicAxis) {
       sums.push_back(sum), means.push_back(sum / static_cast<float>(i)),
           maxes.push_back(static_cast<float>(r * i + i - 1));
     }
-    EXPECT_EQ(s.sum({1}).tolist<float>(), sums) << "i=" << i;
-    EXPECT_EQ(s.mean({1}).tolist<float>(), means) << "i=" << i;
-    EXPECT_EQ(s.max({1}).tolist<float>(), maxes) << "i=" << i;
+    EXPECT_EQ(s.sum(std::vector<int64_t>{1}).tolist<float>(), sums) << "i=" << i;
+    EXPECT_EQ(s.mean(std::vector<int64_t>{1}).tolist<float>(), means) << "i=" << i;
+    EXPECT_EQ(s.max(std::vector<int64_t>{1}).tolist<float>(), maxes) << "i=" << i;
   }
 }
 
