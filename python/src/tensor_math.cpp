@@ -89,11 +89,12 @@ void bind_tensor_math(py::class_<Tensor>& cls) {
                                       for (const auto& [dev, t] : Tensor::device_seeds()) d[py::str(dev)] = t;
                                       return d;
                                     })
-      .def_property_readonly_static("_device_rng_counters", [](py::handle) {
-        py::dict d;
-        for (const auto& [dev, t] : Tensor::device_rng_counters()) d[py::str(dev)] = t;
-        return d;
-      })
+      .def_property_readonly_static("_device_rng_counters",
+                                    [](py::handle) {
+                                      py::dict d;
+                                      for (const auto& [dev, t] : Tensor::device_rng_counters()) d[py::str(dev)] = t;
+                                      return d;
+                                    })
       .def_static(
           "rand",
           [](py::args shape, py::handle device, py::handle dtype, bool contiguous, py::kwargs kw) {
