@@ -148,6 +148,11 @@ Tensor make_tensor(py::handle data, const tg::TensorOptions& o) {
   }
   if (py::isinstance<Tensor>(data)) return data.cast<Tensor>();
   if (data.is_none()) return Tensor::empty({0}, o);
+  if (py::isinstance(data, py::module_::import("pathlib").attr("PurePath"))) {  // the file's bytes, on DISK
+    py::object path = data.attr("resolve")();
+    path.attr("stat")();  // a missing file: python's FileNotFoundError, as the reference
+    return Tensor::from_file(py::str(path).cast<std::string>(), o);
+  }
   if (py::isinstance<py::bytes>(data)) {
     std::string s = data.cast<std::string>();
     tg::TensorOptions u = o;
@@ -206,26 +211,6 @@ tg::Shape shape_args(py::handle first, const py::args& rest, const Tensor* self)
 }
 py::tuple shape_tuple(const tg::Shape& s) { return py::tuple(py::cast(s)); }
 
-tg::Mask pad_arg(const Tensor& t, py::handle padding) {
-  int64_t nd = t.ndim();
-  std::vector<py::object> items;
-  for (py::handle x : padding) items.push_back(py::reinterpret_borrow<py::object>(x));
-  bool flat = !items.empty();
-  for (auto& x : items) flat = flat && PyLong_Check(x.ptr());
-  tg::Mask m(static_cast<size_t>(nd), {0, 0});
-  if (flat) {  // torch style: (left, right) of the last dim first
-    if (items.size() % 2 != 0 || static_cast<int64_t>(items.size()) > 2 * nd)
-      throw py::value_error("padding length is improper, padding=" + std::string(py::repr(padding)));
-    for (size_t k = 0; k < items.size() / 2; k++)
-      m[static_cast<size_t>(nd) - 1 - k] = {items[2 * k].cast<int64_t>(), items[2 * k + 1].cast<int64_t>()};
-    return m;
-  }
-  if (static_cast<int64_t>(items.size()) != nd)
-    throw py::value_error("padding length is improper, padding=" + std::string(py::repr(padding)));
-  for (size_t i = 0; i < items.size(); i++)
-    if (!items[i].is_none()) m[i] = {py_int(items[i][py::int_(0)]), py_int(items[i][py::int_(1)])};
-  return m;
-}
 tg::sint py_sint(py::handle x) { return py::isinstance<tg::UOpNode>(x) ? x.cast<tg::sint>() : tg::sint(py_int(x)); }
 
 tg::Mask shrink_arg(const Tensor& t, py::handle arg) {
@@ -708,14 +693,6 @@ void bind_tensor(py::module_& m) {
             return t.flip(std::vector<int64_t>(a.begin(), a.end()));
           },
           py::arg("axis"))
-      .def(
-          "pad",
-          [](const Tensor& t, py::handle padding, const std::string& mode, py::handle value) {
-            META("pad");
-            if (mode != "constant") throw py::value_error("pad: only mode='constant' is supported");
-            return t.pad(pad_arg(t, padding), to_const(value));
-          },
-          py::arg("padding"), py::arg("mode") = "constant", py::arg("value") = 0.0)
       .def(
           "shrink",
           [](const Tensor& t, py::handle arg) {

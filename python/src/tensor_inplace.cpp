@@ -29,8 +29,10 @@ void bind_tensor_inplace(py::class_<Tensor>& cls) {
          [](py::object self, py::handle x) {
            META("assign");
            Tensor& t = self.cast<Tensor&>();
+           // data for a DISK tensor is made on the CPU and written into the file (a new DISK buffer would be a file)
+           std::string dev = t.device().starts_with("DISK") ? std::string("CPU") : t.device();
            t.assign(py::isinstance<Tensor>(x) ? x.cast<Tensor>()
-                                              : make_tensor(x, tg::TensorOptions{t.device(), t.dtype(), std::nullopt}));
+                                              : make_tensor(x, tg::TensorOptions{dev, t.dtype(), std::nullopt}));
            return self;
          },
          py::arg("x"))

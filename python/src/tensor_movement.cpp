@@ -1,6 +1,7 @@
 // bindings of the Tensor's [movement] methods (src/tg/tensor/tensor_movement.cpp, tensor_index.cpp), with
 // tinygrad's Python signatures: x[1, ::-1, None, ..., idx], x.pad((1, 1), mode="reflect"), x.sort(descending=True)
 #include "common.h"
+#include "tensor_common.h"
 #include "tg/tensor/tensor.h"
 
 namespace tgpy {
@@ -73,6 +74,20 @@ std::vector<tg::Index> to_indices(const Tensor& self, py::handle indices) {
   return out;
 }
 
+py::tuple to_tuple(const std::vector<Tensor>& ts) {
+  py::tuple out(ts.size());
+  for (size_t i = 0; i < ts.size(); i++) out[i] = py::cast(ts[i]);
+  return out;
+}
+
+std::vector<Tensor> tensor_args(const py::args& args) {
+  std::vector<Tensor> out;
+  for (py::handle x : args) out.push_back(x.cast<Tensor>());
+  return out;
+}
+
+}  // namespace
+
 // padding: flat (left, right of the last dim, then the one before, ...) or one (before, after) or None per dim
 tg::Mask pad_arg(const Tensor& t, py::handle padding) {
   size_t nd = static_cast<size_t>(t.ndim());
@@ -95,20 +110,6 @@ tg::Mask pad_arg(const Tensor& t, py::handle padding) {
   return m;
 }
 
-py::tuple to_tuple(const std::vector<Tensor>& ts) {
-  py::tuple out(ts.size());
-  for (size_t i = 0; i < ts.size(); i++) out[i] = py::cast(ts[i]);
-  return out;
-}
-
-std::vector<Tensor> tensor_args(const py::args& args) {
-  std::vector<Tensor> out;
-  for (py::handle x : args) out.push_back(x.cast<Tensor>());
-  return out;
-}
-
-}  // namespace
-
 void bind_tensor_movement(py::class_<Tensor>& cls) {
   // *** indexing ***
   cls.def(
@@ -126,6 +127,8 @@ void bind_tensor_movement(py::class_<Tensor>& cls) {
         std::optional<Tensor> value;
         if (py::isinstance<Tensor>(v))
           value = v.cast<Tensor>();
+        else if (t.device().starts_with("DISK") && !is_scalar(v))  // data written to a file (tinygrad's DISK assign)
+          value = make_tensor(v, tg::TensorOptions{"CPU", t.dtype(), std::nullopt});
         else if (!is_scalar(v))
           raise(PyExc_TypeError, "can't set a " + std::string(py::str(v.get_type().attr("__name__"))) + " to a Tensor");
         const tg::ShapeTracker* st = tg::uop_st(t.uop());
@@ -138,7 +141,6 @@ void bind_tensor_movement(py::class_<Tensor>& cls) {
       py::arg("indices"), py::arg("v"));
 
   // *** padding, repeats, reshapes ***
-  py::delattr(cls, "pad");  // the constant-only pad of python/src/tensor.cpp: this one has every mode
   cls.def(
       "pad",
       [](const Tensor& t, py::handle padding, const std::string& mode, py::handle value) {

@@ -14,6 +14,7 @@
 #include "tg/runtime/diskcache.h"
 #include "tg/runtime/ops_cpu.h"
 #include "tg/runtime/ops_cuda.h"
+#include "tg/runtime/ops_disk.h"
 #include "tg/runtime/ops_gpu.h"
 #include "tg/runtime/ops_llvm.h"
 #include "tg/runtime/ops_null.h"
@@ -174,6 +175,7 @@ Registry& registry() {
   static Registry* r = [] {
     auto* r = new Registry();
     r->factories["CPU"] = open_cpu_device;
+    r->factories["DISK"] = open_disk_device;
     r->factories["CUDA"] = open_cuda_device;
     r->factories["GPU"] = open_gpu_device;
     r->toolchains["CUDA"] = cuda_toolchain;
@@ -366,7 +368,7 @@ struct BufferData {
     TG_CHECK(allocated, "buffer must be allocated to deallocate");
     if (DEBUG >= 7) std::cout << "buffer: deallocate " << nbytes() << " bytes on " << device << std::endl;
     if (base == nullptr) {
-      GlobalCounters::mem_used -= nbytes();
+      if (!device.starts_with("DISK")) GlobalCounters::mem_used -= nbytes();  // a file's bytes aren't memory
       allocator->free(buf, static_cast<size_t>(nbytes()), spec);
     } else {
       base->allocated_views--;
@@ -429,7 +431,7 @@ Buffer& Buffer::allocate() {
     d.base->allocated_views++;
   } else {
     d.buf = allocator->alloc(static_cast<size_t>(d.nbytes()), d.spec);
-    GlobalCounters::mem_used += d.nbytes();
+    if (!d.device.starts_with("DISK")) GlobalCounters::mem_used += d.nbytes();
   }
   d.allocator = std::move(allocator), d.allocated = true;
   return *this;

@@ -324,15 +324,6 @@ const GPM& remove_tags() {
 
 // *** create kernels ***
 
-// the element offset of a view that reads one contiguous range of its buffer, in order
-std::optional<sint> contiguous_range(const ShapeTracker& st) {
-  if (st.views.size() != 1) return std::nullopt;
-  const View& v = st.views[0];
-  if (v.mask || v.strides != strides_for_shape(v.shape)) return std::nullopt;
-  if (v.offset.is_sym() || !all_int(v.shape)) return std::nullopt;  // symbolic: the view of the buffer
-  return v.offset;
-}
-
 UOp create_kernel(const UOp& x, UOp b, MetaTable& meta) {
   if (!b) b = uop_new_buffer(uop_device_str(x), size_of(x), x.dtype());
   std::vector<UOp> src{b};

@@ -141,6 +141,30 @@ UOp split_reduceop(M m) {
   return uop_reshape(uop_r(first, rop, {static_cast<int64_t>(rs.size())}), rs);
 }
 
+std::optional<sint> contiguous_range(const ShapeTracker& st) {
+  if (st.views.size() != 1) return std::nullopt;
+  const View& v = st.views[0];
+  if (v.mask || v.strides != strides_for_shape(v.shape)) return std::nullopt;
+  if (v.offset.is_sym() || !all_int(v.shape)) return std::nullopt;  // symbolic: the view of the buffer
+  return v.offset;
+}
+
+// DISK runs no kernels: what can be read of a file are ranges of its bytes (tinygrad's BUFFER_VIEW on DISK)
+UOp disk_buffer_view(M m) {
+  UOp t = m["t"], x = m["x"];
+  std::optional<std::string> dev = uop_device(x);
+  if (!dev || !dev->starts_with("DISK") || !has_st(x)) return {};
+  UOp base = uop_base(x);
+  if (base.op() != Ops::BUFFER && base.op() != Ops::BUFFER_VIEW) return {};
+  std::optional<sint> range = contiguous_range(st_of(x));
+  if (!range)
+    throw NotImplementedError(cat("a ", *dev,
+                                  " tensor is viewed only as one contiguous range of its file's bytes, got ",
+                                  st_of(x).repr(), ": copy it to a device first, e.g. t.to(\"CPU\")"));
+  UOp bv = UOp::make(Ops::BUFFER_VIEW, t.dtype(), {base}, Tuple{ConstValue(size_of(t)), ConstValue(*range)});
+  return uop_reshape(bv, uop_shape(t));
+}
+
 UOp copy_reorder_view(M m) {
   UOp copy = m["copy"], view = m["view"], base = m["base"];
   std::string dev = uop_device_str(copy);
@@ -191,6 +215,8 @@ const GPM& grouper_sym() {
          UOp view = m["view"];
          return st_of(view).contiguous() && size_of(view) == size_of(m["buf"]) ? view : UOp{};
        }},
+      // on DISK, BITCAST(x) and CONTIGUOUS(x) -> BUFFER_VIEW of x's bytes: the file's bytes, no kernel
+      {op({Ops::BITCAST, Ops::CONTIGUOUS}, {var("x")}).named("t"), disk_buffer_view},
       // CONTIGUOUS of something contiguous -> it
       {op(Ops::CONTIGUOUS, {op({Ops::CONTIGUOUS, Ops::BUFFER, Ops::COPY, Ops::ASSIGN})}).named("root"),
        [](M m) { return m["root"].src(0); }},

@@ -18,6 +18,8 @@ inline const ShapeTracker& st_of(const UOp& u) {
   TG_ASSERT(st != nullptr, "UOp ", u.op(), " has no ShapeTracker");
   return *st;
 }
+// the element offset of a view that reads one contiguous range of its buffer, in order; nullopt for any other view
+std::optional<sint> contiguous_range(const ShapeTracker& st);
 inline bool has_st(const UOp& u) { return uop_st(u) != nullptr; }
 inline int64_t size_of(const UOp& u) {
   if (u.op() == Ops::BUFFER_VIEW) return as_int(u.arg<Tuple>().at(0));

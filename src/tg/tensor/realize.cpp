@@ -76,7 +76,7 @@ std::vector<uint8_t> Tensor::data_bytes() const {
   t.realize();
   UOp base = uop_base(t.uop());
   TG_ASSERT(base.op() == Ops::BUFFER, "realized tensor is not a buffer: ", base.op());
-  return uop_buffer(base).as_bytes();
+  return uop_buffer(base).ensure_allocated().as_bytes();  // Tensor.empty's contents: what its memory (or file) holds
 }
 
 template <class T>

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <ostream>
 #include <unordered_set>
@@ -155,6 +156,18 @@ Tensor Tensor::empty(const Shape& shape, TensorOptions opts) {
   std::string device = resolve_device(opts.device);
   return Tensor(uop_new_buffer(device, tg::prod(shape), dt), TensorOptions{device, dt, opts.requires_grad})
       .reshape(shape);
+}
+Tensor Tensor::from_file(const std::string& path, TensorOptions opts) {
+  TG_META("from_file");
+  std::error_code ec;
+  std::filesystem::path abs = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  uintmax_t nbytes = ec ? 0 : std::filesystem::file_size(abs, ec);
+  TG_CHECK(!ec, "can't open ", py_str_repr(path), " as a tensor: ", ec.message());
+  DType dt = opts.dtype ? *opts.dtype : dtypes::uint8;
+  std::string disk = "DISK:" + abs.string();
+  Tensor t(uop_new_buffer(disk, static_cast<int64_t>(nbytes) / dt.itemsize(), dt),
+           TensorOptions{disk, dt, opts.requires_grad});
+  return opts.device ? t.to(*opts.device) : t;
 }
 Tensor Tensor::full_like(ConstValue fill, TensorOptions opts) const {
   TG_META("full_like");
@@ -564,6 +577,7 @@ Tensor Tensor::bitcast(DType dt) const {
   Shape s = shape();
   TG_CHECK(!s.empty() && (s.back() * os) % ns == 0, "unsupported size in bitcast from ", dtype(), " to ", dt,
            " for shape ", shape_str(s));
+  if (is_disk(device())) return apply_uop(uop().bitcast(dt), {this});  // a file's bytes read as another dtype
   DType new_uint = uint_of_size(ns), old_uint = uint_of_size(os);
   Tensor tmp = bitcast(old_uint);
   if (ns > os) {  // merge `rate` old elements, little endian
@@ -595,9 +609,26 @@ Tensor& Tensor::replace(const Tensor& x, bool allow_shape_mismatch) {
   return *this;
 }
 
+// on DISK, assign writes x's bytes into the file now (tinygrad does the same): the range this tensor views is made a
+// buffer (a view of the file's mapping) and x, realized on its own device, is copied into it
+static Tensor& disk_assign(Tensor& self, const Tensor& x) {
+  TG_CHECK_AS(AssertionError, self.dtype() == x.dtype(), "assign dtype mismatch ", self.dtype(), " != ", x.dtype());
+  TG_CHECK_AS(AssertionError, broadcastable(x.shape(), self.shape()), "assign shape mismatch ", shape_str(self.shape()),
+              " != ", shape_str(x.shape()));
+  Tensor src = is_disk(x.device()) ? x.to("CPU") : x;
+  std::vector<uint8_t> bytes = src.expand(self.shape()).data_bytes();
+  Tensor target = self.contiguous();
+  target.realize();
+  UOp base = uop_base(target.uop());
+  TG_ASSERT(base.op() == Ops::BUFFER, "a realized DISK range is not a buffer: ", base.op());
+  if (!bytes.empty()) uop_buffer(base).ensure_allocated().copyin(bytes.data(), bytes.size());
+  return self;
+}
+
 Tensor& Tensor::assign(const Tensor& x) {
   TG_META("assign");
   if (uop() == x.uop()) return *this;  // a self assign is a no-op
+  if (is_disk(device())) return disk_assign(*this, x);
   TG_CHECK_AS(AssertionError, shape() == x.shape(), "assign shape mismatch ", shape_str(shape()),
               " != ", shape_str(x.shape()));
   TG_CHECK_AS(AssertionError, device() == x.device(), "assign device mismatch ", device(), " != ", x.device());

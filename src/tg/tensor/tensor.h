@@ -175,6 +175,10 @@ class Tensor {
   static Tensor zeros(const Shape& shape, TensorOptions opts = {});
   static Tensor ones(const Shape& shape, TensorOptions opts = {});
   static Tensor empty(const Shape& shape, TensorOptions opts = {});
+  // a file as a 1-D tensor of its bytes read as opts.dtype (default uint8), on "DISK:<absolute path>" (tinygrad's
+  // Tensor(pathlib.Path)): nothing is read until it is used; with opts.device, a lazy copy to that device. A missing
+  // or unreadable path is an Error naming it.
+  static Tensor from_file(const std::string& path, TensorOptions opts = {});
   static Tensor arange(int64_t stop, TensorOptions opts = {});
   static Tensor arange(double start, double stop, double step = 1, TensorOptions opts = {});
   // start..stop by 1 where either end is a bound Variable's size: of symbolic length (int dtype by default)

@@ -39,15 +39,6 @@ Shape broadcast_shapes(const std::vector<Shape>& shapes) {
   return out;
 }
 
-bool broadcastable(const Shape& from, const Shape& to) {
-  if (from.size() > to.size()) return false;
-  for (size_t i = 0; i < from.size(); i++) {
-    sint f = from[from.size() - 1 - i], t = to[to.size() - 1 - i];
-    if (f != t && f != 1) return false;
-  }
-  return true;
-}
-
 // python's slice.indices(size): start and stop clamped into the dim, defaults by the step's sign
 std::pair<sint, sint> slice_bounds(const Slice& sl, sint size, int64_t step) {
   sint lower = step > 0 ? 0 : -1, upper = step > 0 ? size : size - 1;
@@ -70,6 +61,15 @@ struct ParsedIndex {
 };
 
 }  // namespace
+
+bool broadcastable(const Shape& from, const Shape& to) {
+  if (from.size() > to.size()) return false;
+  for (size_t i = 0; i < from.size(); i++) {
+    sint f = from[from.size() - 1 - i], t = to[to.size() - 1 - i];
+    if (f != t && f != 1) return false;
+  }
+  return true;
+}
 
 // what getitem did: the basic part of an index is movement ops (shrink, flip, every stride-th element, drop ints /
 // add Nones), index tensors follow
@@ -242,11 +242,18 @@ Tensor Tensor::masked_setitem(const Tensor& values, const Tensor& mask) const {
 
 Tensor& Tensor::setitem(const std::vector<Index>& indices, ConstValue v) {
   TG_META("__setitem__");
-  return setitem(indices, Tensor::full({}, v, TensorOptions{device(), dtype(), std::nullopt}));
+  std::string dev = is_disk(device()) ? std::string("CPU") : device();  // DISK holds no constants
+  return setitem(indices, Tensor::full({}, v, TensorOptions{dev, dtype(), std::nullopt}));
 }
 
 Tensor& Tensor::setitem(const std::vector<Index>& indices, const Tensor& v) {
   TG_META("__setitem__");
+  if (is_disk(device())) {  // the indexed range of the file is written at once (tinygrad's DISK setitem)
+    realize();
+    Tensor view = getitem(indices);
+    view.assign(is_disk(v.device()) ? v : v.cast(dtype()));
+    return *this;
+  }
   const ShapeTracker* st = uop_st(uop());
   TG_CHECK(st != nullptr && st->contiguous(), "setitem target needs to be contiguous");
   TG_CHECK_AS(NotImplementedError, !requires_grad().value_or(false) && !v.requires_grad().value_or(false),

@@ -17,6 +17,10 @@ std::vector<UOp> pending_assign_uops();
 // the canonical name of an available device (none: Device::DEFAULT); an unknown one is an Error that lists the
 // available devices
 std::string resolve_device(const std::optional<std::string>& device);
+// a DISK device ("DISK:/path"): a file's bytes, which run no kernels (runtime/ops_disk.h)
+inline bool is_disk(std::string_view device) { return device.starts_with("DISK"); }
+// whether `from` broadcasts to `to` (numpy's rules: trailing dims equal or 1)
+bool broadcastable(const Shape& from, const Shape& to);
 // the unsigned int dtype of this many bytes (1, 2, 4 or 8)
 DType uint_of_size(int bytes);
 // t == arange(num_classes) along `dim` of t (tinygrad's _one_hot_along_dim): a bool mask, t broadcast to it
