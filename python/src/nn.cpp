@@ -4,6 +4,7 @@
 
 #include "common.h"
 #include "tg/nn/datasets.h"
+#include "tg/nn/gguf.h"
 #include "tg/nn/optim.h"
 #include "tg/nn/state.h"
 
@@ -258,6 +259,105 @@ py::dict to_py_dict(const tg::nn::StateDict& sd) {
   return d;
 }
 
+// *** GGUF: metadata values <-> python, the loader and writer ***
+
+py::object from_gguf(const tg::nn::GGUFValue& v) {
+  using T = tg::nn::GGUFValue::Type;
+  switch (v.type) {
+    case T::FLOAT32:
+    case T::FLOAT64: return py::float_(v.as_double());
+    case T::BOOL: return py::bool_(v.as_bool());
+    case T::STRING: return py::str(v.as_string());
+    case T::ARRAY: {
+      py::list l;
+      for (const auto& x : v.as_array()) l.append(from_gguf(x));
+      return l;
+    }
+    case T::UINT64: return py::int_(std::get<uint64_t>(v.v));
+    default: return py::int_(v.as_int());
+  }
+}
+
+// python values as llama.cpp's writer types them: ints as UINT32 (INT32 when negative, 64 bits when they don't fit),
+// floats as FLOAT32, lists as arrays of their first element's type
+tg::nn::GGUFValue to_gguf(py::handle h, int depth = 0) {
+  using V = tg::nn::GGUFValue;
+  if (py::isinstance<py::bool_>(h)) return V::boolean(h.cast<bool>());
+  if (py::isinstance<py::int_>(h)) {
+    py::int_ i = py::reinterpret_borrow<py::int_>(h);
+    if (i >= py::int_(0) && i < py::int_(int64_t(1) << 32)) return V::u32(h.cast<uint32_t>());
+    if (i < py::int_(0) && i >= py::int_(-(int64_t(1) << 31))) return V::i32(h.cast<int32_t>());
+    if (i < py::int_(0)) return {V::Type::INT64, V::Type::UINT8, h.cast<int64_t>()};
+    return V::u64(h.cast<uint64_t>());
+  }
+  if (py::isinstance<py::float_>(h)) return V::f32(h.cast<float>());
+  if (py::isinstance<py::str>(h)) return V::str(h.cast<std::string>());
+  if ((py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h)) && depth == 0) {
+    std::vector<V> xs;
+    for (py::handle x : h) xs.push_back(to_gguf(x, depth + 1));
+    V::Type et = xs.empty() ? V::Type::UINT32 : xs[0].type;
+    for (auto& x : xs)
+      if (x.type != et) {  // mixed ints: the widest the values need
+        if (x.type == V::Type::STRING || et == V::Type::STRING || x.type == V::Type::FLOAT32 || et == V::Type::FLOAT32)
+          throw py::type_error("gguf_save: an array mixes " + std::string(py::repr(h)));
+        et = V::Type::INT64;
+      }
+    if (et == V::Type::INT64)
+      for (auto& x : xs) x = {V::Type::INT64, V::Type::UINT8, x.as_int()};
+    return V::array(et, std::move(xs));
+  }
+  throw py::type_error("gguf_save: metadata value " + std::string(py::repr(h)) + " can't be written");
+}
+
+void bind_gguf(py::module_ m) {
+  namespace nn = tg::nn;
+  m.def(
+      "gguf_load",
+      [](py::handle fn) {
+        nn::GGUFFile f = py::isinstance<Tensor>(fn) ? nn::gguf_load(fn.cast<Tensor>()) : nn::gguf_load(fspath(fn));
+        py::dict kv;
+        for (const auto& [k, v] : f.kv) kv[py::str(k)] = from_gguf(v);
+        return py::make_tuple(kv, to_py_dict(f.tensors));
+      },
+      py::arg("tensor"),
+      "(the metadata, the tensors) of a GGUF file (a path, or a uint8 Tensor of its bytes): lazy, each tensor reads "
+      "its own bytes and dequantizes to float32 where quantized");
+  m.def("ggml_data_to_tensor", &nn::ggml_data_to_tensor, py::arg("t"), py::arg("n"), py::arg("ggml_type"),
+        "n values of ggml type ggml_type (llama.cpp's ids) from the bytes of the uint8 tensor t, as a 1-D tensor");
+  m.def(
+      "gguf_save",
+      [](py::handle fn, py::dict tensors, py::object metadata) {
+        nn::GGUFMetadata kv;
+        if (!metadata.is_none())
+          for (auto [k, v] : py::reinterpret_borrow<py::dict>(metadata)) kv.emplace_back(py::str(k), to_gguf(v));
+        std::vector<nn::GGUFSaveTensor> ts;
+        for (auto [k, v] : tensors) {
+          nn::GGUFSaveTensor st{py::str(k), Tensor::empty({0}), 0, false, {}};
+          if (py::isinstance<Tensor>(v)) {
+            st.values = v.cast<Tensor>();
+            tg::DType dt = st.values.dtype();
+            st.type = static_cast<uint32_t>(dt == tg::dtypes::float16    ? nn::GGMLType::F16
+                                            : dt == tg::dtypes::bfloat16 ? nn::GGMLType::BF16
+                                            : dt == tg::dtypes::int8     ? nn::GGMLType::I8
+                                            : dt == tg::dtypes::int16    ? nn::GGMLType::I16
+                                            : dt == tg::dtypes::int32    ? nn::GGMLType::I32
+                                            : dt == tg::dtypes::int64    ? nn::GGMLType::I64
+                                            : dt == tg::dtypes::float64  ? nn::GGMLType::F64
+                                                                         : nn::GGMLType::F32);
+          } else {
+            py::tuple t = py::reinterpret_borrow<py::tuple>(v);
+            st.values = t[0].cast<Tensor>(), st.type = t[1].cast<uint32_t>();
+            if (t.size() > 2) st.raw = true, st.shape = to_shape(t[2]);
+          }
+          ts.push_back(std::move(st));
+        }
+        nn::gguf_save(fspath(fn), kv, ts);
+      },
+      py::arg("fn"), py::arg("tensors"), py::arg("metadata") = py::none(),
+      "writes a GGUF v3 file: tensors maps names to a Tensor (stored in its own dtype), (Tensor, ggml_type) to "
+      "quantize it, or (uint8 Tensor of packed blocks, ggml_type, shape) to store them as they are");
+}
+
 void bind_safetensors(py::module_ m) {
   namespace state = tg::nn::state;
   m.def(
@@ -316,6 +416,7 @@ void bind_safetensors(py::module_ m) {
 
 void bind_state(py::module_ m) {
   bind_safetensors(m);
+  bind_gguf(m);
   m.def("get_state_dict", &get_state_dict, py::arg("obj"), py::arg("prefix") = "",
         py::arg("tensor_type") = py::type::of<Tensor>());
   m.def(

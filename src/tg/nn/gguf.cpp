@@ -1,0 +1,701 @@
+#include "tg/nn/gguf.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+
+#include "tg/nn/mapped_file.h"
+#include "tg/runtime/device.h"
+
+namespace tg::nn {
+
+// *** types ***
+
+std::optional<GGMLTypeTraits> ggml_type_traits(uint32_t type) {
+  switch (static_cast<GGMLType>(type)) {
+    case GGMLType::F32: return GGMLTypeTraits{"f32", 1, 4};
+    case GGMLType::F16: return GGMLTypeTraits{"f16", 1, 2};
+    case GGMLType::BF16: return GGMLTypeTraits{"bf16", 1, 2};
+    case GGMLType::F64: return GGMLTypeTraits{"f64", 1, 8};
+    case GGMLType::I8: return GGMLTypeTraits{"i8", 1, 1};
+    case GGMLType::I16: return GGMLTypeTraits{"i16", 1, 2};
+    case GGMLType::I32: return GGMLTypeTraits{"i32", 1, 4};
+    case GGMLType::I64: return GGMLTypeTraits{"i64", 1, 8};
+    case GGMLType::Q4_0: return GGMLTypeTraits{"q4_0", 32, 18};
+    case GGMLType::Q4_1: return GGMLTypeTraits{"q4_1", 32, 20};
+    case GGMLType::Q5_0: return GGMLTypeTraits{"q5_0", 32, 22};
+    case GGMLType::Q5_1: return GGMLTypeTraits{"q5_1", 32, 24};
+    case GGMLType::Q8_0: return GGMLTypeTraits{"q8_0", 32, 34};
+    case GGMLType::Q2_K: return GGMLTypeTraits{"q2_K", 256, 84};
+    case GGMLType::Q3_K: return GGMLTypeTraits{"q3_K", 256, 110};
+    case GGMLType::Q4_K: return GGMLTypeTraits{"q4_K", 256, 144};
+    case GGMLType::Q5_K: return GGMLTypeTraits{"q5_K", 256, 176};
+    case GGMLType::Q6_K: return GGMLTypeTraits{"q6_K", 256, 210};
+    case GGMLType::IQ4_NL: return GGMLTypeTraits{"iq4_nl", 32, 18};
+    case GGMLType::IQ4_XS: return GGMLTypeTraits{"iq4_xs", 256, 136};
+    default: return std::nullopt;
+  }
+}
+
+static std::optional<DType> plain_dtype(uint32_t type) {
+  switch (static_cast<GGMLType>(type)) {
+    case GGMLType::F32: return dtypes::float32;
+    case GGMLType::F16: return dtypes::float16;
+    case GGMLType::BF16: return dtypes::bfloat16;
+    case GGMLType::F64: return dtypes::float64;
+    case GGMLType::I8: return dtypes::int8;
+    case GGMLType::I16: return dtypes::int16;
+    case GGMLType::I32: return dtypes::int32;
+    case GGMLType::I64: return dtypes::int64;
+    default: return std::nullopt;
+  }
+}
+
+// *** values ***
+
+int64_t GGUFValue::as_int() const {
+  if (const auto* u = std::get_if<uint64_t>(&v)) {
+    TG_CHECK_AS(ValueError, *u <= uint64_t(INT64_MAX), "GGUF value ", *u, " doesn't fit an int64");
+    return static_cast<int64_t>(*u);
+  }
+  if (const auto* i = std::get_if<int64_t>(&v)) return *i;
+  throw ValueError(cat("GGUF value of type ", static_cast<uint32_t>(type), " is not an integer"));
+}
+double GGUFValue::as_double() const {
+  if (const auto* d = std::get_if<double>(&v)) return *d;
+  return static_cast<double>(as_int());
+}
+bool GGUFValue::as_bool() const {
+  const auto* b = std::get_if<bool>(&v);
+  TG_CHECK_AS(ValueError, b != nullptr, "GGUF value of type ", static_cast<uint32_t>(type), " is not a bool");
+  return *b;
+}
+const std::string& GGUFValue::as_string() const {
+  const auto* s = std::get_if<std::string>(&v);
+  TG_CHECK_AS(ValueError, s != nullptr, "GGUF value of type ", static_cast<uint32_t>(type), " is not a string");
+  return *s;
+}
+const std::vector<GGUFValue>& GGUFValue::as_array() const {
+  const auto* a = std::get_if<std::vector<GGUFValue>>(&v);
+  TG_CHECK_AS(ValueError, a != nullptr, "GGUF value of type ", static_cast<uint32_t>(type), " is not an array");
+  return *a;
+}
+
+const GGUFValue* gguf_find(const GGUFMetadata& kv, const std::string& key) {
+  for (const auto& [k, v] : kv)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+int64_t GGUFTensorInfo::numel() const {
+  int64_t n = 1;
+  for (int64_t d : ne) n *= d;
+  return n;
+}
+Shape GGUFTensorInfo::shape() const {
+  Shape s;
+  for (auto it = ne.rbegin(); it != ne.rend(); ++it) s.push_back(*it);
+  return s;
+}
+
+// *** the header ***
+
+namespace {
+
+bool valid_utf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    auto c = static_cast<uint8_t>(s[i]);
+    size_t n = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xE ? 2 : (c >> 3) == 0x1E ? 3 : 4;
+    if (n == 4 || n > s.size() - i - 1) return false;
+    uint32_t cp = n == 0 ? c : c & (0x3Fu >> n);
+    for (size_t k = 1; k <= n; k++) {
+      auto cc = static_cast<uint8_t>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    static constexpr uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += n + 1;
+  }
+  return true;
+}
+
+// a bounds-checked little-endian reader over the file's bytes; every error names the field and its offset
+struct Reader {
+  std::span<const uint8_t> b;
+  const std::string& what;
+  uint64_t pos = 0;
+
+  [[noreturn]] void fail(const std::string& field, const std::string& why) const {
+    throw ValueError(cat("gguf_load: ", what, ": ", field, " at byte ", pos, ": ", why));
+  }
+  void need(uint64_t n, const std::string& field) const {
+    if (n > b.size() - pos)
+      fail(field, cat("needs ", n, " bytes, the file has ", b.size() - pos, " left (truncated?)"));
+  }
+  template <class T>
+  T get(const std::string& field) {
+    need(sizeof(T), field);
+    T v;
+    std::memcpy(&v, b.data() + pos, sizeof(T));
+    pos += sizeof(T);
+    return v;
+  }
+  std::string str(const std::string& field) {
+    auto n = get<uint64_t>(field + " (string length)");
+    need(n, field);
+    std::string s(reinterpret_cast<const char*>(b.data() + pos), n);
+    if (!valid_utf8(s)) fail(field, "the string is not valid UTF-8");
+    pos += n;
+    return s;
+  }
+  GGUFValue value(GGUFValue::Type t, const std::string& field, int depth) {
+    using T = GGUFValue::Type;
+    GGUFValue v;
+    v.type = t;
+    switch (t) {
+      case T::UINT8: v.v = uint64_t(get<uint8_t>(field)); break;
+      case T::INT8: v.v = int64_t(get<int8_t>(field)); break;
+      case T::UINT16: v.v = uint64_t(get<uint16_t>(field)); break;
+      case T::INT16: v.v = int64_t(get<int16_t>(field)); break;
+      case T::UINT32: v.v = uint64_t(get<uint32_t>(field)); break;
+      case T::INT32: v.v = int64_t(get<int32_t>(field)); break;
+      case T::UINT64: v.v = get<uint64_t>(field); break;
+      case T::INT64: v.v = get<int64_t>(field); break;
+      case T::FLOAT32: v.v = double(get<float>(field)); break;
+      case T::FLOAT64: v.v = get<double>(field); break;
+      case T::BOOL: {
+        auto x = get<uint8_t>(field);
+        if (x > 1) pos--, fail(field, cat("a bool must be 0 or 1, got ", int(x)));
+        v.v = x == 1;
+        break;
+      }
+      case T::STRING: v.v = str(field); break;
+      case T::ARRAY: {
+        if (depth >= 8) fail(field, "arrays nested more than 8 deep");
+        auto et = get<uint32_t>(field + " (array type)");
+        if (et > 12) pos -= 4, fail(field, cat("unknown array element type ", et));
+        auto n = get<uint64_t>(field + " (array length)");
+        // each element takes at least a byte (a string 8): a count the rest of the file can't hold is corrupt, and
+        // nothing is reserved for it
+        uint64_t min_size = et == uint32_t(T::STRING) || et == uint32_t(T::ARRAY) ? 8 : elem_size(T(et));
+        if (n > (b.size() - pos) / min_size)
+          pos -= 8,
+              fail(field, cat("an array of ", n, " elements can't fit in the ", b.size() - pos - 8, " bytes left"));
+        std::vector<GGUFValue> xs;
+        xs.reserve(n);
+        for (uint64_t i = 0; i < n; i++) xs.push_back(value(T(et), field, depth + 1));
+        v.elem_type = T(et);
+        v.v = std::move(xs);
+        break;
+      }
+      default: fail(field, cat("unknown value type ", uint32_t(t)));
+    }
+    return v;
+  }
+  static uint64_t elem_size(GGUFValue::Type t) {
+    using T = GGUFValue::Type;
+    switch (t) {
+      case T::UINT16:
+      case T::INT16: return 2;
+      case T::UINT32:
+      case T::INT32:
+      case T::FLOAT32: return 4;
+      case T::UINT64:
+      case T::INT64:
+      case T::FLOAT64: return 8;
+      default: return 1;
+    }
+  }
+};
+
+}  // namespace
+
+GGUFHeader gguf_parse_header(std::span<const uint8_t> file, const std::string& what) {
+  Reader r{file, what};
+  GGUFHeader h;
+  auto magic = r.get<uint32_t>("magic");
+  if (magic != 0x46554747u) r.pos = 0, r.fail("magic", cat("not a GGUF file (magic 0x", std::hex, magic, ")"));
+  h.version = r.get<uint32_t>("version");
+  if (h.version != 2 && h.version != 3)
+    r.pos -= 4, r.fail("version", cat("version ", h.version, " is not supported (2 and 3 are)"));
+  auto n_tensors = r.get<uint64_t>("n_tensors");
+  auto n_kv = r.get<uint64_t>("n_kv");
+  // a key-value pair takes at least 8 + 4 + 1 bytes, a tensor info 8 + 4 + 8 + 4 + 8
+  if (n_kv > file.size() / 13) r.pos -= 8, r.fail("n_kv", cat(n_kv, " pairs can't fit in ", file.size(), " bytes"));
+  if (n_tensors > file.size() / 32)
+    r.pos -= 16, r.fail("n_tensors", cat(n_tensors, " tensors can't fit in ", file.size(), " bytes"));
+  for (uint64_t i = 0; i < n_kv; i++) {
+    std::string key = r.str(cat("key ", i));
+    auto t = r.get<uint32_t>(cat("type of ", py_str_repr(key)));
+    if (t > 12) r.pos -= 4, r.fail(cat("type of ", py_str_repr(key)), cat("unknown value type ", t));
+    GGUFValue v = r.value(GGUFValue::Type(t), py_str_repr(key), 0);
+    if (gguf_find(h.kv, key) != nullptr) r.fail(py_str_repr(key), "the key appears twice");
+    h.kv.emplace_back(std::move(key), std::move(v));
+  }
+  if (const GGUFValue* a = gguf_find(h.kv, "general.alignment")) {
+    int64_t al = std::holds_alternative<uint64_t>(a->v) || std::holds_alternative<int64_t>(a->v) ? a->as_int() : 0;
+    TG_CHECK_AS(ValueError, al > 0 && (al & (al - 1)) == 0 && al <= (1 << 20), "gguf_load: ", what,
+                ": general.alignment must be a power of two, got ", al);
+    h.alignment = static_cast<uint64_t>(al);
+  }
+  for (uint64_t i = 0; i < n_tensors; i++) {
+    GGUFTensorInfo ti;
+    ti.name = r.str(cat("name of tensor ", i));
+    std::string f = cat("tensor ", py_str_repr(ti.name));
+    auto nd = r.get<uint32_t>(f + " n_dims");
+    if (nd > 4) r.pos -= 4, r.fail(f + " n_dims", cat(nd, " dims (ggml has at most 4)"));
+    int64_t n = 1;
+    for (uint32_t d = 0; d < nd; d++) {
+      auto x = r.get<uint64_t>(f + " dims");
+      if (x > uint64_t(INT64_MAX) || (x != 0 && n > INT64_MAX / static_cast<int64_t>(x)))
+        r.pos -= 8, r.fail(f + " dims", cat("dim ", x, " makes the element count overflow"));
+      ti.ne.push_back(static_cast<int64_t>(x));
+      n *= static_cast<int64_t>(x);
+    }
+    ti.type = r.get<uint32_t>(f + " type");
+    auto tr = ggml_type_traits(ti.type);
+    if (!tr) r.pos -= 4, r.fail(f + " type", cat("unknown ggml type ", ti.type));
+    if (!ti.ne.empty() && ti.ne[0] % tr->block_size != 0)
+      r.fail(f, cat("its rows of ", ti.ne[0], " elements are not whole ", tr->name, " blocks of ", tr->block_size));
+    if (n / tr->block_size > INT64_MAX / tr->type_size) r.fail(f, cat(n, " elements overflow the byte size"));
+    ti.nbytes = n / tr->block_size * tr->type_size;
+    ti.offset = r.get<uint64_t>(f + " offset");
+    if (ti.offset % h.alignment != 0)
+      r.pos -= 8, r.fail(f + " offset", cat(ti.offset, " is not a multiple of the alignment ", h.alignment));
+    h.tensors.push_back(std::move(ti));
+  }
+  h.data_start = (r.pos + h.alignment - 1) / h.alignment * h.alignment;
+  if (!h.tensors.empty() && h.data_start > file.size())
+    r.fail("data",
+           cat("the data section starts at ", h.data_start, ", past the end of the ", file.size(), "-byte file"));
+  uint64_t data_size = file.size() - std::min<uint64_t>(h.data_start, file.size());
+  for (const GGUFTensorInfo& ti : h.tensors)
+    if (ti.offset > data_size || static_cast<uint64_t>(ti.nbytes) > data_size - ti.offset)
+      throw ValueError(cat("gguf_load: ", what, ": tensor ", py_str_repr(ti.name), " at data offset ", ti.offset,
+                           " with ", ti.nbytes, " bytes runs past the end of the data (", data_size, " bytes)"));
+  return h;
+}
+
+// *** dequantization: what ggml's dequantize_row_* compute, as lazy tensor ops on the blocks' bytes ***
+
+namespace {
+
+// bytes [a, e) of every block: (nb, e - a) uint8
+Tensor cols(const Tensor& b, int64_t a, int64_t e) { return b.shrink({{0, b.shape()[0]}, {a, e}}); }
+// the half at byte a of every block, as float32: (nb, 1)
+Tensor f16_at(const Tensor& b, int64_t a) { return cols(b, a, a + 2).bitcast(dtypes::float16).cast(dtypes::float32); }
+// the `8 / bits` fields of `bits` bits of each byte of x, lowest first, stacked as a new axis at `dim` (uint32)
+Tensor fields(const Tensor& x, int bits, int64_t dim) {
+  std::vector<Tensor> parts;
+  Tensor xi = x.cast(dtypes::uint32);
+  for (int s = 0; s < 8; s += bits) parts.push_back(xi.rshift(s) & ((1 << bits) - 1));
+  return Tensor::stack(parts, dim);
+}
+Tensor as_f32(const Tensor& x) { return x.cast(dtypes::float32); }
+Tensor as_i32(const Tensor& x) { return x.cast(dtypes::int32); }
+
+// kvalues_iq4nl: the 16 non-linear levels of IQ4_NL and IQ4_XS
+constexpr std::array<int, 16> kIQ4NL{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+// kIQ4NL[q] for 4-bit q (uint32), as int32: a tree of selects on q's bits, elementwise (fuses into the consumer)
+Tensor iq4nl_lookup(const Tensor& q) {
+  std::vector<Tensor> level;
+  Tensor qi = as_i32(q);
+  for (int v : kIQ4NL) level.push_back(qi.scalar_like(int64_t(v)));
+  for (int bit = 0; bit < 4; bit++) {
+    Tensor sel = (q.rshift(bit) & 1) == 1;
+    std::vector<Tensor> next;
+    for (size_t i = 0; i < level.size(); i += 2) next.push_back(sel.where(level[i + 1], level[i]));
+    level = std::move(next);
+  }
+  return level[0];
+}
+
+// Q4_K and Q5_K's eight 6-bit (scale, min) pairs of each block, from their 12 bytes at byte a: (nb, 8) int32 each
+std::pair<Tensor, Tensor> k4_scales_mins(const Tensor& b, int64_t a) {
+  Tensor s = cols(b, a, a + 12).cast(dtypes::uint32);
+  auto part = [&](int64_t i, int64_t e) { return cols(s, i, e); };
+  Tensor sc_lo = part(0, 4) & 63, m_lo = part(4, 8) & 63;
+  Tensor sc_hi = (part(8, 12) & 0xF) | (part(0, 4).rshift(6).lshift(4));
+  Tensor m_hi = part(8, 12).rshift(4) | (part(4, 8).rshift(6).lshift(4));
+  return {sc_lo.cat({sc_hi}, 1), m_lo.cat({m_hi}, 1)};
+}
+
+Tensor dequantize(const Tensor& b, GGMLType type) {
+  const int64_t nb = b.shape()[0];
+  switch (type) {
+    case GGMLType::Q4_0: {  // y = ((q & 15) - 8) * d
+      Tensor q = fields(cols(b, 2, 18), 4, 1).reshape({nb, 32});
+      return as_f32(as_i32(q) - 8) * f16_at(b, 0);
+    }
+    case GGMLType::Q4_1: {  // y = q * d + m
+      Tensor q = fields(cols(b, 4, 20), 4, 1).reshape({nb, 32});
+      return as_f32(q) * f16_at(b, 0) + f16_at(b, 2);
+    }
+    case GGMLType::Q5_0:
+    case GGMLType::Q5_1: {  // the 5th bit of element j is bit j of the 32-bit qh
+      bool one = type == GGMLType::Q5_1;
+      int64_t qh_at = one ? 4 : 2;
+      Tensor hi = fields(cols(b, qh_at, qh_at + 4), 1, 2).reshape({nb, 32});
+      Tensor q = fields(cols(b, qh_at + 4, qh_at + 20), 4, 1).reshape({nb, 32}) | hi.lshift(4);
+      if (!one) return as_f32(as_i32(q) - 16) * f16_at(b, 0);
+      return as_f32(q) * f16_at(b, 0) + f16_at(b, 2);
+    }
+    case GGMLType::Q8_0: return f16_at(b, 0) * as_f32(cols(b, 2, 34).bitcast(dtypes::int8));
+    case GGMLType::Q2_K: {
+      // y[n*128 + j*32 + h*16 + l] = d*(sc&15) * ((qs[n*32 + h*16 + l] >> 2j) & 3) - dmin*(sc>>4), sc =
+      // scales[n*8+j*2+h]
+      Tensor q = fields(cols(b, 16, 80).reshape({nb, 2, 32}), 2, 2).reshape({nb, 2, 4, 2, 16});
+      Tensor sc = cols(b, 0, 16).cast(dtypes::uint32).reshape({nb, 2, 4, 2, 1});
+      Tensor d = f16_at(b, 80).reshape({nb, 1, 1, 1, 1}), dmin = f16_at(b, 82).reshape({nb, 1, 1, 1, 1});
+      Tensor dl = d * as_f32(sc & 0xF), ml = dmin * as_f32(sc.rshift(4));
+      return (dl * as_f32(q) - ml).reshape({nb, 256});
+    }
+    case GGMLType::Q3_K: {
+      // 16 6-bit scales: r[g*4+k] = ((b[(g%2)*4+k] >> 4*(g/2)) & 15) | (((b[8+k] >> 2g) & 3) << 4)
+      Tensor s = cols(b, 96, 108).cast(dtypes::uint32);
+      std::vector<Tensor> groups;
+      for (int g = 0; g < 4; g++)
+        groups.push_back((cols(s, (g % 2) * 4, (g % 2) * 4 + 4).rshift(4 * (g / 2)) & 0xF) |
+                         ((cols(s, 8, 12).rshift(2 * g) & 3).lshift(4)));
+      Tensor sc = as_i32(groups[0].cat({groups.begin() + 1, groups.end()}, 1)).reshape({nb, 2, 4, 2, 1}) - 32;
+      // y[n*128 + j*32 + h*16 + l] = d*sc * (((qs[n*32+h*16+l] >> 2j) & 3) - (hmask[h*16+l] bit (4n+j) ? 0 : 4))
+      Tensor q = fields(cols(b, 32, 96).reshape({nb, 2, 32}), 2, 2).reshape({nb, 2, 4, 2, 16});
+      Tensor hm = fields(cols(b, 0, 32), 1, 1).reshape({nb, 2, 4, 2, 16});
+      Tensor dl = f16_at(b, 108).reshape({nb, 1, 1, 1, 1}) * as_f32(sc);
+      Tensor qi = as_i32(q);
+      return (dl * as_f32(qi - (hm == 0).where(qi.scalar_like(int64_t(4)), qi.scalar_like(int64_t(0)))))
+          .reshape({nb, 256});
+    }
+    case GGMLType::Q4_K:
+    case GGMLType::Q5_K: {
+      // chunk c of 64: y[c*64 + h*32 + l] = d*sc[2c+h] * ((qs[c*32+l] >> 4h) & 15 (+16 if qh[l] bit 2c+h)) -
+      // dmin*m[2c+h]
+      bool five = type == GGMLType::Q5_K;
+      auto [sc, m] = k4_scales_mins(b, 4);
+      int64_t qs_at = five ? 48 : 16;
+      Tensor q = fields(cols(b, qs_at, qs_at + 128).reshape({nb, 4, 32}), 4, 2);  // (nb, 4, 2, 32)
+      if (five) q = q + fields(cols(b, 16, 48), 1, 1).reshape({nb, 4, 2, 32}).lshift(4);
+      Tensor d1 = f16_at(b, 0).reshape({nb, 1, 1}) * as_f32(sc.reshape({nb, 4, 2}));
+      Tensor m1 = f16_at(b, 2).reshape({nb, 1, 1}) * as_f32(m.reshape({nb, 4, 2}));
+      return (d1.reshape({nb, 4, 2, 1}) * as_f32(q) - m1.reshape({nb, 4, 2, 1})).reshape({nb, 256});
+    }
+    case GGMLType::Q6_K: {
+      // half n of 128, group g of 32: q = ((ql[n*64 + (g%2)*32 + l] >> 4*(g/2)) & 15 | ((qh[n*32+l] >> 2g) & 3) << 4)
+      // - 32, y = d * sc[n*8 + 2g + l/16] * q
+      Tensor lo = fields(cols(b, 0, 128).reshape({nb, 2, 2, 32}), 4, 2).reshape({nb, 2, 4, 32});
+      Tensor hi = fields(cols(b, 128, 192).reshape({nb, 2, 32}), 2, 2);
+      Tensor q = as_i32(lo | hi.lshift(4)) - 32;
+      Tensor sc = cols(b, 192, 208).bitcast(dtypes::int8).reshape({nb, 2, 4, 2, 1});
+      Tensor dsc = f16_at(b, 208).reshape({nb, 1, 1, 1, 1}) * as_f32(sc);
+      return (dsc * as_f32(q.reshape({nb, 2, 4, 2, 16}))).reshape({nb, 256});
+    }
+    case GGMLType::IQ4_NL: {
+      Tensor q = fields(cols(b, 2, 18), 4, 1).reshape({nb, 32});
+      return f16_at(b, 0) * as_f32(iq4nl_lookup(q));
+    }
+    case GGMLType::IQ4_XS: {
+      // sub-block ib of 32: ls = ((scales_l[ib/2] >> 4*(ib%2)) & 15) | (((scales_h >> 2ib) & 3) << 4), dl = d*(ls-32)
+      Tensor lo = fields(cols(b, 4, 8), 4, 2).reshape({nb, 8});
+      Tensor sh = cols(b, 2, 4).cast(dtypes::uint32);
+      Tensor scales_h = cols(sh, 0, 1) | cols(sh, 1, 2).lshift(8);
+      std::vector<Tensor> his;
+      for (int ib = 0; ib < 8; ib++) his.push_back(scales_h.rshift(2 * ib) & 3);
+      Tensor ls = lo | his[0].cat({his.begin() + 1, his.end()}, 1).lshift(4);
+      Tensor dl = f16_at(b, 0) * as_f32(as_i32(ls) - 32);  // (nb, 8)
+      Tensor q = fields(cols(b, 8, 136).reshape({nb, 8, 16}), 4, 2).reshape({nb, 8, 32});
+      return (dl.reshape({nb, 8, 1}) * as_f32(iq4nl_lookup(q))).reshape({nb, 256});
+    }
+    default: throw ValueError(cat("GGML type ", static_cast<uint32_t>(type), " is not supported"));
+  }
+}
+
+}  // namespace
+
+Tensor ggml_data_to_tensor(const Tensor& t, int64_t n, uint32_t type) {
+  auto tr = ggml_type_traits(type);
+  TG_CHECK_AS(ValueError, tr.has_value(), "GGML type '", type, "' is not supported!");
+  TG_CHECK_AS(ValueError, n >= 0 && n % tr->block_size == 0, "ggml_data_to_tensor: ", n, " elements are not whole ",
+              tr->name, " blocks of ", tr->block_size);
+  TG_CHECK_AS(ValueError, t.ndim() == 1 && t.dtype() == dtypes::uint8,
+              "ggml_data_to_tensor needs a 1-D uint8 tensor, got ", t.dtype(), " of shape ", shape_str(t.shape()));
+  int64_t nbytes = n / tr->block_size * tr->type_size, have = t.shape()[0].as_int();
+  TG_CHECK_AS(ValueError, have >= nbytes, "ggml_data_to_tensor: ", n, " ", tr->name, " elements take ", nbytes,
+              " bytes, the tensor has ", have);
+  Tensor bytes = t.shrink({{0, nbytes}});
+  if (std::optional<DType> dt = plain_dtype(type)) return bytes.bitcast(*dt);
+  if (n == 0) return Tensor::empty({0}, {.device = t.device(), .dtype = dtypes::float32});
+  return dequantize(bytes.reshape({n / tr->block_size, tr->type_size}), static_cast<GGMLType>(type)).reshape({n});
+}
+
+// *** loading ***
+
+GGUFFile gguf_load(const Tensor& file, std::optional<std::string> device) {
+  TG_CHECK_AS(ValueError, file.ndim() == 1 && file.dtype() == dtypes::uint8,
+              "gguf_load needs a 1-D uint8 tensor of the file's bytes, got ", file.dtype(), " of shape ",
+              shape_str(file.shape()));
+  const std::string dev = file.device();
+  const bool disk = dev.starts_with("DISK");
+  GGUFHeader h;
+  if (disk) {  // the header from the mapping: only its pages are read
+    MappedFile mf(dev.substr(dev.find(':') + 1), "gguf_load");
+    auto bytes = mf.bytes().subspan(0, std::min<size_t>(mf.bytes().size(), static_cast<size_t>(file.numel())));
+    h = gguf_parse_header(bytes, dev);
+  } else {
+    std::vector<uint8_t> bytes = file.data_bytes();
+    h = gguf_parse_header(bytes, "tensor on " + dev);
+  }
+  std::string target = disk ? (device ? Device::canonicalize(*device) : Device::canonicalize()) : dev;
+  GGUFFile out;
+  out.kv = std::move(h.kv);
+  for (const GGUFTensorInfo& ti : h.tensors) {
+    auto start = static_cast<int64_t>(h.data_start + ti.offset);
+    Tensor raw = file.shrink({{start, start + ti.nbytes}});
+    if (disk) raw = raw.to(target);
+    Tensor t = ggml_data_to_tensor(raw, ti.numel(), ti.type).reshape(ti.shape());
+    TG_CHECK_AS(ValueError, !out.tensors.contains(ti.name), "gguf_load: ", dev, ": tensor ", py_str_repr(ti.name),
+                " appears twice");
+    out.tensors.insert_or_assign(ti.name, t);
+  }
+  return out;
+}
+
+GGUFFile gguf_load(const std::string& path, std::optional<std::string> device) {
+  return gguf_load(Tensor::from_file(path), std::move(device));
+}
+
+// *** fp16 / bf16 ***
+
+uint16_t fp32_to_fp16(float f) {
+  uint32_t x = std::bit_cast<uint32_t>(f);
+  uint32_t sign = (x >> 16) & 0x8000, exp = (x >> 23) & 0xFF, man = x & 0x7FFFFF;
+  if (exp == 0xFF) return static_cast<uint16_t>(sign | 0x7C00 | (man != 0 ? 0x200 | (man >> 13) : 0));
+  int e = static_cast<int>(exp) - 127 + 15;
+  if (e >= 31) return static_cast<uint16_t>(sign | 0x7C00);  // overflow: inf
+  if (e <= 0) {  // a half subnormal (or 0): the 24-bit significand shifted right, rounded to nearest even
+    if (e < -10) return static_cast<uint16_t>(sign);
+    uint32_t m = man | 0x800000;
+    int shift = 14 - e;
+    uint32_t half = m >> shift, rem = m & ((1u << shift) - 1), mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (half & 1))) half++;
+    return static_cast<uint16_t>(sign | half);
+  }
+  uint32_t half = (static_cast<uint32_t>(e) << 10) | (man >> 13), rem = man & 0x1FFF;
+  if (rem > 0x1000 || (rem == 0x1000 && (half & 1))) half++;  // a carry into the exponent is right (up to inf)
+  return static_cast<uint16_t>(sign | half);
+}
+
+float fp16_to_fp32(uint16_t h) {
+  uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16, exp = (h >> 10) & 0x1F, man = h & 0x3FF;
+  if (exp == 0x1F) return std::bit_cast<float>(sign | 0x7F800000 | (man << 13));
+  if (exp == 0) {
+    float v = std::ldexp(static_cast<float>(man), -24);
+    return sign != 0 ? -v : v;
+  }
+  return std::bit_cast<float>(sign | ((exp + 112) << 23) | (man << 13));
+}
+
+uint16_t fp32_to_bf16(float f) {  // ggml_compute_fp32_to_bf16: NaN stays a quiet NaN, else round to nearest even
+  uint32_t u = std::bit_cast<uint32_t>(f);
+  if ((u & 0x7FFFFFFF) > 0x7F800000) return static_cast<uint16_t>((u >> 16) | 64);
+  return static_cast<uint16_t>((u + (0x7FFF + ((u >> 16) & 1))) >> 16);
+}
+
+// *** quantization (ggml's quantize_row_*_ref) and saving ***
+
+namespace {
+
+void put16(uint8_t* p, uint16_t v) { std::memcpy(p, &v, 2); }
+
+// one block of 32 floats -> its bytes
+void quantize_block(GGMLType type, const float* x, uint8_t* out) {
+  switch (type) {
+    case GGMLType::Q8_0: {
+      float amax = 0;
+      for (int j = 0; j < 32; j++) amax = std::max(amax, std::fabs(x[j]));
+      const float d = amax / 127, id = d != 0 ? 1.0f / d : 0.0f;
+      put16(out, fp32_to_fp16(d));
+      for (int j = 0; j < 32; j++) out[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(std::roundf(x[j] * id)));
+      return;
+    }
+    case GGMLType::Q4_0:
+    case GGMLType::Q5_0: {
+      const bool five = type == GGMLType::Q5_0;
+      float amax = 0, max = 0;
+      for (int j = 0; j < 32; j++)
+        if (amax < std::fabs(x[j])) amax = std::fabs(x[j]), max = x[j];
+      const float d = max / (five ? -16.0f : -8.0f), id = d != 0 ? 1.0f / d : 0.0f;
+      put16(out, fp32_to_fp16(d));
+      uint32_t qh = 0;
+      uint8_t* qs = out + (five ? 6 : 2);
+      for (int j = 0; j < 16; j++) {
+        const float x0 = x[j] * id, x1 = x[j + 16] * id;
+        const int lim = five ? 31 : 15;
+        const float off = five ? 16.5f : 8.5f;
+        const auto xi0 = static_cast<uint8_t>(std::min(lim, static_cast<int>(static_cast<int8_t>(x0 + off))));
+        const auto xi1 = static_cast<uint8_t>(std::min(lim, static_cast<int>(static_cast<int8_t>(x1 + off))));
+        qs[j] = static_cast<uint8_t>((xi0 & 0xF) | ((xi1 & 0xF) << 4));
+        qh |= static_cast<uint32_t>((xi0 & 0x10) >> 4) << j;
+        qh |= static_cast<uint32_t>((xi1 & 0x10) >> 4) << (j + 16);
+      }
+      if (five) std::memcpy(out + 2, &qh, 4);
+      return;
+    }
+    case GGMLType::Q4_1:
+    case GGMLType::Q5_1: {
+      const bool five = type == GGMLType::Q5_1;
+      float min = INFINITY, max = -INFINITY;
+      for (int j = 0; j < 32; j++) min = std::min(min, x[j]), max = std::max(max, x[j]);
+      const float d = (max - min) / (five ? 31.0f : 15.0f), id = d != 0 ? 1.0f / d : 0.0f;
+      put16(out, fp32_to_fp16(d));
+      put16(out + 2, fp32_to_fp16(min));
+      uint32_t qh = 0;
+      uint8_t* qs = out + (five ? 8 : 4);
+      for (int j = 0; j < 16; j++) {
+        const float x0 = (x[j] - min) * id, x1 = (x[j + 16] - min) * id;
+        uint8_t xi0, xi1;
+        if (five) {
+          xi0 = static_cast<uint8_t>(x0 + 0.5f), xi1 = static_cast<uint8_t>(x1 + 0.5f);
+        } else {
+          xi0 = static_cast<uint8_t>(std::min(15, static_cast<int>(static_cast<int8_t>(x0 + 0.5f))));
+          xi1 = static_cast<uint8_t>(std::min(15, static_cast<int>(static_cast<int8_t>(x1 + 0.5f))));
+        }
+        qs[j] = static_cast<uint8_t>((xi0 & 0xF) | ((xi1 & 0xF) << 4));
+        qh |= static_cast<uint32_t>((xi0 & 0x10) >> 4) << j;
+        qh |= static_cast<uint32_t>((xi1 & 0x10) >> 4) << (j + 16);
+      }
+      if (five) std::memcpy(out + 4, &qh, 4);
+      return;
+    }
+    default:
+      throw ValueError(cat("gguf_save: quantizing to ggml type ", static_cast<uint32_t>(type),
+                           " is not supported (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 are; other types "
+                           "can be written raw)"));
+  }
+}
+
+// the bytes of a tensor stored as `type`
+std::vector<uint8_t> encode(const GGUFSaveTensor& st, const GGMLTypeTraits& tr, int64_t& numel) {
+  if (st.raw) {
+    numel = 1;
+    for (const sint& d : st.shape) numel *= d.as_int();
+    TG_CHECK_AS(ValueError, st.values.dtype() == dtypes::uint8, "gguf_save: raw tensor ", py_str_repr(st.name),
+                " must be uint8 bytes, got ", st.values.dtype());
+    TG_CHECK_AS(ValueError, numel % tr.block_size == 0 && st.values.numel() == numel / tr.block_size * tr.type_size,
+                "gguf_save: raw tensor ", py_str_repr(st.name), " of shape ", shape_str(st.shape), " as ", tr.name,
+                " needs ", numel / tr.block_size * tr.type_size, " bytes, got ", st.values.numel());
+    return st.values.data_bytes();
+  }
+  numel = st.values.numel();
+  auto type = static_cast<GGMLType>(st.type);
+  if (std::optional<DType> dt = plain_dtype(st.type); dt && type != GGMLType::F16 && type != GGMLType::BF16)
+    return st.values.cast(*dt).data_bytes();
+  std::vector<float> x = st.values.cast(dtypes::float32).tolist<float>();
+  if (type == GGMLType::F16 || type == GGMLType::BF16) {
+    std::vector<uint8_t> out(x.size() * 2);
+    for (size_t i = 0; i < x.size(); i++)
+      put16(out.data() + 2 * i, type == GGMLType::F16 ? fp32_to_fp16(x[i]) : fp32_to_bf16(x[i]));
+    return out;
+  }
+  const Shape shape = st.values.shape();
+  TG_CHECK_AS(ValueError, !shape.empty() && shape.back().as_int() % tr.block_size == 0, "gguf_save: tensor ",
+              py_str_repr(st.name), " of shape ", shape_str(shape), ": rows must be whole ", tr.name, " blocks of ",
+              tr.block_size);
+  std::vector<uint8_t> out(x.size() / static_cast<size_t>(tr.block_size) * static_cast<size_t>(tr.type_size));
+  for (size_t blk = 0; blk * 32 < x.size(); blk++)
+    quantize_block(type, x.data() + blk * 32, out.data() + blk * tr.type_size);
+  return out;
+}
+
+struct Writer {
+  std::vector<uint8_t> b;
+  template <class T>
+  void put(T v) {
+    const auto* p = reinterpret_cast<const uint8_t*>(&v);
+    b.insert(b.end(), p, p + sizeof(T));
+  }
+  void str(const std::string& s) {
+    put<uint64_t>(s.size());
+    b.insert(b.end(), s.begin(), s.end());
+  }
+  void value(const GGUFValue& v) {  // NOTE: iterative would be overkill: metadata nests a few levels at most
+    using T = GGUFValue::Type;
+    switch (v.type) {
+      case T::UINT8: put<uint8_t>(static_cast<uint8_t>(v.as_int())); break;
+      case T::INT8: put<int8_t>(static_cast<int8_t>(v.as_int())); break;
+      case T::UINT16: put<uint16_t>(static_cast<uint16_t>(v.as_int())); break;
+      case T::INT16: put<int16_t>(static_cast<int16_t>(v.as_int())); break;
+      case T::UINT32: put<uint32_t>(static_cast<uint32_t>(v.as_int())); break;
+      case T::INT32: put<int32_t>(static_cast<int32_t>(v.as_int())); break;
+      case T::UINT64: put<uint64_t>(std::get<uint64_t>(v.v)); break;
+      case T::INT64: put<int64_t>(v.as_int()); break;
+      case T::FLOAT32: put<float>(static_cast<float>(v.as_double())); break;
+      case T::FLOAT64: put<double>(v.as_double()); break;
+      case T::BOOL: put<uint8_t>(v.as_bool() ? 1 : 0); break;
+      case T::STRING: str(v.as_string()); break;
+      case T::ARRAY:
+        TG_CHECK_AS(ValueError, v.elem_type != T::ARRAY, "gguf_save: arrays of arrays are not written");
+        put<uint32_t>(static_cast<uint32_t>(v.elem_type));
+        put<uint64_t>(v.as_array().size());
+        for (const GGUFValue& x : v.as_array()) {
+          TG_CHECK_AS(ValueError, x.type == v.elem_type, "gguf_save: an array of type ",
+                      static_cast<uint32_t>(v.elem_type), " holds a value of type ", static_cast<uint32_t>(x.type));
+          value(x);
+        }
+        break;
+    }
+  }
+  void pad(uint64_t alignment) { b.resize((b.size() + alignment - 1) / alignment * alignment, 0); }
+};
+
+}  // namespace
+
+void gguf_save(const std::string& path, const GGUFMetadata& kv, const std::vector<GGUFSaveTensor>& tensors) {
+  uint64_t alignment = 32;
+  if (const GGUFValue* a = gguf_find(kv, "general.alignment")) alignment = static_cast<uint64_t>(a->as_int());
+  TG_CHECK_AS(ValueError, alignment > 0 && (alignment & (alignment - 1)) == 0,
+              "gguf_save: general.alignment must be a power of two, got ", alignment);
+  std::vector<std::vector<uint8_t>> data;
+  Writer w;
+  w.put<uint32_t>(0x46554747u);
+  w.put<uint32_t>(3);
+  w.put<uint64_t>(tensors.size());
+  w.put<uint64_t>(kv.size());
+  for (const auto& [k, v] : kv) {
+    w.str(k);
+    w.put<uint32_t>(static_cast<uint32_t>(v.type));
+    w.value(v);
+  }
+  uint64_t offset = 0;
+  for (const GGUFSaveTensor& st : tensors) {
+    auto tr = ggml_type_traits(st.type);
+    TG_CHECK_AS(ValueError, tr.has_value(), "gguf_save: unknown ggml type ", st.type, " for ", py_str_repr(st.name));
+    int64_t numel = 0;
+    data.push_back(encode(st, *tr, numel));
+    Shape shape = st.raw ? st.shape : st.values.shape();
+    TG_CHECK_AS(ValueError, shape.size() <= 4, "gguf_save: ", py_str_repr(st.name), " has ", shape.size(),
+                " dims (at most 4)");
+    w.str(st.name);
+    w.put<uint32_t>(static_cast<uint32_t>(std::max<size_t>(shape.size(), 1)));
+    if (shape.empty()) w.put<uint64_t>(1);
+    for (auto it = shape.rbegin(); it != shape.rend(); ++it) w.put<uint64_t>(static_cast<uint64_t>(it->as_int()));
+    w.put<uint32_t>(st.type);
+    w.put<uint64_t>(offset);
+    offset += (data.back().size() + alignment - 1) / alignment * alignment;
+  }
+  w.pad(alignment);
+  for (const auto& d : data) {
+    w.b.insert(w.b.end(), d.begin(), d.end());
+    w.pad(alignment);
+  }
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  TG_CHECK(f.good(), "gguf_save: can't open ", py_str_repr(path), " for writing");
+  f.write(reinterpret_cast<const char*>(w.b.data()), static_cast<std::streamsize>(w.b.size()));
+  TG_CHECK(f.good(), "gguf_save: writing ", py_str_repr(path), " failed");
+}
+
+}  // namespace tg::nn
