@@ -7,6 +7,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include "tg/renderer/cstyle.h"
 
@@ -37,9 +39,9 @@ class DiskAllocator : public Allocator {
  protected:
   Opaque alloc_impl(size_t nbytes, const BufferSpec&) override {
     std::lock_guard lock(mu_);
-    if (count_ == 0) open_file(nbytes);
-    TG_CHECK(nbytes <= size_, "can't reopen ", device_, " with a larger size: it is open with ", size_,
-             " bytes, asked for ", nbytes);
+    // a larger size than the open mapping's maps the file again (it may have grown); the older mappings stay until
+    // the last buffer is freed, as buffers point into them. All are MAP_SHARED views of one file: writes agree.
+    if (count_ == 0 || nbytes > size_) open_file(nbytes);
     count_++;
     return base_;
   }
@@ -77,15 +79,18 @@ class DiskAllocator : public Allocator {
     ::close(fd);  // the mapping keeps the file
     TG_CHECK(why.empty(), device_, ": ", why);
     ::madvise(p, nbytes, MADV_WILLNEED);
+    maps_.emplace_back(p, nbytes);
     base_ = p, size_ = nbytes;
   }
   void close_file() {
-    if (base_ != nullptr) ::munmap(base_, size_);
+    for (auto [p, n] : maps_) ::munmap(p, n);
+    maps_.clear();
     base_ = nullptr, size_ = 0;
   }
 
   std::mutex mu_;
   std::string device_, path_;
+  std::vector<std::pair<void*, size_t>> maps_;  // every mapping made since the file was opened; base_ is the last
   void* base_ = nullptr;
   size_t size_ = 0;
   int64_t count_ = 0;

@@ -1,0 +1,132 @@
+// GGUF from C++ (nn/gguf.h): typed metadata and tensors round trip through gguf_save and gguf_load, quantized
+// weights stay packed (the dequantization fuses into the kernel that reads them), corrupt headers are ValueErrors.
+// Bit-exactness against ggml per type is tests/python/test_gguf.py's (numpy and llama.cpp's libggml).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "error_of.h"
+#include "tg/engine/realize.h"
+#include "tg/nn/gguf.h"
+#include "tg/runtime/device.h"
+
+using namespace tg;
+using namespace tg::nn;
+using tg::test::error_of;
+
+namespace {
+
+struct GGUF : ::testing::Test {
+  void SetUp() override {
+    Device::DEFAULT.reset();
+    path = (std::filesystem::temp_directory_path() /
+            ("tg_gguf_" + std::to_string(::getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".gguf"))
+               .string();
+  }
+  void TearDown() override { std::filesystem::remove(path); }
+  void write(const std::vector<uint8_t>& bytes) const {
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
+  std::string path;
+};
+
+std::vector<float> ramp(int64_t n) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; i++) v[static_cast<size_t>(i)] = std::sin(0.37f * static_cast<float>(i)) * 4.0f;
+  return v;
+}
+
+}  // namespace
+
+TEST_F(GGUF, MetadataAndTensorsRoundTrip) {
+  GGUFMetadata kv{{"general.architecture", GGUFValue::str("llama")},
+                  {"llama.block_count", GGUFValue::u32(2)},
+                  {"llama.rope.freq_base", GGUFValue::f32(10000.0f)},
+                  {"tokenizer.ggml.tokens",
+                   GGUFValue::array(GGUFValue::Type::STRING, {GGUFValue::str("<s>"), GGUFValue::str("é")})},
+                  {"flag", GGUFValue::boolean(true)}};
+  std::vector<float> w = ramp(4 * 64);
+  Tensor wt(w, Shape{4, 64});
+  gguf_save(path, kv,
+            {{"f32", wt},
+             {"f16", wt, uint32_t(GGMLType::F16)},
+             {"q8", wt, uint32_t(GGMLType::Q8_0)},
+             {"q4", wt, uint32_t(GGMLType::Q4_0)},
+             {"q5", wt, uint32_t(GGMLType::Q5_1)}});
+  GGUFFile f = gguf_load(path);
+  ASSERT_EQ(f.kv.size(), kv.size());
+  EXPECT_EQ(gguf_find(f.kv, "general.architecture")->as_string(), "llama");
+  EXPECT_EQ(gguf_find(f.kv, "llama.block_count")->type, GGUFValue::Type::UINT32);
+  EXPECT_EQ(gguf_find(f.kv, "llama.block_count")->as_int(), 2);
+  EXPECT_EQ(gguf_find(f.kv, "llama.rope.freq_base")->as_double(), 10000.0);
+  EXPECT_EQ(gguf_find(f.kv, "tokenizer.ggml.tokens")->as_array().at(1).as_string(), "é");
+  EXPECT_TRUE(gguf_find(f.kv, "flag")->as_bool());
+  EXPECT_EQ(f.tensors.keys(), (std::vector<std::string>{"f32", "f16", "q8", "q4", "q5"}));
+  EXPECT_EQ(f.tensors.at("f32").tolist<float>(), w);
+  EXPECT_EQ(f.tensors.at("f16").dtype(), dtypes::float16);
+  float amax = 4.0f;
+  for (const char* name : {"q8", "q4", "q5"}) {
+    const Tensor& t = f.tensors.at(name);
+    EXPECT_EQ(t.shape(), (Shape{4, 64}));
+    EXPECT_EQ(t.dtype(), dtypes::float32);
+    std::vector<float> got = t.tolist<float>();
+    float tol = std::string(name) == "q8" ? amax / 100 : amax / 6;
+    for (size_t i = 0; i < w.size(); i++) ASSERT_NEAR(got[i], w[i], tol) << name << " at " << i;
+  }
+}
+
+TEST_F(GGUF, QuantizedWeightsAreReadPacked) {
+  const int64_t rows = 64, cols = 256;
+  Tensor wt(ramp(rows * cols), Shape{rows, cols});
+  gguf_save(path, {}, {{"w", wt, uint32_t(GGMLType::Q4_0)}});
+  GGUFFile f = gguf_load(path, "CPU");
+  Tensor w = f.tensors.at("w");
+  Tensor x = Tensor::ones({1, cols}, {.device = "CPU"}).contiguous().realize();
+  Tensor y = x.matmul(w.T());
+  auto [sched, vars] = Tensor::schedule_with_vars({y});
+  int64_t from_disk = 0;
+  for (const ScheduleItem& si : sched) {
+    if (si.ast.op() == Ops::COPY) from_disk += si.bufs.at(0).nbytes();
+    for (const Buffer& b : si.bufs)  // never a float32 copy of the weight
+      EXPECT_LT(b.nbytes(), rows * cols * 4) << "a buffer of " << b.nbytes() << " bytes in " << si.ast.op();
+  }
+  EXPECT_EQ(from_disk, rows * cols / 32 * 18);  // the packed blocks, 4.5 bits a weight, are what is read
+  // NOTE: the dequantization still takes kernels of its own before the matvec (the nibbles' stack is realized, as in
+  // the reference); fusing it whole into the matvec is open work (issue 35, item 3)
+  run_schedule(sched);
+  std::vector<float> want = f.tensors.at("w").sum(std::vector<int64_t>{1}).tolist<float>();
+  std::vector<float> got = y.tolist<float>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); i++) EXPECT_NEAR(got[i], want[i], 1e-3f * (1 + std::fabs(want[i])));
+}
+
+TEST_F(GGUF, RawBlocksOfEveryType) {
+  for (uint32_t type : {2u, 3u, 6u, 7u, 8u, 10u, 11u, 12u, 13u, 14u, 20u, 23u}) {
+    GGMLTypeTraits tr = *ggml_type_traits(type);
+    std::vector<uint8_t> blocks(static_cast<size_t>(2 * tr.type_size), 0);  // zero blocks dequantize to zeros
+    gguf_save(path, {}, {{"t", Tensor(blocks, Shape{2 * tr.type_size}), type, true, Shape{2, tr.block_size}}});
+    Tensor t = gguf_load(path).tensors.at("t");
+    EXPECT_EQ(t.shape(), (Shape{2, tr.block_size})) << tr.name;
+    EXPECT_EQ(t.tolist<float>(), std::vector<float>(static_cast<size_t>(2 * tr.block_size), 0.0f)) << tr.name;
+  }
+}
+
+TEST_F(GGUF, CorruptHeadersAreValueErrors) {
+  write({'G', 'G', 'U', 'F', 3, 0, 0, 0});
+  EXPECT_THROW(gguf_load(path), ValueError);
+  EXPECT_NE(error_of([&] { gguf_load(path); }).find("n_tensors at byte 8"), std::string::npos);
+  write({'G', 'G', 'M', 'L', 3, 0, 0, 0});
+  EXPECT_NE(error_of([&] { gguf_load(path); }).find("not a GGUF file"), std::string::npos);
+  std::vector<uint8_t> huge{'G', 'G', 'U', 'F', 3, 0, 0, 0};
+  for (int i = 0; i < 8; i++) huge.push_back(0);
+  for (int i = 0; i < 8; i++) huge.push_back(i == 7 ? 0x10 : 0);  // n_kv = 2^60: nothing is allocated for it
+  write(huge);
+  EXPECT_NE(error_of([&] { gguf_load(path); }).find("n_kv"), std::string::npos);
+  EXPECT_THROW(gguf_load((std::filesystem::temp_directory_path() / "tg_no_such.gguf").string()), Error);
+  EXPECT_THROW(ggml_data_to_tensor(Tensor::zeros({64}, {.dtype = dtypes::uint8}), 32, 1337), ValueError);
+}
