@@ -269,3 +269,17 @@ def test_files_we_write_load_in_libggml(tmp_path):
       np.testing.assert_array_equal(bits(sd[name].numpy().ravel()), bits(want), err_msg=name)
   finally:
     lib.gguf_free(ctx)
+
+@pytest.mark.parametrize("name", list(TYPES))
+def test_dequant_fuses_into_the_matvec(name):
+  from tinygrad.uop.ops import Ops
+  typ, bs, ts = TYPES[name]
+  raw = Tensor(np.frombuffer(random_blocks(name, 8, np.random.default_rng(1)), np.uint8)).realize()
+  w = ggml_data_to_tensor(raw, 8 * bs, typ).reshape(4, 2 * bs)
+  x = Tensor.ones(1, 2 * bs).contiguous().realize()
+  y = x @ w.T
+  sched = y.schedule()
+  assert [si.ast.op for si in sched].count(Ops.SINK) == 1, [si.ast.op for si in sched]
+  from tinygrad.engine.realize import run_schedule
+  run_schedule(sched)
+  np.testing.assert_allclose(y.numpy(), np.ones((1, 2 * bs), np.float32) @ w.numpy().T, rtol=1e-5, atol=1e-3)

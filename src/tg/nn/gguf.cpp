@@ -282,30 +282,86 @@ GGUFHeader gguf_parse_header(std::span<const uint8_t> file, const std::string& w
 }
 
 // *** dequantization: what ggml's dequantize_row_* compute, as lazy tensor ops on the blocks' bytes ***
+//
+// Each type's block is laid out as axes (Q4_0: 2 halves x 16 bytes), and every value is computed elementwise from
+// views of the packed bytes broadcast over that layout, picking a byte's bit field by selects on tiny index tensors.
+// No computed value is ever broadcast or concatenated: the scheduler would store those (it realizes before an
+// expand), so written this way the whole dequantization fuses into the kernel that reads the weight.
 
 namespace {
 
-// bytes [a, e) of every block: (nb, e - a) uint8
-Tensor cols(const Tensor& b, int64_t a, int64_t e) { return b.shrink({{0, b.shape()[0]}, {a, e}}); }
-// the half at byte a of every block, as float32: (nb, 1)
-Tensor f16_at(const Tensor& b, int64_t a) { return cols(b, a, a + 2).bitcast(dtypes::float16).cast(dtypes::float32); }
-// the `8 / bits` fields of `bits` bits of each byte of x, lowest first, stacked as a new axis at `dim` (uint32)
-Tensor fields(const Tensor& x, int bits, int64_t dim) {
-  std::vector<Tensor> parts;
-  Tensor xi = x.cast(dtypes::uint32);
-  for (int s = 0; s < 8; s += bits) parts.push_back(xi.rshift(s) & ((1 << bits) - 1));
-  return Tensor::stack(parts, dim);
+struct Blocks {
+  Tensor b;                   // (nb, type_size) uint8
+  int64_t nb;                 // blocks
+  std::vector<int64_t> dims;  // the layout of one block's values
+
+  Shape full(std::optional<int64_t> last = std::nullopt) const {
+    Shape s{sint(nb)};
+    for (int64_t d : dims) s.push_back(d);
+    if (last) s.push_back(*last);
+    return s;
+  }
+  Shape with_nb(const std::vector<int64_t>& shape, std::optional<int64_t> last = std::nullopt) const {
+    Shape s{sint(nb)};
+    for (int64_t d : shape) s.push_back(d);
+    if (last) s.push_back(*last);
+    return s;
+  }
+  // bytes [a, e) of each block as `shape` (1 on the axes they don't vary along), broadcast over the layout: uint32
+  Tensor u8(int64_t a, int64_t e, const std::vector<int64_t>& shape) const {
+    return b.shrink({{0, nb}, {a, e}}).reshape(with_nb(shape)).expand(full()).cast(dtypes::uint32);
+  }
+  // the same as int8 (Q6_K's scales, Q8_0's values), then float32
+  Tensor i8(int64_t a, int64_t e, const std::vector<int64_t>& shape) const {
+    return b.shrink({{0, nb}, {a, e}})
+        .reshape(with_nb(shape))
+        .expand(full())
+        .bitcast(dtypes::int8)
+        .cast(dtypes::float32);
+  }
+  // the block's half at byte a, as float32 over the layout
+  Tensor f16(int64_t a) const {
+    std::vector<int64_t> ones(dims.size(), 1);
+    return b.shrink({{0, nb}, {a, a + 2}})
+        .reshape(with_nb(ones, 2))
+        .expand(full(2))
+        .bitcast(dtypes::float16)  // (..., 2) bytes -> (..., 1) half
+        .reshape(full())
+        .cast(dtypes::float32);
+  }
+  // bit `bit` of the index along layout axis `axis`, as a bool over the layout (a tiny tensor, broadcast)
+  Tensor index_bit(size_t axis, int bit) const {
+    std::vector<uint8_t> v;
+    for (int64_t i = 0; i < dims[axis]; i++) v.push_back(static_cast<uint8_t>((i >> bit) & 1));
+    Shape s{sint(1)};
+    for (size_t a = 0; a < dims.size(); a++) s.push_back(a == axis ? dims[a] : 1);
+    return Tensor(v.data(), Shape{dims[axis]}, {.device = b.device(), .dtype = dtypes::bool_})
+        .reshape(s)
+        .expand(full());
+  }
+};
+
+// field i (`bits` wide) of x, where bit l of i is levels[l] (a bool over the layout): a tree of selects
+Tensor field(const Tensor& x, int bits, const std::vector<Tensor>& levels) {
+  std::vector<Tensor> leaves;
+  for (int i = 0; i < (1 << levels.size()); i++) leaves.push_back(i == 0 ? x : x.rshift(bits * i));
+  for (const Tensor& sel : levels) {
+    std::vector<Tensor> next;
+    for (size_t k = 0; k < leaves.size(); k += 2) next.push_back(sel.where(leaves[k + 1], leaves[k]));
+    leaves = std::move(next);
+  }
+  return leaves[0] & ((1 << bits) - 1);
 }
 Tensor as_f32(const Tensor& x) { return x.cast(dtypes::float32); }
 Tensor as_i32(const Tensor& x) { return x.cast(dtypes::int32); }
 
 // kvalues_iq4nl: the 16 non-linear levels of IQ4_NL and IQ4_XS
 constexpr std::array<int, 16> kIQ4NL{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
-// kIQ4NL[q] for 4-bit q (uint32), as int32: a tree of selects on q's bits, elementwise (fuses into the consumer)
+// kIQ4NL[q] for 4-bit q (uint32), as float32: a tree of selects on q's bits
 Tensor iq4nl_lookup(const Tensor& q) {
   std::vector<Tensor> level;
-  Tensor qi = as_i32(q);
-  for (int v : kIQ4NL) level.push_back(qi.scalar_like(int64_t(v)));
+  Tensor qf = as_f32(q);
+  for (int v : kIQ4NL) level.push_back(qf.scalar_like(double(v)));
   for (int bit = 0; bit < 4; bit++) {
     Tensor sel = (q.rshift(bit) & 1) == 1;
     std::vector<Tensor> next;
@@ -315,100 +371,97 @@ Tensor iq4nl_lookup(const Tensor& q) {
   return level[0];
 }
 
-// Q4_K and Q5_K's eight 6-bit (scale, min) pairs of each block, from their 12 bytes at byte a: (nb, 8) int32 each
-std::pair<Tensor, Tensor> k4_scales_mins(const Tensor& b, int64_t a) {
-  Tensor s = cols(b, a, a + 12).cast(dtypes::uint32);
-  auto part = [&](int64_t i, int64_t e) { return cols(s, i, e); };
-  Tensor sc_lo = part(0, 4) & 63, m_lo = part(4, 8) & 63;
-  Tensor sc_hi = (part(8, 12) & 0xF) | (part(0, 4).rshift(6).lshift(4));
-  Tensor m_hi = part(8, 12).rshift(4) | (part(4, 8).rshift(6).lshift(4));
-  return {sc_lo.cat({sc_hi}, 1), m_lo.cat({m_hi}, 1)};
-}
-
-Tensor dequantize(const Tensor& b, GGMLType type) {
-  const int64_t nb = b.shape()[0];
+Tensor dequantize(const Tensor& bytes, GGMLType type) {
+  const int64_t nb = bytes.shape()[0].as_int();
+  auto L = [&](std::vector<int64_t> dims) { return Blocks{bytes, nb, std::move(dims)}; };
   switch (type) {
-    case GGMLType::Q4_0: {  // y = ((q & 15) - 8) * d
-      Tensor q = fields(cols(b, 2, 18), 4, 1).reshape({nb, 32});
-      return as_f32(as_i32(q) - 8) * f16_at(b, 0);
+    case GGMLType::Q4_0: {  // (h, l): y = ((qs[l] >> 4h) & 15) - 8) * d
+      Blocks k = L({2, 16});
+      Tensor q = field(k.u8(2, 18, {1, 16}), 4, {k.index_bit(0, 0)});
+      return as_f32(as_i32(q) - 8) * k.f16(0);
     }
     case GGMLType::Q4_1: {  // y = q * d + m
-      Tensor q = fields(cols(b, 4, 20), 4, 1).reshape({nb, 32});
-      return as_f32(q) * f16_at(b, 0) + f16_at(b, 2);
+      Blocks k = L({2, 16});
+      Tensor q = field(k.u8(4, 20, {1, 16}), 4, {k.index_bit(0, 0)});
+      return as_f32(q) * k.f16(0) + k.f16(2);
     }
     case GGMLType::Q5_0:
-    case GGMLType::Q5_1: {  // the 5th bit of element j is bit j of the 32-bit qh
+    case GGMLType::Q5_1: {  // (h, l8, lb), j = h*16 + l8*8 + lb: the 5th bit is bit j of qh, i.e. bit lb of qh[2h+l8]
       bool one = type == GGMLType::Q5_1;
       int64_t qh_at = one ? 4 : 2;
-      Tensor hi = fields(cols(b, qh_at, qh_at + 4), 1, 2).reshape({nb, 32});
-      Tensor q = fields(cols(b, qh_at + 4, qh_at + 20), 4, 1).reshape({nb, 32}) | hi.lshift(4);
-      if (!one) return as_f32(as_i32(q) - 16) * f16_at(b, 0);
-      return as_f32(q) * f16_at(b, 0) + f16_at(b, 2);
+      Blocks k = L({2, 2, 8});
+      Tensor hi =
+          field(k.u8(qh_at, qh_at + 4, {2, 2, 1}), 1, {k.index_bit(2, 0), k.index_bit(2, 1), k.index_bit(2, 2)});
+      Tensor q = field(k.u8(qh_at + 4, qh_at + 20, {1, 2, 8}), 4, {k.index_bit(0, 0)}) | hi.lshift(4);
+      if (!one) return as_f32(as_i32(q) - 16) * k.f16(0);
+      return as_f32(q) * k.f16(0) + k.f16(2);
     }
-    case GGMLType::Q8_0: return f16_at(b, 0) * as_f32(cols(b, 2, 34).bitcast(dtypes::int8));
-    case GGMLType::Q2_K: {
-      // y[n*128 + j*32 + h*16 + l] = d*(sc&15) * ((qs[n*32 + h*16 + l] >> 2j) & 3) - dmin*(sc>>4), sc =
-      // scales[n*8+j*2+h]
-      Tensor q = fields(cols(b, 16, 80).reshape({nb, 2, 32}), 2, 2).reshape({nb, 2, 4, 2, 16});
-      Tensor sc = cols(b, 0, 16).cast(dtypes::uint32).reshape({nb, 2, 4, 2, 1});
-      Tensor d = f16_at(b, 80).reshape({nb, 1, 1, 1, 1}), dmin = f16_at(b, 82).reshape({nb, 1, 1, 1, 1});
-      Tensor dl = d * as_f32(sc & 0xF), ml = dmin * as_f32(sc.rshift(4));
-      return (dl * as_f32(q) - ml).reshape({nb, 256});
+    case GGMLType::Q8_0: {
+      Blocks k = L({32});
+      return k.i8(2, 34, {32}) * k.f16(0);
+    }
+    case GGMLType::Q2_K: {  // (n, j, h, l): q = (qs[n*32+h*16+l] >> 2j) & 3, sc = scales[n*8+j*2+h]
+      Blocks k = L({2, 4, 2, 16});
+      Tensor q = field(k.u8(16, 80, {2, 1, 2, 16}), 2, {k.index_bit(1, 0), k.index_bit(1, 1)});
+      Tensor sc = k.u8(0, 16, {2, 4, 2, 1});
+      Tensor dl = k.f16(80) * as_f32(sc & 0xF), ml = k.f16(82) * as_f32(sc.rshift(4));
+      return dl * as_f32(q) - ml;
     }
     case GGMLType::Q3_K: {
-      // 16 6-bit scales: r[g*4+k] = ((b[(g%2)*4+k] >> 4*(g/2)) & 15) | (((b[8+k] >> 2g) & 3) << 4)
-      Tensor s = cols(b, 96, 108).cast(dtypes::uint32);
-      std::vector<Tensor> groups;
-      for (int g = 0; g < 4; g++)
-        groups.push_back((cols(s, (g % 2) * 4, (g % 2) * 4 + 4).rshift(4 * (g / 2)) & 0xF) |
-                         ((cols(s, 8, 12).rshift(2 * g) & 3).lshift(4)));
-      Tensor sc = as_i32(groups[0].cat({groups.begin() + 1, groups.end()}, 1)).reshape({nb, 2, 4, 2, 1}) - 32;
-      // y[n*128 + j*32 + h*16 + l] = d*sc * (((qs[n*32+h*16+l] >> 2j) & 3) - (hmask[h*16+l] bit (4n+j) ? 0 : 4))
-      Tensor q = fields(cols(b, 32, 96).reshape({nb, 2, 32}), 2, 2).reshape({nb, 2, 4, 2, 16});
-      Tensor hm = fields(cols(b, 0, 32), 1, 1).reshape({nb, 2, 4, 2, 16});
-      Tensor dl = f16_at(b, 108).reshape({nb, 1, 1, 1, 1}) * as_f32(sc);
+      // (n, j1, j0, h, l), j = 2*j1 + j0: q = (qs[n*32+h*16+l] >> 2j) & 3, minus 4 unless bit 4n+j of hmask[h*16+l];
+      // the 6-bit scale is = n*8 + j*2 + h: ((s[j1*4 + j0*2 + h] >> 4n) & 15) | (((s[8 + j0*2 + h] >> 2(2n+j1)) & 3) <<
+      // 4)
+      Blocks k = L({2, 2, 2, 2, 16});
+      Tensor n = k.index_bit(0, 0), j1 = k.index_bit(1, 0), j0 = k.index_bit(2, 0);
+      Tensor q = field(k.u8(32, 96, {2, 1, 1, 2, 16}), 2, {j0, j1});
+      Tensor hm = field(k.u8(0, 32, {1, 1, 1, 2, 16}), 1, {j0, j1, n});
+      Tensor lo = field(k.u8(96, 104, {1, 2, 2, 2, 1}), 4, {n});
+      Tensor hi = field(k.u8(104, 108, {1, 1, 2, 2, 1}), 2, {j1, n});
+      Tensor sc = as_i32(lo | hi.lshift(4)) - 32;
       Tensor qi = as_i32(q);
-      return (dl * as_f32(qi - (hm == 0).where(qi.scalar_like(int64_t(4)), qi.scalar_like(int64_t(0)))))
-          .reshape({nb, 256});
+      Tensor dl = k.f16(108) * as_f32(sc);
+      return dl * as_f32(qi - (hm == 0).where(qi.scalar_like(int64_t(4)), qi.scalar_like(int64_t(0))));
     }
     case GGMLType::Q4_K:
     case GGMLType::Q5_K: {
-      // chunk c of 64: y[c*64 + h*32 + l] = d*sc[2c+h] * ((qs[c*32+l] >> 4h) & 15 (+16 if qh[l] bit 2c+h)) -
-      // dmin*m[2c+h]
+      // (g, c2, h, l): chunk c = 2g + c2, sub-block j = 2c + h = 4g + 2*c2 + h, r = j % 4;
+      // q = (qs[c*32+l] >> 4h) & 15 (+16 if bit j of qh[l]); scale and min from the 12 bytes (get_scale_min_k4)
       bool five = type == GGMLType::Q5_K;
-      auto [sc, m] = k4_scales_mins(b, 4);
+      Blocks k = L({2, 2, 2, 32});
+      Tensor g = k.index_bit(0, 0), c2 = k.index_bit(1, 0), h = k.index_bit(2, 0);
       int64_t qs_at = five ? 48 : 16;
-      Tensor q = fields(cols(b, qs_at, qs_at + 128).reshape({nb, 4, 32}), 4, 2);  // (nb, 4, 2, 32)
-      if (five) q = q + fields(cols(b, 16, 48), 1, 1).reshape({nb, 4, 2, 32}).lshift(4);
-      Tensor d1 = f16_at(b, 0).reshape({nb, 1, 1}) * as_f32(sc.reshape({nb, 4, 2}));
-      Tensor m1 = f16_at(b, 2).reshape({nb, 1, 1}) * as_f32(m.reshape({nb, 4, 2}));
-      return (d1.reshape({nb, 4, 2, 1}) * as_f32(q) - m1.reshape({nb, 4, 2, 1})).reshape({nb, 256});
+      Tensor q = field(k.u8(qs_at, qs_at + 128, {2, 2, 1, 32}), 4, {h});
+      if (five) q = q + field(k.u8(16, 48, {1, 1, 1, 32}), 1, {h, c2, g}).lshift(4);
+      Tensor qa = k.u8(4, 8, {1, 2, 2, 1}), qb = k.u8(8, 12, {1, 2, 2, 1}), qc = k.u8(12, 16, {1, 2, 2, 1});
+      Tensor sc = g.where((qc & 0xF) | qa.rshift(6).lshift(4), qa & 63);
+      Tensor m = g.where(qc.rshift(4) | qb.rshift(6).lshift(4), qb & 63);
+      Tensor d1 = k.f16(0) * as_f32(sc), m1 = k.f16(2) * as_f32(m);
+      return d1 * as_f32(q) - m1;
     }
     case GGMLType::Q6_K: {
-      // half n of 128, group g of 32: q = ((ql[n*64 + (g%2)*32 + l] >> 4*(g/2)) & 15 | ((qh[n*32+l] >> 2g) & 3) << 4)
-      // - 32, y = d * sc[n*8 + 2g + l/16] * q
-      Tensor lo = fields(cols(b, 0, 128).reshape({nb, 2, 2, 32}), 4, 2).reshape({nb, 2, 4, 32});
-      Tensor hi = fields(cols(b, 128, 192).reshape({nb, 2, 32}), 2, 2);
+      // (n, gh, gl, l16, ll), g = 2*gh + gl, l = 16*l16 + ll: q = ((ql[n*64 + gl*32 + l] >> 4gh) & 15 |
+      // ((qh[n*32+l] >> 2g) & 3) << 4) - 32, y = d * sc[n*8 + 2g + l16] * q
+      Blocks k = L({2, 2, 2, 2, 16});
+      Tensor gh = k.index_bit(1, 0), gl = k.index_bit(2, 0);
+      Tensor lo = field(k.u8(0, 128, {2, 1, 2, 2, 16}), 4, {gh});
+      Tensor hi = field(k.u8(128, 192, {2, 1, 1, 2, 16}), 2, {gl, gh});
       Tensor q = as_i32(lo | hi.lshift(4)) - 32;
-      Tensor sc = cols(b, 192, 208).bitcast(dtypes::int8).reshape({nb, 2, 4, 2, 1});
-      Tensor dsc = f16_at(b, 208).reshape({nb, 1, 1, 1, 1}) * as_f32(sc);
-      return (dsc * as_f32(q.reshape({nb, 2, 4, 2, 16}))).reshape({nb, 256});
+      return k.f16(208) * k.i8(192, 208, {2, 2, 2, 2, 1}) * as_f32(q);
     }
     case GGMLType::IQ4_NL: {
-      Tensor q = fields(cols(b, 2, 18), 4, 1).reshape({nb, 32});
-      return f16_at(b, 0) * as_f32(iq4nl_lookup(q));
+      Blocks k = L({2, 16});
+      return k.f16(0) * iq4nl_lookup(field(k.u8(2, 18, {1, 16}), 4, {k.index_bit(0, 0)}));
     }
     case GGMLType::IQ4_XS: {
-      // sub-block ib of 32: ls = ((scales_l[ib/2] >> 4*(ib%2)) & 15) | (((scales_h >> 2ib) & 3) << 4), dl = d*(ls-32)
-      Tensor lo = fields(cols(b, 4, 8), 4, 2).reshape({nb, 8});
-      Tensor sh = cols(b, 2, 4).cast(dtypes::uint32);
-      Tensor scales_h = cols(sh, 0, 1) | cols(sh, 1, 2).lshift(8);
-      std::vector<Tensor> his;
-      for (int ib = 0; ib < 8; ib++) his.push_back(scales_h.rshift(2 * ib) & 3);
-      Tensor ls = lo | his[0].cat({his.begin() + 1, his.end()}, 1).lshift(4);
-      Tensor dl = f16_at(b, 0) * as_f32(as_i32(ls) - 32);  // (nb, 8)
-      Tensor q = fields(cols(b, 8, 136).reshape({nb, 8, 16}), 4, 2).reshape({nb, 8, 32});
-      return (dl.reshape({nb, 8, 1}) * as_f32(iq4nl_lookup(q))).reshape({nb, 256});
+      // (k1, k0, ib0, h, l), sub-block ib = 4*k1 + 2*k0 + ib0: ls = ((scales_l[2k1+k0] >> 4*ib0) & 15) |
+      // (((scales_h >> 2ib) & 3) << 4), scales_h's bits 2ib.. are in its byte k1 at 2*(2*k0 + ib0)
+      Blocks k = L({2, 2, 2, 2, 16});
+      Tensor k0 = k.index_bit(1, 0), ib0 = k.index_bit(2, 0), h = k.index_bit(3, 0);
+      Tensor lo = field(k.u8(4, 8, {2, 2, 1, 1, 1}), 4, {ib0});
+      Tensor hi = field(k.u8(2, 4, {2, 1, 1, 1, 1}), 2, {ib0, k0});
+      Tensor dl = k.f16(0) * as_f32(as_i32(lo | hi.lshift(4)) - 32);
+      Tensor q = field(k.u8(8, 136, {2, 2, 2, 1, 16}), 4, {h});
+      return dl * iq4nl_lookup(q);
     }
     default: throw ValueError(cat("GGML type ", static_cast<uint32_t>(type), " is not supported"));
   }
