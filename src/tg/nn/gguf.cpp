@@ -329,15 +329,14 @@ struct Blocks {
         .reshape(full())
         .cast(dtypes::float32);
   }
-  // bit `bit` of the index along layout axis `axis`, as a bool over the layout (a tiny tensor, broadcast)
-  Tensor index_bit(size_t axis, int bit) const {
-    std::vector<uint8_t> v;
-    for (int64_t i = 0; i < dims[axis]; i++) v.push_back(static_cast<uint8_t>((i >> bit) & 1));
-    Shape s{sint(1)};
-    for (size_t a = 0; a < dims.size(); a++) s.push_back(a == axis ? dims[a] : 1);
-    return Tensor(v.data(), Shape{dims[axis]}, {.device = b.device(), .dtype = dtypes::bool_})
-        .reshape(s)
-        .expand(full());
+  // the index (0 or 1) along layout axis `axis`, of size 2, as a bool over the layout: a padded constant, which the
+  // codegen folds once the axis is unrolled (a select on it becomes the branch of that lane)
+  Tensor index_bit(size_t axis) const {
+    TG_ASSERT(dims.at(axis) == 2, "a selector axis has size 2, got ", dims.at(axis));
+    Shape one(dims.size() + 1, 1);
+    Mask pad(dims.size() + 1, {0, 0});
+    pad[axis + 1] = {1, 0};
+    return Tensor::full(one, true, {.device = b.device(), .dtype = dtypes::bool_}).pad(pad).expand(full());
   }
 };
 
@@ -377,22 +376,22 @@ Tensor dequantize(const Tensor& bytes, GGMLType type) {
   switch (type) {
     case GGMLType::Q4_0: {  // (h, l): y = ((qs[l] >> 4h) & 15) - 8) * d
       Blocks k = L({2, 16});
-      Tensor q = field(k.u8(2, 18, {1, 16}), 4, {k.index_bit(0, 0)});
+      Tensor q = field(k.u8(2, 18, {1, 16}), 4, {k.index_bit(0)});
       return as_f32(as_i32(q) - 8) * k.f16(0);
     }
     case GGMLType::Q4_1: {  // y = q * d + m
       Blocks k = L({2, 16});
-      Tensor q = field(k.u8(4, 20, {1, 16}), 4, {k.index_bit(0, 0)});
+      Tensor q = field(k.u8(4, 20, {1, 16}), 4, {k.index_bit(0)});
       return as_f32(q) * k.f16(0) + k.f16(2);
     }
     case GGMLType::Q5_0:
-    case GGMLType::Q5_1: {  // (h, l8, lb), j = h*16 + l8*8 + lb: the 5th bit is bit j of qh, i.e. bit lb of qh[2h+l8]
+    case GGMLType::Q5_1: {
+      // (h, l8, lb2, lb1, lb0), j = h*16 + l8*8 + lb: the 5th bit is bit j of qh, i.e. bit lb of qh[2h + l8]
       bool one = type == GGMLType::Q5_1;
       int64_t qh_at = one ? 4 : 2;
-      Blocks k = L({2, 2, 8});
-      Tensor hi =
-          field(k.u8(qh_at, qh_at + 4, {2, 2, 1}), 1, {k.index_bit(2, 0), k.index_bit(2, 1), k.index_bit(2, 2)});
-      Tensor q = field(k.u8(qh_at + 4, qh_at + 20, {1, 2, 8}), 4, {k.index_bit(0, 0)}) | hi.lshift(4);
+      Blocks k = L({2, 2, 2, 2, 2});
+      Tensor hi = field(k.u8(qh_at, qh_at + 4, {2, 2, 1, 1, 1}), 1, {k.index_bit(4), k.index_bit(3), k.index_bit(2)});
+      Tensor q = field(k.u8(qh_at + 4, qh_at + 20, {1, 2, 2, 2, 2}), 4, {k.index_bit(0)}) | hi.lshift(4);
       if (!one) return as_f32(as_i32(q) - 16) * k.f16(0);
       return as_f32(q) * k.f16(0) + k.f16(2);
     }
@@ -400,10 +399,11 @@ Tensor dequantize(const Tensor& bytes, GGMLType type) {
       Blocks k = L({32});
       return k.i8(2, 34, {32}) * k.f16(0);
     }
-    case GGMLType::Q2_K: {  // (n, j, h, l): q = (qs[n*32+h*16+l] >> 2j) & 3, sc = scales[n*8+j*2+h]
-      Blocks k = L({2, 4, 2, 16});
-      Tensor q = field(k.u8(16, 80, {2, 1, 2, 16}), 2, {k.index_bit(1, 0), k.index_bit(1, 1)});
-      Tensor sc = k.u8(0, 16, {2, 4, 2, 1});
+    case GGMLType::Q2_K: {
+      // (n, j1, j0, h, l), j = 2*j1 + j0: q = (qs[n*32 + h*16 + l] >> 2j) & 3, sc = scales[n*8 + j*2 + h]
+      Blocks k = L({2, 2, 2, 2, 16});
+      Tensor q = field(k.u8(16, 80, {2, 1, 1, 2, 16}), 2, {k.index_bit(2), k.index_bit(1)});
+      Tensor sc = k.u8(0, 16, {2, 2, 2, 2, 1});
       Tensor dl = k.f16(80) * as_f32(sc & 0xF), ml = k.f16(82) * as_f32(sc.rshift(4));
       return dl * as_f32(q) - ml;
     }
@@ -412,7 +412,7 @@ Tensor dequantize(const Tensor& bytes, GGMLType type) {
       // the 6-bit scale is = n*8 + j*2 + h: ((s[j1*4 + j0*2 + h] >> 4n) & 15) | (((s[8 + j0*2 + h] >> 2(2n+j1)) & 3) <<
       // 4)
       Blocks k = L({2, 2, 2, 2, 16});
-      Tensor n = k.index_bit(0, 0), j1 = k.index_bit(1, 0), j0 = k.index_bit(2, 0);
+      Tensor n = k.index_bit(0), j1 = k.index_bit(1), j0 = k.index_bit(2);
       Tensor q = field(k.u8(32, 96, {2, 1, 1, 2, 16}), 2, {j0, j1});
       Tensor hm = field(k.u8(0, 32, {1, 1, 1, 2, 16}), 1, {j0, j1, n});
       Tensor lo = field(k.u8(96, 104, {1, 2, 2, 2, 1}), 4, {n});
@@ -428,7 +428,7 @@ Tensor dequantize(const Tensor& bytes, GGMLType type) {
       // q = (qs[c*32+l] >> 4h) & 15 (+16 if bit j of qh[l]); scale and min from the 12 bytes (get_scale_min_k4)
       bool five = type == GGMLType::Q5_K;
       Blocks k = L({2, 2, 2, 32});
-      Tensor g = k.index_bit(0, 0), c2 = k.index_bit(1, 0), h = k.index_bit(2, 0);
+      Tensor g = k.index_bit(0), c2 = k.index_bit(1), h = k.index_bit(2);
       int64_t qs_at = five ? 48 : 16;
       Tensor q = field(k.u8(qs_at, qs_at + 128, {2, 2, 1, 32}), 4, {h});
       if (five) q = q + field(k.u8(16, 48, {1, 1, 1, 32}), 1, {h, c2, g}).lshift(4);
@@ -442,7 +442,7 @@ Tensor dequantize(const Tensor& bytes, GGMLType type) {
       // (n, gh, gl, l16, ll), g = 2*gh + gl, l = 16*l16 + ll: q = ((ql[n*64 + gl*32 + l] >> 4gh) & 15 |
       // ((qh[n*32+l] >> 2g) & 3) << 4) - 32, y = d * sc[n*8 + 2g + l16] * q
       Blocks k = L({2, 2, 2, 2, 16});
-      Tensor gh = k.index_bit(1, 0), gl = k.index_bit(2, 0);
+      Tensor gh = k.index_bit(1), gl = k.index_bit(2);
       Tensor lo = field(k.u8(0, 128, {2, 1, 2, 2, 16}), 4, {gh});
       Tensor hi = field(k.u8(128, 192, {2, 1, 1, 2, 16}), 2, {gl, gh});
       Tensor q = as_i32(lo | hi.lshift(4)) - 32;
@@ -450,13 +450,13 @@ Tensor dequantize(const Tensor& bytes, GGMLType type) {
     }
     case GGMLType::IQ4_NL: {
       Blocks k = L({2, 16});
-      return k.f16(0) * iq4nl_lookup(field(k.u8(2, 18, {1, 16}), 4, {k.index_bit(0, 0)}));
+      return k.f16(0) * iq4nl_lookup(field(k.u8(2, 18, {1, 16}), 4, {k.index_bit(0)}));
     }
     case GGMLType::IQ4_XS: {
       // (k1, k0, ib0, h, l), sub-block ib = 4*k1 + 2*k0 + ib0: ls = ((scales_l[2k1+k0] >> 4*ib0) & 15) |
       // (((scales_h >> 2ib) & 3) << 4), scales_h's bits 2ib.. are in its byte k1 at 2*(2*k0 + ib0)
       Blocks k = L({2, 2, 2, 2, 16});
-      Tensor k0 = k.index_bit(1, 0), ib0 = k.index_bit(2, 0), h = k.index_bit(3, 0);
+      Tensor k0 = k.index_bit(1), ib0 = k.index_bit(2), h = k.index_bit(3);
       Tensor lo = field(k.u8(4, 8, {2, 2, 1, 1, 1}), 4, {ib0});
       Tensor hi = field(k.u8(2, 4, {2, 1, 1, 1, 1}), 2, {ib0, k0});
       Tensor dl = k.f16(0) * as_f32(as_i32(lo | hi.lshift(4)) - 32);

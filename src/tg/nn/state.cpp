@@ -277,10 +277,31 @@ StateDict load_file(const Tensor& file, const std::optional<std::string>& device
   return parse(bytes, "<tensor>", dev);
 }
 
+// the tensors of a file on DISK, lazily: each a view of its bytes, copied to `device` when it is realized
+static StateDict safe_load_disk(const Tensor& file, const std::string& device) {
+  const std::string disk = file.device();
+  SafetensorsHeader h;
+  {
+    MappedFile f(disk.substr(disk.find(':') + 1), "safetensors");  // only the header's pages are read
+    auto bytes = f.bytes().subspan(0, std::min<size_t>(f.bytes().size(), static_cast<size_t>(file.numel())));
+    h = safe_parse_header(bytes, py_str_repr(disk));
+  }
+  StateDict out;
+  for (const SafeTensorInfo& info : h.tensors) {
+    int64_t start = h.data_start + info.start, end = h.data_start + info.end;
+    Tensor t = start == end ? Tensor::empty(info.shape, {.device = device, .dtype = info.dtype})
+                            : file.shrink({{start, end}}).bitcast(info.dtype).reshape(info.shape).to(device);
+    out.insert_or_assign(info.name, t);
+  }
+  return out;
+}
+
 StateDict safe_load(const std::string& path, std::optional<std::string> device) {
-  return load_file(path, device, "safe_load", safe_tensors);
+  return safe_load_disk(Tensor::from_file(path), canonical_device(device));
 }
 StateDict safe_load(const Tensor& file, std::optional<std::string> device) {
+  if (file.device().starts_with("DISK") && file.ndim() == 1 && file.dtype() == dtypes::uint8)
+    return safe_load_disk(file, canonical_device(device));
   return load_file(file, device, "safe_load", safe_tensors);
 }
 

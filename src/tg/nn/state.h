@@ -185,9 +185,9 @@ std::vector<Tensor> load_state_dict(M& model, const StateDict& state_dict, LoadO
 //   nn::state::safe_save(nn::state::get_state_dict(net), "net.safetensors", {{"epoch", "3"}});
 //   nn::state::load_state_dict(net, nn::state::safe_load("net.safetensors"));
 //
-// safe_load maps the file (mmap) and copies each tensor's bytes from the mapping straight into a new, realized
-// buffer on the device; the mapping is gone when it returns. (tinygrad's tensors stay on its DISK device and are
-// read when used; the runtime here has no buffer over foreign memory, so this is one eager copy per tensor.)
+// safe_load reads the header (only its pages of the file) and returns each tensor as a lazy view of the file on the
+// DISK device copied to `device`: nothing else is read until a tensor is realized, and then only its own bytes
+// (tinygrad keeps them on DISK; here they come to the device asked for, Device::DEFAULT unless named).
 // A corrupt file is a tg::Error naming the file, the tensor and the values: too short, a header length beyond the
 // file, bad JSON, an entry without dtype/shape/data_offsets, an unknown dtype, offsets out of range or reversed, a
 // byte size that disagrees with the shape, overlapping tensors.
