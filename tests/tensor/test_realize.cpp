@@ -151,3 +151,18 @@ TEST_F(Realize, ScheduleCompilesInParallelNamedInOrder) {
   EXPECT_FLOAT_EQ(z.tolist<float>()[2], 8 * 8);
   EXPECT_NEAR(w.item<float>(), (std::exp(1.11) - 1) / (std::exp(0.01) - 1), 1e-3);
 }
+
+// the kernelize cache keeps no Buffer alive: a realized graph's inputs and outputs are freed with their tensors, on
+// the first run of a graph (a miss) and on every repeat (a hit) alike (a BERT step held 0.61 GB for 0.22 GB of tensors)
+TEST_F(Realize, KernelizeCacheHoldsNoBuffers) {
+  const int64_t before = GlobalCounters::mem_used;
+  for (int i = 0; i < 3; i++) {
+    Tensor a(std::vector<float>(1000, 1.0f), Shape{1000});
+    Tensor c = (a * 2 + Tensor::rand({1000})).sum().realize();
+    Tensor d = (a.reshape({10, 100}) * 3).realize();
+    EXPECT_GT(GlobalCounters::mem_used - before, 0);
+  }
+  Tensor::realize({});
+  // only the RNG's own state (its seed and counter buffers, kept as the reference keeps them) outlives the loop
+  EXPECT_LE(GlobalCounters::mem_used - before, 64);
+}

@@ -645,8 +645,7 @@ struct KernelizeTemplate {
   // kernelize made, in the counter's order
   size_t inputs = 0, made = 0;
   std::vector<size_t> same, changed;  // toposort indices of big_sink's nodes the map leaves alone / replaces
-  // SINK(the images of `changed`, then key and image of each entry whose key is a node kernelize made on the way),
-  // over the placeholders
+  // SINK(the images of `changed`, in their final form), over the placeholders
   UOp images;
 };
 
@@ -661,8 +660,6 @@ std::vector<std::pair<UOp, UOp>> fill_template(const KernelizeTemplate& t, const
   std::vector<std::pair<UOp, UOp>> out;
   for (size_t i : t.same) out.push_back({topo[i], topo[i]});
   for (size_t i = 0; i < t.changed.size(); i++) out.push_back({topo[t.changed[i]], filled.src(i)});
-  for (size_t i = t.changed.size(); i + 1 < filled.src().size(); i += 2)
-    out.push_back({filled.src(i), filled.src(i + 1)});
   return out;
 }
 
@@ -672,11 +669,12 @@ KernelizeTemplate make_template(UOp key, std::string env, std::vector<const Meta
   KernelizeTemplate t{std::move(key), std::move(env), std::move(metadata), to_holes.size(), 0, {}, {}, {}};
   std::unordered_map<const UOpNode*, size_t> index;
   for (size_t i = 0; i < topo.size(); i++) index.emplace(topo[i].get(), i);
-  std::vector<UOp> images, made_on_the_way;
+  std::vector<UOp> images;
+  std::vector<std::pair<UOp, UOp>> made_on_the_way;
   for (const auto& [k, v] : map) {
     auto it = index.find(k.get());
     if (it == index.end()) {
-      if (k != v) made_on_the_way.insert(made_on_the_way.end(), {k, v});  // k -> k changes no Tensor
+      if (k != v) made_on_the_way.emplace_back(k, v);  // k -> k changes no Tensor
     } else if (k == v) {
       t.same.push_back(it->second);
     } else {
@@ -684,8 +682,9 @@ KernelizeTemplate make_template(UOp key, std::string env, std::vector<const Meta
       images.push_back(v);
     }
   }
-  images.insert(images.end(), made_on_the_way.begin(), made_on_the_way.end());
-  UOp images_sink = UOp::sink(std::move(images));
+  // the images in their final form: the nodes kernelize made on the way (KERNELs whose ast still holds this call's
+  // BUFFERs, in their arg where no substitution reaches) are replaced here, so the template keeps none of them
+  UOp images_sink = UOp::sink(std::move(images)).substitute(made_on_the_way);
   UOpSet seen;
   for (const auto& h : to_holes) seen.add(h.first);
   std::vector<UOp> made;  // in the order of the counter, so that a hit numbers its new buffers as a miss does
