@@ -322,13 +322,27 @@ struct Blocks {
   // the block's half at byte a, as float32 over the layout
   Tensor f16(int64_t a) const {
     std::vector<int64_t> ones(dims.size(), 1);
-    return b.shrink({{0, nb}, {a, a + 2}})
-        .reshape(with_nb(ones, 2))
-        .expand(full(2))
-        .bitcast(dtypes::float16)  // (..., 2) bytes -> (..., 1) half
-        .reshape(full())
-        .cast(dtypes::float32);
+    Tensor bytes = b.shrink({{0, nb}, {a, a + 2}}).reshape(with_nb(ones, 2)).expand(full(2));
+    if (is_dtype_supported(dtypes::float16, b.device()))
+      return bytes.bitcast(dtypes::float16).reshape(full()).cast(dtypes::float32);  // (..., 2) bytes -> (..., 1) half
+    // a device without half (PoCL on a CPU without cl_khr_fp16): the half's bits rebuilt as a float's, exactly
+    Tensor h = bytes.cast(dtypes::uint32);
+    h = (h.shrink(last_byte(0)) | h.shrink(last_byte(1)).lshift(8)).reshape(full());
+    Tensor sign = h.rshift(15).lshift(31), exp = h.rshift(10) & 31, man = h & 1023;
+    Tensor normal = (sign | (exp + 112).lshift(23) | man.lshift(13)).bitcast(dtypes::float32);
+    Tensor special = (sign | man.lshift(13) | 0x7F800000u).bitcast(dtypes::float32);  // inf and NaN
+    Tensor sub = as_float(man) * float(1.0 / (1 << 24));                              // subnormal: man * 2^-24
+    sub = (h.rshift(15) == 1).where(-sub, sub);
+    return (exp == 0).where(sub, (exp == 31).where(special, normal));
   }
+  // the byte at i of a (..., 2) pair of bytes, keeping the pair axis
+  Mask last_byte(int64_t i) const {
+    Mask m;
+    for (const sint& d : full(2)) m.push_back({0, d});
+    m.back() = {i, i + 1};
+    return m;
+  }
+  static Tensor as_float(const Tensor& x) { return x.cast(dtypes::float32); }
   // the index (0 or 1) along layout axis `axis`, of size 2, as a bool over the layout: a padded constant, which the
   // codegen folds once the axis is unrolled (a select on it becomes the branch of that lane)
   Tensor index_bit(size_t axis) const {
