@@ -5,6 +5,7 @@
 
 #include "common.h"
 #include "tg/engine/realize.h"
+#include "tg/runtime/ops_python.h"
 #include "tg/schedule/schedule.h"
 #include "tg/tensor/tensor.h"
 
@@ -37,9 +38,91 @@ std::vector<tg::ScheduleItem> to_schedule(py::handle schedule) {
   return s;
 }
 
+// PYTHON's host memory, handed to Python as a memoryview (the reference's PythonAllocator returns
+// memoryview(bytearray(size))): zeroed, and given back to the engine's allocator with its last view
+struct HostMemory {
+  std::shared_ptr<tg::Allocator> allocator;
+  tg::Opaque opaque;
+  size_t nbytes;
+  HostMemory(std::shared_ptr<tg::Allocator> a, size_t n)
+      : allocator(std::move(a)), opaque(allocator->alloc(n)), nbytes(n) {
+    if (allocator->host_ptr(opaque) == nullptr) {
+      allocator->free(opaque, nbytes);
+      throw py::value_error("PYTHON's allocator holds no host memory");
+    }
+    std::memset(allocator->host_ptr(opaque), 0, n);
+  }
+  HostMemory(const HostMemory&) = delete;
+  HostMemory& operator=(const HostMemory&) = delete;
+  ~HostMemory() { allocator->free(opaque, nbytes); }
+};
+
+// a C-contiguous writable buffer of a Python object (memoryview, bytearray, numpy array), held for one call
+struct HeldBuffer {
+  Py_buffer view{};
+  explicit HeldBuffer(py::handle obj) {
+    if (PyObject_GetBuffer(obj.ptr(), &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) == 0) return;
+    py::error_already_set e;
+    // a read-only or strided buffer: the TypeError the reference's stores into it raise
+    if (e.matches(PyExc_BufferError)) throw py::type_error(tg::cat("PythonProgram: ", e.what()));
+    throw e;
+  }
+  HeldBuffer(const HeldBuffer&) = delete;
+  HeldBuffer& operator=(const HeldBuffer&) = delete;
+  ~HeldBuffer() { PyBuffer_Release(&view); }
+};
+
+tg::Program::Dims dims_arg(py::handle t, const char* what) {
+  std::vector<int64_t> v = t.cast<std::vector<int64_t>>();
+  if (v.size() != 3) throw py::value_error(tg::cat("PythonProgram: ", what, " takes 3 dims, got ", v.size()));
+  return {v[0], v[1], v[2]};
+}
+
 }  // namespace
 
 void bind_device(py::module_& m) {
+  py::class_<HostMemory>(m, "HostMemory", py::buffer_protocol()).def_buffer([](HostMemory& h) {
+    return py::buffer_info(h.allocator->host_ptr(h.opaque), 1, py::format_descriptor<uint8_t>::format(), 1,
+                           {static_cast<py::ssize_t>(h.nbytes)}, {1}, false);
+  });
+  m.def(
+      "python_host_alloc",
+      [](int64_t nbytes) {
+        if (nbytes <= 0) throw py::value_error(tg::cat("alloc size must be positive, getting ", nbytes));
+        auto h = std::make_unique<HostMemory>(tg::Device::get("PYTHON").allocator, static_cast<size_t>(nbytes));
+        return py::module_::import("builtins")
+            .attr("memoryview")(py::cast(h.release(), py::return_value_policy::take_ownership));
+      },
+      py::arg("nbytes"));
+  // tinygrad.runtime.ops_python.PythonProgram: a program of the PYTHON device from its text (PythonRenderer's render,
+  // PythonCompiler's compile), run by the engine's interpreter on memoryviews (or any writable contiguous buffer)
+  py::class_<tg::PythonProgram>(m, "PythonProgram")
+      .def(py::init([](const std::string& name, py::object lib) {
+             std::string text = py::isinstance<py::str>(lib) ? lib.cast<std::string>() : buffer_bytes(lib);
+             return new tg::PythonProgram(name, std::string_view(text));
+           }),
+           py::arg("name"), py::arg("lib"))
+      .def_readonly("name", &tg::PythonProgram::name)
+      .def(
+          "__call__",
+          [](tg::PythonProgram& p, py::args bufs, py::object global_size, py::object local_size, py::object vals,
+             bool wait) -> py::object {
+            std::vector<std::unique_ptr<HeldBuffer>> held;
+            std::vector<void*> ptrs;
+            std::vector<size_t> sizes;
+            for (py::handle b : bufs) {
+              held.push_back(std::make_unique<HeldBuffer>(b));
+              ptrs.push_back(held.back()->view.buf);
+              sizes.push_back(static_cast<size_t>(held.back()->view.len));
+            }
+            std::vector<int64_t> vs = vals.cast<std::vector<int64_t>>();
+            std::optional<double> t =
+                p.run(ptrs, sizes, vs, wait, dims_arg(global_size, "global_size"), dims_arg(local_size, "local_size"));
+            return t ? py::cast(*t) : py::none();
+          },
+          py::arg("global_size") = py::make_tuple(1, 1, 1), py::arg("local_size") = py::make_tuple(1, 1, 1),
+          py::arg("vals") = py::tuple(), py::arg("wait") = false);
+
   py::class_<tg::Allocator, std::shared_ptr<tg::Allocator>>(m, "Allocator")
       .def("alloc", [](tg::Allocator& a, size_t n) { return reinterpret_cast<uintptr_t>(a.alloc(n)); })
       .def("free", [](tg::Allocator& a, uintptr_t p, size_t n) { a.free(reinterpret_cast<tg::Opaque>(p), n); })
@@ -76,7 +159,13 @@ void bind_device(py::module_& m) {
       .def("__repr__", [](const tg::Renderer& r) { return tg::cat("<Renderer for ", r.device, ">"); });
   py::class_<tg::Compiled>(m, "Compiled")
       .def_readonly("device", &tg::Compiled::device)
-      .def_readonly("allocator", &tg::Compiled::allocator)
+      .def_property_readonly("allocator",
+                             [](const tg::Compiled& d) -> py::object {
+                               // PYTHON's is the reference's PythonAllocator: memoryviews over the engine's memory
+                               if (d.device.rfind("PYTHON", 0) == 0)
+                                 return py::module_::import("tinygrad.runtime.ops_python").attr("_allocator");
+                               return py::cast(d.allocator);
+                             })
       .def_readonly("compiler", &tg::Compiled::compiler)
       .def_property_readonly(
           "renderer", [](const tg::Compiled& d) { return d.renderer.get(); }, py::return_value_policy::reference)

@@ -5,11 +5,13 @@
 #include "common.h"
 #include "tg/codegen/pipeline.h"
 #include "tg/gradient/gradient.h"
+#include "tg/renderer/renderer.h"
 #include "tg/schedule/grouper.h"
 #include "tg/shape/uop_shape.h"
 #include "tg/uop/kernel_info.h"
 #include "tg/uop/spec.h"
 #include "tg/uop/symbolic.h"
+#include "tg/uop/transcendental.h"
 #include "tg/uop/upat.h"
 
 namespace tgpy {
@@ -144,6 +146,16 @@ py::object argobject_getattr(const std::shared_ptr<tg::ArgObject>& o, const std:
   throw py::attribute_error(tg::cat("'", o->repr(), "' has no attribute '", name, "'"));
 }
 
+// the codegen options of full_rewrite's opts: None is the generic Renderer(), else one of the engine's renderers
+// (Device["CPU"].renderer, PythonRenderer(), ClangRenderer() ...)
+const tg::RenderOpts* render_opts(const py::object& opts, const char* fn) {
+  if (opts.is_none()) return nullptr;
+  if (!py::isinstance<tg::Renderer>(opts))
+    throw py::type_error(tg::cat(fn, ": opts must be a Renderer (Device[...].renderer, PythonRenderer() ...), not ",
+                                 std::string(py::str(py::type::handle_of(opts).attr("__name__")))));
+  return opts.cast<tg::Renderer*>();
+}
+
 }  // namespace
 
 static PyObject* ops_members[tg::NUM_OPS] = {};
@@ -161,6 +173,7 @@ void bind_uop(py::module_& m) {
                                return py::none();
                              })
       .def_property_readonly("count", &DType::count)
+      .def_property_readonly("vcount", &DType::vcount)
       .def_property_readonly("v", &DType::v)
       .def_property_readonly("size", &DType::size)
       .def_property_readonly("local", &DType::local)
@@ -349,7 +362,18 @@ void bind_uop(py::module_& m) {
             return valid.is_none() ? u.index(idx) : u.index(idx, valid.cast<UOp>());
           },
           py::arg("idx"), py::arg("valid") = py::none())
-      .def("load", [](const UOp& u, py::args src) { return u.load(to_uops(src)); })
+      .def("load",
+           [](const UOp& u, py::args src, py::kwargs kw) {
+             // LOAD(self, *src), of dtype= when given (else the pointer's base), as tinygrad's UOp.load
+             UOp ld = u.load(to_uops(src));
+             for (auto [k, v] : kw) {
+               if (std::string(py::str(k)) != "dtype")
+                 throw py::type_error(
+                     tg::cat("UOp.load() got an unexpected keyword argument '", std::string(py::str(k)), "'"));
+               ld = UOp::make(Ops::LOAD, v.cast<DType>(), std::vector<UOp>(ld.src().begin(), ld.src().end()));
+             }
+             return ld;
+           })
       .def("store", [](const UOp& u, py::args src) { return u.store(to_uops(src)); })
       .def("sink",
            [](const UOp& u, py::args src) {
@@ -602,18 +626,24 @@ void bind_uop(py::module_& m) {
   m.def(
       "full_rewrite_to_sink",
       [](const UOp& sink, py::object opts, bool linearizer) {
-        if (!opts.is_none())
-          throw py::value_error("full_rewrite_to_sink: only opts=None (the generic Renderer) is supported");
-        return tg::full_rewrite_to_sink(sink, nullptr, linearizer);
+        return tg::full_rewrite_to_sink(sink, render_opts(opts, "full_rewrite_to_sink"), linearizer);
       },
       py::arg("sink"), py::arg("opts") = py::none(), py::arg("linearizer") = false);
   m.def(
       "full_rewrite",
-      [](const UOp& sink, py::object opts) {
-        if (!opts.is_none()) throw py::value_error("full_rewrite: only opts=None (the generic Renderer) is supported");
-        return tg::full_rewrite(sink, nullptr);
-      },
+      [](const UOp& sink, py::object opts) { return tg::full_rewrite(sink, render_opts(opts, "full_rewrite")); },
       py::arg("sink"), py::arg("opts") = py::none());
+
+  // *** transcendental: the polynomials and their pieces (tinygrad.uop.transcendental) ***
+  m.def("xexp2", &tg::xexp2, py::arg("d"));
+  m.def("xlog2", &tg::xlog2, py::arg("d"));
+  m.def("xsin", &tg::xsin, py::arg("d"), py::arg("fast") = false, py::arg("switch_over") = 30.0);
+  m.def("xpow", &tg::xpow, py::arg("base"), py::arg("exponent"));
+  m.def("rintk", &tg::rintk, py::arg("d"));
+  m.def("pow2if", &tg::pow2if, py::arg("q"), py::arg("float_dtype"));
+  m.def("frexp", &tg::frexp, py::arg("v"));
+  m.def("payne_hanek_reduction", &tg::payne_hanek_reduction, py::arg("d"));
+  m.def("cody_waite_reduction", &tg::cody_waite_reduction, py::arg("d"));
 
   // *** gradient, shape ***
   m.def(

@@ -66,9 +66,9 @@ def polyN(x, p:list[float]):  # Horner: p[0]*x**(n-1) + ... + p[-1]
   return acc
 def next_power2(x:int) -> int: return 1 if x == 0 else 1 << (x - 1).bit_length()
 def time_to_str(t:float, w=8) -> str:
-  for scale, unit in ((1e-3, "us"), (1, "ms")):
-    if t < scale: return f"{t * 1e6 / (1 if unit == 'us' else 1e3):{w}.2f}{unit}"
-  return f"{t:{w}.2f}s"
+  # seconds above 10 s, milliseconds above 10 ms, else microseconds; "s " keeps every unit two characters wide
+  scale, unit = (1, "s ") if t > 10 else (1e3, "ms") if t > 1e-2 else (1e6, "us")
+  return f"{t * scale:{w}.2f}{unit}"
 def colorize_float(x:float): return colored(f"{x:7.2f}x", "green" if x < 0.75 else "red" if x > 1.15 else "yellow")
 def temp(x:str, append_user:bool=False) -> str:
   import tempfile, getpass
@@ -214,7 +214,9 @@ class Profiling(contextlib.ContextDecorator):
 # *** ctypes and memoryviews (the reference's runtimes use them; they work on any buffer here) ***
 
 def mv_address(mv) -> int: return ctypes.addressof(ctypes.c_char.from_buffer(mv))  # a writable buffer's address
-def to_mv(ptr:int, sz:int) -> memoryview: return memoryview((ctypes.c_uint8 * sz).from_address(ptr)).cast("B")  # sz bytes at ptr
+def to_mv(ptr, sz:int) -> memoryview:  # sz bytes at ptr: an address, or a ctypes pointer or array
+  addr = ptr if isinstance(ptr, int) else ctypes.cast(ptr, ctypes.c_void_p).value
+  return memoryview((ctypes.c_uint8 * sz).from_address(addr)).cast("B")
 def from_mv(mv, to_type=ctypes.c_char):  # a ctypes array of to_type over the buffer's memory (no copy)
   return (to_type * (mv.nbytes // ctypes.sizeof(to_type))).from_address(mv_address(mv))
 def flat_mv(mv:memoryview) -> memoryview: return mv if len(mv) == 0 else mv.cast("B", shape=(mv.nbytes,))

@@ -116,7 +116,8 @@ TEST(ConstFold, Uint64LanesAsReferenceTruncate) {
 }
 
 // a scalar uint64/int64 fold wraps too (python's ints would grow past 64 bits; the reference folds
-// (2**63+5)+(2**63+7) to 18446744073709551628, which no C literal holds)
+// (2**63+5)+(2**63+7) to 18446744073709551628, which no C literal holds), but a negative uint64 stays negative, as
+// the reference's: 5-7 is -2 (C's -2ull), and (x + -1023) + 1 is x + -1022, whose bounds stay those of a small sum
 TEST(ConstFold, Uint64ScalarsWrap) {
   DType u = dtypes::uint64;
   auto c = [&](uint64_t x) { return C(u, int_const(x)); };
@@ -124,7 +125,13 @@ TEST(ConstFold, Uint64ScalarsWrap) {
   EXPECT_EQ(folded(c(B63 + 5) * c(3)), "9223372036854775823");
   EXPECT_EQ(folded(c(0xffffffffull) * c(1ull << 32)), "18446744069414584320");
   EXPECT_EQ(folded(c(0xffffffffull).alu(Ops::SHL, {c(32)})), "18446744069414584320");
-  EXPECT_EQ(folded(c(5) - c(7)), "18446744073709551614");
+  EXPECT_EQ(folded(c(5) - c(7)), "-2");
+  UOp x = UOp::variable("x", int64_t(0), int64_t(2047), u);
+  UOp e = graph_rewrite((x + C(u, int64_t(-1023))) + C(u, int64_t(1)), sym());
+  EXPECT_EQ(e.render(), "(x+-1022)");
+  EXPECT_EQ(const_repr(e.vmin()), "-1022");
+  EXPECT_EQ(const_repr(e.vmax()), "1025");
+  EXPECT_NE(graph_rewrite(idiv(e, C(u, int64_t(32))).ne(C(u, int64_t(0))), sym()).op(), Ops::CONST);  // may be 0
   EXPECT_EQ(folded(c(B63).maximum(c(5))), "9223372036854775808");
   EXPECT_EQ(folded(c(B63) < c(5)), "False");
   EXPECT_EQ(folded(c(5) < c(B63 + 1)), "True");

@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <sstream>
 #include <unordered_map>
 
 #include "tg/helpers/knobs.h"
@@ -28,12 +27,6 @@ PythonRenderer::PythonRenderer() {
                  Ops::SHR,  Ops::SHL,   Ops::CMPNE, Ops::CMPLT, Ops::WHERE, Ops::MULACC};
   // EMULATE_CUDA=1: kernels made for CUDA's (sm_80) tensor cores, their WMMAs run with the instruction's layout
   if (EMULATE_CUDA) device = "CUDA", tensor_cores = CUDARenderer::tc_sm80();
-}
-
-std::string PythonRenderer::render(const std::vector<UOp>& uops) {
-  std::ostringstream os;
-  print_uops(uops, os);
-  return os.str();
 }
 
 // *** the interpreter ***
@@ -143,10 +136,30 @@ PythonProgram::PythonProgram(std::string name_, const std::vector<UOp>& uops, co
     TG_CHECK(in.op != Ops::RANGE || in.jump >= 0, "PYTHON: ", name, ": a RANGE without its ENDRANGE");
 }
 
+namespace {
+std::vector<UOp> program_vars(const std::vector<UOp>& uops) {
+  std::vector<UOp> vars;
+  for (const UOp& u : uops)
+    if (u.op() == Ops::DEFINE_VAR) vars.push_back(u);
+  return vars;
+}
+}  // namespace
+
+PythonProgram::PythonProgram(std::string name_, const std::vector<UOp>& uops)
+    : PythonProgram(std::move(name_), uops, program_vars(uops)) {}
+PythonProgram::PythonProgram(std::string name_, std::string_view lib)
+    : PythonProgram(name_, load_python_program(name_, lib)) {}
+
 PythonProgram::~PythonProgram() = default;
 
 std::optional<double> PythonProgram::call(std::span<const Opaque> bufs, std::span<const int64_t> vals, bool wait,
                                           Dims global_size, std::optional<Dims> local_size) {
+  return run(bufs, {}, vals, wait, global_size, local_size);
+}
+
+std::optional<double> PythonProgram::run(std::span<void* const> bufs, std::span<const size_t> nbytes,
+                                         std::span<const int64_t> vals, bool wait, Dims global_size,
+                                         std::optional<Dims> local_size) {
   auto st = std::chrono::steady_clock::now();
   const Dims local = local_size.value_or(Dims{1, 1, 1});
   for (int d = 0; d < 3; d++)
@@ -163,10 +176,14 @@ std::optional<double> PythonProgram::call(std::span<const Opaque> bufs, std::spa
   std::vector<Memory> mems;
   for (const Inst& in : prog_)
     if (in.op == Ops::DEFINE_GLOBAL) {
-      TG_CHECK(static_cast<size_t>(in.param) < bufs.size(), "PYTHON: ", name, " takes more buffers than the ",
-               bufs.size(), " it was given");
-      mems.push_back(Memory{static_cast<uint8_t*>(bufs[static_cast<size_t>(in.param)]), symbolic ? -1 : in.dtype.size(),
-                            in.dtype.base().scalar()});
+      const auto k = static_cast<size_t>(in.param);
+      TG_CHECK_AS(IndexError, k < bufs.size(), "PYTHON: ", name, " takes more buffers than the ", bufs.size(),
+                  " it was given");
+      const DType e = in.dtype.base().scalar();
+      const int64_t size = k < nbytes.size() ? static_cast<int64_t>(nbytes[k] / static_cast<size_t>(e.itemsize()))
+                           : symbolic        ? -1
+                                             : in.dtype.size();
+      mems.push_back(Memory{static_cast<uint8_t*>(bufs[k]), size, e});
     }
   const size_t n_globals = mems.size();
   std::vector<std::vector<ConstValue>> V(n);  // V[i][t * lanes + j]: uop i's lane j on thread t
@@ -440,13 +457,15 @@ class PythonDevice : public Compiled {
  public:
   explicit PythonDevice(const std::string& device)
       : Compiled(device, MallocAllocator::instance(), std::make_shared<PythonRenderer>(), std::make_shared<Compiler>(),
-                 [](const std::string& name, const std::string&) -> std::unique_ptr<Program> {
-                   throw Error(cat("PYTHON: ", name, ": a program is built from its uops (Compiled::build)"));
+                 [](const std::string& name, const std::string& lib) -> std::unique_ptr<Program> {
+                   return std::make_unique<PythonProgram>(name, std::string_view(lib));
                  }) {}
 
-  // the "binary" is the listing (never disk-cached); the program runs the spec's uops
+  // the "binary" is the program text (never disk-cached), read back into the uops it was rendered from; the values of
+  // the variables come in the spec's order
   BuiltProgram build(const ProgramSpec& spec) override {
-    return BuiltProgram{spec.src, std::make_unique<PythonProgram>(spec.name, spec.uops, spec.vars)};
+    return BuiltProgram{
+        spec.src, std::make_unique<PythonProgram>(spec.name, load_python_program(spec.name, spec.src), spec.vars)};
   }
 };
 

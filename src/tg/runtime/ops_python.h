@@ -13,8 +13,9 @@
 
 namespace tg {
 
-// the PYTHON renderer: has_local, has_shared, the ALUs the interpreter evaluates natively; its "source" is the
-// program listing (print_uops), which DEBUG=4 prints
+// the PYTHON renderer: has_local, has_shared, the ALUs the interpreter evaluates natively; its source is the program
+// text load_python_program reads back (one uop a line: index, op, dtype, sources, arg; ops_python_source.cpp), which
+// DEBUG=4 prints
 class PythonRenderer : public Renderer {
  public:
   PythonRenderer();
@@ -26,8 +27,16 @@ class PythonRenderer : public Renderer {
 class PythonProgram : public Program {
  public:
   PythonProgram(std::string name, const std::vector<UOp>& uops, const std::vector<UOp>& vars);
+  // the variables take their values in program order (the reference's PythonProgram), as from the renderer's text
+  PythonProgram(std::string name, const std::vector<UOp>& uops);
+  PythonProgram(std::string name, std::string_view lib);
   ~PythonProgram() override;
   const std::string name;
+
+  // run on host memory of known sizes (the Python module's buffers, tinygrad's memoryviews): each access is checked
+  // against its buffer's bytes rather than its pointer type; too few buffers is an IndexError
+  std::optional<double> run(std::span<void* const> bufs, std::span<const size_t> nbytes, std::span<const int64_t> vals,
+                            bool wait, Dims global_size, std::optional<Dims> local_size);
 
  protected:
   std::optional<double> call(std::span<const Opaque> bufs, std::span<const int64_t> vals, bool wait, Dims global_size,
@@ -37,6 +46,10 @@ class PythonProgram : public Program {
   struct Inst;
   std::vector<Inst> prog_;
 };
+
+// the uops of a PYTHON program text (PythonRenderer::render's output), the same interned uops that were rendered;
+// text that isn't a program is a ValueError naming the line, an arg with no text form a NotImplementedError
+std::vector<UOp> load_python_program(const std::string& name, std::string_view src);
 
 std::unique_ptr<Compiled> open_python_device(const std::string& device);
 

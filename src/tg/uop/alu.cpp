@@ -152,12 +152,19 @@ std::pair<ConstValue, ConstValue> compute_min_max(Ops op, DType dtype, const std
 
 namespace {
 // an int result: python's exact int while a ConstValue holds it, else its value modulo 2**64 (as C wraps)
-ConstValue int_result(i128 v) { return fits_const(v) ? int_const(v) : static_cast<int64_t>(static_cast<uint64_t>(v)); }
-ConstValue int_mul(i128 a, i128 b) {
-  if (bit_len(a) + bit_len(b) <= 126) return int_result(a * b);
+// (wrapped says when the value was cut to its low 64 bits)
+ConstValue int_result(i128 v, bool& wrapped) {
+  if (fits_const(v)) return int_const(v);
+  wrapped = true;
+  return static_cast<int64_t>(static_cast<uint64_t>(v));
+}
+ConstValue int_mul(i128 a, i128 b, bool& wrapped) {
+  if (bit_len(a) + bit_len(b) <= 126) return int_result(a * b, wrapped);
+  wrapped = true;
   return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));  // the low 64 bits
 }
-ConstValue int_pow(i128 base, i128 e) {  // e >= 0, by squaring; past 2**126 only the low 64 bits are kept
+ConstValue int_pow(i128 base, i128 e,
+                   bool& wrapped) {  // e >= 0, by squaring; past 2**126 only the low 64 bits are kept
   i128 acc = 1;
   uint64_t lacc = 1, lbase = static_cast<uint64_t>(base);
   bool exact = true;
@@ -177,7 +184,8 @@ ConstValue int_pow(i128 base, i128 e) {  // e >= 0, by squaring; past 2**126 onl
         exact = false;
     }
   }
-  return exact ? int_result(acc) : ConstValue(static_cast<int64_t>(lacc));
+  wrapped |= !exact;
+  return exact ? int_result(acc, wrapped) : ConstValue(static_cast<int64_t>(lacc));
 }
 }  // namespace
 
@@ -198,6 +206,7 @@ ConstValue exec_alu(Ops op, DType dtype, const std::vector<ConstValue>& operands
       if (!std::holds_alternative<double>(v)) v = truncate(v, in);
   auto i = [&](size_t k) { return as_i128(x[k]); };
   ConstValue r;
+  bool wrapped = false;
   switch (op) {
     case Ops::LOG2: {
       need(1);
@@ -226,13 +235,13 @@ ConstValue exec_alu(Ops op, DType dtype, const std::vector<ConstValue>& operands
     }
     case Ops::NEG:
       need(1);
-      r = any_float ? ConstValue(-as_double(x[0])) : int_result(-i(0));
+      r = any_float ? ConstValue(-as_double(x[0])) : int_result(-i(0), wrapped);
       break;
     case Ops::POW: {
       need(2);
       double a = as_double(x[0]), b = as_double(x[1]);
       if (!any_float && b >= 0)  // python int ** non-negative int stays an int
-        r = int_pow(i(0), i(1));
+        r = int_pow(i(0), i(1), wrapped);
       else if (a == 0 && b < 0)
         r = INFINITY;
       else
@@ -247,7 +256,9 @@ ConstValue exec_alu(Ops op, DType dtype, const std::vector<ConstValue>& operands
         double a = as_double(x[0]), b = as_double(x[1]);
         r = op == Ops::ADD ? a + b : op == Ops::SUB ? a - b : a * b;
       } else {
-        r = op == Ops::ADD ? int_result(i(0) + i(1)) : op == Ops::SUB ? int_result(i(0) - i(1)) : int_mul(i(0), i(1));
+        r = op == Ops::ADD   ? int_result(i(0) + i(1), wrapped)
+            : op == Ops::SUB ? int_result(i(0) - i(1), wrapped)
+                             : int_mul(i(0), i(1), wrapped);
       }
       break;
     }
@@ -259,7 +270,7 @@ ConstValue exec_alu(Ops op, DType dtype, const std::vector<ConstValue>& operands
       need(2);
       TG_CHECK(!any_float, "bitwise ", op, " on float operands");
       i128 a = i(0), b = i(1), v = op == Ops::XOR ? (a ^ b) : op == Ops::OR ? (a | b) : (a & b);
-      r = all_bool ? ConstValue(v != 0) : int_result(v);
+      r = all_bool ? ConstValue(v != 0) : int_result(v, wrapped);
       break;
     }
     case Ops::SHL:
@@ -270,14 +281,14 @@ ConstValue exec_alu(Ops op, DType dtype, const std::vector<ConstValue>& operands
       if (b < 0)
         r = int64_t(0);
       else if (op == Ops::SHL)  // |a| < 2**64, so a * 2**b fits an i128 for b < 64; past that the low bits are 0
-        r = b >= 64 ? ConstValue(int64_t(0)) : int_result(a * (i128(1) << b));
+        r = b >= 64 ? ConstValue(int64_t(0)) : int_result(a * (i128(1) << b), wrapped);
       else
-        r = int_result(a >> std::min<i128>(b, 127));  // python's >> floors
+        r = int_result(a >> std::min<i128>(b, 127), wrapped);  // python's >> floors
       break;
     }
     case Ops::MAX: need(2), r = num_lt(x[0], x[1]) ? x[1] : x[0]; break;
-    case Ops::MOD: need(2), r = i(1) == 0 ? ConstValue(int64_t(0)) : int_result(i(0) % i(1)); break;   // C's %
-    case Ops::IDIV: need(2), r = i(1) == 0 ? ConstValue(int64_t(0)) : int_result(i(0) / i(1)); break;  // C's /
+    case Ops::MOD: need(2), r = i(1) == 0 ? ConstValue(int64_t(0)) : int_result(i(0) % i(1), wrapped); break;   // C's %
+    case Ops::IDIV: need(2), r = i(1) == 0 ? ConstValue(int64_t(0)) : int_result(i(0) / i(1), wrapped); break;  // C's /
     case Ops::MULACC:
       need(3);
       r = exec_alu(Ops::ADD, dtype, {exec_alu(Ops::MUL, dtype, {x[0], x[1]}, false), x[2]}, false);
@@ -286,8 +297,12 @@ ConstValue exec_alu(Ops op, DType dtype, const std::vector<ConstValue>& operands
     default: throw Error(cat("exec_alu: no constant evaluation for ", op));
   }
   if (truncate_output) return truncate(r, dtype);
-  // the 64-bit ints wrap even untruncated: python's ints would grow past what the dtype (and a ConstValue) holds
+  // the 64-bit ints wrap even untruncated: python's ints would grow past what the dtype (and a ConstValue) holds. An
+  // exact negative uint64 stays negative, as python keeps it (uint64 (x+-1023)+1 folds to x+-1022, whose bounds stay
+  // [-1022, 1025] for x in [0, 2047], not a wrapped 2**64-1022 whose sum overflows the bounds)
   DType s = dtype.scalar();
+  const int64_t* neg = std::get_if<int64_t>(&r);
+  if (s == dtypes::uint64 && !wrapped && neg != nullptr && *neg < 0) return r;
   if ((s == dtypes::uint64 || s == dtypes::int64) && !std::holds_alternative<double>(r)) return truncate(r, s);
   return r;
 }

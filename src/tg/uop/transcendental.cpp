@@ -45,6 +45,8 @@ UOp map_special(const UOp& x, const UOp& inf, const UOp& minus_inf, const UOp& n
   return x.ne(x.const_like(kInf)).where(x.ne(x).where(nan, x.ne(x.const_like(-kInf)).where(other, minus_inf)), inf);
 }
 
+}  // namespace
+
 // round to the nearest integer, ties away from zero, as the signed int of d's width
 UOp rintk(const UOp& d) {
   return (d + (d < 0.0).where(d.const_like(-0.5), d.const_like(0.5))).cast(vec_like(layout(d.dtype()).sint, d));
@@ -58,6 +60,8 @@ UOp pow2if(const UOp& q, DType float_dtype) {
   Layout l = layout(out);
   return shl(q + l.bias, l.mantissa).bitcast(vec_like(out, q));
 }
+
+namespace {
 
 // floor(log2(d)) for a normal d >= 0, from its exponent bits
 UOp ilogb2k(const UOp& d) {
@@ -78,6 +82,8 @@ UOp ldexp2k(const UOp& d, const UOp& e) {
   UOp half = e >> e.const_like(1);
   return (d * pow2if(half, d.dtype())) * pow2if(e - half, d.dtype());
 }
+
+}  // namespace
 
 // (mantissa in [0.5, 1), exponent) of v != 0, the exponent unsigned as the bits it comes from
 std::pair<UOp, UOp> frexp(const UOp& v) {
@@ -129,6 +135,8 @@ std::pair<UOp, UOp> payne_hanek_reduction(const UOp& d) {
   return {low.where(r, r - kPi / 2), low.where(q, q + 1)};
 }
 
+namespace {
+
 // Cody-Waite, for |d| <= 39800: d - q*pi/2 with pi split into parts whose products with q are exact
 UOp cody_waite_reduce(const UOp& x, const UOp& q, const UOp& qdh) {
   if (x.dtype().scalar() == dtypes::float16)  // float16 needs float32's precision here to reach 1 ulp
@@ -150,6 +158,9 @@ UOp cody_waite_reduce(const UOp& x, const UOp& q, const UOp& qdh) {
   r = q * -1.9841872589410058936e-09 + r;
   return q * -1.2154201256553420762e-10 + r;
 }
+
+}  // namespace
+
 std::pair<UOp, UOp> cody_waite_reduction(const UOp& d) {
   constexpr double m_1_pi = 0.318309886183790671537767526745028724;
   UOp qdh, quadrant;
@@ -161,6 +172,8 @@ std::pair<UOp, UOp> cody_waite_reduction(const UOp& d) {
   }
   return {cody_waite_reduce(d, quadrant.cast(d.dtype()), qdh), cast_vec(quadrant, dtypes::int32)};
 }
+
+namespace {
 
 // sin on [-pi/2, pi/2]: d * P(d*d)
 UOp sin_poly(const UOp& d) {
