@@ -278,8 +278,8 @@ py::object from_gguf(const tg::nn::GGUFValue& v) {
   }
 }
 
-// python values as llama.cpp's writer types them: ints as UINT32 (INT32 when negative, 64 bits when they don't fit),
-// floats as FLOAT32, lists as arrays of their first element's type
+// python values as llama.cpp's writer (gguf-py) types them: ints as UINT32 (INT32 when negative, 64 bits when they
+// don't fit), floats as FLOAT32, lists of ints as INT32 arrays, other lists as arrays of their first element's type
 tg::nn::GGUFValue to_gguf(py::handle h, int depth = 0) {
   using V = tg::nn::GGUFValue;
   if (py::isinstance<py::bool_>(h)) return V::boolean(h.cast<bool>());
@@ -295,7 +295,10 @@ tg::nn::GGUFValue to_gguf(py::handle h, int depth = 0) {
   if ((py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h)) && depth == 0) {
     std::vector<V> xs;
     for (py::handle x : h) xs.push_back(to_gguf(x, depth + 1));
-    V::Type et = xs.empty() ? V::Type::UINT32 : xs[0].type;
+    for (auto& x : xs)  // an array of ints is INT32, as gguf-py writes token types and ids (llama.cpp checks the type)
+      if ((x.type == V::Type::UINT32 && x.as_int() <= INT32_MAX) || x.type == V::Type::INT32)
+        x = V::i32(static_cast<int32_t>(x.as_int()));
+    V::Type et = xs.empty() ? V::Type::INT32 : xs[0].type;
     for (auto& x : xs)
       if (x.type != et) {  // mixed ints: the widest the values need
         if (x.type == V::Type::STRING || et == V::Type::STRING || x.type == V::Type::FLOAT32 || et == V::Type::FLOAT32)

@@ -1,0 +1,182 @@
+// The llama family from GGUF (llm/llama.h), on files the tests write (random weights): the KV cache gives the logits
+// a full recompute gives, and greedy tokens and next-token probabilities equal llama.cpp's on the same file (its npm
+// build, tools/fetch_llama_cpp.sh; skipped without node or it). Bad files are ValueErrors naming the key.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+
+#include "error_of.h"
+#include "tg/helpers/json.h"
+#include "tg/llm/llama.h"
+#include "tg/runtime/device.h"
+
+using namespace tg;
+using nn::GGUFValue;
+using tg::test::error_of;
+
+namespace {
+
+struct Dims {
+  int64_t dim = 64, layers = 2, heads = 4, kv_heads = 2, hidden = 128, vocab = 300, context = 128;
+};
+
+// a llama GGUF with a SentencePiece vocabulary llama.cpp accepts, random weights stored as `type`
+void write_tiny_llama(const std::string& path, uint32_t type, const Dims& d = {}, const std::string& arch = "llama") {
+  using T = GGUFValue::Type;
+  std::vector<GGUFValue> toks{GGUFValue::str("<unk>"), GGUFValue::str("<s>"), GGUFValue::str("</s>")}, scores, types;
+  for (int i = 0; i < 256; i++)
+    toks.push_back(GGUFValue::str(cat("<0x", "0123456789ABCDEF"[i / 16], "0123456789ABCDEF"[i % 16], ">")));
+  while (static_cast<int64_t>(toks.size()) < d.vocab) toks.push_back(GGUFValue::str(cat("\xe2\x96\x81w", toks.size())));
+  for (int64_t i = 0; i < d.vocab; i++) {
+    scores.push_back(GGUFValue::f32(-static_cast<float>(i)));
+    types.push_back(GGUFValue::i32(i == 0 ? 2 : i < 3 ? 3 : i < 259 ? 6 : 1));
+  }
+  const std::string a = arch + ".";
+  nn::GGUFMetadata kv{{"general.architecture", GGUFValue::str(arch)},
+                      {a + "context_length", GGUFValue::u32(static_cast<uint32_t>(d.context))},
+                      {a + "embedding_length", GGUFValue::u32(static_cast<uint32_t>(d.dim))},
+                      {a + "block_count", GGUFValue::u32(static_cast<uint32_t>(d.layers))},
+                      {a + "feed_forward_length", GGUFValue::u32(static_cast<uint32_t>(d.hidden))},
+                      {a + "attention.head_count", GGUFValue::u32(static_cast<uint32_t>(d.heads))},
+                      {a + "attention.head_count_kv", GGUFValue::u32(static_cast<uint32_t>(d.kv_heads))},
+                      {a + "attention.layer_norm_rms_epsilon", GGUFValue::f32(1e-5f)},
+                      {a + "rope.freq_base", GGUFValue::f32(10000.0f)},
+                      {"tokenizer.ggml.model", GGUFValue::str("llama")},
+                      {"tokenizer.ggml.tokens", GGUFValue::array(T::STRING, toks)},
+                      {"tokenizer.ggml.scores", GGUFValue::array(T::FLOAT32, scores)},
+                      {"tokenizer.ggml.token_type", GGUFValue::array(T::INT32, types)},
+                      {"tokenizer.ggml.bos_token_id", GGUFValue::u32(1)},
+                      {"tokenizer.ggml.eos_token_id", GGUFValue::u32(2)}};
+  std::mt19937 rng(1234);
+  std::normal_distribution<float> normal;
+  auto w = [&](Shape s, float scale, float shift = 0) {
+    std::vector<float> v(static_cast<size_t>(tg::prod(s).as_int()));
+    for (float& x : v) x = normal(rng) * scale + shift;
+    return Tensor(v, s, {.device = "CPU"});
+  };
+  const int64_t hd = d.dim / d.heads;
+  const bool quant = type != uint32_t(nn::GGMLType::F32);
+  std::vector<nn::GGUFSaveTensor> ts{{"token_embd.weight", w({d.vocab, d.dim}, 1.0f), type}};
+  for (int64_t i = 0; i < d.layers; i++) {
+    auto name = [&](const char* n) { return cat("blk.", i, ".", n, ".weight"); };
+    ts.push_back({name("attn_norm"), w({d.dim}, 0.1f, 1.0f)});  // norms stay F32, as llama.cpp's files keep them
+    ts.push_back({name("attn_q"), w({d.dim, d.dim}, 0.2f), type});
+    ts.push_back({name("attn_k"), w({d.kv_heads * hd, d.dim}, 0.2f), type});
+    ts.push_back({name("attn_v"), w({d.kv_heads * hd, d.dim}, 0.2f), type});
+    ts.push_back({name("attn_output"), w({d.dim, d.dim}, 0.2f), type});
+    ts.push_back({name("ffn_norm"), w({d.dim}, 0.1f, 1.0f)});
+    ts.push_back({name("ffn_gate"), w({d.hidden, d.dim}, 0.2f), type});
+    ts.push_back({name("ffn_up"), w({d.hidden, d.dim}, 0.2f), type});
+    ts.push_back({name("ffn_down"), w({d.dim, d.hidden}, 0.2f), type});
+  }
+  ts.push_back({"output_norm.weight", w({d.dim}, 0.1f, 1.0f)});
+  ts.push_back({"output.weight", w({d.vocab, d.dim}, 0.2f), quant ? type : uint32_t(nn::GGMLType::F32)});
+  nn::gguf_save(path, kv, ts);
+}
+
+struct Llama : ::testing::Test {
+  void SetUp() override {
+    Device::DEFAULT.reset();
+    path = (std::filesystem::temp_directory_path() /
+            cat("tg_llama_", ::getpid(), "_", ::testing::UnitTest::GetInstance()->current_test_info()->name(), ".gguf"))
+               .string();
+  }
+  void TearDown() override { std::filesystem::remove(path); }
+  std::string path;
+};
+
+std::vector<float> softmax_of(const Tensor& logits) { return logits.softmax().tolist<float>(); }
+
+// llama.cpp's greedy steps for the prompt, or nullopt where node or its npm build is missing
+std::optional<json::Value> llama_cpp_greedy(const std::string& model, const std::vector<int64_t>& prompt, int n) {
+  const char* env = std::getenv("TG_LLAMA_CPP");
+  std::string dir = env != nullptr ? env : std::string(TG_SOURCE_DIR) + "/.deps/llama-cpp";
+  if (!std::filesystem::exists(dir + "/node_modules/node-llama-cpp") || std::system("command -v node >/dev/null") != 0)
+    return std::nullopt;
+  std::vector<std::string> ids;
+  for (int64_t t : prompt) ids.push_back(std::to_string(t));
+  std::string cmd = cat("node ", TG_SOURCE_DIR, "/tools/llama_cpp_eval.mjs ", dir, " ", model, " '[", join(ids, ","),
+                        "]' ", n, " 2>&1");
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return std::nullopt;
+  std::string out;
+  char buf[4096];
+  while (size_t k = std::fread(buf, 1, sizeof buf, p)) out.append(buf, k);
+  int rc = ::pclose(p);
+  EXPECT_EQ(rc, 0) << out;
+  size_t start = out.find('[');
+  EXPECT_NE(start, std::string::npos) << out;
+  return json::parse(out.substr(start, out.rfind(']') - start + 1));
+}
+
+}  // namespace
+
+TEST_F(Llama, KVCacheDecodeMatchesAFullRecompute) {
+  write_tiny_llama(path, uint32_t(nn::GGMLType::F32));
+  nn::GGUFFile f = nn::gguf_load(path);
+  llm::Transformer model(f);
+  std::vector<int64_t> seq = model.generate({1, 299, 5, 77}, 5);
+  ASSERT_EQ(seq.size(), 9u);
+  // the logits after the whole sequence: decoded token by token through the cache, and all at once in a fresh model
+  std::vector<float> cached = model.forward({seq.back()}, static_cast<int64_t>(seq.size()) - 1).tolist<float>();
+  llm::Transformer fresh(f);
+  std::vector<float> full = fresh.forward(seq, 0).tolist<float>();
+  ASSERT_EQ(cached.size(), full.size());
+  for (size_t i = 0; i < full.size(); i++) ASSERT_NEAR(cached[i], full[i], 1e-3f * (1 + std::fabs(full[i]))) << i;
+}
+
+TEST_F(Llama, GreedyTokensAndProbabilitiesEqualLlamaCpp) {
+  struct Case {
+    nn::GGMLType type;
+    float tol;  // llama.cpp keeps its KV cache in half; with quantized weights it multiplies in int8 (q8 activations)
+    size_t min_steps;  // steps compared at least: up to the first near-tie of llama.cpp's two likeliest tokens
+  };
+  for (Case c : {Case{nn::GGMLType::F32, 2e-3f, 6}, Case{nn::GGMLType::F16, 5e-3f, 4},
+                 Case{nn::GGMLType::Q8_0, 2e-2f, 3}, Case{nn::GGMLType::Q4_0, 3e-2f, 1}}) {
+    SCOPED_TRACE(nn::ggml_type_traits(uint32_t(c.type))->name);
+    write_tiny_llama(path, uint32_t(c.type));
+    std::vector<int64_t> prompt{1, 299, 5, 77, 260, 3};
+    std::optional<json::Value> ref = llama_cpp_greedy(path, prompt, 8);
+    if (!ref) GTEST_SKIP() << "node or llama.cpp's npm build is missing (tools/fetch_llama_cpp.sh)";
+    llm::Transformer model(nn::gguf_load(path));
+    std::vector<int64_t> seq = prompt;
+    Tensor logits = model.forward(prompt, 0);
+    size_t compared = 0;
+    for (const json::Value& step : ref->as_array()) {
+      std::vector<float> p = softmax_of(logits);
+      const json::Array& top = step.find("top")->as_array();
+      for (const json::Value& e : top)
+        EXPECT_NEAR(p[static_cast<size_t>(e.as_array()[0].as_int())], e.as_array()[1].as_double(), c.tol);
+      compared++;
+      // where llama.cpp's two likeliest tokens are nearly tied, the tie may break either way: stop there
+      if (top.size() > 1 && top[0].as_array()[1].as_double() - top[1].as_array()[1].as_double() < 2 * c.tol) break;
+      int64_t got = static_cast<int64_t>(std::max_element(p.begin(), p.end()) - p.begin());
+      ASSERT_EQ(got, step.find("token")->as_int()) << "step " << compared;
+      seq.push_back(got);
+      logits = model.forward({got}, static_cast<int64_t>(seq.size()) - 1);
+    }
+    EXPECT_GE(compared, c.min_steps);
+  }
+}
+
+TEST_F(Llama, BadFilesAreValueErrors) {
+  write_tiny_llama(path, uint32_t(nn::GGMLType::F32), {}, "mamba");
+  EXPECT_THROW(llm::Transformer(nn::gguf_load(path)), ValueError);
+  EXPECT_NE(error_of([&] { llm::Transformer m(nn::gguf_load(path)); }).find("'mamba'"), std::string::npos);
+  write_tiny_llama(path, uint32_t(nn::GGMLType::F32));
+  nn::GGUFFile f = nn::gguf_load(path);
+  nn::GGUFFile no_key = f;
+  std::erase_if(no_key.kv, [](const auto& kv) { return kv.first == "llama.block_count"; });
+  EXPECT_NE(error_of([&] { llm::Transformer m(no_key); }).find("llama.block_count"), std::string::npos);
+  nn::GGUFFile no_tensor = f;
+  no_tensor.tensors.erase("blk.1.ffn_up.weight");
+  EXPECT_NE(error_of([&] { llm::Transformer m(no_tensor); }).find("blk.1.ffn_up.weight"), std::string::npos);
+  llm::Transformer m(f, 16);
+  EXPECT_THROW(m.forward({1, 2, 3}, 14), ValueError);   // positions 14..16 of a 16-token context
+  EXPECT_THROW(m.forward({300}, 0), ValueError);        // outside the vocabulary
+  EXPECT_THROW(llm::Transformer(f, 4096), ValueError);  // more context than the file's
+}
