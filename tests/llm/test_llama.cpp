@@ -10,6 +10,7 @@
 #include <random>
 
 #include "error_of.h"
+#include "tg/engine/realize.h"
 #include "tg/helpers/json.h"
 #include "tg/llm/llama.h"
 #include "tg/runtime/device.h"
@@ -127,6 +128,22 @@ TEST_F(Llama, KVCacheDecodeMatchesAFullRecompute) {
   std::vector<float> full = fresh.forward(seq, 0).tolist<float>();
   ASSERT_EQ(cached.size(), full.size());
   for (size_t i = 0; i < full.size(); i++) ASSERT_NEAR(cached[i], full[i], 1e-3f * (1 + std::fabs(full[i]))) << i;
+}
+
+TEST_F(Llama, EveryDecodePositionRunsTheSameKernels) {
+  write_tiny_llama(path, uint32_t(nn::GGMLType::Q8_0));
+  llm::Transformer model(nn::gguf_load(path));
+  std::vector<int64_t> seq{1, 299, 5};
+  Tensor logits = model.forward(seq, 0);
+  size_t after_first_decode = 0;
+  for (int step = 0; step < 12; step++) {  // tokens and positions change; the kernels don't
+    int64_t next = logits.argmax().item<int32_t>();
+    seq.push_back(next);
+    logits = model.forward({next}, static_cast<int64_t>(seq.size()) - 1);
+    if (step == 0) after_first_decode = method_cache_size();
+  }
+  logits.argmax().item<int32_t>();
+  EXPECT_EQ(method_cache_size(), after_first_decode);
 }
 
 TEST_F(Llama, GreedyTokensAndProbabilitiesEqualLlamaCpp) {

@@ -157,6 +157,11 @@ void cross_compile(const UOp& ast) {
   cross_compiled++;
 }
 
+size_t method_cache_size() {
+  std::lock_guard lock(runner_mu);
+  return runner_cache().size();
+}
+
 std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOp& ast) {
   const std::string key = runner_key(device, ast);
   if (auto hit = cached_runner(key)) return hit;

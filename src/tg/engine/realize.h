@@ -75,6 +75,8 @@ inline thread_local JitCapture* capturing = nullptr;
 
 // compiles (or finds in the method cache) the kernel for an AST on a device
 std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOp& ast);
+// how many kernels the method cache holds (tinygrad's len(method_cache)): what a workload compiled so far
+size_t method_cache_size();
 // the runner of a kernel with its opts applied: rendered with r by to_program (codegen/program.h), then built by its
 // device; quiet: no DEBUG output (BEAM's candidates); device: where it runs (default: the renderer's device)
 std::shared_ptr<CompiledRunner> compile_kernel(const Kernel& k, Renderer& r, bool quiet,
