@@ -130,6 +130,20 @@ TEST_F(Llama, KVCacheDecodeMatchesAFullRecompute) {
   for (size_t i = 0; i < full.size(); i++) ASSERT_NEAR(cached[i], full[i], 1e-3f * (1 + std::fabs(full[i]))) << i;
 }
 
+TEST_F(Llama, SampledGenerationRepeatsForASeed) {
+  write_tiny_llama(path, uint32_t(nn::GGMLType::F32));
+  llm::Transformer model(nn::gguf_load(path));
+  llm::SamplingParams sp{.temperature = 1.5, .top_k = 50, .seed = 11};
+  std::vector<int64_t> a = model.generate({1, 299}, 6, sp), b = model.generate({1, 299}, 6, sp);
+  EXPECT_EQ(a, b);  // the cache is rewritten from position 0 by each call
+  EXPECT_EQ(a.size(), 8u);
+  EXPECT_EQ(model
+                .generate({1, 299}, 3, {},
+                          a.size() > 2 ? std::optional<int64_t>(model.generate({1, 299}, 1)[2]) : std::nullopt)
+                .size(),
+            3u);  // stops after eos
+}
+
 TEST_F(Llama, EveryDecodePositionRunsTheSameKernels) {
   write_tiny_llama(path, uint32_t(nn::GGMLType::Q8_0));
   llm::Transformer model(nn::gguf_load(path));

@@ -177,12 +177,14 @@ Tensor Transformer::forward(const std::vector<int64_t>& tokens, int64_t start_po
   return rms_norm(last, out_norm_, cfg_.norm_eps).matmul(output_.T()).reshape({cfg_.vocab}).realize();
 }
 
-std::vector<int64_t> Transformer::generate(const std::vector<int64_t>& prompt, int64_t n, std::optional<int64_t> eos) {
+std::vector<int64_t> Transformer::generate(const std::vector<int64_t>& prompt, int64_t n,
+                                           const SamplingParams& sampling, std::optional<int64_t> eos) {
   std::vector<int64_t> out = prompt;
   if (n <= 0) return out;
+  Sampler sampler(sampling);
   Tensor logits = forward(prompt, 0);
   for (int64_t i = 0; i < n; i++) {
-    int64_t next = logits.argmax().item<int32_t>();
+    int64_t next = sampler.sample(logits.tolist<float>(), out);
     out.push_back(next);
     if ((eos && next == *eos) || i + 1 == n) break;
     logits = forward({next}, static_cast<int64_t>(out.size()) - 1);

@@ -6,7 +6,7 @@
 //
 //   nn::GGUFFile f = nn::gguf_load("tinyllama.Q4_0.gguf");
 //   llm::Transformer model(f);
-//   std::vector<int64_t> ids = model.generate({1, 15043, 29892}, 32);   // greedy
+//   std::vector<int64_t> ids = model.generate({1, 15043, 29892}, 32);   // greedy; or {.temperature = 0.8, ...}
 //
 // Weights stay as gguf_load returns them: packed, dequantized inside the kernels that use them. Each layer keeps a
 // KV cache of the context length; a decode step (one token) runs at a symbolic position (a bound Variable), so one set
@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "tg/llm/sampling.h"
 #include "tg/nn/gguf.h"
 #include "tg/tensor/tensor.h"
 
@@ -38,8 +39,9 @@ class Transformer {
   // the logits (vocab,) of the next token after `tokens`, placed at positions start_pos.. (the cache holds what came
   // before); a position past the context is a ValueError
   Tensor forward(const std::vector<int64_t>& tokens, int64_t start_pos);
-  // greedy continuation: the prompt, then up to n new tokens (stops after eos when given)
-  std::vector<int64_t> generate(const std::vector<int64_t>& prompt, int64_t n, std::optional<int64_t> eos = {});
+  // the prompt, then up to n new tokens chosen by a Sampler (default: greedy); stops after eos when given
+  std::vector<int64_t> generate(const std::vector<int64_t>& prompt, int64_t n, const SamplingParams& sampling = {},
+                                std::optional<int64_t> eos = {});
 
  private:
   struct Layer {
