@@ -10,6 +10,7 @@
 #include <random>
 
 #include "error_of.h"
+#include "scoped_env.h"
 #include "tg/engine/realize.h"
 #include "tg/helpers/json.h"
 #include "tg/llm/llama.h"
@@ -139,6 +140,23 @@ TEST_F(Llama, SampledGenerationRepeatsForASeed) {
   EXPECT_EQ(a.size(), 8u);
   int64_t first = model.generate({1, 299}, 1)[2];  // greedy's first token, taken as the eos:
   EXPECT_EQ(model.generate({1, 299}, 5, {}, first), (std::vector<int64_t>{1, 299, first}));  // generation stops there
+}
+
+TEST_F(Llama, JittedDecodeEqualsTheUnjitted) {
+  write_tiny_llama(path, uint32_t(nn::GGMLType::Q4_0));
+  nn::GGUFFile f = nn::gguf_load(path);
+  llm::Transformer jitted(f);
+  std::vector<int64_t> a = jitted.generate({1, 299, 5}, 8);
+  EXPECT_GE(jitted.decode_jit().cnt(), 7);  // 7 one-token steps: the JIT captured and then replayed
+  EXPECT_FALSE(jitted.decode_jit().jit_cache().empty());
+  std::vector<float> la = jitted.forward({a.back()}, static_cast<int64_t>(a.size()) - 1).tolist<float>();
+  tg::test::ScopedEnv no_jit("JIT", "0");
+  llm::Transformer plain(f);
+  std::vector<int64_t> b = plain.generate({1, 299, 5}, 8);
+  EXPECT_EQ(a, b);
+  std::vector<float> lb = plain.forward({b.back()}, static_cast<int64_t>(b.size()) - 1).tolist<float>();
+  ASSERT_EQ(la.size(), lb.size());
+  for (size_t i = 0; i < la.size(); i++) ASSERT_NEAR(la[i], lb[i], 1e-4f * (1 + std::fabs(lb[i]))) << i;
 }
 
 TEST_F(Llama, EveryDecodePositionRunsTheSameKernels) {

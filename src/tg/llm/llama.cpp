@@ -109,12 +109,10 @@ Transformer::Transformer(const nn::GGUFFile& f, int64_t max_context)
   }
 }
 
-Tensor Transformer::embed(const std::vector<int64_t>& tokens) const {
-  for (int64_t t : tokens)
-    TG_CHECK_AS(ValueError, t >= 0 && t < cfg_.vocab, "token ", t, " is outside the vocabulary of ", cfg_.vocab);
-  const int64_t T = static_cast<int64_t>(tokens.size());
-  if (T == 1) {  // one row, at a bound Variable: the same kernel for every token id
-    sint id(UOp::variable("token", 0, cfg_.vocab - 1).bind(tokens[0]));
+Tensor Transformer::embed(const std::vector<int64_t>& tokens, const UOp& token_var) const {
+  const auto T = static_cast<int64_t>(tokens.size());
+  if (T == 1) {  // one row, at the bound Variable: the same kernel for every token id
+    sint id(token_var);
     return tok_embd_.shrink({{id, id + 1}, {0, cfg_.dim}}).reshape({1, 1, cfg_.dim});
   }
   std::vector<Tensor> rows;
@@ -160,21 +158,33 @@ Tensor Transformer::attention(Layer& l, const Tensor& x, const sint& start_pos, 
   return out.matmul(l.wo.T());
 }
 
-Tensor Transformer::forward(const std::vector<int64_t>& tokens, int64_t start_pos) {
-  const int64_t T = static_cast<int64_t>(tokens.size());
-  TG_CHECK_AS(ValueError, T > 0, "forward needs at least one token");
-  TG_CHECK_AS(ValueError, start_pos >= 0 && start_pos + T <= cfg_.context, "positions ", start_pos, "..",
-              start_pos + T - 1, " are past the context of ", cfg_.context, " tokens");
-  // one token: at a bound Variable, so every position runs the same kernels
-  sint pos = T == 1 ? sint(UOp::variable("start_pos", 0, cfg_.context - 1).bind(start_pos)) : sint(start_pos);
-  Tensor x = embed(tokens);
+Tensor Transformer::step(const std::vector<int64_t>& tokens, const sint& start_pos, const UOp& token_var) {
+  const auto T = static_cast<int64_t>(tokens.size());
+  Tensor x = embed(tokens, token_var);
   for (Layer& l : layers_) {
-    x = x + attention(l, x, pos, T);
+    x = x + attention(l, x, start_pos, T);
     Tensor h = rms_norm(x, l.ffn_norm, cfg_.norm_eps);
     x = x + (h.matmul(l.w_gate.T()).silu() * h.matmul(l.w_up.T())).matmul(l.w_down.T());
   }
   Tensor last = x.shrink({{0, 1}, {T - 1, T}, {0, cfg_.dim}});
   return rms_norm(last, out_norm_, cfg_.norm_eps).matmul(output_.T()).reshape({cfg_.vocab}).realize();
+}
+
+Tensor Transformer::forward(const std::vector<int64_t>& tokens, int64_t start_pos) {
+  const int64_t T = static_cast<int64_t>(tokens.size());
+  TG_CHECK_AS(ValueError, T > 0, "forward needs at least one token");
+  TG_CHECK_AS(ValueError, start_pos >= 0 && start_pos + T <= cfg_.context, "positions ", start_pos, "..",
+              start_pos + T - 1, " are past the context of ", cfg_.context, " tokens");
+  for (int64_t t : tokens)
+    TG_CHECK_AS(ValueError, t >= 0 && t < cfg_.vocab, "token ", t, " is outside the vocabulary of ", cfg_.vocab);
+  if (T > 1) return step(tokens, start_pos, UOp());
+  // one token: the position and the token are bound Variables, so every call runs the same kernels, under TinyJit
+  UOp pos = UOp::variable("start_pos", 0, cfg_.context - 1).bind(start_pos);
+  UOp tok = UOp::variable("token", 0, cfg_.vocab - 1).bind(tokens[0]);
+  JitArgs args;
+  args.add_var(pos);
+  args.add_var(tok);
+  return decode_jit_.call(args, [&] { return std::vector<Tensor>{step(tokens, sint(pos), tok)}; }).at(0);
 }
 
 std::vector<int64_t> Transformer::generate(const std::vector<int64_t>& prompt, int64_t n,

@@ -9,8 +9,9 @@
 //   std::vector<int64_t> ids = model.generate({1, 15043, 29892}, 32);   // greedy; or {.temperature = 0.8, ...}
 //
 // Weights stay as gguf_load returns them: packed, dequantized inside the kernels that use them. Each layer keeps a
-// KV cache of the context length; a decode step (one token) runs at a symbolic position (a bound Variable), so one set
-// of compiled kernels serves every position. Activations are float32.
+// KV cache of the context length; a decode step (one token) runs at a symbolic position and reads its token through a
+// bound Variable, so one set of compiled kernels serves every position, and it runs under TinyJit (JIT=0: not).
+// Activations are float32.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -18,6 +19,7 @@
 
 #include "tg/llm/sampling.h"
 #include "tg/nn/gguf.h"
+#include "tg/tensor/jit.h"
 #include "tg/tensor/tensor.h"
 
 namespace tg::llm {
@@ -36,6 +38,7 @@ class Transformer {
   explicit Transformer(const nn::GGUFFile& file, int64_t max_context = 0);
 
   const LlamaConfig& config() const { return cfg_; }
+  const JitFunction& decode_jit() const { return decode_jit_; }  // the one-token step's TinyJit
   // the logits (vocab,) of the next token after `tokens`, placed at positions start_pos.. (the cache holds what came
   // before); a position past the context is a ValueError
   Tensor forward(const std::vector<int64_t>& tokens, int64_t start_pos);
@@ -47,12 +50,14 @@ class Transformer {
   struct Layer {
     Tensor attn_norm, wq, wk, wv, wo, ffn_norm, w_gate, w_up, w_down, cache_k, cache_v;
   };
-  Tensor embed(const std::vector<int64_t>& tokens) const;
+  Tensor embed(const std::vector<int64_t>& tokens, const UOp& token_var) const;
   Tensor attention(Layer& l, const Tensor& x, const sint& start_pos, int64_t T);
+  Tensor step(const std::vector<int64_t>& tokens, const sint& start_pos, const UOp& token_var);
 
   LlamaConfig cfg_;
   Tensor tok_embd_, out_norm_, output_, rope_cos_, rope_sin_;
   std::vector<Layer> layers_;
+  JitFunction decode_jit_;  // the one-token step under TinyJit: captured on the second token, replayed after
 };
 
 }  // namespace tg::llm
