@@ -1,18 +1,31 @@
-// llama.cpp's greedy continuation of token ids, with the next-token probabilities of each step, as JSON: the peer the
-// LLM tests compare with (tests/llm). llama.cpp comes from npm (tools/fetch_llama_cpp.sh installs it):
-//   node tools/llama_cpp_eval.mjs LLAMA_CPP_DIR MODEL.gguf '[1, 2, 3]' N
-//   -> [{"token": 75, "top": [[75, 0.27], [173, 0.05], ...]}, ...]   (N steps, the 5 likeliest tokens each)
+// llama.cpp as the LLM tests' peer (tests/llm), on a GGUF file, printing JSON. llama.cpp comes from npm
+// (tools/fetch_llama_cpp.sh installs it into LLAMA_CPP_DIR):
+//   node tools/llama_cpp_eval.mjs LLAMA_CPP_DIR MODEL.gguf greedy '[1, 2, 3]' N
+//     -> [{"token": 75, "top": [[75, 0.27], [173, 0.05], ...]}, ...]   N greedy steps, the 5 likeliest tokens each
+//   node tools/llama_cpp_eval.mjs LLAMA_CPP_DIR MODEL.gguf tokenize '["text", ...]'      (or @FILE holding the JSON)
+//     -> [[ids of text], ...]                                           no BOS, special tokens as plain text
 import {pathToFileURL} from "node:url";
 import path from "node:path";
-const [dir, modelPath, ids, n] = [process.argv[2], process.argv[3], JSON.parse(process.argv[4]), parseInt(process.argv[5])];
+import fs from "node:fs";
+const [dir, modelPath, mode, rawArg, n] = process.argv.slice(2);
+const arg = rawArg.startsWith("@") ? fs.readFileSync(rawArg.slice(1), "utf8") : rawArg;  // @file: the JSON in a file
 const {getLlama} = await import(pathToFileURL(path.join(dir, "node_modules/node-llama-cpp/dist/index.js")).href);
 const llama = await getLlama({gpu: false, logLevel: "error", build: "never"});
-const model = await llama.loadModel({modelPath});
-const context = await model.createContext({contextSize: Math.min(model.trainContextSize, 4096), threads: 2});
-const out = [];
-for await (const r of context.getSequence().evaluateWithMetadata(ids, {probabilities: true}, {temperature: 0})) {
-  out.push({token: r.token, top: [...r.probabilities.entries()].slice(0, 5)});
-  if (out.length >= n) break;
+if (mode === "tokenize") {
+  const model = await llama.loadModel({modelPath, vocabOnly: true});
+  console.log(JSON.stringify(JSON.parse(arg).map((text) => [...model.tokenize(text, false)])));
+} else if (mode === "greedy") {
+  const model = await llama.loadModel({modelPath});
+  const context = await model.createContext({contextSize: Math.min(model.trainContextSize, 4096), threads: 2});
+  const out = [];
+  const steps = context.getSequence().evaluateWithMetadata(JSON.parse(arg), {probabilities: true}, {temperature: 0});
+  for await (const r of steps) {
+    out.push({token: r.token, top: [...r.probabilities.entries()].slice(0, 5)});
+    if (out.length >= parseInt(n)) break;
+  }
+  console.log(JSON.stringify(out));
+} else {
+  console.error(`unknown mode ${mode}: greedy or tokenize`);
+  process.exit(2);
 }
-console.log(JSON.stringify(out));
 process.exit(0);

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "error_of.h"
+#include "llm_util.h"
 #include "scoped_env.h"
 #include "tg/engine/realize.h"
 #include "tg/helpers/json.h"
@@ -19,66 +20,9 @@
 using namespace tg;
 using nn::GGUFValue;
 using tg::test::error_of;
+using tg::test::write_tiny_llama;
 
 namespace {
-
-struct Dims {
-  int64_t dim = 64, layers = 2, heads = 4, kv_heads = 2, hidden = 128, vocab = 300, context = 128;
-};
-
-// a llama GGUF with a SentencePiece vocabulary llama.cpp accepts, random weights stored as `type`
-void write_tiny_llama(const std::string& path, uint32_t type, const Dims& d = {}, const std::string& arch = "llama") {
-  using T = GGUFValue::Type;
-  std::vector<GGUFValue> toks{GGUFValue::str("<unk>"), GGUFValue::str("<s>"), GGUFValue::str("</s>")}, scores, types;
-  for (int i = 0; i < 256; i++)
-    toks.push_back(GGUFValue::str(cat("<0x", "0123456789ABCDEF"[i / 16], "0123456789ABCDEF"[i % 16], ">")));
-  while (static_cast<int64_t>(toks.size()) < d.vocab) toks.push_back(GGUFValue::str(cat("\xe2\x96\x81w", toks.size())));
-  for (int64_t i = 0; i < d.vocab; i++) {
-    scores.push_back(GGUFValue::f32(-static_cast<float>(i)));
-    types.push_back(GGUFValue::i32(i == 0 ? 2 : i < 3 ? 3 : i < 259 ? 6 : 1));
-  }
-  const std::string a = arch + ".";
-  nn::GGUFMetadata kv{{"general.architecture", GGUFValue::str(arch)},
-                      {a + "context_length", GGUFValue::u32(static_cast<uint32_t>(d.context))},
-                      {a + "embedding_length", GGUFValue::u32(static_cast<uint32_t>(d.dim))},
-                      {a + "block_count", GGUFValue::u32(static_cast<uint32_t>(d.layers))},
-                      {a + "feed_forward_length", GGUFValue::u32(static_cast<uint32_t>(d.hidden))},
-                      {a + "attention.head_count", GGUFValue::u32(static_cast<uint32_t>(d.heads))},
-                      {a + "attention.head_count_kv", GGUFValue::u32(static_cast<uint32_t>(d.kv_heads))},
-                      {a + "attention.layer_norm_rms_epsilon", GGUFValue::f32(1e-5f)},
-                      {a + "rope.freq_base", GGUFValue::f32(10000.0f)},
-                      {"tokenizer.ggml.model", GGUFValue::str("llama")},
-                      {"tokenizer.ggml.tokens", GGUFValue::array(T::STRING, toks)},
-                      {"tokenizer.ggml.scores", GGUFValue::array(T::FLOAT32, scores)},
-                      {"tokenizer.ggml.token_type", GGUFValue::array(T::INT32, types)},
-                      {"tokenizer.ggml.bos_token_id", GGUFValue::u32(1)},
-                      {"tokenizer.ggml.eos_token_id", GGUFValue::u32(2)}};
-  std::mt19937 rng(1234);
-  std::normal_distribution<float> normal;
-  auto w = [&](Shape s, float scale, float shift = 0) {
-    std::vector<float> v(static_cast<size_t>(tg::prod(s).as_int()));
-    for (float& x : v) x = normal(rng) * scale + shift;
-    return Tensor(v, s, {.device = "CPU"});
-  };
-  const int64_t hd = d.dim / d.heads;
-  const bool quant = type != uint32_t(nn::GGMLType::F32);
-  std::vector<nn::GGUFSaveTensor> ts{{"token_embd.weight", w({d.vocab, d.dim}, 1.0f), type}};
-  for (int64_t i = 0; i < d.layers; i++) {
-    auto name = [&](const char* n) { return cat("blk.", i, ".", n, ".weight"); };
-    ts.push_back({name("attn_norm"), w({d.dim}, 0.1f, 1.0f)});  // norms stay F32, as llama.cpp's files keep them
-    ts.push_back({name("attn_q"), w({d.dim, d.dim}, 0.2f), type});
-    ts.push_back({name("attn_k"), w({d.kv_heads * hd, d.dim}, 0.2f), type});
-    ts.push_back({name("attn_v"), w({d.kv_heads * hd, d.dim}, 0.2f), type});
-    ts.push_back({name("attn_output"), w({d.dim, d.dim}, 0.2f), type});
-    ts.push_back({name("ffn_norm"), w({d.dim}, 0.1f, 1.0f)});
-    ts.push_back({name("ffn_gate"), w({d.hidden, d.dim}, 0.2f), type});
-    ts.push_back({name("ffn_up"), w({d.hidden, d.dim}, 0.2f), type});
-    ts.push_back({name("ffn_down"), w({d.dim, d.hidden}, 0.2f), type});
-  }
-  ts.push_back({"output_norm.weight", w({d.dim}, 0.1f, 1.0f)});
-  ts.push_back({"output.weight", w({d.vocab, d.dim}, 0.2f), quant ? type : uint32_t(nn::GGMLType::F32)});
-  nn::gguf_save(path, kv, ts);
-}
 
 struct Llama : ::testing::Test {
   void SetUp() override {
@@ -92,28 +36,6 @@ struct Llama : ::testing::Test {
 };
 
 std::vector<float> softmax_of(const Tensor& logits) { return logits.softmax().tolist<float>(); }
-
-// llama.cpp's greedy steps for the prompt, or nullopt where node or its npm build is missing
-std::optional<json::Value> llama_cpp_greedy(const std::string& model, const std::vector<int64_t>& prompt, int n) {
-  const char* env = std::getenv("TG_LLAMA_CPP");
-  std::string dir = env != nullptr ? env : std::string(TG_SOURCE_DIR) + "/.deps/llama-cpp";
-  if (!std::filesystem::exists(dir + "/node_modules/node-llama-cpp") || std::system("command -v node >/dev/null") != 0)
-    return std::nullopt;
-  std::vector<std::string> ids;
-  for (int64_t t : prompt) ids.push_back(std::to_string(t));
-  std::string cmd = cat("node ", TG_SOURCE_DIR, "/tools/llama_cpp_eval.mjs ", dir, " ", model, " '[", join(ids, ","),
-                        "]' ", n, " 2>&1");
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return std::nullopt;
-  std::string out;
-  char buf[4096];
-  while (size_t k = std::fread(buf, 1, sizeof buf, p)) out.append(buf, k);
-  int rc = ::pclose(p);
-  EXPECT_EQ(rc, 0) << out;
-  size_t start = out.find('[');
-  EXPECT_NE(start, std::string::npos) << out;
-  return json::parse(out.substr(start, out.rfind(']') - start + 1));
-}
 
 }  // namespace
 
@@ -186,7 +108,9 @@ TEST_F(Llama, GreedyTokensAndProbabilitiesEqualLlamaCpp) {
     SCOPED_TRACE(nn::ggml_type_traits(uint32_t(c.type))->name);
     write_tiny_llama(path, uint32_t(c.type));
     std::vector<int64_t> prompt{1, 299, 5, 77, 260, 3};
-    std::optional<json::Value> ref = llama_cpp_greedy(path, prompt, 8);
+    std::vector<std::string> ids;
+    for (int64_t t : prompt) ids.push_back(std::to_string(t));
+    std::optional<json::Value> ref = tg::test::llama_cpp(path, "greedy", cat("[", join(ids, ","), "]"), 8);
     if (!ref) GTEST_SKIP() << "node or llama.cpp's npm build is missing (tools/fetch_llama_cpp.sh)";
     llm::Transformer model(nn::gguf_load(path));
     std::vector<int64_t> seq = prompt;
