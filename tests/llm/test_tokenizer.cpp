@@ -122,3 +122,11 @@ TEST_F(TokenizerTest, BadMetadataIsAValueError) {
   EXPECT_THROW(tok.piece(-1), ValueError);
   EXPECT_THROW(tok.piece(tok.vocab_size()), ValueError);
 }
+
+TEST(Utf8, InvalidSequencesBecomeReplacementCharacters) {
+  EXPECT_EQ(llm::replace_invalid_utf8("caf\xc3\xa9"), "café");
+  EXPECT_EQ(llm::replace_invalid_utf8("a\xc3"), "a\xef\xbf\xbd");                  // a character cut short
+  EXPECT_EQ(llm::replace_invalid_utf8("\xff\x80z"), "\xef\xbf\xbd\xef\xbf\xbdz");  // bytes that start nothing
+  EXPECT_EQ(llm::replace_invalid_utf8("\xc0\xaf"), "\xef\xbf\xbd\xef\xbf\xbd");    // an overlong '/'
+  EXPECT_EQ(llm::replace_invalid_utf8("\xed\xa0\x80"), "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");  // a surrogate
+}

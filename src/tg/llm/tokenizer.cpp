@@ -20,6 +20,29 @@ const std::string kSpace = "\xe2\x96\x81";  // U+2581, SentencePiece's space
 
 }  // namespace
 
+std::string replace_invalid_utf8(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    auto c = static_cast<unsigned char>(s[i]);
+    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    bool ok = n > 0 && i + n <= s.size();
+    uint32_t cp = n == 1 ? c : c & (0x7Fu >> n);
+    for (size_t k = 1; ok && k < n; k++) {
+      auto cc = static_cast<unsigned char>(s[i + k]);
+      ok = (cc & 0xC0) == 0x80;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    ok = ok && cp >= kMin[n] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+    if (ok) {
+      out.append(s.substr(i, n)), i += n;
+    } else {
+      out += "\xef\xbf\xbd", i++;  // U+FFFD for the byte that can't start a character
+    }
+  }
+  return out;
+}
+
 Tokenizer Tokenizer::from_gguf(const nn::GGUFMetadata& kv) {
   const nn::GGUFValue* model = find(kv, "tokenizer.ggml.model");
   TG_CHECK_AS(ValueError, model != nullptr, "GGUF metadata has no 'tokenizer.ggml.model'");

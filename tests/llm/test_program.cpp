@@ -1,0 +1,75 @@
+// tinygrad-llm (tools/tinygrad_llm.cpp): --json gives the tokens the library generates for the same file, prompt and
+// sampling; the streamed text is the decoded tokens; bad arguments exit 2, a model that can't run exits 1, each with
+// a message.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include "llm_util.h"
+#include "tg/llm/llama.h"
+#include "tg/llm/tokenizer.h"
+
+using namespace tg;
+
+namespace {
+
+struct Result {
+  int status;
+  std::string out;
+};
+Result run(const std::string& args) {
+  std::string cmd = cat(TG_LLM_PROGRAM, " ", args, " 2>&1");
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (size_t k = std::fread(buf, 1, sizeof buf, p)) out.append(buf, k);
+  int rc = ::pclose(p);
+  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, out};
+}
+
+struct LlmProgram : ::testing::Test {
+  void SetUp() override {
+    path = (std::filesystem::temp_directory_path() / cat("tg_llm_prog_", ::getpid(), ".gguf")).string();
+    tg::test::write_tiny_llama(path, uint32_t(nn::GGMLType::Q8_0));
+  }
+  void TearDown() override { std::filesystem::remove(path); }
+  std::string path;
+};
+
+}  // namespace
+
+TEST_F(LlmProgram, JsonTokensAreTheLibrarysAndTextIsTheirDecoding) {
+  Result r = run(cat("--model ", path, " --prompt 'hi there' -n 6 --temperature 0.9 --top-k 20 --seed 5 --json"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  json::Value v = json::parse(r.out.substr(r.out.find('{')));
+  nn::GGUFFile f = nn::gguf_load(path);
+  llm::Tokenizer tok = llm::Tokenizer::from_gguf(f.kv);
+  llm::Transformer model(f);
+  std::vector<int64_t> prompt = tok.encode("hi there", true);
+  std::vector<int64_t> want = model.generate(prompt, 6, {.temperature = 0.9, .top_k = 20, .seed = 5}, tok.eos());
+  std::vector<int64_t> got_prompt, got;
+  for (const json::Value& x : v.find("prompt_tokens")->as_array()) got_prompt.push_back(x.as_int());
+  for (const json::Value& x : v.find("tokens")->as_array()) got.push_back(x.as_int());
+  EXPECT_EQ(got_prompt, prompt);
+  EXPECT_EQ(got, std::vector<int64_t>(want.begin() + static_cast<ptrdiff_t>(prompt.size()), want.end()));
+  EXPECT_EQ(v.find("text")->as_string(), llm::replace_invalid_utf8(tok.decode(got)));
+  EXPECT_GT(v.find("decode_tok_s")->as_double(), 0);
+  // streamed: the same text, then the speeds on stderr
+  Result s = run(cat("--model ", path, " --prompt 'hi there' -n 6 --temperature 0.9 --top-k 20 --seed 5"));
+  ASSERT_EQ(s.status, 0) << s.out;
+  EXPECT_EQ(s.out.rfind(llm::replace_invalid_utf8(tok.decode(got)), 0), 0u) << s.out;
+  EXPECT_NE(s.out.find("decode:"), std::string::npos);
+}
+
+TEST_F(LlmProgram, BadArgumentsAndModels) {
+  Result r = run("--prompt x");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--model is required"), std::string::npos);
+  EXPECT_EQ(run(cat("--model ", path, " -n lots")).status, 2);
+  EXPECT_EQ(run(cat("--model ", path, " --bogus")).status, 2);
+  Result missing = run("--model /nonexistent/m.gguf");
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.out.find("/nonexistent/m.gguf"), std::string::npos) << missing.out;
+  Result temp = run(cat("--model ", path, " --temperature -1"));
+  EXPECT_EQ(temp.status, 1);
+  EXPECT_NE(temp.out.find("temperature"), std::string::npos);
+}
