@@ -118,6 +118,7 @@ TEST_F(Llama, GreedyTokensAndProbabilitiesEqualLlamaCpp) {
     size_t compared = 0;
     for (const json::Value& step : ref->as_array()) {
       std::vector<float> p = softmax_of(logits);
+      ASSERT_TRUE(step.find("top") != nullptr && step.find("token") != nullptr) << step.dump();
       const json::Array& top = step.find("top")->as_array();
       for (const json::Value& e : top)
         EXPECT_NEAR(p[static_cast<size_t>(e.as_array()[0].as_int())], e.as_array()[1].as_double(), c.tol);
