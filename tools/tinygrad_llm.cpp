@@ -10,6 +10,7 @@
 #include <string>
 
 #include "tg/helpers/json.h"
+#include "tg/helpers/utf8.h"
 #include "tg/llm/llama.h"
 #include "tg/llm/tokenizer.h"
 
@@ -86,16 +87,6 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
-// the length of s's prefix that ends on a whole UTF-8 character (a stream never splits one)
-size_t complete_utf8(const std::string& s) {
-  size_t end = s.size(), i = end;
-  while (i > 0 && end - i < 3 && (static_cast<unsigned char>(s[i - 1]) & 0xC0) == 0x80) i--;
-  if (i == 0) return end;
-  auto lead = static_cast<unsigned char>(s[i - 1]);
-  size_t need = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 1;
-  return end - (i - 1) >= need ? end : i - 1;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -120,9 +111,9 @@ int main(int argc, char** argv) {
       if (next == tok.eos()) break;
       text = tok.decode(out);
       if (!a.json) {
-        size_t upto = complete_utf8(text);
+        size_t upto = tg::utf8_whole_prefix(text);
         if (upto > printed) {  // whole characters only; a byte no character can hold shows as U+FFFD
-          std::cout << tg::llm::replace_invalid_utf8(text.substr(printed, upto - printed)) << std::flush;
+          std::cout << tg::replace_invalid_utf8(text.substr(printed, upto - printed)) << std::flush;
           printed = upto;
         }
       }
@@ -140,13 +131,13 @@ int main(int argc, char** argv) {
       for (int64_t x : out) t.push_back(x);
       std::cout << tg::json::Value(tg::json::Object{{"prompt_tokens", p},
                                                     {"tokens", t},
-                                                    {"text", tg::llm::replace_invalid_utf8(tok.decode(out))},
+                                                    {"text", tg::replace_invalid_utf8(tok.decode(out))},
                                                     {"prefill_tok_s", prefill_tok_s},
                                                     {"decode_tok_s", decode_tok_s}})
                        .dump()
                 << "\n";
     } else {
-      std::cout << tg::llm::replace_invalid_utf8(text.substr(printed)) << std::endl;
+      std::cout << tg::replace_invalid_utf8(text.substr(printed)) << std::endl;
       std::fprintf(stderr, "prefill: %zu tokens, %.2f tok/s; decode: %zu tokens, %.2f tok/s\n", prompt.size(),
                    prefill_tok_s, out.size(), decode_tok_s);
     }

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include "llm_util.h"
+#include "tg/helpers/utf8.h"
 #include "tg/llm/llama.h"
 #include "tg/llm/tokenizer.h"
 
@@ -51,12 +52,12 @@ TEST_F(LlmProgram, JsonTokensAreTheLibrarysAndTextIsTheirDecoding) {
   for (const json::Value& x : v.find("tokens")->as_array()) got.push_back(x.as_int());
   EXPECT_EQ(got_prompt, prompt);
   EXPECT_EQ(got, std::vector<int64_t>(want.begin() + static_cast<ptrdiff_t>(prompt.size()), want.end()));
-  EXPECT_EQ(v.find("text")->as_string(), llm::replace_invalid_utf8(tok.decode(got)));
+  EXPECT_EQ(v.find("text")->as_string(), replace_invalid_utf8(tok.decode(got)));
   EXPECT_GT(v.find("decode_tok_s")->as_double(), 0);
   // streamed: the same text, then the speeds on stderr
   Result s = run(cat("--model ", path, " --prompt 'hi there' -n 6 --temperature 0.9 --top-k 20 --seed 5"));
   ASSERT_EQ(s.status, 0) << s.out;
-  EXPECT_EQ(s.out.rfind(llm::replace_invalid_utf8(tok.decode(got)), 0), 0u) << s.out;
+  EXPECT_EQ(s.out.rfind(replace_invalid_utf8(tok.decode(got)), 0), 0u) << s.out;
   EXPECT_NE(s.out.find("decode:"), std::string::npos);
 }
 

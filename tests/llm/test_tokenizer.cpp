@@ -11,6 +11,7 @@
 
 #include "error_of.h"
 #include "llm_util.h"
+#include "tg/helpers/utf8.h"
 #include "tg/llm/tokenizer.h"
 
 using namespace tg;
@@ -38,8 +39,7 @@ tg::test::Vocab corpus_vocab() {
     std::vector<size_t> starts;
     for (size_t i = 0; i < p.size();) {
       starts.push_back(i);
-      unsigned char c = static_cast<unsigned char>(p[i]);
-      i += c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : 4;
+      i += utf8_char_len(static_cast<unsigned char>(p[i]));
     }
     starts.push_back(p.size());
     for (size_t a = 0; a + 1 < starts.size(); a++) {
@@ -121,12 +121,4 @@ TEST_F(TokenizerTest, BadMetadataIsAValueError) {
   llm::Tokenizer tok = llm::Tokenizer::from_gguf(kv);
   EXPECT_THROW(tok.piece(-1), ValueError);
   EXPECT_THROW(tok.piece(tok.vocab_size()), ValueError);
-}
-
-TEST(Utf8, InvalidSequencesBecomeReplacementCharacters) {
-  EXPECT_EQ(llm::replace_invalid_utf8("caf\xc3\xa9"), "café");
-  EXPECT_EQ(llm::replace_invalid_utf8("a\xc3"), "a\xef\xbf\xbd");                  // a character cut short
-  EXPECT_EQ(llm::replace_invalid_utf8("\xff\x80z"), "\xef\xbf\xbd\xef\xbf\xbdz");  // bytes that start nothing
-  EXPECT_EQ(llm::replace_invalid_utf8("\xc0\xaf"), "\xef\xbf\xbd\xef\xbf\xbd");    // an overlong '/'
-  EXPECT_EQ(llm::replace_invalid_utf8("\xed\xa0\x80"), "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");  // a surrogate
 }

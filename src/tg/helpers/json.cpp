@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "tg/helpers/helpers.h"
+#include "tg/helpers/utf8.h"
 
 namespace tg::json {
 
@@ -52,25 +53,6 @@ const Value* Value::find(std::string_view key) const {
 // *** UTF-8 ***
 
 namespace {
-
-// the code point at s[i] (advancing i), or -1 for an invalid sequence: truncated, a bad continuation byte, overlong,
-// a surrogate or beyond U+10FFFF
-int32_t decode_utf8(std::string_view s, size_t& i) {
-  auto b = [&](size_t k) { return static_cast<uint8_t>(s[k]); };
-  uint8_t c = b(i);
-  if (c < 0x80) return i++, c;
-  int n = c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2 : c >= 0xF0 && c <= 0xF4 ? 3 : 0;
-  if (n == 0 || i + static_cast<size_t>(n) >= s.size()) return -1;  // a bad lead byte, or truncated
-  int32_t cp = c & (0x3F >> n);
-  for (int k = 1; k <= n; k++) {
-    if ((b(i + k) & 0xC0) != 0x80) return -1;
-    cp = cp << 6 | (b(i + k) & 0x3F);
-  }
-  static constexpr int32_t min_cp[4] = {0, 0x80, 0x800, 0x10000};
-  if (cp < min_cp[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return -1;
-  i += static_cast<size_t>(n) + 1;
-  return cp;
-}
 
 void append_utf8(std::string& out, uint32_t cp) {
   if (cp < 0x80) {

@@ -4,6 +4,7 @@
 #include <queue>
 
 #include "tg/helpers/helpers.h"
+#include "tg/helpers/utf8.h"
 
 namespace tg::llm {
 
@@ -11,37 +12,9 @@ namespace {
 
 const nn::GGUFValue* find(const nn::GGUFMetadata& kv, const std::string& key) { return nn::gguf_find(kv, key); }
 
-// the byte length of the UTF-8 character starting with lead byte c (a stray continuation byte: 1)
-size_t utf8_len(unsigned char c) {
-  return c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 1;
-}
-
 const std::string kSpace = "\xe2\x96\x81";  // U+2581, SentencePiece's space
 
 }  // namespace
-
-std::string replace_invalid_utf8(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size();) {
-    auto c = static_cast<unsigned char>(s[i]);
-    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-    bool ok = n > 0 && i + n <= s.size();
-    uint32_t cp = n == 1 ? c : c & (0x7Fu >> n);
-    for (size_t k = 1; ok && k < n; k++) {
-      auto cc = static_cast<unsigned char>(s[i + k]);
-      ok = (cc & 0xC0) == 0x80;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-    ok = ok && cp >= kMin[n] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
-    if (ok) {
-      out.append(s.substr(i, n)), i += n;
-    } else {
-      out += "\xef\xbf\xbd", i++;  // U+FFFD for the byte that can't start a character
-    }
-  }
-  return out;
-}
 
 Tokenizer Tokenizer::from_gguf(const nn::GGUFMetadata& kv) {
   const nn::GGUFValue* model = find(kv, "tokenizer.ggml.model");
@@ -100,7 +73,7 @@ std::vector<int64_t> Tokenizer::encode(std::string_view text, bool add_bos) cons
   };
   std::vector<Sym> sym;
   for (size_t off = 0; off < esc.size();) {
-    size_t len = std::min(utf8_len(static_cast<unsigned char>(esc[off])), esc.size() - off);
+    size_t len = std::min(utf8_char_len(static_cast<unsigned char>(esc[off])), esc.size() - off);
     sym.push_back({off, len, static_cast<int64_t>(sym.size()) - 1, static_cast<int64_t>(sym.size()) + 1});
     off += len;
   }

@@ -17,10 +17,6 @@
 
 namespace tg::llm {
 
-// s with each invalid UTF-8 sequence (a byte token's half of a character, say) replaced by U+FFFD, as Python's
-// bytes.decode(errors="replace"): text for JSON and terminals
-std::string replace_invalid_utf8(std::string_view s);
-
 class Tokenizer {
  public:
   // from the metadata; a missing key or a model other than those supported is a ValueError naming it

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "tg/helpers/utf8.h"
 #include "tg/nn/mapped_file.h"
 #include "tg/runtime/device.h"
 
@@ -105,25 +106,6 @@ Shape GGUFTensorInfo::shape() const {
 
 namespace {
 
-bool valid_utf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    auto c = static_cast<uint8_t>(s[i]);
-    size_t n = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xE ? 2 : (c >> 3) == 0x1E ? 3 : 4;
-    if (n == 4 || n > s.size() - i - 1) return false;
-    uint32_t cp = n == 0 ? c : c & (0x3Fu >> n);
-    for (size_t k = 1; k <= n; k++) {
-      auto cc = static_cast<uint8_t>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    static constexpr uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    i += n + 1;
-  }
-  return true;
-}
-
 // a bounds-checked little-endian reader over the file's bytes; every error names the field and its offset
 struct Reader {
   std::span<const uint8_t> b;
@@ -149,7 +131,7 @@ struct Reader {
     auto n = get<uint64_t>(field + " (string length)");
     need(n, field);
     std::string s(reinterpret_cast<const char*>(b.data() + pos), n);
-    if (!valid_utf8(s)) fail(field, "the string is not valid UTF-8");
+    if (!is_valid_utf8(s)) fail(field, "the string is not valid UTF-8");
     pos += n;
     return s;
   }
