@@ -4,6 +4,8 @@
 //     -> [{"token": 75, "top": [[75, 0.27], [173, 0.05], ...]}, ...]   N greedy steps, the 5 likeliest tokens each
 //   node tools/llama_cpp_eval.mjs LLAMA_CPP_DIR MODEL.gguf tokenize '["text", ...]'      (or @FILE holding the JSON)
 //     -> [[ids of text], ...]                                           no BOS, special tokens as plain text
+//   node tools/llama_cpp_eval.mjs LLAMA_CPP_DIR MODEL.gguf bench '[1, 2, 3]' N
+//     -> [{"prompt_tokens", "prefill_s", "decode_tokens", "decode_s"}]   the prompt's prefill, then N greedy tokens
 import {pathToFileURL} from "node:url";
 import path from "node:path";
 import fs from "node:fs";
@@ -24,8 +26,22 @@ if (mode === "tokenize") {
     if (out.length >= parseInt(n)) break;
   }
   console.log(JSON.stringify(out));
+} else if (mode === "bench") {
+  // prefill the prompt ids, then decode n greedy tokens: the seconds of each, measured here
+  const model = await llama.loadModel({modelPath});
+  const context = await model.createContext({contextSize: Math.min(model.trainContextSize, 4096), threads: 2});
+  const ids = JSON.parse(arg);
+  const t0 = performance.now();
+  let t1 = 0, count = 0;
+  for await (const r of context.getSequence().evaluateWithMetadata(ids, {}, {temperature: 0})) {
+    if (count === 0) t1 = performance.now();  // the first token comes after the prefill
+    if (++count > parseInt(n)) break;
+  }
+  const t2 = performance.now();
+  console.log(JSON.stringify([{prompt_tokens: ids.length, prefill_s: (t1 - t0) / 1000, decode_tokens: count - 1,
+                               decode_s: (t2 - t1) / 1000}]));
 } else {
-  console.error(`unknown mode ${mode}: greedy or tokenize`);
+  console.error(`unknown mode ${mode}: greedy, tokenize or bench`);
   process.exit(2);
 }
 process.exit(0);

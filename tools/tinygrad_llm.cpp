@@ -18,12 +18,13 @@ namespace {
 
 const char* kUsage =
     "usage: tinygrad-llm --model M.gguf [--prompt TEXT] [-n N] [--temperature T] [--top-k K] [--top-p P] [--min-p P]\n"
-    "                    [--repeat-penalty R] [--seed S] [--context C] [--device D] [--json]\n";
+    "                    [--repeat-penalty R] [--seed S] [--context C] [--device D] [--json] [--warmup]\n"
+    "  --warmup: generate a few tokens first, untimed (compiles and captures the kernels), then the timed run\n";
 
 struct Args {
   std::string model, prompt, device;
   int64_t n = 32, context = 0;
-  bool json = false;
+  bool json = false, warmup = false;
   tg::llm::SamplingParams sampling;
 };
 
@@ -75,6 +76,8 @@ Args parse(int argc, char** argv) {
       a.sampling.repeat_penalty = number(to_d);
     else if (k == "--seed")
       a.sampling.seed = static_cast<uint64_t>(number(to_i));
+    else if (k == "--warmup")
+      a.warmup = true;
     else if (k == "--json")
       a.json = true;
     else if (k == "-h" || k == "--help")
@@ -98,6 +101,7 @@ int main(int argc, char** argv) {
     tg::llm::Transformer model(file, a.context);
     tg::llm::Sampler sampler(a.sampling);
     std::vector<int64_t> prompt = tok.encode(a.prompt, true), out;
+    if (a.warmup) model.generate(prompt, std::min<int64_t>(a.n, 3), a.sampling);  // the same kernels, then replayed
     auto t0 = clock::now();
     tg::Tensor logits = model.forward(prompt, 0);
     std::vector<float> l = logits.tolist<float>();

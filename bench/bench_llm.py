@@ -1,0 +1,78 @@
+# tinygrad-llm against llama.cpp (its npm build, tools/fetch_llama_cpp.sh) on the same GGUF files, side by side in one
+# run: prefill and decode tokens/s on 2 threads. The files have a model's geometry and random weights (no weights
+# are reachable from here), written once into --dir and reused.
+#   python3 bench/bench_llm.py [--geometry tinyllama|small] [--types q4_0,q8_0,f16] [--prompt 64] [-n 32]
+import argparse, json, os, pathlib, platform, subprocess, sys, time
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "build" / "python"))
+from tinygrad import Tensor  # noqa: E402
+from tinygrad.nn.state import gguf_save  # noqa: E402
+
+GEOMETRY = {  # dim, layers, heads, kv heads, hidden, vocab
+  "tinyllama": (2048, 22, 32, 4, 5632, 32000),  # TinyLlama-1.1B
+  "small": (512, 8, 8, 4, 1408, 32000),
+}
+TYPES = {"f32": 0, "f16": 1, "q4_0": 2, "q8_0": 8, "q4_K": 12, "q6_K": 14}
+
+def write_model(path, geometry, typ):
+  dim, layers, heads, kvh, hidden, vocab = GEOMETRY[geometry]
+  hd, rng = dim // heads, np.random.default_rng(0)
+  toks = ["<unk>", "<s>", "</s>"] + [f"<0x{i:02X}>" for i in range(256)] + [f"\u2581w{i}" for i in range(vocab - 259)]
+  meta = {"general.architecture": "llama", "llama.context_length": 2048, "llama.embedding_length": dim,
+          "llama.block_count": layers, "llama.feed_forward_length": hidden, "llama.attention.head_count": heads,
+          "llama.attention.head_count_kv": kvh, "llama.attention.layer_norm_rms_epsilon": 1e-5, "llama.rope.freq_base": 10000.0,
+          "tokenizer.ggml.model": "llama", "tokenizer.ggml.tokens": toks, "tokenizer.ggml.scores": [0.0] * vocab,
+          "tokenizer.ggml.token_type": [2, 3, 3] + [6] * 256 + [1] * (vocab - 259)}
+  t = TYPES[typ]
+  def w(*shape, q=True):
+    x = Tensor((rng.standard_normal(shape, dtype=np.float32) * 0.02))
+    return (x, t) if q and t != 0 else x
+  tensors = {"token_embd.weight": w(vocab, dim)}
+  for i in range(layers):
+    tensors.update({f"blk.{i}.attn_norm.weight": Tensor(np.ones(dim, np.float32)), f"blk.{i}.attn_q.weight": w(dim, dim),
+                    f"blk.{i}.attn_k.weight": w(kvh * hd, dim), f"blk.{i}.attn_v.weight": w(kvh * hd, dim),
+                    f"blk.{i}.attn_output.weight": w(dim, dim), f"blk.{i}.ffn_norm.weight": Tensor(np.ones(dim, np.float32)),
+                    f"blk.{i}.ffn_gate.weight": w(hidden, dim), f"blk.{i}.ffn_up.weight": w(hidden, dim),
+                    f"blk.{i}.ffn_down.weight": w(dim, hidden)})
+  tensors["output_norm.weight"] = Tensor(np.ones(dim, np.float32))
+  tensors["output.weight"] = w(vocab, dim)
+  gguf_save(path, tensors, meta)
+
+def main():
+  ap = argparse.ArgumentParser()
+  ap.add_argument("--geometry", default="small", choices=list(GEOMETRY))
+  ap.add_argument("--types", default="q4_0,q8_0,f16")
+  ap.add_argument("--prompt", type=int, default=64, help="prompt tokens")
+  ap.add_argument("-n", type=int, default=32, help="decoded tokens")
+  ap.add_argument("--dir", default="/tmp/tg_bench_llm")
+  args = ap.parse_args()
+  llama_dir = os.environ.get("TG_LLAMA_CPP", str(ROOT / ".deps" / "llama-cpp"))
+  if not (pathlib.Path(llama_dir) / "node_modules" / "node-llama-cpp").exists():
+    subprocess.run(["bash", str(ROOT / "tools" / "fetch_llama_cpp.sh")], check=True)
+  os.makedirs(args.dir, exist_ok=True)
+  cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
+  print(f"machine: {cpu}, {os.cpu_count()} cpus; geometry {args.geometry}; prompt {args.prompt} tokens, {args.n} decoded")
+  print(f"{'type':>6} | {'prefill tok/s':>22} | {'decode tok/s':>22}")
+  print(f"{'':>6} | {'ours':>6} {'llama.cpp':>9} {'ratio':>5} | {'ours':>6} {'llama.cpp':>9} {'ratio':>5}")
+  prompt = " ".join(["w"] * (args.prompt // 2))  # about 2 tokens a word with this vocabulary
+  for typ in args.types.split(","):
+    path = f"{args.dir}/{args.geometry}-{typ}.gguf"
+    if not os.path.exists(path):
+      t0 = time.perf_counter()
+      write_model(path, args.geometry, typ)
+      print(f"  (wrote {path}: {os.path.getsize(path) / 2**20:.0f} MiB in {time.perf_counter() - t0:.0f} s)")
+    run = lambda: json.loads(subprocess.run([str(ROOT / "build" / "tinygrad-llm"), "--model", path, "--prompt", prompt,
+                                             "-n", str(args.n), "--json", "--warmup"], check=True, capture_output=True, text=True).stdout)
+    run()  # fills the compiler's disk cache; each run also warms up in-process (--warmup) before it is timed
+    ours = run()
+    ref = json.loads(subprocess.run(["node", str(ROOT / "tools" / "llama_cpp_eval.mjs"), llama_dir, path, "bench",
+                                     json.dumps(ours["prompt_tokens"]), str(args.n)], check=True, capture_output=True,
+                                    text=True).stdout)[0]
+    lp, ld = ref["prompt_tokens"] / ref["prefill_s"], ref["decode_tokens"] / ref["decode_s"]
+    print(f"{typ:>6} | {ours['prefill_tok_s']:6.1f} {lp:9.1f} {ours['prefill_tok_s'] / lp:5.2f} | "
+          f"{ours['decode_tok_s']:6.1f} {ld:9.1f} {ours['decode_tok_s'] / ld:5.2f}")
+
+if __name__ == "__main__":
+  main()
