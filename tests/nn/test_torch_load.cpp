@@ -166,3 +166,21 @@ TEST_F(TorchLoad, OneByteMutationsLoadOrThrow) {
   EXPECT_GT(loaded, 0);
   EXPECT_GT(threw, 0);
 }
+
+// from a path (DISK), a tensor that is one run of a stored entry is a lazy view of the file: nothing is read until it
+// is used, then only its bytes; the values are the eager reader's (a tensor of the file's bytes on the device)
+TEST_F(TorchLoad, StoredTensorsReadLazilyFromDisk) {
+  nn::StateDict lazy = state::torch_load(fixture("checkpoint.pth"));
+  Bytes bytes = read_bytes(fixture("checkpoint.pth"));
+  nn::StateDict eager = state::torch_load(Tensor(bytes, Shape{static_cast<int64_t>(bytes.size())}));
+  ASSERT_EQ(lazy.keys(), eager.keys());
+  int from_disk = 0;
+  for (const auto& [name, t] : lazy) {
+    auto [sched, vars] = Tensor::schedule_with_vars({t});
+    for (const ScheduleItem& si : sched)
+      from_disk += si.ast.op() == Ops::COPY && si.bufs.at(1).device().starts_with("DISK");
+    run_schedule(sched, vars);
+    EXPECT_EQ(t.data_bytes(), eager.at(name).data_bytes()) << name;
+  }
+  EXPECT_GT(from_disk, 0);  // some tensors were views of the file
+}

@@ -460,16 +460,20 @@ class Unpickler {
   std::unordered_map<uint64_t, Ref> memo_;
 };
 
-// a tensor's elements, copied from its storage (gathered by its offset and strides when they aren't one run) into a
-// realized contiguous buffer
-Tensor rebuild_tensor(const PyObj& t, const PyObj& storage, std::span<const uint8_t> bytes, const std::string& name,
-                      const std::string& what, const std::string& device) {
+// a tensor's shape over its storage, checked: sizes, strides and offset within the storage
+struct TensorLayout {
+  Shape shape;
+  int64_t numel = 1;
+  bool contiguous = true;  // row-major strides (a dim of size 1 has any): the elements are one run of the storage
+};
+TensorLayout check_tensor(const PyObj& t, const PyObj& storage, size_t nbytes, const std::string& name,
+                          const std::string& what) {
   auto fail = [&](const auto&... xs) {
     throw Error(cat("torch_load ", what, ": tensor ", py_str_repr(name), ": ", xs...));
   };
   const int64_t isz = storage.dtype.itemsize();
-  if (static_cast<uint64_t>(storage.i) * static_cast<uint64_t>(isz) != bytes.size())
-    fail("storage ", py_str_repr(storage.s), " holds ", bytes.size(), " bytes, not ", storage.i, " x ", isz);
+  if (static_cast<uint64_t>(storage.i) * static_cast<uint64_t>(isz) != nbytes)
+    fail("storage ", py_str_repr(storage.s), " holds ", nbytes, " bytes, not ", storage.i, " x ", isz);
   int64_t numel = 1, last = t.i;
   for (size_t k = 0; k < t.size.size(); k++) {
     if (t.size[k] < 0 || t.stride[k] < 0) fail("size ", shape_str(t.size), " with stride ", shape_str(t.stride));
@@ -488,10 +492,18 @@ Tensor rebuild_tensor(const PyObj& t, const PyObj& storage, std::span<const uint
       fail("size ", shape_str(t.size), ", stride ", shape_str(t.stride), " and offset ", t.i, " reach element ", last,
            " of a storage of ", storage.i);
   }
-  Shape shape(t.size.begin(), t.size.end());
-  bool contiguous = true;  // row-major strides (a dim of size 1 has any): the elements are one run of the storage
+  TensorLayout l{Shape(t.size.begin(), t.size.end()), numel, true};
   for (size_t k = t.size.size(), run = 1; k-- > 0; run *= static_cast<size_t>(t.size[k]))
-    contiguous = contiguous && (t.size[k] == 1 || t.stride[k] == static_cast<int64_t>(run));
+    l.contiguous = l.contiguous && (t.size[k] == 1 || t.stride[k] == static_cast<int64_t>(run));
+  return l;
+}
+
+// a tensor's elements, copied from its storage (gathered by its offset and strides when they aren't one run) into a
+// realized contiguous buffer
+Tensor rebuild_tensor(const PyObj& t, const PyObj& storage, std::span<const uint8_t> bytes, const std::string& name,
+                      const std::string& what, const std::string& device) {
+  auto [shape, numel, contiguous] = check_tensor(t, storage, bytes.size(), name, what);
+  const int64_t isz = storage.dtype.itemsize();
   if (numel == 0) return realized_from_bytes(bytes.data(), storage.dtype, shape, device);
   if (contiguous) return realized_from_bytes(bytes.data() + t.i * isz, storage.dtype, shape, device);
   std::vector<uint8_t> host(static_cast<size_t>(numel * isz));
@@ -508,8 +520,11 @@ Tensor rebuild_tensor(const PyObj& t, const PyObj& storage, std::span<const uint
   return realized_from_bytes(host.data(), storage.dtype, shape, device);
 }
 
-// every tensor of the archive's pickle (torch_load's path and tensor forms)
-StateDict load_archive(std::span<const uint8_t> bytes, const std::string& what, const std::string& dev) {
+// every tensor of the archive's pickle (torch_load's path and tensor forms). With `disk` (the file on DISK, whose
+// mapping `bytes` is), a tensor that is one run of a stored (not deflated) entry is a lazy view of the file, copied
+// to dev when it is used; the others are read now.
+StateDict load_archive(std::span<const uint8_t> bytes, const std::string& what, const std::string& dev,
+                       const Tensor* disk) {
   ZipReader zip(bytes, what);
   std::string prefix;
   for (const std::string& n : zip.names())
@@ -548,7 +563,17 @@ StateDict load_archive(std::span<const uint8_t> bytes, const std::string& what, 
     auto child = [&, n = name](const std::string& k) { return n.empty() ? k : n + "." + k; };
     if (x.kind == Kind::Tensor) {
       const PyObj& st = up.o(x.storage);
-      out.insert_or_assign(name, rebuild_tensor(x, st, storage_bytes(st.s, name), name, what, dev));
+      std::span<const uint8_t> b = storage_bytes(st.s, name);
+      if (const ZipEntry* e = zip.find(prefix + "data/" + st.s); disk != nullptr && e->method == 0) {
+        TensorLayout l = check_tensor(x, st, b.size(), name, what);
+        if (l.contiguous && l.numel > 0) {
+          int64_t isz = st.dtype.itemsize(), off = (b.data() - bytes.data()) + x.i * isz;
+          Tensor v = disk->shrink({{off, off + l.numel * isz}}).bitcast(st.dtype).reshape(l.shape).to(dev);
+          out.insert_or_assign(name, v);
+          continue;
+        }
+      }
+      out.insert_or_assign(name, rebuild_tensor(x, st, b, name, what, dev));
       continue;
     }
     if (!seen.insert(r).second) continue;  // a container reached twice (or a cycle) is walked once
@@ -565,13 +590,23 @@ StateDict load_archive(std::span<const uint8_t> bytes, const std::string& what, 
   return out;
 }
 
+StateDict load_archive_bytes(std::span<const uint8_t> bytes, const std::string& what, const std::string& dev) {
+  return load_archive(bytes, what, dev, nullptr);
+}
+
 }  // namespace
 
 StateDict torch_load(const std::string& path, std::optional<std::string> device) {
-  return load_file(path, device, "torch_load", load_archive);
+  return torch_load(Tensor::from_file(path), std::move(device));
 }
 StateDict torch_load(const Tensor& file, std::optional<std::string> device) {
-  return load_file(file, device, "torch_load", load_archive);
+  const std::string disk = file.device();
+  if (!disk.starts_with("DISK") || file.ndim() != 1 || file.dtype() != dtypes::uint8)
+    return load_file(file, device, "torch_load", load_archive_bytes);
+  // on DISK: the archive's directory and pickle are read from the mapping, the tensors' bytes when they are used
+  MappedFile f(disk.substr(disk.find(':') + 1), "torch_load");
+  auto bytes = f.bytes().subspan(0, std::min<size_t>(f.bytes().size(), static_cast<size_t>(file.numel())));
+  return load_archive(bytes, py_str_repr(disk.substr(disk.find(':') + 1)), canonical_device(device), &file);
 }
 
 }  // namespace tg::nn::state
