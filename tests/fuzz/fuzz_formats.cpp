@@ -30,8 +30,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 #elif defined(TG_FUZZ_SAFETENSORS)
     (void)tg::nn::state::safe_parse_header(bytes, "fuzz");
 #elif defined(TG_FUZZ_TORCH_LOAD)
+    // the bytes in host memory (PYTHON: NULL would read back zeros), the tensors made on NULL (nothing runs)
     tg::Tensor file(std::vector<uint8_t>(bytes.begin(), bytes.end()), tg::Shape{static_cast<int64_t>(size)},
-                    {.device = "NULL"});
+                    {.device = "PYTHON"});
     (void)tg::nn::state::torch_load(file, "NULL");
 #else
 #error "define the format to fuzz"
