@@ -116,5 +116,6 @@ void bind_tensor(py::module_& m);
 void bind_nn(py::module_& m);      // python/src/nn.cpp
 void bind_jit(py::module_& m);     // python/src/jit.cpp
 void bind_device(py::module_& m);  // python/src/device.cpp
+void bind_llm(py::module_& m);     // python/src/llm.cpp
 
 }  // namespace tgpy

@@ -1,0 +1,59 @@
+# tinygrad.llm from Python (python/src/llm.cpp over src/tg/llm): Model's tokenizer, forward and generate, the
+# Sampler, and python3 -m tinygrad.llm with tinygrad-llm's flags and JSON, on a tiny llama GGUF written here
+import json, os, subprocess, sys
+import numpy as np
+import pytest
+from tinygrad import Tensor
+from tinygrad.nn.state import gguf_save
+from tinygrad.llm import Model, Sampler
+
+@pytest.fixture(scope="module")
+def model_path(tmp_path_factory):
+  rng = np.random.default_rng(0)
+  dim, layers, heads, kvh, hidden, vocab = 32, 2, 4, 2, 64, 300
+  toks = ["<unk>", "<s>", "</s>"] + [f"<0x{i:02X}>" for i in range(256)] + ["\u2581"] + [f"\u2581w{i}" for i in range(vocab - 260)]
+  meta = {"general.architecture": "llama", "llama.context_length": 64, "llama.embedding_length": dim,
+          "llama.block_count": layers, "llama.feed_forward_length": hidden, "llama.attention.head_count": heads,
+          "llama.attention.head_count_kv": kvh, "llama.attention.layer_norm_rms_epsilon": 1e-5,
+          "tokenizer.ggml.model": "llama", "tokenizer.ggml.tokens": toks, "tokenizer.ggml.scores": [0.0] * vocab,
+          "tokenizer.ggml.token_type": [2, 3, 3] + [6] * 256 + [1] * (vocab - 259)}
+  def w(*s): return Tensor((rng.standard_normal(s) * 0.3).astype(np.float32))
+  t = {"token_embd.weight": w(vocab, dim), "output_norm.weight": Tensor(np.ones(dim, np.float32))}
+  for i in range(layers):
+    t.update({f"blk.{i}.attn_norm.weight": Tensor(np.ones(dim, np.float32)), f"blk.{i}.attn_q.weight": w(dim, dim),
+              f"blk.{i}.attn_k.weight": w(kvh * dim // heads, dim), f"blk.{i}.attn_v.weight": w(kvh * dim // heads, dim),
+              f"blk.{i}.attn_output.weight": w(dim, dim), f"blk.{i}.ffn_norm.weight": Tensor(np.ones(dim, np.float32)),
+              f"blk.{i}.ffn_gate.weight": w(hidden, dim), f"blk.{i}.ffn_up.weight": w(hidden, dim), f"blk.{i}.ffn_down.weight": w(dim, hidden)})
+  p = tmp_path_factory.mktemp("llm") / "tiny.gguf"
+  gguf_save(p, t, meta)  # no output.weight: tied to the embedding
+  return str(p)
+
+def test_model_generate_and_forward(model_path):
+  m = Model(model_path)
+  assert m.vocab_size == 300 and m.bos == 1 and m.eos == 2 and m.context == 64
+  prompt = m.encode("hi")
+  assert prompt[0] == m.bos and m.decode(prompt) == "hi"
+  ids = m.generate(prompt, 6)
+  greedy = [int(np.argmax(m.forward(prompt, 0).numpy()))]
+  assert ids[:len(prompt) + 1] == prompt + greedy
+  assert ids == m.generate(prompt, 6)  # again: the cache is rewritten from position 0
+
+def test_sampler():
+  s1, s2 = Sampler(temperature=1.0, seed=3), Sampler(temperature=1.0, seed=3)
+  logits = [0.0, 1.0, 2.0, 0.5]
+  assert [s1.sample(logits) for _ in range(50)] == [s2.sample(logits) for _ in range(50)]
+  assert Sampler().sample(logits) == 2
+  with pytest.raises(ValueError): Sampler(temperature=-1)
+  with pytest.raises(ValueError): Sampler(temperature=1.0).sample([])
+
+def test_cli_json_is_the_librarys(model_path):
+  env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+  r = subprocess.run([sys.executable, "-m", "tinygrad.llm", "--model", model_path, "--prompt", "hi", "-n", "5",
+                      "--temperature", "0.8", "--seed", "2", "--json"], capture_output=True, text=True, env=env, check=True)
+  out = json.loads(r.stdout)
+  m = Model(model_path)
+  want = m.generate(m.encode("hi"), 5, temperature=0.8, seed=2)
+  assert out["prompt_tokens"] + out["tokens"] == want
+  assert out["text"] == m.decode(out["tokens"]) and out["decode_tok_s"] > 0
+  bad = subprocess.run([sys.executable, "-m", "tinygrad.llm", "--model", "/nonexistent.gguf"], capture_output=True, text=True, env=env)
+  assert bad.returncode == 1 and "/nonexistent.gguf" in bad.stderr
