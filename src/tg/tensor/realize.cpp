@@ -72,8 +72,19 @@ std::vector<uint8_t> Tensor::data_bytes() const {
   // device's allocator copies out (the reference copies to the CPU first, for a zero-copy memoryview; a host copy
   // is made here either way). A lazy tensor stays lazy: only its contiguous copy is realized.
   MetadataScope m("data");
-  Tensor t = contiguous();
+  // a copy seen whole and in order (a lazily loaded weight, reshaped) is read from the copy's own buffer: no kernel
+  // to make it contiguous (a device without half could not even run that kernel for a half tensor)
+  const ShapeTracker* st = uop_st(uop());
+  UOp b = uop_base(uop());
+  bool whole_copy = b.op() == Ops::COPY && st != nullptr && st->contiguous() && uop_size(b) == numel();
+  Tensor t = whole_copy ? tensor_from_uop(uop(), std::nullopt) : contiguous();
   t.realize();
+  if (whole_copy) {  // the scheduler may have moved the copy under a view (a permute of a whole file): then not
+    const ShapeTracker* rst = uop_st(t.uop());
+    UOp rb = uop_base(t.uop());
+    if (!(rb.op() == Ops::BUFFER && rst != nullptr && rst->contiguous() && uop_size(rb) == numel()))
+      t = t.contiguous(), t.realize();
+  }
   UOp base = uop_base(t.uop());
   TG_ASSERT(base.op() == Ops::BUFFER, "realized tensor is not a buffer: ", base.op());
   return uop_buffer(base).ensure_allocated().as_bytes();  // Tensor.empty's contents: what its memory (or file) holds
