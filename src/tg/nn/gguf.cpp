@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "tg/helpers/utf8.h"
-#include "tg/nn/mapped_file.h"
+#include "tg/nn/state_internal.h"
 #include "tg/runtime/device.h"
 
 namespace tg::nn {
@@ -272,23 +272,22 @@ GGUFHeader gguf_parse_header(std::span<const uint8_t> file, const std::string& w
 
 namespace {
 
+Tensor as_f32(const Tensor& x) { return x.cast(dtypes::float32); }
+Tensor as_i32(const Tensor& x) { return x.cast(dtypes::int32); }
+
 struct Blocks {
   Tensor b;                   // (nb, type_size) uint8
   int64_t nb;                 // blocks
   std::vector<int64_t> dims;  // the layout of one block's values
 
-  Shape full(std::optional<int64_t> last = std::nullopt) const {
-    Shape s{sint(nb)};
-    for (int64_t d : dims) s.push_back(d);
-    if (last) s.push_back(*last);
-    return s;
-  }
+  // (nb, shape..., last): a layout of the blocks
   Shape with_nb(const std::vector<int64_t>& shape, std::optional<int64_t> last = std::nullopt) const {
     Shape s{sint(nb)};
     for (int64_t d : shape) s.push_back(d);
     if (last) s.push_back(*last);
     return s;
   }
+  Shape full(std::optional<int64_t> last = std::nullopt) const { return with_nb(dims, last); }
   // bytes [a, e) of each block as `shape` (1 on the axes they don't vary along), broadcast over the layout: uint32
   Tensor u8(int64_t a, int64_t e, const std::vector<int64_t>& shape) const {
     return b.shrink({{0, nb}, {a, e}}).reshape(with_nb(shape)).expand(full()).cast(dtypes::uint32);
@@ -313,7 +312,7 @@ struct Blocks {
     Tensor sign = h.rshift(15).lshift(31), exp = h.rshift(10) & 31, man = h & 1023;
     Tensor normal = (sign | (exp + 112).lshift(23) | man.lshift(13)).bitcast(dtypes::float32);
     Tensor special = (sign | man.lshift(13) | 0x7F800000u).bitcast(dtypes::float32);  // inf and NaN
-    Tensor sub = as_float(man) * float(1.0 / (1 << 24));                              // subnormal: man * 2^-24
+    Tensor sub = as_f32(man) * float(1.0 / (1 << 24));                                // subnormal: man * 2^-24
     sub = (h.rshift(15) == 1).where(-sub, sub);
     return (exp == 0).where(sub, (exp == 31).where(special, normal));
   }
@@ -324,7 +323,6 @@ struct Blocks {
     m.back() = {i, i + 1};
     return m;
   }
-  static Tensor as_float(const Tensor& x) { return x.cast(dtypes::float32); }
   // the index (0 or 1) along layout axis `axis`, of size 2, as a bool over the layout: a padded constant, which the
   // codegen folds once the axis is unrolled (a select on it becomes the branch of that lane)
   Tensor index_bit(size_t axis) const {
@@ -336,34 +334,31 @@ struct Blocks {
   }
 };
 
-// field i (`bits` wide) of x, where bit l of i is levels[l] (a bool over the layout): a tree of selects
-Tensor field(const Tensor& x, int bits, const std::vector<Tensor>& levels) {
-  std::vector<Tensor> leaves;
-  for (int i = 0; i < (1 << levels.size()); i++) leaves.push_back(i == 0 ? x : x.rshift(bits * i));
+// leaves[i], where bit l of i is levels[l] (a bool): a tree of selects, elementwise (it fuses into the consumer)
+Tensor select(std::vector<Tensor> leaves, const std::vector<Tensor>& levels) {
   for (const Tensor& sel : levels) {
     std::vector<Tensor> next;
     for (size_t k = 0; k < leaves.size(); k += 2) next.push_back(sel.where(leaves[k + 1], leaves[k]));
     leaves = std::move(next);
   }
-  return leaves[0] & ((1 << bits) - 1);
+  return leaves.at(0);
 }
-Tensor as_f32(const Tensor& x) { return x.cast(dtypes::float32); }
-Tensor as_i32(const Tensor& x) { return x.cast(dtypes::int32); }
+// field i (`bits` wide) of x, where bit l of i is levels[l] (a bool over the layout)
+Tensor field(const Tensor& x, int bits, const std::vector<Tensor>& levels) {
+  std::vector<Tensor> leaves;
+  for (int i = 0; i < (1 << levels.size()); i++) leaves.push_back(i == 0 ? x : x.rshift(bits * i));
+  return select(std::move(leaves), levels) & ((1 << bits) - 1);
+}
 
 // kvalues_iq4nl: the 16 non-linear levels of IQ4_NL and IQ4_XS
 constexpr std::array<int, 16> kIQ4NL{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 // kIQ4NL[q] for 4-bit q (uint32), as float32: a tree of selects on q's bits
 Tensor iq4nl_lookup(const Tensor& q) {
-  std::vector<Tensor> level;
+  std::vector<Tensor> values, bits;
   Tensor qf = as_f32(q);
-  for (int v : kIQ4NL) level.push_back(qf.scalar_like(double(v)));
-  for (int bit = 0; bit < 4; bit++) {
-    Tensor sel = (q.rshift(bit) & 1) == 1;
-    std::vector<Tensor> next;
-    for (size_t i = 0; i < level.size(); i += 2) next.push_back(sel.where(level[i + 1], level[i]));
-    level = std::move(next);
-  }
-  return level[0];
+  for (int v : kIQ4NL) values.push_back(qf.scalar_like(double(v)));
+  for (int bit = 0; bit < 4; bit++) bits.push_back((q.rshift(bit) & 1) == 1);
+  return select(std::move(values), bits);
 }
 
 Tensor dequantize(const Tensor& bytes, GGMLType type) {
@@ -488,17 +483,15 @@ GGUFFile gguf_load(const Tensor& file, std::optional<std::string> device) {
               "gguf_load needs a 1-D uint8 tensor of the file's bytes, got ", file.dtype(), " of shape ",
               shape_str(file.shape()));
   const std::string dev = file.device();
-  const bool disk = dev.starts_with("DISK");
+  const bool disk = state::is_disk_file(file);
   GGUFHeader h;
   if (disk) {  // the header from the mapping: only its pages are read
-    MappedFile mf(dev.substr(dev.find(':') + 1), "gguf_load");
-    auto bytes = mf.bytes().subspan(0, std::min<size_t>(mf.bytes().size(), static_cast<size_t>(file.numel())));
-    h = gguf_parse_header(bytes, dev);
+    h = gguf_parse_header(state::DiskBytes(file, "gguf_load").bytes(), dev);
   } else {
     std::vector<uint8_t> bytes = file.data_bytes();
     h = gguf_parse_header(bytes, "tensor on " + dev);
   }
-  std::string target = disk ? (device ? Device::canonicalize(*device) : Device::canonicalize()) : dev;
+  std::string target = disk ? state::canonical_device(device) : dev;
   GGUFFile out;
   out.kv = std::move(h.kv);
   for (const GGUFTensorInfo& ti : h.tensors) {
@@ -517,8 +510,11 @@ GGUFFile gguf_load(const std::string& path, std::optional<std::string> device) {
   return gguf_load(Tensor::from_file(path), std::move(device));
 }
 
-// *** fp16 / bf16 ***
+// *** quantization (ggml's quantize_row_*_ref) and saving ***
 
+namespace {
+
+// ggml's fp32 -> fp16 / bf16 conversions (round to nearest even)
 uint16_t fp32_to_fp16(float f) {
   uint32_t x = std::bit_cast<uint32_t>(f);
   uint32_t sign = (x >> 16) & 0x8000, exp = (x >> 23) & 0xFF, man = x & 0x7FFFFF;
@@ -538,25 +534,11 @@ uint16_t fp32_to_fp16(float f) {
   return static_cast<uint16_t>(sign | half);
 }
 
-float fp16_to_fp32(uint16_t h) {
-  uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16, exp = (h >> 10) & 0x1F, man = h & 0x3FF;
-  if (exp == 0x1F) return std::bit_cast<float>(sign | 0x7F800000 | (man << 13));
-  if (exp == 0) {
-    float v = std::ldexp(static_cast<float>(man), -24);
-    return sign != 0 ? -v : v;
-  }
-  return std::bit_cast<float>(sign | ((exp + 112) << 23) | (man << 13));
-}
-
 uint16_t fp32_to_bf16(float f) {  // ggml_compute_fp32_to_bf16: NaN stays a quiet NaN, else round to nearest even
   uint32_t u = std::bit_cast<uint32_t>(f);
   if ((u & 0x7FFFFFFF) > 0x7F800000) return static_cast<uint16_t>((u >> 16) | 64);
   return static_cast<uint16_t>((u + (0x7FFF + ((u >> 16) & 1))) >> 16);
 }
-
-// *** quantization (ggml's quantize_row_*_ref) and saving ***
-
-namespace {
 
 void put16(uint8_t* p, uint16_t v) { std::memcpy(p, &v, 2); }
 

@@ -151,9 +151,4 @@ struct GGUFSaveTensor {
 // writes a GGUF v3 file (alignment from kv's general.alignment, else 32), as llama.cpp's gguf writer lays it out
 void gguf_save(const std::string& path, const GGUFMetadata& kv, const std::vector<GGUFSaveTensor>& tensors);
 
-// ggml's fp32 <-> fp16 / bf16 conversions (round to nearest even), for quantizers and tests
-uint16_t fp32_to_fp16(float f);
-float fp16_to_fp32(uint16_t h);
-uint16_t fp32_to_bf16(float f);
-
 }  // namespace tg::nn

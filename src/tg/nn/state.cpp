@@ -261,12 +261,14 @@ SafetensorsHeader safe_load_metadata(const std::string& path) {
   return safe_parse_header(f.bytes(), py_str_repr(path));
 }
 
-StateDict load_file(const std::string& path, const std::optional<std::string>& device, const char* loader,
-                    FileParser parse) {
-  std::string dev = canonical_device(device);
-  MappedFile f(path, loader);
-  return parse(f.bytes(), py_str_repr(path), dev);
+bool is_disk_file(const Tensor& file) {
+  return file.device().starts_with("DISK") && file.ndim() == 1 && file.dtype() == dtypes::uint8;
 }
+DiskBytes::DiskBytes(const Tensor& file, const char* what)
+    : path_(file.device().substr(file.device().find(':') + 1)),
+      map_(path_, what),
+      n_(std::min<size_t>(map_.bytes().size(), static_cast<size_t>(file.numel()))) {}
+std::span<const uint8_t> DiskBytes::bytes() const { return map_.bytes().subspan(0, n_); }
 
 StateDict load_file(const Tensor& file, const std::optional<std::string>& device, const char* loader,
                     FileParser parse) {
@@ -279,12 +281,10 @@ StateDict load_file(const Tensor& file, const std::optional<std::string>& device
 
 // the tensors of a file on DISK, lazily: each a view of its bytes, copied to `device` when it is realized
 static StateDict safe_load_disk(const Tensor& file, const std::string& device) {
-  const std::string disk = file.device();
   SafetensorsHeader h;
   {
-    MappedFile f(disk.substr(disk.find(':') + 1), "safetensors");  // only the header's pages are read
-    auto bytes = f.bytes().subspan(0, std::min<size_t>(f.bytes().size(), static_cast<size_t>(file.numel())));
-    h = safe_parse_header(bytes, py_str_repr(disk));
+    DiskBytes f(file, "safetensors");  // only the header's pages are read
+    h = safe_parse_header(f.bytes(), py_str_repr(file.device()));
   }
   StateDict out;
   for (const SafeTensorInfo& info : h.tensors) {
@@ -300,8 +300,7 @@ StateDict safe_load(const std::string& path, std::optional<std::string> device) 
   return safe_load_disk(Tensor::from_file(path), canonical_device(device));
 }
 StateDict safe_load(const Tensor& file, std::optional<std::string> device) {
-  if (file.device().starts_with("DISK") && file.ndim() == 1 && file.dtype() == dtypes::uint8)
-    return safe_load_disk(file, canonical_device(device));
+  if (is_disk_file(file)) return safe_load_disk(file, canonical_device(device));
   return load_file(file, device, "safe_load", safe_tensors);
 }
 

@@ -600,13 +600,10 @@ StateDict torch_load(const std::string& path, std::optional<std::string> device)
   return torch_load(Tensor::from_file(path), std::move(device));
 }
 StateDict torch_load(const Tensor& file, std::optional<std::string> device) {
-  const std::string disk = file.device();
-  if (!disk.starts_with("DISK") || file.ndim() != 1 || file.dtype() != dtypes::uint8)
-    return load_file(file, device, "torch_load", load_archive_bytes);
+  if (!is_disk_file(file)) return load_file(file, device, "torch_load", load_archive_bytes);
   // on DISK: the archive's directory and pickle are read from the mapping, the tensors' bytes when they are used
-  MappedFile f(disk.substr(disk.find(':') + 1), "torch_load");
-  auto bytes = f.bytes().subspan(0, std::min<size_t>(f.bytes().size(), static_cast<size_t>(file.numel())));
-  return load_archive(bytes, py_str_repr(disk.substr(disk.find(':') + 1)), canonical_device(device), &file);
+  DiskBytes f(file, "torch_load");
+  return load_archive(f.bytes(), py_str_repr(f.path()), canonical_device(device), &file);
 }
 
 }  // namespace tg::nn::state

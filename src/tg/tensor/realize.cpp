@@ -74,17 +74,16 @@ std::vector<uint8_t> Tensor::data_bytes() const {
   MetadataScope m("data");
   // a copy seen whole and in order (a lazily loaded weight, reshaped) is read from the copy's own buffer: no kernel
   // to make it contiguous (a device without half could not even run that kernel for a half tensor)
-  const ShapeTracker* st = uop_st(uop());
-  UOp b = uop_base(uop());
-  bool whole_copy = b.op() == Ops::COPY && st != nullptr && st->contiguous() && uop_size(b) == numel();
+  auto whole_view_of = [n = numel()](const UOp& u, Ops op) {  // all of u's base in order, and the base is an `op`
+    const ShapeTracker* st = uop_st(u);
+    UOp b = uop_base(u);
+    return b.op() == op && st != nullptr && st->contiguous() && uop_size(b) == n;
+  };
+  const bool whole_copy = whole_view_of(uop(), Ops::COPY);
   Tensor t = whole_copy ? tensor_from_uop(uop(), std::nullopt) : contiguous();
   t.realize();
-  if (whole_copy) {  // the scheduler may have moved the copy under a view (a permute of a whole file): then not
-    const ShapeTracker* rst = uop_st(t.uop());
-    UOp rb = uop_base(t.uop());
-    if (!(rb.op() == Ops::BUFFER && rst != nullptr && rst->contiguous() && uop_size(rb) == numel()))
-      t = t.contiguous(), t.realize();
-  }
+  // the scheduler may have moved the copy under a view (a permute of a whole file): then it is made contiguous
+  if (whole_copy && !whole_view_of(t.uop(), Ops::BUFFER)) t = t.contiguous(), t.realize();
   UOp base = uop_base(t.uop());
   TG_ASSERT(base.op() == Ops::BUFFER, "realized tensor is not a buffer: ", base.op());
   return uop_buffer(base).ensure_allocated().as_bytes();  // Tensor.empty's contents: what its memory (or file) holds
