@@ -15,9 +15,11 @@ PACKAGES=(
   opencl-headers ocl-icd-opencl-dev pocl-opencl-icd                # the GPU (OpenCL) device, run on PoCL here
   python3 python3-dev pybind11-dev python3-numpy python3-pytest    # the Python module (python/), later
   chromium                                                         # VIZ: the explorer's browser tests (tests/viz)
+  libcpp-httplib-dev nlohmann-json3-dev                            # tinygrad-llm --serve (src/tg/llm/server.cpp)
 )
-# npm packages, into git-ignored node_modules: dagre and elkjs (built into tinygrad-viz), playwright-core (tests/viz)
-NPM_DIRS=(src/tg/viz/web tests/viz)
+# npm packages, into git-ignored node_modules: dagre and elkjs (built into tinygrad-viz), playwright-core (tests/viz),
+# the official openai client (tests/llm: a real client of tinygrad-llm --serve)
+NPM_DIRS=(src/tg/viz/web tests/viz tests/llm)
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 

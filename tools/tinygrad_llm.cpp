@@ -1,31 +1,47 @@
-// tinygrad-llm: a GGUF language model's completion of a prompt (src/tg/llm), streamed as it is generated, then the
-// prefill and decode speeds; --json prints one JSON object instead.
-//   tinygrad-llm --model M.gguf --prompt "Once upon a time" -n 64 [--temperature 0.8 --top-k 40 --top-p 0.95
-//                [--min-p 0.05] [--repeat-penalty 1.1] [--seed 42]] [--context 2048] [--device CPU] [--json]
-// Exit status 2 for bad arguments, 1 for a model that can't run (the message names why).
-#include <chrono>
+// tinygrad-llm: a GGUF language model (src/tg/llm) from one program.
+//   tinygrad-llm --model M.gguf --prompt "Once upon a time" -n 64     the completion, streamed, then prefill and
+//                                                                      decode tokens/s on stderr; --json: one object
+//   tinygrad-llm --model M.gguf --chat [--system TEXT]                 an interactive chat on stdin/stdout
+//   tinygrad-llm --model M.gguf --serve [--host 127.0.0.1] [--port 8080] [--max-queue 64]
+//                                                                      an OpenAI-compatible server (llm/server.h)
+// Sampling: --temperature T --top-k K --top-p P --min-p P --repeat-penalty R --seed S; --stop TEXT (repeatable);
+// --context C, --device D, --chat-template NAME. Exit status 2 for bad arguments, 1 for a model that can't run
+// (the message names why).
+#include <pthread.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <cstdio>
-#include <cstring>
 #include <iostream>
 #include <string>
+#include <thread>
 
 #include "tg/helpers/json.h"
 #include "tg/helpers/utf8.h"
-#include "tg/llm/llama.h"
-#include "tg/llm/tokenizer.h"
+#include "tg/llm/chat.h"
+#include "tg/llm/generator.h"
+#ifdef TG_LLM_SERVER
+#include "tg/llm/server.h"
+#endif
 
 namespace {
 
 const char* kUsage =
-    "usage: tinygrad-llm --model M.gguf [--prompt TEXT] [-n N] [--temperature T] [--top-k K] [--top-p P] [--min-p P]\n"
-    "                    [--repeat-penalty R] [--seed S] [--context C] [--device D] [--json] [--warmup]\n"
+    "usage: tinygrad-llm --model M.gguf [--prompt TEXT | --chat | --serve] [-n N] [--temperature T] [--top-k K]\n"
+    "                    [--top-p P] [--min-p P] [--repeat-penalty R] [--seed S] [--stop TEXT]... [--context C]\n"
+    "                    [--device D] [--json] [--warmup] [--system TEXT] [--chat-template NAME]\n"
+    "                    [--host H] [--port P] [--max-queue N]\n"
+    "  --prompt: complete TEXT (the default mode); --json prints one JSON object instead of the streamed text\n"
+    "  --chat: each line of stdin is a user message, each reply is streamed (EOF or /exit ends it)\n"
+    "  --serve: an OpenAI-compatible HTTP server (/v1/chat/completions, /v1/completions, /v1/models, /health)\n"
     "  --warmup: generate a few tokens first, untimed (compiles and captures the kernels), then the timed run\n";
 
 struct Args {
-  std::string model, prompt, device;
-  int64_t n = 32, context = 0;
-  bool json = false, warmup = false;
+  std::string model, prompt, device, system, chat_template, host = "127.0.0.1";
+  int64_t n = 32, context = 0, port = 8080, max_queue = 64;
+  bool json = false, warmup = false, chat = false, serve = false, n_given = false;
   tg::llm::SamplingParams sampling;
+  std::vector<std::string> stop;
 };
 
 [[noreturn]] void usage(const std::string& why) {
@@ -61,7 +77,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--device")
       a.device = value();
     else if (k == "-n")
-      a.n = number(to_i);
+      a.n = number(to_i), a.n_given = true;
     else if (k == "--context")
       a.context = number(to_i);
     else if (k == "--temperature")
@@ -76,10 +92,26 @@ Args parse(int argc, char** argv) {
       a.sampling.repeat_penalty = number(to_d);
     else if (k == "--seed")
       a.sampling.seed = static_cast<uint64_t>(number(to_i));
+    else if (k == "--stop")
+      a.stop.push_back(value());
+    else if (k == "--system")
+      a.system = value();
+    else if (k == "--chat-template")
+      a.chat_template = value();
+    else if (k == "--host")
+      a.host = value();
+    else if (k == "--port")
+      a.port = number(to_i);
+    else if (k == "--max-queue")
+      a.max_queue = number(to_i);
     else if (k == "--warmup")
       a.warmup = true;
     else if (k == "--json")
       a.json = true;
+    else if (k == "--chat")
+      a.chat = true;
+    else if (k == "--serve")
+      a.serve = true;
     else if (k == "-h" || k == "--help")
       std::cout << kUsage, std::exit(0);
     else
@@ -87,67 +119,128 @@ Args parse(int argc, char** argv) {
   }
   if (a.model.empty()) usage("--model is required");
   if (a.n < 0) usage("-n must be >= 0");
+  if (a.chat && a.serve) usage("--chat and --serve are two modes: choose one");
+  if (a.port < 0 || a.port > 65535) usage("--port must be 0..65535");
+  if (a.max_queue < 0) usage("--max-queue must be >= 0");
   return a;
+}
+
+// text for the terminal: a byte no character can hold shows as U+FFFD
+void print(std::string_view text) { std::cout << tg::replace_invalid_utf8(text) << std::flush; }
+
+int complete(tg::llm::Generator& g, const Args& a) {
+  tg::llm::GenerationParams params{.max_tokens = a.n, .sampling = a.sampling, .stop = a.stop};
+  std::vector<int64_t> prompt = g.tokenizer().encode(a.prompt, true);
+  if (a.warmup) {  // the same kernels, compiled and captured; then the timed run computes the whole prompt again
+    g.generate(prompt, {.max_tokens = std::min<int64_t>(a.n, 3), .sampling = a.sampling});
+    g.forget_cache();
+  }
+  tg::llm::Generation r = g.generate(prompt, params, [&](std::string_view text) {
+    if (!a.json) print(text);
+    return true;
+  });
+  if (a.json) {
+    tg::json::Array p, t;
+    for (int64_t x : r.prompt_tokens) p.push_back(x);
+    for (int64_t x : r.tokens) t.push_back(x);
+    std::cout << tg::json::Value(tg::json::Object{{"prompt_tokens", p},
+                                                  {"tokens", t},
+                                                  {"text", tg::replace_invalid_utf8(r.text)},
+                                                  {"finish_reason", r.finish_reason},
+                                                  {"prefill_tok_s", r.prefill_tok_s()},
+                                                  {"decode_tok_s", r.decode_tok_s()}})
+                     .dump()
+              << "\n";
+  } else {
+    std::cout << std::endl;
+    std::fprintf(stderr, "prefill: %zu tokens, %.2f tok/s; decode: %zu tokens, %.2f tok/s\n", r.prompt_tokens.size(),
+                 r.prefill_tok_s(), r.tokens.size(), r.decode_tok_s());
+  }
+  return 0;
+}
+
+// each line of stdin a user message; the conversation so far is the prompt of each reply (its prefix stays cached)
+int chat(tg::llm::Generator& g, const Args& a) {
+  const tg::llm::Tokenizer& tok = g.tokenizer();
+  std::string format = a.chat_template.empty() ? tg::llm::chat_template_of(g.file().kv) : a.chat_template;
+  std::vector<tg::llm::ChatMessage> messages;
+  if (!a.system.empty()) messages.push_back({"system", a.system});
+  const bool tty = ::isatty(STDIN_FILENO) != 0;
+  std::string line;
+  for (;;) {
+    if (tty) std::cerr << "> " << std::flush;
+    if (!std::getline(std::cin, line) || line == "/exit") break;
+    if (line.empty()) continue;
+    messages.push_back({"user", line});
+    std::string text = tg::llm::apply_chat_template(format, messages, tok.piece(tok.bos()), tok.piece(tok.eos()));
+    std::vector<int64_t> prompt = tok.encode(text, true);
+    tg::llm::GenerationParams params{
+        .max_tokens = a.n_given ? a.n : g.context(), .sampling = a.sampling, .stop = a.stop};
+    params.max_tokens = std::min(params.max_tokens, g.context() - static_cast<int64_t>(prompt.size()));
+    if (params.max_tokens <= 0) {
+      std::cerr << "tinygrad-llm: the conversation (" << prompt.size() << " tokens) fills the context of "
+                << g.context() << " tokens\n";
+      messages.pop_back();
+      continue;
+    }
+    tg::llm::Generation r = g.generate(prompt, params, [](std::string_view t) {
+      print(t);
+      return true;
+    });
+    std::cout << std::endl;
+    std::fprintf(stderr, "(%zu tokens, %.2f tok/s)\n", r.tokens.size(), r.decode_tok_s());
+    messages.push_back({"assistant", r.text});
+  }
+  return 0;
+}
+
+int serve(tg::llm::Generator& g, const Args& a) {
+#ifdef TG_LLM_SERVER
+  tg::llm::ServerOptions opt;
+  opt.host = a.host, opt.port = static_cast<int>(a.port), opt.chat_template = a.chat_template;
+  opt.max_queue = a.max_queue;
+  // SIGINT and SIGTERM stop the server: blocked here (every thread inherits that), taken by one thread
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  tg::llm::Server server(g, opt);
+  if (!server.bind()) {
+    std::cerr << "tinygrad-llm: " << server.error() << "\n";
+    return 1;
+  }
+  std::thread stopper([&] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    server.stop();
+  });
+  std::cerr << "tinygrad-llm: serving on http://" << a.host << ":" << server.port() << " (context " << g.context()
+            << ")" << std::endl;
+  server.listen();
+  ::kill(::getpid(), SIGTERM);  // the stopper's wait ends, if the server stopped on its own
+  stopper.join();
+  return 0;
+#else
+  (void)g, (void)a;
+  std::cerr << "tinygrad-llm: --serve is unavailable: this build has no cpp-httplib and nlohmann-json "
+               "(libcpp-httplib-dev nlohmann-json3-dev; bash tools/setup.sh --deps-only, then rebuild)\n";
+  return 1;
+#endif
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   Args a = parse(argc, argv);
-  using clock = std::chrono::steady_clock;
   try {
-    tg::nn::GGUFFile file = tg::nn::gguf_load(a.model, a.device.empty() ? std::nullopt : std::optional(a.device));
-    tg::llm::Tokenizer tok = tg::llm::Tokenizer::from_gguf(file.kv);
-    tg::llm::Transformer model(file, a.context);
-    tg::llm::Sampler sampler(a.sampling);
-    std::vector<int64_t> prompt = tok.encode(a.prompt, true), out;
-    if (a.warmup) model.generate(prompt, std::min<int64_t>(a.n, 3), a.sampling);  // the same kernels, then replayed
-    auto t0 = clock::now();
-    tg::Tensor logits = model.forward(prompt, 0);
-    std::vector<float> l = logits.tolist<float>();
-    auto t1 = clock::now();
-    std::string text;
-    size_t printed = 0;
-    std::vector<int64_t> history = prompt;
-    for (int64_t i = 0; i < a.n; i++) {
-      int64_t next = sampler.sample(l, history);
-      out.push_back(next), history.push_back(next);
-      if (next == tok.eos()) break;
-      text = tok.decode(out);
-      if (!a.json) {
-        size_t upto = tg::utf8_whole_prefix(text);
-        if (upto > printed) {  // whole characters only; a byte no character can hold shows as U+FFFD
-          std::cout << tg::replace_invalid_utf8(text.substr(printed, upto - printed)) << std::flush;
-          printed = upto;
-        }
-      }
-      if (i + 1 == a.n || static_cast<int64_t>(history.size()) >= model.config().context) break;
-      l = model.forward({next}, static_cast<int64_t>(history.size()) - 1).tolist<float>();
-    }
-    auto t2 = clock::now();
-    double prefill_s = std::chrono::duration<double>(t1 - t0).count();
-    double decode_s = std::chrono::duration<double>(t2 - t1).count();
-    double prefill_tok_s = static_cast<double>(prompt.size()) / prefill_s;
-    double decode_tok_s = out.empty() ? 0.0 : static_cast<double>(out.size()) / decode_s;
-    if (a.json) {
-      tg::json::Array p, t;
-      for (int64_t x : prompt) p.push_back(x);
-      for (int64_t x : out) t.push_back(x);
-      std::cout << tg::json::Value(tg::json::Object{{"prompt_tokens", p},
-                                                    {"tokens", t},
-                                                    {"text", tg::replace_invalid_utf8(tok.decode(out))},
-                                                    {"prefill_tok_s", prefill_tok_s},
-                                                    {"decode_tok_s", decode_tok_s}})
-                       .dump()
-                << "\n";
-    } else {
-      std::cout << tg::replace_invalid_utf8(text.substr(printed)) << std::endl;
-      std::fprintf(stderr, "prefill: %zu tokens, %.2f tok/s; decode: %zu tokens, %.2f tok/s\n", prompt.size(),
-                   prefill_tok_s, out.size(), decode_tok_s);
-    }
+    tg::llm::Generator g(tg::nn::gguf_load(a.model, a.device.empty() ? std::nullopt : std::optional(a.device)),
+                         a.context);
+    if (a.serve) return serve(g, a);
+    if (a.chat) return chat(g, a);
+    return complete(g, a);
   } catch (const std::exception& e) {
     std::cerr << "tinygrad-llm: " << e.what() << "\n";
     return 1;
   }
-  return 0;
 }

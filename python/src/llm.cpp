@@ -1,7 +1,7 @@
 // tinygrad._C.llm: the llm layer (src/tg/llm) for tinygrad.llm: a GGUF model with its tokenizer, generation and the
 // one-token forward
 #include "common.h"
-#include "tg/llm/llama.h"
+#include "tg/llm/model.h"
 #include "tg/llm/tokenizer.h"
 
 namespace tgpy {

@@ -21,6 +21,9 @@ using nn::GGUFValue;
 
 struct Dims {
   int64_t dim = 64, layers = 2, heads = 4, kv_heads = 2, hidden = 128, vocab = 300, context = 128;
+  bool tied = false;                                        // no output.weight: the embedding is the output projection
+  std::vector<float> rope_freqs;                            // llama 3's rope_freqs.weight, when not empty
+  std::vector<std::pair<std::string, GGUFValue>> extra_kv;  // more "<arch>." keys
 };
 
 // a SentencePiece vocabulary: <unk>, <s>, </s>, the 256 byte tokens, then pieces
@@ -81,23 +84,56 @@ inline void write_tiny_llama(const std::string& path, uint32_t type, Dims d = {}
     for (float& x : v) x = normal(rng) * scale + shift;
     return Tensor(v, s, {.device = "CPU"});
   };
-  const int64_t hd = d.dim / d.heads;
-  const bool quant = type != uint32_t(nn::GGMLType::F32);
+  const int64_t hd = d.dim / d.heads, kv_dim = d.kv_heads * hd;
+  const bool quant = type != uint32_t(nn::GGMLType::F32), gpt2 = arch == "gpt2";
   std::vector<nn::GGUFSaveTensor> ts{{"token_embd.weight", w({d.vocab, d.dim}, 1.0f), type}};
+  // norms and biases stay F32, as llama.cpp's files keep them
+  if (gpt2) {
+    ts.push_back({"position_embd.weight", w({d.context, d.dim}, 0.5f)});
+    kv.emplace_back(a + "attention.layer_norm_epsilon", GGUFValue::f32(1e-5f));
+  }
   for (int64_t i = 0; i < d.layers; i++) {
-    auto name = [&](const char* n) { return cat("blk.", i, ".", n, ".weight"); };
-    ts.push_back({name("attn_norm"), w({d.dim}, 0.1f, 1.0f)});  // norms stay F32, as llama.cpp's files keep them
-    ts.push_back({name("attn_q"), w({d.dim, d.dim}, 0.2f), type});
-    ts.push_back({name("attn_k"), w({d.kv_heads * hd, d.dim}, 0.2f), type});
-    ts.push_back({name("attn_v"), w({d.kv_heads * hd, d.dim}, 0.2f), type});
+    auto name = [&](const char* n, const char* kind = "weight") { return cat("blk.", i, ".", n, ".", kind); };
+    ts.push_back({name("attn_norm"), w({d.dim}, 0.1f, 1.0f)});
+    if (gpt2) {
+      ts.push_back({name("attn_norm", "bias"), w({d.dim}, 0.1f)});
+      ts.push_back({name("attn_qkv"), w({d.dim + 2 * kv_dim, d.dim}, 0.2f), type});
+      ts.push_back({name("attn_qkv", "bias"), w({d.dim + 2 * kv_dim}, 0.1f)});
+    } else {
+      ts.push_back({name("attn_q"), w({d.dim, d.dim}, 0.2f), type});
+      ts.push_back({name("attn_k"), w({kv_dim, d.dim}, 0.2f), type});
+      ts.push_back({name("attn_v"), w({kv_dim, d.dim}, 0.2f), type});
+    }
+    if (arch == "qwen2") {
+      ts.push_back({name("attn_q", "bias"), w({d.dim}, 0.1f)});
+      ts.push_back({name("attn_k", "bias"), w({kv_dim}, 0.1f)});
+      ts.push_back({name("attn_v", "bias"), w({kv_dim}, 0.1f)});
+    }
+    if (arch == "qwen3") {
+      ts.push_back({name("attn_q_norm"), w({hd}, 0.1f, 1.0f)});
+      ts.push_back({name("attn_k_norm"), w({hd}, 0.1f, 1.0f)});
+    }
     ts.push_back({name("attn_output"), w({d.dim, d.dim}, 0.2f), type});
+    if (gpt2) ts.push_back({name("attn_output", "bias"), w({d.dim}, 0.1f)});
     ts.push_back({name("ffn_norm"), w({d.dim}, 0.1f, 1.0f)});
-    ts.push_back({name("ffn_gate"), w({d.hidden, d.dim}, 0.2f), type});
+    if (gpt2) ts.push_back({name("ffn_norm", "bias"), w({d.dim}, 0.1f)});
+    if (!gpt2) ts.push_back({name("ffn_gate"), w({d.hidden, d.dim}, 0.2f), type});
     ts.push_back({name("ffn_up"), w({d.hidden, d.dim}, 0.2f), type});
+    if (gpt2) ts.push_back({name("ffn_up", "bias"), w({d.hidden}, 0.1f)});
     ts.push_back({name("ffn_down"), w({d.dim, d.hidden}, 0.2f), type});
+    if (gpt2) ts.push_back({name("ffn_down", "bias"), w({d.dim}, 0.1f)});
   }
   ts.push_back({"output_norm.weight", w({d.dim}, 0.1f, 1.0f)});
-  ts.push_back({"output.weight", w({d.vocab, d.dim}, 0.2f), quant ? type : uint32_t(nn::GGMLType::F32)});
+  if (gpt2) ts.push_back({"output_norm.bias", w({d.dim}, 0.1f)});
+  if (d.tied) {
+    kv.emplace_back(a + "vocab_size", GGUFValue::u32(static_cast<uint32_t>(d.vocab)));
+  } else {
+    ts.push_back({"output.weight", w({d.vocab, d.dim}, 0.2f), quant ? type : uint32_t(nn::GGMLType::F32)});
+  }
+  if (!d.rope_freqs.empty())
+    ts.push_back({"rope_freqs.weight",
+                  Tensor(d.rope_freqs, Shape{static_cast<int64_t>(d.rope_freqs.size())}, {.device = "CPU"})});
+  for (auto& [key, value] : d.extra_kv) kv.emplace_back(a + key, value);
   nn::gguf_save(path, kv, ts);
 }
 

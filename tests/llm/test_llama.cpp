@@ -1,4 +1,4 @@
-// The llama family from GGUF (llm/llama.h), on files the tests write (random weights): the KV cache gives the logits
+// The llama family from GGUF (llm/model.h), on files the tests write (random weights): the KV cache gives the logits
 // a full recompute gives, and greedy tokens and next-token probabilities equal llama.cpp's on the same file (its npm
 // build, tools/fetch_llama_cpp.sh; skipped without node or it). Bad files are ValueErrors naming the key.
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@
 #include "scoped_env.h"
 #include "tg/engine/realize.h"
 #include "tg/helpers/json.h"
-#include "tg/llm/llama.h"
+#include "tg/llm/model.h"
 #include "tg/runtime/device.h"
 
 using namespace tg;
@@ -36,6 +36,37 @@ struct Llama : ::testing::Test {
 };
 
 std::vector<float> softmax_of(const Tensor& logits) { return logits.softmax().tolist<float>(); }
+
+// llama.cpp's greedy tokens and its five likeliest tokens' probabilities at each step equal ours; nullopt: no llama.cpp
+std::optional<size_t> steps_agreeing_with_llama_cpp(const std::string& path, float tol) {
+  std::vector<int64_t> prompt{1, 299, 5, 77, 260, 3};
+  std::vector<std::string> ids;
+  for (int64_t t : prompt) ids.push_back(std::to_string(t));
+  std::optional<json::Value> ref = tg::test::llama_cpp(path, "greedy", cat("[", join(ids, ","), "]"), 8);
+  if (!ref) return std::nullopt;
+  llm::Transformer model(nn::gguf_load(path));
+  std::vector<int64_t> seq = prompt;
+  Tensor logits = model.forward(prompt, 0);
+  size_t compared = 0;
+  for (const json::Value& step : ref->as_array()) {
+    std::vector<float> p = softmax_of(logits);
+    EXPECT_TRUE(step.find("top") != nullptr && step.find("token") != nullptr) << step.dump();
+    if (step.find("top") == nullptr || step.find("token") == nullptr) break;
+    const json::Array& top = step.find("top")->as_array();
+    for (const json::Value& e : top)
+      EXPECT_NEAR(p[static_cast<size_t>(e.as_array()[0].as_int())], e.as_array()[1].as_double(), tol)
+          << "step " << compared << " token " << e.as_array()[0].as_int();
+    compared++;
+    // where llama.cpp's two likeliest tokens are nearly tied, the tie may break either way: stop there
+    if (top.size() > 1 && top[0].as_array()[1].as_double() - top[1].as_array()[1].as_double() < 2 * tol) break;
+    int64_t got = static_cast<int64_t>(std::max_element(p.begin(), p.end()) - p.begin());
+    EXPECT_EQ(got, step.find("token")->as_int()) << "step " << compared;
+    if (got != step.find("token")->as_int()) break;
+    seq.push_back(got);
+    logits = model.forward({got}, static_cast<int64_t>(seq.size()) - 1);
+  }
+  return compared;
+}
 
 }  // namespace
 
@@ -107,30 +138,51 @@ TEST_F(Llama, GreedyTokensAndProbabilitiesEqualLlamaCpp) {
                  Case{nn::GGMLType::Q8_0, 2e-2f, 3}, Case{nn::GGMLType::Q4_0, 3e-2f, 1}}) {
     SCOPED_TRACE(nn::ggml_type_traits(uint32_t(c.type))->name);
     write_tiny_llama(path, uint32_t(c.type));
-    std::vector<int64_t> prompt{1, 299, 5, 77, 260, 3};
-    std::vector<std::string> ids;
-    for (int64_t t : prompt) ids.push_back(std::to_string(t));
-    std::optional<json::Value> ref = tg::test::llama_cpp(path, "greedy", cat("[", join(ids, ","), "]"), 8);
-    if (!ref) GTEST_SKIP() << "node or llama.cpp's npm build is missing (tools/fetch_llama_cpp.sh)";
-    llm::Transformer model(nn::gguf_load(path));
-    std::vector<int64_t> seq = prompt;
-    Tensor logits = model.forward(prompt, 0);
-    size_t compared = 0;
-    for (const json::Value& step : ref->as_array()) {
-      std::vector<float> p = softmax_of(logits);
-      ASSERT_TRUE(step.find("top") != nullptr && step.find("token") != nullptr) << step.dump();
-      const json::Array& top = step.find("top")->as_array();
-      for (const json::Value& e : top)
-        EXPECT_NEAR(p[static_cast<size_t>(e.as_array()[0].as_int())], e.as_array()[1].as_double(), c.tol);
-      compared++;
-      // where llama.cpp's two likeliest tokens are nearly tied, the tie may break either way: stop there
-      if (top.size() > 1 && top[0].as_array()[1].as_double() - top[1].as_array()[1].as_double() < 2 * c.tol) break;
-      int64_t got = static_cast<int64_t>(std::max_element(p.begin(), p.end()) - p.begin());
-      ASSERT_EQ(got, step.find("token")->as_int()) << "step " << compared;
-      seq.push_back(got);
-      logits = model.forward({got}, static_cast<int64_t>(seq.size()) - 1);
-    }
-    EXPECT_GE(compared, c.min_steps);
+    std::optional<size_t> steps = steps_agreeing_with_llama_cpp(path, c.tol);
+    if (!steps) GTEST_SKIP() << "node or llama.cpp's npm build is missing (tools/fetch_llama_cpp.sh)";
+    EXPECT_GE(*steps, c.min_steps);
+  }
+}
+
+// the other architectures, and llama's variants: tied output, llama 3's rope_freqs, linear rope scaling
+TEST_F(Llama, ArchitecturesEqualLlamaCpp) {
+  struct Case {
+    std::string name, arch;
+    tg::test::Dims dims;
+    float tol = 2e-3f;
+  };
+  tg::test::Dims tied, freqs, linear, gpt2;
+  tied.tied = true;
+  for (int i = 0; i < 8; i++) freqs.rope_freqs.push_back(1.0f + static_cast<float>(i * i) * 0.5f);
+  linear.extra_kv = {{"rope.scaling.type", GGUFValue::str("linear")}, {"rope.scaling.factor", GGUFValue::f32(4.0f)}};
+  gpt2.kv_heads = gpt2.heads;
+  // ggml's GELU reads a half-precision table: the activations it feeds on are rounded to half. The tied output
+  // projection is the embedding (5x the output weights' scale): its logits, and llama.cpp's half KV cache's error, grow
+  for (const Case& c : {Case{"qwen2", "qwen2", {}}, Case{"qwen3", "qwen3", {}}, Case{"gpt2", "gpt2", gpt2, 5e-3f},
+                        Case{"llama tied", "llama", tied, 5e-3f}, Case{"llama rope_freqs", "llama", freqs},
+                        Case{"llama linear scaling", "llama", linear}}) {
+    SCOPED_TRACE(c.name);
+    write_tiny_llama(path, uint32_t(nn::GGMLType::F32), c.dims, c.arch);
+    std::optional<size_t> steps = steps_agreeing_with_llama_cpp(path, c.tol);
+    if (!steps) GTEST_SKIP() << "node or llama.cpp's npm build is missing (tools/fetch_llama_cpp.sh)";
+    EXPECT_GE(*steps, 2U);
+  }
+}
+
+// the prompt in chunks gives the logits of the prompt at once
+TEST_F(Llama, ChunkedPrefillEqualsOneChunk) {
+  write_tiny_llama(path, uint32_t(nn::GGMLType::F32), {}, "qwen3");
+  nn::GGUFFile f = nn::gguf_load(path);
+  std::vector<int64_t> prompt;
+  for (int64_t i = 0; i < 23; i++) prompt.push_back((i * 37 + 5) % 300);
+  llm::Transformer whole(f);
+  std::vector<float> want = whole.forward(prompt, 0).tolist<float>();
+  for (int64_t chunk : {1, 4, 7, 22}) {
+    llm::Transformer m(f);
+    m.prefill_chunk = chunk;
+    std::vector<float> got = m.forward(prompt, 0).tolist<float>();
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); i++) ASSERT_NEAR(got[i], want[i], 1e-4) << "chunk " << chunk << " logit " << i;
   }
 }
 

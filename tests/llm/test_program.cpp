@@ -6,7 +6,7 @@
 
 #include "llm_util.h"
 #include "tg/helpers/utf8.h"
-#include "tg/llm/llama.h"
+#include "tg/llm/model.h"
 #include "tg/llm/tokenizer.h"
 
 using namespace tg;

@@ -4,28 +4,13 @@ import json, os, subprocess, sys
 import numpy as np
 import pytest
 from tinygrad import Tensor
-from tinygrad.nn.state import gguf_save
 from tinygrad.llm import Model, Sampler
+from conftest import write_tiny_llama
 
 @pytest.fixture(scope="module")
 def model_path(tmp_path_factory):
-  rng = np.random.default_rng(0)
-  dim, layers, heads, kvh, hidden, vocab = 32, 2, 4, 2, 64, 300
-  toks = ["<unk>", "<s>", "</s>"] + [f"<0x{i:02X}>" for i in range(256)] + ["\u2581"] + [f"\u2581w{i}" for i in range(vocab - 260)]
-  meta = {"general.architecture": "llama", "llama.context_length": 64, "llama.embedding_length": dim,
-          "llama.block_count": layers, "llama.feed_forward_length": hidden, "llama.attention.head_count": heads,
-          "llama.attention.head_count_kv": kvh, "llama.attention.layer_norm_rms_epsilon": 1e-5,
-          "tokenizer.ggml.model": "llama", "tokenizer.ggml.tokens": toks, "tokenizer.ggml.scores": [0.0] * vocab,
-          "tokenizer.ggml.token_type": [2, 3, 3] + [6] * 256 + [1] * (vocab - 259)}
-  def w(*s): return Tensor((rng.standard_normal(s) * 0.3).astype(np.float32))
-  t = {"token_embd.weight": w(vocab, dim), "output_norm.weight": Tensor(np.ones(dim, np.float32))}
-  for i in range(layers):
-    t.update({f"blk.{i}.attn_norm.weight": Tensor(np.ones(dim, np.float32)), f"blk.{i}.attn_q.weight": w(dim, dim),
-              f"blk.{i}.attn_k.weight": w(kvh * dim // heads, dim), f"blk.{i}.attn_v.weight": w(kvh * dim // heads, dim),
-              f"blk.{i}.attn_output.weight": w(dim, dim), f"blk.{i}.ffn_norm.weight": Tensor(np.ones(dim, np.float32)),
-              f"blk.{i}.ffn_gate.weight": w(hidden, dim), f"blk.{i}.ffn_up.weight": w(hidden, dim), f"blk.{i}.ffn_down.weight": w(dim, hidden)})
   p = tmp_path_factory.mktemp("llm") / "tiny.gguf"
-  gguf_save(p, t, meta)  # no output.weight: tied to the embedding
+  write_tiny_llama(p)
   return str(p)
 
 def test_model_generate_and_forward(model_path):

@@ -130,11 +130,15 @@ std::string Tokenizer::piece(int64_t id) const {
   return out;
 }
 
+bool Tokenizer::is_control(int64_t id) const {
+  return id >= 0 && id < vocab_size() && types_[static_cast<size_t>(id)] == CONTROL;
+}
+
 std::string Tokenizer::decode(const std::vector<int64_t>& ids) const {
   std::string out;
   bool first = true;
   for (int64_t id : ids) {
-    if (id >= 0 && id < vocab_size() && types_[static_cast<size_t>(id)] == CONTROL) continue;
+    if (is_control(id)) continue;
     std::string p = piece(id);
     if (first && add_space_prefix_ && p.starts_with(' ')) p.erase(0, 1);  // the prefix encode added
     out += p, first = false;

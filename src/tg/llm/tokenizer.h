@@ -25,6 +25,7 @@ class Tokenizer {
   std::vector<int64_t> encode(std::string_view text, bool add_bos = false) const;
   std::string decode(const std::vector<int64_t>& ids) const;  // control tokens (BOS, EOS) are left out
   std::string piece(int64_t id) const;                        // one token's text (a byte token: that byte)
+  bool is_control(int64_t id) const;  // a control token (BOS, EOS, a chat format's markers): decode leaves it out
   int64_t vocab_size() const { return static_cast<int64_t>(pieces_.size()); }
   int64_t bos() const { return bos_; }
   int64_t eos() const { return eos_; }

@@ -1,0 +1,326 @@
+#include "tg/llm/model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "tg/uop/uop.h"
+
+namespace tg::llm {
+
+namespace {
+
+const nn::GGUFValue& need(const nn::GGUFMetadata& kv, const std::string& key) {
+  const nn::GGUFValue* v = nn::gguf_find(kv, key);
+  TG_CHECK_AS(ValueError, v != nullptr, "GGUF metadata has no ", py_str_repr(key), ", which the model needs");
+  return *v;
+}
+int64_t get_int(const nn::GGUFMetadata& kv, const std::string& key, std::optional<int64_t> dflt = {}) {
+  if (const nn::GGUFValue* v = nn::gguf_find(kv, key)) return v->as_int();
+  if (dflt) return *dflt;
+  return need(kv, key).as_int();
+}
+double get_double(const nn::GGUFMetadata& kv, const std::string& key, double dflt) {
+  const nn::GGUFValue* v = nn::gguf_find(kv, key);
+  return v != nullptr ? v->as_double() : dflt;
+}
+
+Tensor weight(const nn::GGUFFile& f, const std::string& name, const Shape& shape) {
+  TG_CHECK_AS(ValueError, f.tensors.contains(name), "GGUF file has no tensor ", py_str_repr(name));
+  const Tensor& t = f.tensors.at(name);
+  TG_CHECK_AS(ValueError, t.shape() == shape, "GGUF tensor ", py_str_repr(name), " has shape ", shape_str(t.shape()),
+              ", the model needs ", shape_str(shape));
+  return t;
+}
+std::optional<Tensor> optional_weight(const nn::GGUFFile& f, const std::string& name, const Shape& shape) {
+  if (!f.tensors.contains(name)) return std::nullopt;
+  return weight(f, name, shape);
+}
+
+Tensor rms_norm(const Tensor& x, const Tensor& w, double eps) {
+  return x * (x.square().mean(-1, true) + eps).rsqrt() * w;
+}
+
+// x @ w.T (+ b): GGUF keeps a projection as (out, in)
+Tensor project(const Tensor& x, const Tensor& w, const std::optional<Tensor>& b = std::nullopt) {
+  Tensor y = x.matmul(w.T());
+  return b ? y + *b : y;
+}
+
+}  // namespace
+
+const std::vector<std::string>& ModelConfig::supported() {
+  static const std::vector<std::string> archs{"llama", "qwen2", "qwen3", "gpt2"};
+  return archs;
+}
+
+ModelConfig ModelConfig::from_gguf(const nn::GGUFMetadata& kv) {
+  ModelConfig c;
+  c.arch = need(kv, "general.architecture").as_string();
+  const std::vector<std::string>& archs = supported();
+  if (std::find(archs.begin(), archs.end(), c.arch) == archs.end()) {
+    std::vector<std::string> names;
+    for (const std::string& a : archs) names.push_back(py_str_repr(a));
+    TG_CHECK_AS(ValueError, false, "GGUF architecture ", py_str_repr(c.arch),
+                " is not supported (these are: ", join(names, ", "), ")");
+  }
+  const std::string a = c.arch + ".";
+  c.dim = get_int(kv, a + "embedding_length");
+  c.n_layers = get_int(kv, a + "block_count");
+  c.n_heads = get_int(kv, a + "attention.head_count");
+  c.n_kv_heads = get_int(kv, a + "attention.head_count_kv", c.n_heads);
+  c.hidden = get_int(kv, a + "feed_forward_length");
+  c.context = get_int(kv, a + "context_length");
+  c.norm_eps = c.arch == "gpt2" ? get_double(kv, a + "attention.layer_norm_epsilon", 1e-5)
+                                : get_double(kv, a + "attention.layer_norm_rms_epsilon", 1e-5);
+  c.rope_base = get_double(kv, a + "rope.freq_base", 10000.0);
+  c.rope_halves = c.arch == "qwen2" || c.arch == "qwen3";
+  TG_CHECK_AS(ValueError, c.dim > 0 && c.n_heads > 0 && c.dim % c.n_heads == 0, "embedding_length ", c.dim,
+              " is not a multiple of head_count ", c.n_heads);
+  TG_CHECK_AS(ValueError, c.n_kv_heads > 0 && c.n_heads % c.n_kv_heads == 0, "head_count ", c.n_heads,
+              " is not a multiple of head_count_kv ", c.n_kv_heads);
+  TG_CHECK_AS(ValueError, c.context > 0, a, "context_length is ", c.context);
+  c.head_dim = get_int(kv, a + "attention.key_length", c.dim / c.n_heads);
+  TG_CHECK_AS(ValueError, c.head_dim % 2 == 0, "the head dim ", c.head_dim, " is odd (rotary pairs)");
+  if (c.arch != "gpt2") {
+    int64_t rot = get_int(kv, a + "rope.dimension_count", c.head_dim);
+    TG_CHECK_AS(ValueError, rot == c.head_dim, a, "rope.dimension_count is ", rot, ": rotating part of a head (",
+                c.head_dim, ") is not supported");
+    std::string scaling = "none";
+    if (const nn::GGUFValue* v = nn::gguf_find(kv, a + "rope.scaling.type")) scaling = v->as_string();
+    if (scaling == "linear") {
+      double factor = need(kv, a + "rope.scaling.factor").as_double();
+      TG_CHECK_AS(ValueError, factor > 0, a, "rope.scaling.factor is ", factor);
+      c.rope_scale = 1.0 / factor;
+    } else {
+      TG_CHECK_AS(ValueError, scaling == "none", a, "rope.scaling.type ", py_str_repr(scaling),
+                  " is not supported (these are: 'none', 'linear')");
+    }
+  }
+  if (const nn::GGUFValue* t = nn::gguf_find(kv, "tokenizer.ggml.tokens"))
+    c.vocab = static_cast<int64_t>(t->as_array().size());
+  c.vocab = get_int(kv, a + "vocab_size", c.vocab > 0 ? std::optional<int64_t>(c.vocab) : std::nullopt);
+  return c;
+}
+
+namespace {
+
+ModelConfig with_context(ModelConfig c, int64_t max_context) {
+  TG_CHECK_AS(ValueError, max_context >= 0 && max_context <= c.context, "a context of ", max_context,
+              " tokens is more than the model's ", c.context);
+  if (max_context > 0) c.context = max_context;
+  return c;
+}
+
+// rotary tables (context, head_dim / 2): angle(p, i) = p * scale * base^(-2i / head_dim) / factor_i, where llama 3's
+// files carry the factors (rope_freqs.weight)
+Tensor rope_table(const ModelConfig& c, const std::vector<float>& factors, bool sine, const std::string& device) {
+  const int64_t half = c.head_dim / 2;
+  std::vector<float> t(static_cast<size_t>(c.context * half));
+  for (int64_t p = 0; p < c.context; p++)
+    for (int64_t i = 0; i < half; i++) {
+      double freq = std::pow(c.rope_base, -2.0 * static_cast<double>(i) / static_cast<double>(c.head_dim));
+      if (!factors.empty()) freq /= factors[static_cast<size_t>(i)];
+      double angle = static_cast<double>(p) * c.rope_scale * freq;
+      t[static_cast<size_t>(p * half + i)] = static_cast<float>(sine ? std::sin(angle) : std::cos(angle));
+    }
+  return Tensor(t, Shape{c.context, half}, {.device = device});
+}
+
+}  // namespace
+
+Transformer::Transformer(const nn::GGUFFile& f, int64_t max_context)
+    : cfg_(with_context(ModelConfig::from_gguf(f.kv), max_context)),
+      tok_embd_(weight(f, "token_embd.weight", {cfg_.vocab, cfg_.dim})),
+      out_norm_(weight(f, "output_norm.weight", {cfg_.dim})),
+      output_(f.tensors.contains("output.weight") ? weight(f, "output.weight", {cfg_.vocab, cfg_.dim}) : tok_embd_) {
+  const ModelConfig& c = cfg_;
+  const bool gpt2 = c.arch == "gpt2";
+  const int64_t kv_dim = c.n_kv_heads * c.head_dim, q_dim = c.n_heads * c.head_dim;
+  const std::string device = tok_embd_.device();
+  if (gpt2) {
+    // the file's table may be longer than the context asked for
+    const std::string name = "position_embd.weight";
+    TG_CHECK_AS(ValueError, f.tensors.contains(name), "GGUF file has no tensor ", py_str_repr(name));
+    const Shape& s = f.tensors.at(name).shape();
+    TG_CHECK_AS(ValueError, s.size() == 2 && s[0].as_int() >= c.context && s[1].as_int() == c.dim, "GGUF tensor ",
+                py_str_repr(name), " has shape ", shape_str(s), ", the model needs (>= ", c.context, ", ", c.dim, ")");
+    Tensor pos = f.tensors.at(name);
+    pos_embd_ = pos.shrink({{0, c.context}, {0, c.dim}});
+    out_norm_b_ = weight(f, "output_norm.bias", {c.dim});
+  } else {
+    std::vector<float> factors;
+    if (std::optional<Tensor> ff = optional_weight(f, "rope_freqs.weight", {c.head_dim / 2}))
+      factors = ff->cast(dtypes::float32).to("CPU").tolist<float>();
+    rope_cos_ = rope_table(c, factors, false, device);
+    rope_sin_ = rope_table(c, factors, true, device);
+  }
+  embed_buf_ = Tensor::zeros({c.context, c.dim}, {.device = device}).contiguous().realize();
+  auto cache = [&] {
+    return Tensor::zeros({1, c.context, c.n_kv_heads, c.head_dim}, {.device = device}).contiguous().realize();
+  };
+  for (int64_t i = 0; i < c.n_layers; i++) {
+    auto name = [&](const std::string& n, const char* kind = "weight") { return cat("blk.", i, ".", n, ".", kind); };
+    auto w = [&](const std::string& n, const Shape& s) { return weight(f, name(n), s); };
+    auto b = [&](const std::string& n, int64_t size) { return weight(f, name(n, "bias"), {size}); };
+    auto maybe_b = [&](const std::string& n, int64_t size) { return optional_weight(f, name(n, "bias"), {size}); };
+    Layer l(w("attn_norm", {c.dim}), w("attn_output", {c.dim, q_dim}), w("ffn_norm", {c.dim}),
+            w("ffn_up", {c.hidden, c.dim}), w("ffn_down", {c.dim, c.hidden}), cache(), cache());
+    if (gpt2) {
+      l.attn_norm_b = b("attn_norm", c.dim), l.ffn_norm_b = b("ffn_norm", c.dim);
+      l.wqkv = w("attn_qkv", {q_dim + 2 * kv_dim, c.dim}), l.bqkv = b("attn_qkv", q_dim + 2 * kv_dim);
+      l.bo = b("attn_output", c.dim), l.b_up = b("ffn_up", c.hidden), l.b_down = b("ffn_down", c.dim);
+    } else {
+      l.wq = w("attn_q", {q_dim, c.dim}), l.wk = w("attn_k", {kv_dim, c.dim}), l.wv = w("attn_v", {kv_dim, c.dim});
+      l.bq = maybe_b("attn_q", q_dim), l.bk = maybe_b("attn_k", kv_dim), l.bv = maybe_b("attn_v", kv_dim);
+      if (c.arch == "qwen3") l.q_norm = w("attn_q_norm", {c.head_dim}), l.k_norm = w("attn_k_norm", {c.head_dim});
+      l.w_gate = w("ffn_gate", {c.hidden, c.dim});
+    }
+    layers_.push_back(std::move(l));
+  }
+}
+
+Tensor Transformer::norm(const Tensor& x, const Tensor& w, const std::optional<Tensor>& b) const {
+  if (!b) return rms_norm(x, w, cfg_.norm_eps);
+  return x.layernorm({-1}, cfg_.norm_eps) * w + *b;
+}
+
+// the prompt's rows of the embedding, copied one at a time into a buffer by one kernel (the row and the token are
+// bound Variables) under TinyJit; a cat of T rows would be one kernel whose size grows with T (and clang's time faster)
+Tensor Transformer::embed(const std::vector<int64_t>& tokens, const UOp& token_var, const sint& start_pos) {
+  const auto T = static_cast<int64_t>(tokens.size());
+  Tensor x = [&] {
+    if (T == 1) {  // one row, at the bound Variable: the same kernel for every token id
+      sint id(token_var);
+      return tok_embd_.shrink({{id, id + 1}, {0, cfg_.dim}}).reshape({1, 1, cfg_.dim});
+    }
+    for (int64_t i = 0; i < T; i++) {
+      UOp row = UOp::variable("embed_row", 0, cfg_.context - 1).bind(i);
+      UOp tok = UOp::variable("token", 0, cfg_.vocab - 1).bind(tokens[static_cast<size_t>(i)]);
+      JitArgs args;
+      args.add_var(row);
+      args.add_var(tok);
+      embed_jit_.call(args, [&] {
+        sint r(row), t(tok);
+        Tensor dst = embed_buf_->shrink({{r, r + 1}, {0, cfg_.dim}});
+        dst.assign(tok_embd_.shrink({{t, t + 1}, {0, cfg_.dim}}).cast(dtypes::float32));
+        return std::vector<Tensor>{dst.realize()};
+      });
+    }
+    return embed_buf_->shrink({{0, T}, {0, cfg_.dim}}).reshape({1, T, cfg_.dim});
+  }();
+  if (pos_embd_) x = x + pos_embd_->shrink({{start_pos, start_pos + T}, {0, cfg_.dim}}).reshape({1, T, cfg_.dim});
+  return x;
+}
+
+// the rotation of each pair (a, b) by its position's angle: (a cos - b sin, a sin + b cos); the pairs are (2i, 2i+1),
+// or (i, i + half) for the rope_halves architectures
+Tensor Transformer::rope(const Tensor& x, const sint& start_pos, int64_t T, int64_t heads) const {
+  const int64_t hd = cfg_.head_dim, half = hd / 2;
+  const Shape table{1, T, 1, half, 1};
+  Tensor cs = rope_cos_->shrink({{start_pos, start_pos + T}, {0, half}}).reshape(table);
+  Tensor sn = rope_sin_->shrink({{start_pos, start_pos + T}, {0, half}}).reshape(table);
+  // (1, T, heads, half, 2): the last axis the pair, either way
+  Tensor p = cfg_.rope_halves ? x.reshape({1, T, heads, 2, half}).transpose(3, 4) : x.reshape({1, T, heads, half, 2});
+  Tensor a = p.shrink({{0, 1}, {0, T}, {0, heads}, {0, half}, {0, 1}});
+  Tensor b = p.shrink({{0, 1}, {0, T}, {0, heads}, {0, half}, {1, 2}});
+  Tensor r = (a * cs - b * sn).cat({a * sn + b * cs}, 4);
+  return (cfg_.rope_halves ? r.transpose(3, 4) : r).reshape({1, T, heads, hd});
+}
+
+Tensor Transformer::attention(Layer& l, const Tensor& x, const sint& start_pos, int64_t T) {
+  const ModelConfig& c = cfg_;
+  const int64_t H = c.n_heads, KVH = c.n_kv_heads, hd = c.head_dim;
+  Tensor h = norm(x, l.attn_norm, l.attn_norm_b);
+  std::optional<Tensor> q, k, v;
+  if (l.wqkv) {  // gpt2: one projection, then q | k | v
+    Tensor qkv = project(h, *l.wqkv, l.bqkv);
+    const int64_t qd = H * hd, kd = KVH * hd;
+    q = qkv.shrink({{0, 1}, {0, T}, {0, qd}}), k = qkv.shrink({{0, 1}, {0, T}, {qd, qd + kd}});
+    v = qkv.shrink({{0, 1}, {0, T}, {qd + kd, qd + 2 * kd}});
+  } else {
+    q = project(h, *l.wq, l.bq), k = project(h, *l.wk, l.bk), v = project(h, *l.wv, l.bv);
+  }
+  q = q->reshape({1, T, H, hd}), k = k->reshape({1, T, KVH, hd}), v = v->reshape({1, T, KVH, hd});
+  if (l.q_norm) q = rms_norm(*q, *l.q_norm, c.norm_eps), k = rms_norm(*k, *l.k_norm, c.norm_eps);
+  if (rope_cos_) q = rope(*q, start_pos, T, H), k = rope(*k, start_pos, T, KVH);
+  // the new keys and values into the caches, then attention over everything up to here
+  Mask window{{0, 1}, {start_pos, start_pos + T}, {0, KVH}, {0, hd}};
+  Tensor ck = l.cache_k.shrink(window), cv = l.cache_v.shrink(window);
+  ck.assign(k->contiguous());
+  cv.assign(v->contiguous());
+  Tensor::realize({ck, cv});
+  const sint S = start_pos + T;
+  Mask upto{{0, 1}, {0, S}, {0, KVH}, {0, hd}};
+  auto expand_heads = [&](const Tensor& t) {
+    return t.reshape({1, S, KVH, 1, hd}).expand({1, S, KVH, H / KVH, hd}).reshape({1, S, H, hd}).transpose(1, 2);
+  };
+  Tensor keys = expand_heads(l.cache_k.shrink(upto)), values = expand_heads(l.cache_v.shrink(upto));
+  Tensor scores = q->transpose(1, 2).matmul(keys.transpose(2, 3)) * (1.0 / std::sqrt(static_cast<double>(hd)));
+  if (T > 1) {  // causal: query i (at start_pos + i) sees keys up to start_pos + i
+    Tensor mask = Tensor::full({1, 1, T, S}, -std::numeric_limits<double>::infinity()).triu(start_pos.as_int() + 1);
+    scores = scores + mask;
+  }
+  Tensor out = scores.softmax(-1).matmul(values).transpose(1, 2).reshape({1, T, H * hd});
+  return project(out, l.wo, l.bo);
+}
+
+Tensor Transformer::feed_forward(const Layer& l, const Tensor& x) const {
+  Tensor h = norm(x, l.ffn_norm, l.ffn_norm_b);
+  if (!l.w_gate) return project(project(h, l.w_up, l.b_up).gelu(), l.w_down, l.b_down);  // gpt2
+  return project(project(h, *l.w_gate).silu() * project(h, l.w_up), l.w_down);
+}
+
+Tensor Transformer::step(const std::vector<int64_t>& tokens, const sint& start_pos, const UOp& token_var) {
+  const auto T = static_cast<int64_t>(tokens.size());
+  Tensor x = embed(tokens, token_var, start_pos);
+  for (Layer& l : layers_) {
+    x = x + attention(l, x, start_pos, T);
+    x = x + feed_forward(l, x);
+  }
+  Tensor last = x.shrink({{0, 1}, {T - 1, T}, {0, cfg_.dim}});
+  return project(norm(last, out_norm_, out_norm_b_), output_).reshape({cfg_.vocab});
+}
+
+Tensor Transformer::forward(const std::vector<int64_t>& tokens, int64_t start_pos) {
+  const int64_t T = static_cast<int64_t>(tokens.size());
+  TG_CHECK_AS(ValueError, T > 0, "forward needs at least one token");
+  TG_CHECK_AS(ValueError, start_pos >= 0 && start_pos + T <= cfg_.context, "positions ", start_pos, "..",
+              start_pos + T - 1, " are past the context of ", cfg_.context, " tokens");
+  for (int64_t t : tokens)
+    TG_CHECK_AS(ValueError, t >= 0 && t < cfg_.vocab, "token ", t, " is outside the vocabulary of ", cfg_.vocab);
+  TG_CHECK_AS(ValueError, prefill_chunk > 0, "prefill_chunk is ", prefill_chunk);
+  if (T > 1) {
+    // all but the last chunk only fill the caches (each layer's cache write is realized): their logits are not made
+    for (int64_t at = 0;; at += prefill_chunk) {
+      const int64_t n = std::min(prefill_chunk, T - at);
+      std::vector<int64_t> chunk(tokens.begin() + at, tokens.begin() + at + n);
+      Tensor logits = n == 1 ? forward(chunk, start_pos + at) : step(chunk, start_pos + at, UOp());
+      if (at + n == T) return logits.realize();
+    }
+  }
+  // one token: the position and the token are bound Variables, so every call runs the same kernels, under TinyJit
+  UOp pos = UOp::variable("start_pos", 0, cfg_.context - 1).bind(start_pos);
+  UOp tok = UOp::variable("token", 0, cfg_.vocab - 1).bind(tokens[0]);
+  JitArgs args;
+  args.add_var(pos);
+  args.add_var(tok);
+  return decode_jit_.call(args, [&] { return std::vector<Tensor>{step(tokens, sint(pos), tok).realize()}; }).at(0);
+}
+
+std::vector<int64_t> Transformer::generate(const std::vector<int64_t>& prompt, int64_t n,
+                                           const SamplingParams& sampling, std::optional<int64_t> eos) {
+  std::vector<int64_t> out = prompt;
+  if (n <= 0) return out;
+  Sampler sampler(sampling);
+  Tensor logits = forward(prompt, 0);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t next = sampler.sample(logits.tolist<float>(), out);
+    out.push_back(next);
+    if ((eos && next == *eos) || i + 1 == n) break;
+    logits = forward({next}, static_cast<int64_t>(out.size()) - 1);
+  }
+  return out;
+}
+
+}  // namespace tg::llm
