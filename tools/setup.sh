@@ -15,6 +15,7 @@ PACKAGES=(
   opencl-headers ocl-icd-opencl-dev pocl-opencl-icd                # the GPU (OpenCL) device, run on PoCL here
   python3 python3-dev pybind11-dev python3-numpy python3-pytest    # the Python module (python/), later
   chromium                                                         # VIZ: the explorer's browser tests (tests/viz)
+  fortunes                                                         # test data: texts for the tokenizer tests (tests/llm)
 )
 # npm packages, into git-ignored node_modules: dagre and elkjs (built into tinygrad-viz), playwright-core (tests/viz)
 NPM_DIRS=(src/tg/viz/web tests/viz)
