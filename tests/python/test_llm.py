@@ -7,16 +7,12 @@ from tinygrad import Tensor
 from tinygrad.nn.state import gguf_save
 from tinygrad.llm import Model, Sampler
 
-@pytest.fixture(scope="module")
-def model_path(tmp_path_factory):
+def write_model(path, vocab, tokenizer):
   rng = np.random.default_rng(0)
-  dim, layers, heads, kvh, hidden, vocab = 32, 2, 4, 2, 64, 300
-  toks = ["<unk>", "<s>", "</s>"] + [f"<0x{i:02X}>" for i in range(256)] + ["\u2581"] + [f"\u2581w{i}" for i in range(vocab - 260)]
+  dim, layers, heads, kvh, hidden = 32, 2, 4, 2, 64
   meta = {"general.architecture": "llama", "llama.context_length": 64, "llama.embedding_length": dim,
           "llama.block_count": layers, "llama.feed_forward_length": hidden, "llama.attention.head_count": heads,
-          "llama.attention.head_count_kv": kvh, "llama.attention.layer_norm_rms_epsilon": 1e-5,
-          "tokenizer.ggml.model": "llama", "tokenizer.ggml.tokens": toks, "tokenizer.ggml.scores": [0.0] * vocab,
-          "tokenizer.ggml.token_type": [2, 3, 3] + [6] * 256 + [1] * (vocab - 259)}
+          "llama.attention.head_count_kv": kvh, "llama.attention.layer_norm_rms_epsilon": 1e-5, **tokenizer}
   def w(*s): return Tensor((rng.standard_normal(s) * 0.3).astype(np.float32))
   t = {"token_embd.weight": w(vocab, dim), "output_norm.weight": Tensor(np.ones(dim, np.float32))}
   for i in range(layers):
@@ -24,9 +20,16 @@ def model_path(tmp_path_factory):
               f"blk.{i}.attn_k.weight": w(kvh * dim // heads, dim), f"blk.{i}.attn_v.weight": w(kvh * dim // heads, dim),
               f"blk.{i}.attn_output.weight": w(dim, dim), f"blk.{i}.ffn_norm.weight": Tensor(np.ones(dim, np.float32)),
               f"blk.{i}.ffn_gate.weight": w(hidden, dim), f"blk.{i}.ffn_up.weight": w(hidden, dim), f"blk.{i}.ffn_down.weight": w(dim, hidden)})
-  p = tmp_path_factory.mktemp("llm") / "tiny.gguf"
-  gguf_save(p, t, meta)  # no output.weight: tied to the embedding
-  return str(p)
+  gguf_save(path, t, meta)  # no output.weight: tied to the embedding
+  return str(path)
+
+@pytest.fixture(scope="module")
+def model_path(tmp_path_factory):
+  vocab = 300
+  toks = ["<unk>", "<s>", "</s>"] + [f"<0x{i:02X}>" for i in range(256)] + ["\u2581"] + [f"\u2581w{i}" for i in range(vocab - 260)]
+  return write_model(tmp_path_factory.mktemp("llm") / "tiny.gguf", vocab, {
+    "tokenizer.ggml.model": "llama", "tokenizer.ggml.tokens": toks, "tokenizer.ggml.scores": [0.0] * vocab,
+    "tokenizer.ggml.token_type": [2, 3, 3] + [6] * 256 + [1] * (vocab - 259)})
 
 def test_model_generate_and_forward(model_path):
   m = Model(model_path)
@@ -37,6 +40,21 @@ def test_model_generate_and_forward(model_path):
   greedy = [int(np.argmax(m.forward(prompt, 0).numpy()))]
   assert ids[:len(prompt) + 1] == prompt + greedy
   assert ids == m.generate(prompt, 6)  # again: the cache is rewritten from position 0
+
+def test_gpt2_tokenizer(tmp_path):
+  # byte-level BPE: the 256 bytes in GPT-2's printable alphabet (a space is "\u0120"), two merges, <|endoftext|>
+  printable = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+  alphabet = [chr(b) if b in printable else chr(0x100 + [c for c in range(256) if c not in printable].index(b)) for b in range(256)]
+  toks = alphabet + ["hi", "\u0120hi", "<|endoftext|>"]
+  m = Model(write_model(tmp_path / "gpt2.gguf", len(toks), {
+    "tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "gpt-2", "tokenizer.ggml.tokens": toks,
+    "tokenizer.ggml.merges": ["h i", "\u0120 hi"], "tokenizer.ggml.token_type": [1] * 258 + [3],
+    "tokenizer.ggml.bos_token_id": 258, "tokenizer.ggml.eos_token_id": 258}))
+  assert m.encode("hi hi") == [256, 257]  # no BOS: GPT-2's files ask for none
+  assert m.encode("hi<|endoftext|>", parse_special=True) == [256, 258]
+  assert m.encode("h\u00e9") == [ord("h"), alphabet.index(chr(0xC3)), alphabet.index(chr(0xA9))]
+  assert m.decode(m.encode("hi h\u00e9 \U0001F600")) == "hi h\u00e9 \U0001F600"
+  assert m.decode([256, 258, 257]) == "hi hi"  # <|endoftext|>, a control token, left out
 
 def test_sampler():
   s1, s2 = Sampler(temperature=1.0, seed=3), Sampler(temperature=1.0, seed=3)
