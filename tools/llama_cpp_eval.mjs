@@ -11,11 +11,13 @@ import path from "node:path";
 import fs from "node:fs";
 const [dir, modelPath, mode, rawArg, n] = process.argv.slice(2);
 const arg = rawArg.startsWith("@") ? fs.readFileSync(rawArg.slice(1), "utf8") : rawArg;  // @file: the JSON in a file
+// the output flushed before process.exit: a write to a pipe is asynchronous past its 64 KiB buffer
+const print = (s) => new Promise((done) => process.stdout.write(s + "\n", done));
 const {getLlama} = await import(pathToFileURL(path.join(dir, "node_modules/node-llama-cpp/dist/index.js")).href);
 const llama = await getLlama({gpu: false, logLevel: "error", build: "never"});
 if (mode === "tokenize") {
   const model = await llama.loadModel({modelPath, vocabOnly: true});
-  console.log(JSON.stringify(JSON.parse(arg).map((text) => [...model.tokenize(text, false)])));
+  await print(JSON.stringify(JSON.parse(arg).map((text) => [...model.tokenize(text, false)])));
 } else if (mode === "greedy") {
   const model = await llama.loadModel({modelPath});
   const context = await model.createContext({contextSize: Math.min(model.trainContextSize, 4096), threads: 2});
@@ -25,7 +27,7 @@ if (mode === "tokenize") {
     out.push({token: r.token, top: [...r.probabilities.entries()].slice(0, 5)});
     if (out.length >= parseInt(n)) break;
   }
-  console.log(JSON.stringify(out));
+  await print(JSON.stringify(out));
 } else if (mode === "bench") {
   // prefill the prompt ids, then decode n greedy tokens: the seconds of each, measured here
   const model = await llama.loadModel({modelPath});
@@ -38,7 +40,7 @@ if (mode === "tokenize") {
     if (++count > parseInt(n)) break;
   }
   const t2 = performance.now();
-  console.log(JSON.stringify([{prompt_tokens: ids.length, prefill_s: (t1 - t0) / 1000, decode_tokens: count - 1,
+  await print(JSON.stringify([{prompt_tokens: ids.length, prefill_s: (t1 - t0) / 1000, decode_tokens: count - 1,
                                decode_s: (t2 - t1) / 1000}]));
 } else {
   console.error(`unknown mode ${mode}: greedy, tokenize or bench`);

@@ -173,7 +173,7 @@ int chat(tg::llm::Generator& g, const Args& a) {
     if (line.empty()) continue;
     messages.push_back({"user", line});
     std::string text = tg::llm::apply_chat_template(format, messages, tok.piece(tok.bos()), tok.piece(tok.eos()));
-    std::vector<int64_t> prompt = tok.encode(text, true);
+    std::vector<int64_t> prompt = tok.encode(text, true, /*parse_special=*/true);
     tg::llm::GenerationParams params{
         .max_tokens = a.n_given ? a.n : g.context(), .sampling = a.sampling, .stop = a.stop};
     params.max_tokens = std::min(params.max_tokens, g.context() - static_cast<int64_t>(prompt.size()));

@@ -41,8 +41,10 @@ void bind_llm(py::module_& m) {
            py::arg("device") = py::none(), py::arg("context") = 0)
       .def(
           "encode",
-          [](const Model& mo, const std::string& text, bool add_bos) { return mo.tokenizer.encode(text, add_bos); },
-          py::arg("text"), py::arg("add_bos") = true)
+          [](const Model& mo, const std::string& text, bool add_special, bool parse_special) {
+            return mo.tokenizer.encode(text, add_special, parse_special);
+          },
+          py::arg("text"), py::arg("add_special") = true, py::arg("parse_special") = false)
       .def(
           "decode",
           [](const Model& mo, const std::vector<int64_t>& ids) {

@@ -1,6 +1,7 @@
 #pragma once
-// tests/llm's shared parts: a tiny llama GGUF with random weights (and a SentencePiece vocabulary llama.cpp accepts),
-// and llama.cpp run on a file through tools/llama_cpp_eval.mjs (nullopt where node or its npm build is missing)
+// tests/llm's shared parts: a tiny llama GGUF with random weights (and a SentencePiece vocabulary llama.cpp accepts, or
+// the one given: SentencePiece or byte-level BPE), and llama.cpp run on a file through tools/llama_cpp_eval.mjs
+// (nullopt where node or its npm build is missing)
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -26,11 +27,16 @@ struct Dims {
   std::vector<std::pair<std::string, GGUFValue>> extra_kv;  // more "<arch>." keys
 };
 
-// a SentencePiece vocabulary: <unk>, <s>, </s>, the 256 byte tokens, then pieces
+// a tokenizer's vocabulary: SentencePiece (model "llama", base_vocab: <unk>, <s>, </s>, the 256 byte tokens, then
+// pieces) or byte-level BPE (model "gpt2", with merges and a pre-tokenizer)
 struct Vocab {
   std::vector<std::string> pieces;
   std::vector<float> scores;
-  std::vector<int32_t> types;  // llama.cpp's: 1 normal, 2 unknown, 3 control, 6 byte
+  std::vector<int32_t> types;       // llama.cpp's: 1 normal, 2 unknown, 3 control, 4 user-defined, 6 byte
+  std::string model = "llama";      // tokenizer.ggml.model
+  std::vector<std::string> merges;  // tokenizer.ggml.merges, "left right", when model is "gpt2"
+  std::optional<std::string> pre;   // tokenizer.ggml.pre, left out when unset
+  int64_t bos = 1, eos = 2;
   void add(std::string p, float score, int32_t type = 1) {
     pieces.push_back(std::move(p)), scores.push_back(score), types.push_back(type);
   }
@@ -71,12 +77,18 @@ inline void write_tiny_llama(const std::string& path, uint32_t type, Dims d = {}
                       {a + "attention.head_count_kv", GGUFValue::u32(static_cast<uint32_t>(d.kv_heads))},
                       {a + "attention.layer_norm_rms_epsilon", GGUFValue::f32(1e-5f)},
                       {a + "rope.freq_base", GGUFValue::f32(10000.0f)},
-                      {"tokenizer.ggml.model", GGUFValue::str("llama")},
+                      {"tokenizer.ggml.model", GGUFValue::str(v.model)},
                       {"tokenizer.ggml.tokens", GGUFValue::array(T::STRING, toks)},
                       {"tokenizer.ggml.scores", GGUFValue::array(T::FLOAT32, scores)},
                       {"tokenizer.ggml.token_type", GGUFValue::array(T::INT32, types)},
-                      {"tokenizer.ggml.bos_token_id", GGUFValue::u32(1)},
-                      {"tokenizer.ggml.eos_token_id", GGUFValue::u32(2)}};
+                      {"tokenizer.ggml.bos_token_id", GGUFValue::u32(static_cast<uint32_t>(v.bos))},
+                      {"tokenizer.ggml.eos_token_id", GGUFValue::u32(static_cast<uint32_t>(v.eos))}};
+  if (!v.merges.empty()) {
+    std::vector<GGUFValue> merges;
+    for (const std::string& m : v.merges) merges.push_back(GGUFValue::str(m));
+    kv.emplace_back("tokenizer.ggml.merges", GGUFValue::array(T::STRING, merges));
+  }
+  if (v.pre) kv.emplace_back("tokenizer.ggml.pre", GGUFValue::str(*v.pre));
   std::mt19937 rng(1234);
   std::normal_distribution<float> normal;
   auto w = [&](Shape s, float scale, float shift = 0) {

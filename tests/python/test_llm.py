@@ -23,6 +23,22 @@ def test_model_generate_and_forward(model_path):
   assert ids[:len(prompt) + 1] == prompt + greedy
   assert ids == m.generate(prompt, 6)  # again: the cache is rewritten from position 0
 
+def test_gpt2_tokenizer(tmp_path):
+  # byte-level BPE: the 256 bytes in GPT-2's printable alphabet (a space is "\u0120"), two merges, <|endoftext|>
+  printable = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+  alphabet = [chr(b) if b in printable else chr(0x100 + [c for c in range(256) if c not in printable].index(b)) for b in range(256)]
+  toks = alphabet + ["hi", "\u0120hi", "<|endoftext|>"]
+  write_tiny_llama(tmp_path / "gpt2.gguf", vocab=len(toks), tokenizer={
+    "tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "gpt-2", "tokenizer.ggml.tokens": toks,
+    "tokenizer.ggml.merges": ["h i", "\u0120 hi"], "tokenizer.ggml.token_type": [1] * 258 + [3],
+    "tokenizer.ggml.bos_token_id": 258, "tokenizer.ggml.eos_token_id": 258})
+  m = Model(str(tmp_path / "gpt2.gguf"))
+  assert m.encode("hi hi") == [256, 257]  # no BOS: GPT-2's files ask for none
+  assert m.encode("hi<|endoftext|>", parse_special=True) == [256, 258]
+  assert m.encode("h\u00e9") == [ord("h"), alphabet.index(chr(0xC3)), alphabet.index(chr(0xA9))]
+  assert m.decode(m.encode("hi h\u00e9 \U0001F600")) == "hi h\u00e9 \U0001F600"
+  assert m.decode([256, 258, 257]) == "hi hi"  # <|endoftext|>, a control token, left out
+
 def test_sampler():
   s1, s2 = Sampler(temperature=1.0, seed=3), Sampler(temperature=1.0, seed=3)
   logits = [0.0, 1.0, 2.0, 0.5]

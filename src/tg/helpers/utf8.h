@@ -10,6 +10,8 @@ namespace tg {
 
 // the code point at s[i], advancing i past it; -1 (i unchanged) for an invalid or truncated sequence
 int32_t decode_utf8(std::string_view s, size_t& i);
+// cp (at most U+10FFFF) encoded, appended to out
+void append_utf8(std::string& out, uint32_t cp);
 bool is_valid_utf8(std::string_view s);
 // s with each byte that starts no valid character replaced by U+FFFD (Python's bytes.decode(errors="replace"))
 std::string replace_invalid_utf8(std::string_view s);

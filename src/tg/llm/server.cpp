@@ -159,7 +159,8 @@ struct Server::Impl {
     send_json(res, e.status, {{"error", err}});
   }
 
-  std::vector<int64_t> encode(const std::string& text) const { return gen.tokenizer().encode(text, true); }
+  // as llama.cpp's server: BOS where the file asks for it, special tokens' texts (a chat format's markers) parsed
+  std::vector<int64_t> encode(const std::string& text) const { return gen.tokenizer().encode(text, true, true); }
 
   Request parse(const httplib::Request& http, bool chat) const {
     json body;
