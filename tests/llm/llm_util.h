@@ -22,9 +22,9 @@ using nn::GGUFValue;
 
 struct Dims {
   int64_t dim = 64, layers = 2, heads = 4, kv_heads = 2, hidden = 128, vocab = 300, context = 128;
-  bool tied = false;                                        // no output.weight: the embedding is the output projection
-  std::vector<float> rope_freqs;                            // llama 3's rope_freqs.weight, when not empty
-  std::vector<std::pair<std::string, GGUFValue>> extra_kv;  // more "<arch>." keys
+  bool tied = false;                // no output.weight: the embedding is the output projection
+  std::vector<float> rope_freqs{};  // llama 3's rope_freqs.weight, when not empty
+  std::vector<std::pair<std::string, GGUFValue>> extra_kv{};  // more "<arch>." keys
 };
 
 // a tokenizer's vocabulary: SentencePiece (model "llama", base_vocab: <unk>, <s>, </s>, the 256 byte tokens, then

@@ -258,7 +258,9 @@ struct TokenizerBpeTest : ::testing::Test {
     std::string path =
         (std::filesystem::temp_directory_path() / cat("tg_bpe_", ::getpid(), "_", pre.value_or("none"), ".gguf"))
             .string();
-    tg::test::write_tiny_llama(path, uint32_t(nn::GGMLType::F32), {16, 1, 2, 1, 32, 0, 64}, "llama", &v);
+    tg::test::Dims d;
+    d.dim = 16, d.layers = 1, d.heads = 2, d.kv_heads = 1, d.hidden = 32, d.vocab = 0, d.context = 64;
+    tg::test::write_tiny_llama(path, uint32_t(nn::GGMLType::F32), d, "llama", &v);
     paths.push_back(path);
     return path;
   }
