@@ -6,6 +6,8 @@
 
 #include "llm_util.h"
 #include "tg/helpers/utf8.h"
+#include "tg/llm/chat.h"
+#include "tg/llm/generator.h"
 #include "tg/llm/model.h"
 #include "tg/llm/tokenizer.h"
 
@@ -73,4 +75,31 @@ TEST_F(LlmProgram, BadArgumentsAndModels) {
   Result temp = run(cat("--model ", path, " --temperature -1"));
   EXPECT_EQ(temp.status, 1);
   EXPECT_NE(temp.out.find("temperature"), std::string::npos);
+}
+
+// --chat: each line of stdin a user message; each reply (the chat format of the file, here chatml) is the library's
+// generation for the conversation so far, printed on a line of its own, its speed on stderr
+TEST_F(LlmProgram, ChatRepliesToEachLine) {
+  tg::test::Dims d;
+  d.context = 512;  // two turns of chatml in a vocabulary of bytes
+  tg::test::write_tiny_llama(path, uint32_t(nn::GGMLType::F32), d);
+  std::string input = path + ".stdin";
+  std::ofstream(input) << "Hello\nAgain\n/exit\nignored\n";
+  Result r = run(cat("--model ", path, " --chat -n 4 --system 'Be brief.' < ", input));
+  std::filesystem::remove(input);
+  ASSERT_EQ(r.status, 0) << r.out;
+  llm::Generator g(nn::gguf_load(path));
+  const llm::Tokenizer& tok = g.tokenizer();
+  std::vector<llm::ChatMessage> ms{{"system", "Be brief."}, {"user", "Hello"}};
+  for (const char* next : {"Again", ""}) {
+    std::vector<int64_t> prompt =
+        tok.encode(llm::apply_chat_template("chatml", ms, tok.piece(tok.bos()), tok.piece(tok.eos())), true, true);
+    llm::Generation reply = g.generate(prompt, {.max_tokens = 4});
+    EXPECT_NE(r.out.find(replace_invalid_utf8(reply.text) + "\n"), std::string::npos) << r.out;
+    ms.push_back({"assistant", reply.text});
+    ms.push_back({"user", next});
+  }
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '('), 2) << r.out;  // two replies, each with its "(N tokens, ...)"
+  Result both = run(cat("--model ", path, " --chat --serve"));
+  EXPECT_EQ(both.status, 2);
 }

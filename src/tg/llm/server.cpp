@@ -393,7 +393,7 @@ struct Server::Impl {
       send_error(res, {res.status, cat("no route ", req.method, " ", req.path), "invalid_request_error",
                        res.status == 404 ? "not_found" : ""});
     });
-    svr.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+    svr.set_logger([](const httplib::Request& req, const httplib::Response& res) {
       std::cerr << "tinygrad-llm: " << req.method << " " << req.path << " " << res.status << "\n";
     });
     svr.new_task_queue = [n = opt.threads] { return new httplib::ThreadPool(static_cast<size_t>(std::max(n, 1))); };
