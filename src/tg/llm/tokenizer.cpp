@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
+#include <optional>
 #include <queue>
 
 #include "tg/helpers/helpers.h"
@@ -45,6 +47,54 @@ constexpr PreInfo kPres[] = {{"default", PreTokenizer::DEFAULT, false, false},
                              {"gpt-2", PreTokenizer::GPT2, false, false},
                              {"llama-bpe", PreTokenizer::LLAMA3, true, true},
                              {"qwen2", PreTokenizer::QWEN2, false, false}};
+
+// a word's characters as a linked list of symbols, merged pair by pair: the pair of the highest priority first
+// (leftmost on a tie), where priority(left, right) is nullopt for a pair that doesn't merge. SentencePiece's priority
+// is the joined piece's score, byte-level BPE's the merge's rank, negated. Returns the pieces left, in order.
+std::vector<std::string_view> merge_symbols(
+    std::string_view w, const std::function<std::optional<double>(std::string_view, std::string_view)>& priority) {
+  struct Sym {
+    size_t off, len;
+    int64_t prev, next;
+  };
+  std::vector<Sym> sym;
+  for (size_t off = 0; off < w.size();) {
+    size_t len = std::min(utf8_char_len(static_cast<unsigned char>(w[off])), w.size() - off);
+    sym.push_back({off, len, static_cast<int64_t>(sym.size()) - 1, static_cast<int64_t>(sym.size()) + 1});
+    off += len;
+  }
+  if (sym.empty()) return {};
+  sym.back().next = -1;
+  struct Pair {
+    int64_t left, right;
+    double priority;
+    size_t size;
+  };
+  auto worse = [](const Pair& a, const Pair& b) {
+    return a.priority < b.priority || (a.priority == b.priority && a.left > b.left);
+  };
+  std::priority_queue<Pair, std::vector<Pair>, decltype(worse)> queue(worse);
+  auto at = [&](int64_t i) -> Sym& { return sym[static_cast<size_t>(i)]; };
+  auto try_add = [&](int64_t l, int64_t r) {
+    if (l < 0 || r < 0) return;
+    std::optional<double> p = priority(w.substr(at(l).off, at(l).len), w.substr(at(r).off, at(r).len));
+    if (p) queue.push({l, r, *p, at(l).len + at(r).len});
+  };
+  for (size_t i = 1; i < sym.size(); i++) try_add(static_cast<int64_t>(i) - 1, static_cast<int64_t>(i));
+  while (!queue.empty()) {
+    Pair p = queue.top();
+    queue.pop();
+    Sym &l = at(p.left), &r = at(p.right);
+    if (l.len == 0 || r.len == 0 || l.len + r.len != p.size) continue;  // merged away since it was queued
+    l.len += r.len, r.len = 0, l.next = r.next;
+    if (r.next >= 0) at(r.next).prev = p.left;
+    try_add(l.prev, p.left);
+    try_add(p.left, l.next);
+  }
+  std::vector<std::string_view> pieces;
+  for (int64_t i = 0; i >= 0; i = at(i).next) pieces.push_back(w.substr(at(i).off, at(i).len));
+  return pieces;
+}
 
 }  // namespace
 
@@ -175,18 +225,6 @@ std::vector<int64_t> Tokenizer::encode(std::string_view text, bool add_special, 
 
 void Tokenizer::encode_bpe(std::string_view text, std::vector<int64_t>& out) const {
   const std::array<std::string, 256>& alphabet = byte_chars();
-  struct Sym {
-    size_t off, len;
-    int64_t prev, next;
-  };
-  struct Bigram {
-    int64_t left, right;
-    int32_t rank;
-    size_t size;
-  };
-  auto worse = [](const Bigram& a, const Bigram& b) {
-    return a.rank > b.rank || (a.rank == b.rank && a.left > b.left);
-  };
   std::string key;
   for (const std::string& word : pre_tokenize(text, pre_)) {
     std::string w;  // the word's bytes in GPT-2's alphabet, one character each
@@ -196,34 +234,13 @@ void Tokenizer::encode_bpe(std::string_view text, std::vector<int64_t>& out) con
       out.push_back(id);
       continue;
     }
-    std::vector<Sym> sym;
-    for (size_t off = 0; off < w.size();) {
-      size_t len = std::min(utf8_char_len(static_cast<unsigned char>(w[off])), w.size() - off);
-      sym.push_back({off, len, static_cast<int64_t>(sym.size()) - 1, static_cast<int64_t>(sym.size()) + 1});
-      off += len;
-    }
-    sym.back().next = -1;
-    // the pairs that a merge joins, the lowest rank first, leftmost on a tie
-    std::priority_queue<Bigram, std::vector<Bigram>, decltype(worse)> queue(worse);
-    auto try_add = [&](int64_t l, int64_t r) {
-      if (l < 0 || r < 0) return;
-      const Sym &a = sym[static_cast<size_t>(l)], &b = sym[static_cast<size_t>(r)];
-      key.assign(w, a.off, a.len).append(" ").append(w, b.off, b.len);
-      if (auto it = ranks_.find(key); it != ranks_.end()) queue.push({l, r, it->second, a.len + b.len});
+    auto rank = [&](std::string_view l, std::string_view r) -> std::optional<double> {
+      key.assign(l).append(" ").append(r);
+      auto it = ranks_.find(key);
+      return it == ranks_.end() ? std::nullopt : std::optional<double>(-it->second);
     };
-    for (size_t i = 1; i < sym.size(); i++) try_add(static_cast<int64_t>(i) - 1, static_cast<int64_t>(i));
-    while (!queue.empty()) {
-      Bigram b = queue.top();
-      queue.pop();
-      Sym &l = sym[static_cast<size_t>(b.left)], &r = sym[static_cast<size_t>(b.right)];
-      if (l.len == 0 || r.len == 0 || l.len + r.len != b.size) continue;  // merged away since it was queued
-      l.len += r.len, r.len = 0, l.next = r.next;
-      if (r.next >= 0) sym[static_cast<size_t>(r.next)].prev = b.left;
-      try_add(l.prev, b.left);
-      try_add(b.left, l.next);
-    }
-    for (int64_t i = 0; i >= 0; i = sym[static_cast<size_t>(i)].next) {
-      std::string piece = w.substr(sym[static_cast<size_t>(i)].off, sym[static_cast<size_t>(i)].len);
+    for (std::string_view p : merge_symbols(w, rank)) {
+      std::string piece(p);
       if (int64_t id = token_of(piece); id >= 0) {
         out.push_back(id);
         continue;
@@ -241,46 +258,13 @@ void Tokenizer::encode_spm(std::string_view text, bool space_prefix, std::vector
   s += text;
   std::string esc;  // spaces as U+2581
   for (char c : s) esc += c == ' ' ? kSpace : std::string(1, c);
-  // the characters as a linked list of symbols, merged pair by pair, the best-scoring pair first
-  struct Sym {
-    size_t off, len;
-    int64_t prev, next;
+  // the characters merged pair by pair, the best-scoring joined piece first
+  auto score = [&](std::string_view l, std::string_view r) -> std::optional<double> {
+    auto it = ids_.find(std::string(l).append(r));
+    return it == ids_.end() ? std::nullopt : std::optional<double>(scores_[static_cast<size_t>(it->second)]);
   };
-  std::vector<Sym> sym;
-  for (size_t off = 0; off < esc.size();) {
-    size_t len = std::min(utf8_char_len(static_cast<unsigned char>(esc[off])), esc.size() - off);
-    sym.push_back({off, len, static_cast<int64_t>(sym.size()) - 1, static_cast<int64_t>(sym.size()) + 1});
-    off += len;
-  }
-  sym.back().next = -1;
-  struct Bigram {
-    int64_t left, right;
-    float score;
-    size_t size;
-  };
-  auto worse = [](const Bigram& a, const Bigram& b) {
-    return a.score < b.score || (a.score == b.score && a.left > b.left);
-  };
-  std::priority_queue<Bigram, std::vector<Bigram>, decltype(worse)> queue(worse);
-  auto try_add = [&](int64_t l, int64_t r) {
-    if (l < 0 || r < 0) return;
-    auto it = ids_.find(esc.substr(sym[l].off, sym[l].len + sym[r].len));
-    if (it == ids_.end()) return;
-    queue.push({l, r, scores_[static_cast<size_t>(it->second)], sym[l].len + sym[r].len});
-  };
-  for (size_t i = 1; i < sym.size(); i++) try_add(static_cast<int64_t>(i) - 1, static_cast<int64_t>(i));
-  while (!queue.empty()) {
-    Bigram b = queue.top();
-    queue.pop();
-    Sym &l = sym[static_cast<size_t>(b.left)], &r = sym[static_cast<size_t>(b.right)];
-    if (l.len == 0 || r.len == 0 || l.len + r.len != b.size) continue;  // merged away since it was queued
-    l.len += r.len, r.len = 0, l.next = r.next;
-    if (r.next >= 0) sym[static_cast<size_t>(r.next)].prev = b.left;
-    try_add(l.prev, b.left);
-    try_add(b.left, l.next);
-  }
-  for (int64_t i = 0; i >= 0; i = sym[static_cast<size_t>(i)].next) {
-    std::string piece = esc.substr(sym[static_cast<size_t>(i)].off, sym[static_cast<size_t>(i)].len);
+  for (std::string_view p : merge_symbols(esc, score)) {
+    std::string piece(p);
     if (auto it = ids_.find(piece); it != ids_.end()) {
       out.push_back(it->second);
       continue;
