@@ -1,6 +1,7 @@
 // tinygrad._C.llm: the llm layer (src/tg/llm) for tinygrad.llm: a GGUF model with its tokenizer, generation and the
 // one-token forward
 #include "common.h"
+#include "tg/llm/cli.h"
 #include "tg/llm/model.h"
 #include "tg/llm/tokenizer.h"
 
@@ -23,6 +24,15 @@ struct Model {
 
 void bind_llm(py::module_& m) {
   py::module_ llm = m.def_submodule("llm", "tinygrad.llm: GGUF language models (src/tg/llm)");
+  // tinygrad-llm's command line (python3 -m tinygrad.llm): its output goes to the process's stdout and stderr
+  llm.def(
+      "cli_main",
+      [](const std::vector<std::string>& args) {
+        py::module_::import("sys").attr("stdout").attr("flush")();
+        py::gil_scoped_release release;
+        return tg::llm::cli_main(args);
+      },
+      py::arg("args"));
   py::class_<tg::llm::Sampler>(llm, "Sampler")
       .def(py::init([](double temperature, int64_t top_k, double top_p, double min_p, double repeat_penalty,
                        int64_t repeat_last_n, uint64_t seed) {

@@ -55,6 +55,27 @@ def test_cli_json_is_the_librarys(model_path):
   m = Model(model_path)
   want = m.generate(m.encode("hi"), 5, temperature=0.8, seed=2)
   assert out["prompt_tokens"] + out["tokens"] == want
-  assert out["text"] == m.decode(out["tokens"]) and out["decode_tok_s"] > 0
+  # the text is the tokens' as a continuation of the prompt (a leading space kept)
+  assert out["text"] == m.decode(out["prompt_tokens"] + out["tokens"])[len(m.decode(out["prompt_tokens"])):]
+  assert out["decode_tok_s"] > 0
   bad = subprocess.run([sys.executable, "-m", "tinygrad.llm", "--model", "/nonexistent.gguf"], capture_output=True, text=True, env=env)
   assert bad.returncode == 1 and "/nonexistent.gguf" in bad.stderr
+
+def test_cli_chat_and_serve_are_the_programs(model_path):
+  env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+  cli = [sys.executable, "-m", "tinygrad.llm", "--model", model_path]
+  chat = subprocess.run(cli + ["--chat", "-n", "3"], input="Hello\n/exit\n", capture_output=True, text=True, env=env, timeout=120)
+  assert chat.returncode == 0 and chat.stderr.count("tokens,") == 1, chat.stderr
+  # the server from Python: it says where it listens, answers, and a SIGTERM stops it cleanly
+  import http.client, re
+  p = subprocess.Popen(cli + ["--serve", "--port", "0"], stderr=subprocess.PIPE, text=True, env=env)
+  try:
+    line = p.stderr.readline()
+    port = int(re.search(r"serving on http://127.0.0.1:(\d+)", line).group(1))
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    c.request("GET", "/health")
+    assert c.getresponse().status == 200
+  finally:
+    p.terminate()
+  assert p.wait(timeout=30) == 0
+  assert subprocess.run(cli + ["--chat", "--serve"], capture_output=True, env=env).returncode == 2

@@ -10,7 +10,7 @@
 // each with an OpenAI-style {"error": {"message", "type", "code"}}. A client that disconnects mid-stream stops its
 // generation. It binds 127.0.0.1 unless told otherwise.
 //
-// This file is built as its own library (tinygrad_llm_server): the engine does not link an HTTP stack.
+// Built with the command line (cli.h) as the library tinygrad_llm_cli: the engine does not link an HTTP stack.
 #include <atomic>
 #include <cstdint>
 #include <memory>

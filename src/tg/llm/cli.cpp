@@ -1,0 +1,259 @@
+#include "tg/llm/cli.h"
+
+#include <pthread.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include "tg/helpers/json.h"
+#include "tg/helpers/utf8.h"
+#include "tg/llm/chat.h"
+#include "tg/llm/generator.h"
+#ifdef TG_LLM_SERVER
+#include "tg/llm/server.h"
+#endif
+
+namespace tg::llm {
+
+namespace {
+
+const char* kUsage =
+    "usage: tinygrad-llm --model M.gguf [--prompt TEXT | --chat | --serve] [-n N] [--temperature T] [--top-k K]\n"
+    "                    [--top-p P] [--min-p P] [--repeat-penalty R] [--seed S] [--stop TEXT]... [--context C]\n"
+    "                    [--device D] [--json] [--warmup] [--system TEXT] [--chat-template NAME]\n"
+    "                    [--host H] [--port P] [--max-queue N]\n"
+    "  --prompt: complete TEXT (the default mode); --json prints one JSON object instead of the streamed text\n"
+    "  --chat: each line of stdin is a user message, each reply is streamed (EOF or /exit ends it)\n"
+    "  --serve: an OpenAI-compatible HTTP server (/v1/chat/completions, /v1/completions, /v1/models, /health)\n"
+    "  --warmup: generate a few tokens first, untimed (compiles and captures the kernels), then the timed run\n";
+
+struct Args {
+  std::string model, prompt, device, system, chat_template, host = "127.0.0.1";
+  int64_t n = 32, context = 0, port = 8080, max_queue = 64;
+  bool json = false, warmup = false, chat = false, serve = false, n_given = false;
+  SamplingParams sampling;
+  std::vector<std::string> stop;
+};
+
+// a bad argument: cli_main prints it with the usage and returns 2
+struct UsageError {
+  std::string why;
+};
+[[noreturn]] void usage(const std::string& why) { throw UsageError{why}; }
+struct Help {};
+
+Args parse(const std::vector<std::string>& argv) {
+  Args a;
+  const size_t argc = argv.size();
+  for (size_t i = 0; i < argc; i++) {
+    std::string k = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usage(k + " needs a value");
+      return argv[++i];
+    };
+    auto number = [&](auto parse_fn) {
+      std::string v = value();
+      try {
+        size_t used = 0;
+        auto x = parse_fn(v, &used);
+        if (used != v.size()) throw std::invalid_argument(v);
+        return x;
+      } catch (const std::exception&) {
+        usage(k + " takes a number, got '" + v + "'");
+      }
+    };
+    auto to_i = [](const std::string& s, size_t* u) { return std::stoll(s, u); };
+    auto to_d = [](const std::string& s, size_t* u) { return std::stod(s, u); };
+    if (k == "--model")
+      a.model = value();
+    else if (k == "--prompt")
+      a.prompt = value();
+    else if (k == "--device")
+      a.device = value();
+    else if (k == "-n")
+      a.n = number(to_i), a.n_given = true;
+    else if (k == "--context")
+      a.context = number(to_i);
+    else if (k == "--temperature")
+      a.sampling.temperature = number(to_d);
+    else if (k == "--top-k")
+      a.sampling.top_k = number(to_i);
+    else if (k == "--top-p")
+      a.sampling.top_p = number(to_d);
+    else if (k == "--min-p")
+      a.sampling.min_p = number(to_d);
+    else if (k == "--repeat-penalty")
+      a.sampling.repeat_penalty = number(to_d);
+    else if (k == "--seed")
+      a.sampling.seed = static_cast<uint64_t>(number(to_i));
+    else if (k == "--stop")
+      a.stop.push_back(value());
+    else if (k == "--system")
+      a.system = value();
+    else if (k == "--chat-template")
+      a.chat_template = value();
+    else if (k == "--host")
+      a.host = value();
+    else if (k == "--port")
+      a.port = number(to_i);
+    else if (k == "--max-queue")
+      a.max_queue = number(to_i);
+    else if (k == "--warmup")
+      a.warmup = true;
+    else if (k == "--json")
+      a.json = true;
+    else if (k == "--chat")
+      a.chat = true;
+    else if (k == "--serve")
+      a.serve = true;
+    else if (k == "-h" || k == "--help")
+      throw Help{};
+    else
+      usage("unknown argument '" + k + "'");
+  }
+  if (a.model.empty()) usage("--model is required");
+  if (a.n < 0) usage("-n must be >= 0");
+  if (a.chat && a.serve) usage("--chat and --serve are two modes: choose one");
+  if (a.port < 0 || a.port > 65535) usage("--port must be 0..65535");
+  if (a.max_queue < 0) usage("--max-queue must be >= 0");
+  return a;
+}
+
+// text for the terminal: a byte no character can hold shows as U+FFFD
+void print(std::string_view text) { std::cout << tg::replace_invalid_utf8(text) << std::flush; }
+
+int complete(Generator& g, const Args& a) {
+  GenerationParams params{.max_tokens = a.n, .sampling = a.sampling, .stop = a.stop};
+  std::vector<int64_t> prompt = g.tokenizer().encode(a.prompt, true);
+  if (a.warmup) {  // the same kernels, compiled and captured; then the timed run computes the whole prompt again
+    g.generate(prompt, {.max_tokens = std::min<int64_t>(a.n, 3), .sampling = a.sampling});
+    g.forget_cache();
+  }
+  Generation r = g.generate(prompt, params, [&](std::string_view text) {
+    if (!a.json) print(text);
+    return true;
+  });
+  if (a.json) {
+    tg::json::Array p, t;
+    for (int64_t x : r.prompt_tokens) p.push_back(x);
+    for (int64_t x : r.tokens) t.push_back(x);
+    std::cout << tg::json::Value(tg::json::Object{{"prompt_tokens", p},
+                                                  {"tokens", t},
+                                                  {"text", tg::replace_invalid_utf8(r.text)},
+                                                  {"finish_reason", r.finish_reason},
+                                                  {"prefill_tok_s", r.prefill_tok_s()},
+                                                  {"decode_tok_s", r.decode_tok_s()}})
+                     .dump()
+              << "\n";
+  } else {
+    std::cout << std::endl;
+    std::fprintf(stderr, "prefill: %zu tokens, %.2f tok/s; decode: %zu tokens, %.2f tok/s\n", r.prompt_tokens.size(),
+                 r.prefill_tok_s(), r.tokens.size(), r.decode_tok_s());
+  }
+  return 0;
+}
+
+// each line of stdin a user message; the conversation so far is the prompt of each reply (its prefix stays cached)
+int chat(Generator& g, const Args& a) {
+  const Tokenizer& tok = g.tokenizer();
+  std::string format = a.chat_template.empty() ? chat_template_of(g.file().kv) : a.chat_template;
+  std::vector<ChatMessage> messages;
+  if (!a.system.empty()) messages.push_back({"system", a.system});
+  const bool tty = ::isatty(STDIN_FILENO) != 0;
+  std::string line;
+  for (;;) {
+    if (tty) std::cerr << "> " << std::flush;
+    if (!std::getline(std::cin, line) || line == "/exit") break;
+    if (line.empty()) continue;
+    messages.push_back({"user", line});
+    std::string text = apply_chat_template(format, messages, tok.piece(tok.bos()), tok.piece(tok.eos()));
+    std::vector<int64_t> prompt = tok.encode(text, true, /*parse_special=*/true);
+    GenerationParams params{.max_tokens = a.n_given ? a.n : g.context(), .sampling = a.sampling, .stop = a.stop};
+    params.max_tokens = std::min(params.max_tokens, g.context() - static_cast<int64_t>(prompt.size()));
+    if (params.max_tokens <= 0) {
+      std::cerr << "tinygrad-llm: the conversation (" << prompt.size() << " tokens) fills the context of "
+                << g.context() << " tokens\n";
+      messages.pop_back();
+      continue;
+    }
+    Generation r = g.generate(prompt, params, [](std::string_view t) {
+      print(t);
+      return true;
+    });
+    std::cout << std::endl;
+    std::fprintf(stderr, "(%zu tokens, %.2f tok/s)\n", r.tokens.size(), r.decode_tok_s());
+    messages.push_back({"assistant", r.text});
+  }
+  return 0;
+}
+
+int serve(Generator& g, const Args& a) {
+#ifdef TG_LLM_SERVER
+  ServerOptions opt;
+  opt.host = a.host, opt.port = static_cast<int>(a.port), opt.chat_template = a.chat_template;
+  opt.max_queue = a.max_queue;
+  // SIGINT and SIGTERM stop the server: blocked here (every thread inherits that), taken by one thread
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  sigset_t old_mask;
+  pthread_sigmask(SIG_BLOCK, &stop_signals, &old_mask);
+  Server server(g, opt);
+  if (!server.bind()) {
+    pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+    std::cerr << "tinygrad-llm: " << server.error() << "\n";
+    return 1;
+  }
+  std::atomic<bool> signalled{false}, done{false};
+  std::thread stopper([&] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    if (!done) signalled = true, server.stop();
+  });
+  std::cerr << "tinygrad-llm: serving on http://" << a.host << ":" << server.port() << " (context " << g.context()
+            << ")" << std::endl;
+  server.listen();
+  done = true;
+  if (!signalled) pthread_kill(stopper.native_handle(), SIGTERM);  // the stopper's wait ends
+  stopper.join();
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  return 0;
+#else
+  (void)g, (void)a;
+  std::cerr << "tinygrad-llm: --serve is unavailable: this build has no cpp-httplib and nlohmann-json "
+               "(libcpp-httplib-dev nlohmann-json3-dev; bash tools/setup.sh --deps-only, then rebuild)\n";
+  return 1;
+#endif
+}
+
+}  // namespace
+
+int cli_main(const std::vector<std::string>& argv) {
+  Args a;
+  try {
+    a = parse(argv);
+  } catch (const UsageError& e) {
+    std::cerr << "tinygrad-llm: " << e.why << "\n" << kUsage;
+    return 2;
+  } catch (const Help&) {
+    std::cout << kUsage;
+    return 0;
+  }
+  try {
+    Generator g(nn::gguf_load(a.model, a.device.empty() ? std::nullopt : std::optional(a.device)), a.context);
+    if (a.serve) return serve(g, a);
+    if (a.chat) return chat(g, a);
+    return complete(g, a);
+  } catch (const std::exception& e) {
+    std::cerr << "tinygrad-llm: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace tg::llm
