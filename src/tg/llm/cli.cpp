@@ -1,9 +1,8 @@
 #include "tg/llm/cli.h"
 
-#include <pthread.h>
 #include <unistd.h>
 
-#include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -192,37 +191,52 @@ int chat(Generator& g, const Args& a) {
   return 0;
 }
 
+#ifdef TG_LLM_SERVER
+int g_stop_pipe[2] = {-1, -1};
+extern "C" void stop_signal(int) {
+  const char stop = 1;
+  (void)!::write(g_stop_pipe[1], &stop, 1);  // async-signal-safe
+}
+#endif
+
 int serve(Generator& g, const Args& a) {
 #ifdef TG_LLM_SERVER
   ServerOptions opt;
   opt.host = a.host, opt.port = static_cast<int>(a.port), opt.chat_template = a.chat_template;
   opt.max_queue = a.max_queue;
-  // SIGINT and SIGTERM stop the server: blocked here (every thread inherits that), taken by one thread
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  sigset_t old_mask;
-  pthread_sigmask(SIG_BLOCK, &stop_signals, &old_mask);
+  // SIGINT and SIGTERM stop the server: a handler (whichever thread takes the signal: the device runtimes' threads
+  // too) writes to a pipe, a thread reads it and stops the server; the old handlers come back after
+  if (::pipe(g_stop_pipe) != 0) {
+    std::cerr << "tinygrad-llm: can't make a pipe for the stop signals\n";
+    return 1;
+  }
+  struct sigaction on_stop {
+  }, old_int{}, old_term{};
+  on_stop.sa_handler = stop_signal;
+  sigemptyset(&on_stop.sa_mask);
   Server server(g, opt);
   if (!server.bind()) {
-    pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+    ::close(g_stop_pipe[0]), ::close(g_stop_pipe[1]);
     std::cerr << "tinygrad-llm: " << server.error() << "\n";
     return 1;
   }
-  std::atomic<bool> signalled{false}, done{false};
+  sigaction(SIGINT, &on_stop, &old_int);
+  sigaction(SIGTERM, &on_stop, &old_term);
   std::thread stopper([&] {
-    int sig = 0;
-    sigwait(&stop_signals, &sig);
-    if (!done) signalled = true, server.stop();
+    char c = 0;
+    while (::read(g_stop_pipe[0], &c, 1) < 0 && errno == EINTR) {
+    }
+    if (c == 1) server.stop();  // 0: the server stopped by itself
   });
   std::cerr << "tinygrad-llm: serving on http://" << a.host << ":" << server.port() << " (context " << g.context()
             << ")" << std::endl;
   server.listen();
-  done = true;
-  if (!signalled) pthread_kill(stopper.native_handle(), SIGTERM);  // the stopper's wait ends
+  const char done = 0;
+  (void)!::write(g_stop_pipe[1], &done, 1);
   stopper.join();
-  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  ::close(g_stop_pipe[0]), ::close(g_stop_pipe[1]);
   return 0;
 #else
   (void)g, (void)a;
