@@ -16,6 +16,7 @@ PACKAGES=(
   python3 python3-dev pybind11-dev python3-numpy python3-pytest    # the Python module (python/), later
   chromium                                                         # VIZ: the explorer's browser tests (tests/viz)
   libcpp-httplib-dev nlohmann-json3-dev                            # tinygrad-llm --serve (src/tg/llm/server.cpp)
+  curl                                                             # a real client of the server (tests/python)
   fortunes                                                         # test data: texts for the tokenizer tests (tests/llm)
 )
 # npm packages, into git-ignored node_modules: dagre and elkjs (built into tinygrad-viz), playwright-core (tests/viz),
