@@ -159,8 +159,7 @@ int complete(Generator& g, const Args& a) {
 
 // each line of stdin a user message; the conversation so far is the prompt of each reply (its prefix stays cached)
 int chat(Generator& g, const Args& a) {
-  const Tokenizer& tok = g.tokenizer();
-  std::string format = a.chat_template.empty() ? chat_template_of(g.file().kv) : a.chat_template;
+  const std::string format = g.chat_format(a.chat_template);
   std::vector<ChatMessage> messages;
   if (!a.system.empty()) messages.push_back({"system", a.system});
   const bool tty = ::isatty(STDIN_FILENO) != 0;
@@ -170,8 +169,7 @@ int chat(Generator& g, const Args& a) {
     if (!std::getline(std::cin, line) || line == "/exit") break;
     if (line.empty()) continue;
     messages.push_back({"user", line});
-    std::string text = apply_chat_template(format, messages, tok.piece(tok.bos()), tok.piece(tok.eos()));
-    std::vector<int64_t> prompt = tok.encode(text, true, /*parse_special=*/true);
+    std::vector<int64_t> prompt = g.chat_prompt(format, messages);
     GenerationParams params{.max_tokens = a.n_given ? a.n : g.context(), .sampling = a.sampling, .stop = a.stop};
     params.max_tokens = std::min(params.max_tokens, g.context() - static_cast<int64_t>(prompt.size()));
     if (params.max_tokens <= 0) {

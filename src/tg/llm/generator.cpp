@@ -54,6 +54,18 @@ Generator::Generator(nn::GGUFFile file, int64_t max_context)
 
 bool Generator::is_eog(int64_t id) const { return std::binary_search(eog_.begin(), eog_.end(), id); }
 
+std::string Generator::chat_format(const std::string& name) const {
+  std::string format = name.empty() ? chat_template_of(file_.kv) : name;
+  apply_chat_template(format, {}, "", "");  // an unknown format is a ValueError now, not at the first message
+  return format;
+}
+
+std::vector<int64_t> Generator::chat_prompt(const std::string& format, const std::vector<ChatMessage>& messages) const {
+  auto text_of = [&](int64_t id) { return id >= 0 ? tokenizer_.piece(id) : std::string(); };
+  return tokenizer_.encode(apply_chat_template(format, messages, text_of(tokenizer_.bos()), text_of(tokenizer_.eos())),
+                           true, /*parse_special=*/true);
+}
+
 Generation Generator::generate(const std::vector<int64_t>& prompt, const GenerationParams& params,
                                const std::function<bool(std::string_view)>& on_text) {
   const auto P = static_cast<int64_t>(prompt.size());

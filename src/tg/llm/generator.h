@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tg/llm/chat.h"
 #include "tg/llm/model.h"
 #include "tg/llm/tokenizer.h"
 #include "tg/nn/gguf.h"
@@ -50,6 +51,11 @@ class Generator {
   const std::vector<int64_t>& eog_tokens() const { return eog_; }
   bool is_eog(int64_t id) const;
   void forget_cache() { cached_.clear(); }  // the next prompt is computed whole
+  // the chat format to use: `name` (checked), or the file's when it is empty (chat.h)
+  std::string chat_format(const std::string& name = "") const;
+  // the prompt of the assistant's next turn: the messages in the format, BOS first where the file asks for it, the
+  // format's markers read as special tokens
+  std::vector<int64_t> chat_prompt(const std::string& format, const std::vector<ChatMessage>& messages) const;
 
   // up to max_tokens tokens after the prompt (ids; a prompt longer than the context, or empty, is a ValueError).
   // on_text receives the text as it becomes final; when it returns false the generation stops ("cancelled").

@@ -144,8 +144,7 @@ struct Server::Impl {
       const nn::GGUFValue* v = nn::gguf_find(gen.file().kv, "general.name");
       name = v != nullptr && v->type == nn::GGUFValue::Type::STRING ? v->as_string() : "tinygrad";
     }
-    format = opt.chat_template.empty() ? chat_template_of(gen.file().kv) : opt.chat_template;
-    apply_chat_template(format, {}, "", "");  // an unknown format is an error now, not at the first request
+    format = gen.chat_format(opt.chat_template);
     routes();
   }
 
@@ -158,9 +157,6 @@ struct Server::Impl {
     err["code"] = e.code.empty() ? json(nullptr) : json(e.code);
     send_json(res, e.status, {{"error", err}});
   }
-
-  // as llama.cpp's server: BOS where the file asks for it, special tokens' texts (a chat format's markers) parsed
-  std::vector<int64_t> encode(const std::string& text) const { return gen.tokenizer().encode(text, true, true); }
 
   Request parse(const httplib::Request& http, bool chat) const {
     json body;
@@ -240,14 +236,14 @@ struct Server::Impl {
         }
         messages.push_back({*role, content});
       }
-      const Tokenizer& tok = gen.tokenizer();
-      r.prompt = encode(apply_chat_template(format, messages, tok.piece(tok.bos()), tok.piece(tok.eos())));
+      r.prompt = gen.chat_prompt(format, messages);
     } else {
       const json* p = field(body, "prompt");
       if (p == nullptr) throw HttpError{400, "'prompt' is missing", "invalid_request_error", "missing_field"};
       if (p->is_array() && p->size() == 1 && (*p)[0].is_string()) p = &(*p)[0];
       if (p->is_string()) {
-        r.prompt = encode(p->get<std::string>());
+        // as llama.cpp's server: BOS where the file asks for it, special tokens' texts parsed
+        r.prompt = gen.tokenizer().encode(p->get<std::string>(), true, /*parse_special=*/true);
       } else if (p->is_array() && !p->empty() &&
                  std::all_of(p->begin(), p->end(), [](const json& x) { return x.is_number_integer(); })) {
         for (const json& x : *p) {
