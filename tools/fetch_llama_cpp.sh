@@ -18,7 +18,7 @@ fi
 command -v npm >/dev/null || { echo "fetch_llama_cpp: npm is missing (bash tools/setup.sh --deps-only)" >&2; exit 1; }
 mkdir -p "$dir"
 [[ -f $dir/package.json ]] || (cd "$dir" && npm init -y >/dev/null)
-npm_i() { (cd "$dir" && npm i -E "$@" --omit=optional --no-audit --no-fund --loglevel=error); }
+npm_i() { (cd "$dir" && timeout 900 npm i -E "$@" --omit=optional --ignore-scripts --no-audit --no-fund --loglevel=error); }
 if [[ ! -f $lib ]]; then
   echo "fetch_llama_cpp: npm install node-llama-cpp@3.21.1 into $dir"
   npm_i node-llama-cpp@3.21.1 @node-llama-cpp/linux-x64@3.21.1

@@ -1,9 +1,15 @@
 # shared by the python tests: `cpu_only` marks a test of the tutorial's CPU transcript (the reference's golden output,
 # printed on CPU); the run on another device (DEV=PYTHON ...) skips it and says why
-import os, pytest
+import ctypes, os, signal, pytest
 
 ON_CPU = os.environ.get("DEV", "CPU").upper() in ("", "CPU")
 cpu_only = pytest.mark.skipif(not ON_CPU, reason="the tutorial's CPU transcript (reference golden output)")
+
+def dies_with_us():
+  """Popen's preexec_fn for a server the test starts: the kernel kills it when the test process dies (ctest's timeout
+  kills pytest, and a server left behind would hold ctest's output pipe open, so ctest would wait for ever)"""
+  prctl = ctypes.CDLL(None, use_errno=True).prctl
+  return lambda: prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 def write_tiny_llama(path, context=64, seed=0, vocab=300, tokenizer=None):
   """a tiny llama GGUF with random weights and (without tokenizer: the tokenizer.ggml.* keys) a SentencePiece

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from tinygrad import Tensor
 from tinygrad.llm import Model, Sampler
-from conftest import write_tiny_llama
+from conftest import dies_with_us, write_tiny_llama
 
 @pytest.fixture(scope="module")
 def model_path(tmp_path_factory):
@@ -68,7 +68,8 @@ def test_cli_chat_and_serve_are_the_programs(model_path):
   assert chat.returncode == 0 and chat.stderr.count("tokens,") == 1, chat.stderr
   # the server from Python: it says where it listens, answers, and a SIGTERM stops it cleanly
   import http.client, re
-  p = subprocess.Popen(cli + ["--serve", "--port", "0"], stderr=subprocess.PIPE, text=True, env=env)
+  p = subprocess.Popen(cli + ["--serve", "--port", "0"], stderr=subprocess.PIPE, text=True, env=env,
+                       preexec_fn=dies_with_us())
   try:
     line = p.stderr.readline()
     port = int(re.search(r"serving on http://127.0.0.1:(\d+)", line).group(1))

@@ -7,7 +7,7 @@ import http.client, json, os, re, shutil, socket, subprocess, sys, threading, ti
 from pathlib import Path
 import pytest
 import tinygrad
-from conftest import ON_CPU, write_tiny_llama
+from conftest import ON_CPU, dies_with_us, write_tiny_llama
 
 PROGRAM = Path(tinygrad.__file__).resolve().parents[2] / "tinygrad-llm"  # build/python/tinygrad -> build
 pytestmark = [pytest.mark.skipif(not ON_CPU, reason="the server runs once, on CPU"),
@@ -16,7 +16,8 @@ pytestmark = [pytest.mark.skipif(not ON_CPU, reason="the server runs once, on CP
 class Server:
   def __init__(self, model, *args):
     self.proc = subprocess.Popen([str(PROGRAM), "--model", str(model), "--serve", "--port", "0", *args],
-                                 stderr=subprocess.PIPE, text=True, env=dict(os.environ, DEV="CPU"))
+                                 stderr=subprocess.PIPE, text=True, env=dict(os.environ, DEV="CPU"),
+                                 preexec_fn=dies_with_us())
     self.log = []
     line = self.proc.stderr.readline()  # "tinygrad-llm: serving on http://127.0.0.1:PORT ..."
     m = re.search(r"serving on http://([\d.]+):(\d+)", line)
@@ -167,8 +168,12 @@ def test_a_client_that_goes_stops_its_generation(server):
   s = socket.create_connection((server.host, server.port))
   req = json.dumps({"prompt": "hi", "max_tokens": 400, "temperature": 1.0, "stream": True})
   s.sendall(f"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {len(req)}\r\n\r\n{req}".encode())
+  s.settimeout(60)
   got = b""
-  while b"data: " not in got: got += s.recv(4096)  # the headers, then the first event
+  while b"data: " not in got:  # the headers, then the first event
+    chunk = s.recv(4096)
+    assert chunk, got  # the server closed before its first event
+    got += chunk
   s.close()
   for _ in range(100):  # the server notices at its next writes
     if any("the client went" in l for l in server.log): break
