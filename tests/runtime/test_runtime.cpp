@@ -2,10 +2,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include "error_of.h"
 #include "scoped_env.h"
@@ -342,6 +344,36 @@ TEST_F(Runtime, CompilerFromCC) {
     std::string err = error_of([&] { cc.compile(kAddSrc); });
     EXPECT_NE(err.find("can't run the C compiler '/nonexistent/tg-cc'"), std::string::npos) << err;
   }
+}
+
+// a compiler stuck past its time is killed with its children (its process group) and named in a CompileError
+TEST_F(Runtime, StuckCompilerIsKilledWithItsChildren) {
+  fs::path script = fs::path(dir_) / "stuck-cc", pidfile = fs::path(dir_) / "child.pid";
+  {
+    std::ofstream f(script);  // answers the constructor's runtime-library question at once, then hangs in a child
+    f << "#!/bin/sh\ncase \"$*\" in *-print-libgcc-file-name*) exit 1;; esac\nsleep 60 &\necho $! > "
+      << pidfile.string() << "\nwait\n";
+  }
+  fs::permissions(script, fs::perms::owner_all);
+  ScopedEnv env("CC", script.c_str());
+  ClangCompiler cc;
+  cc.timeout_seconds = 1;
+  auto t0 = std::chrono::steady_clock::now();
+  std::string err = error_of([&] { cc.compile(kAddSrc); });
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));  // not the child's 60 s
+  EXPECT_NE(err.find("ran past 1 s and was killed"), std::string::npos) << err;
+  EXPECT_NE(err.find(script.string()), std::string::npos) << err;
+  std::ifstream pf(pidfile);
+  pid_t child = 0;
+  ASSERT_TRUE(pf >> child) << "the script did not start its child";
+  bool gone = false;  // killed: gone, or a zombie until init reaps it
+  for (int i = 0; i < 100 && !gone; i++) {
+    std::ifstream stat(cat("/proc/", child, "/stat"));
+    std::string pid_s, comm, state;
+    gone = !(stat >> pid_s >> comm >> state) || state == "Z";
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(gone) << "the compiler's child " << child << " outlived the kill";
 }
 
 TEST_F(Runtime, DiskCacheRoundTrip) {

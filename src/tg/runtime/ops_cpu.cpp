@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -80,10 +82,12 @@ void write_all(int fd, const std::string& data, const std::string& what) {
 struct RunResult {
   int status;          // exit code, or 128+signal
   std::string output;  // stdout and stderr together
+  bool timed_out;      // killed at the deadline
 };
 
-// run argv (no shell: nothing in the paths is interpreted), stdin from /dev/null
-RunResult run_process(const std::vector<std::string>& argv) {
+// run argv (no shell: nothing in the paths is interpreted), stdin from /dev/null, in a process group of its own so
+// that the kill after `seconds` takes the program's children too
+RunResult run_process(const std::vector<std::string>& argv, int seconds) {
   int pipefd[2];
   TG_CHECK(::pipe2(pipefd, O_CLOEXEC) == 0, "pipe failed: ", std::strerror(errno));
   posix_spawn_file_actions_t fa;
@@ -91,21 +95,37 @@ RunResult run_process(const std::vector<std::string>& argv) {
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
   posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
   std::vector<char*> cargv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
   pid_t pid;
-  int err = ::posix_spawnp(&pid, cargv[0], &fa, nullptr, cargv.data(), environ);
+  int err = ::posix_spawnp(&pid, cargv[0], &fa, &attr, cargv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
   ::close(pipefd[1]);
   if (err != 0) {
     ::close(pipefd[0]);
     throw CompileError(
         cat("can't run the C compiler ", py_str_repr(argv[0]), ": ", std::strerror(err), " (set CC to a C compiler)"));
   }
-  RunResult ret{0, ""};
+  RunResult ret{0, "", false};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
   char buf[4096];
   for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      ::kill(-pid, SIGKILL);
+      ret.timed_out = true;
+      break;
+    }
+    pollfd pfd{pipefd[0], POLLIN, 0};
+    int ready = ::poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) continue;
     ssize_t n = ::read(pipefd[0], buf, sizeof(buf));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
@@ -151,7 +171,7 @@ bool host_has(const std::string& isa) {
 CpuTarget cpu_target_for(const std::string& arch) {
   std::vector<std::string> argv = cc_words();
   argv.insert(argv.end(), {"-march=" + arch, "-dM", "-E", "-x", "c", "/dev/null"});
-  RunResult r = run_process(argv);
+  RunResult r = run_process(argv, 60);
   if (r.status != 0)
     throw ValueError(cat("CPU_ARCH=", arch, ": the C compiler doesn't know this target (", join(argv, " "),
                          "): ", r.output.substr(0, 300)));
@@ -208,7 +228,7 @@ ClangCompiler::ClangCompiler(std::vector<std::string> extra_flags)
   q.push_back("-print-libgcc-file-name");
   if (clang) q.push_back("-rtlib=compiler-rt");
   try {  // a missing compiler is compile()'s to report
-    if (RunResult r = run_process(q); r.status == 0) {
+    if (RunResult r = run_process(q, 60); r.status == 0) {
       std::string lib = r.output.substr(0, r.output.find('\n'));
       if (!lib.empty() && ::access(lib.c_str(), R_OK) == 0) rtlib_ = lib;
     }
@@ -240,7 +260,10 @@ std::string ClangCompiler::compile(const std::string& src) {
   argv.insert(argv.end(), {c_file.path, "-o", so_file.path});
   if (!rtlib_.empty()) argv.insert(argv.end(), {"-x", "none", rtlib_});  // -x none: an archive, not C
   invocations++;
-  RunResult r = run_process(argv);
+  RunResult r = run_process(argv, timeout_seconds);
+  if (r.timed_out)
+    throw CompileError(cat("compile failed: ", join(argv, " "), " ran past ", timeout_seconds, " s and was killed (",
+                           src.size(), " bytes of C)\n--- source, first 4000 bytes ---\n", src.substr(0, 4000)));
   if (r.status != 0)
     throw CompileError(
         cat("compile failed: ", join(argv, " "), " exited with ", r.status, "\n", r.output, "\n--- source ---\n", src));

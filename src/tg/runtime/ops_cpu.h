@@ -53,6 +53,9 @@ class ClangCompiler : public Compiler {
 
   static const std::vector<std::string>& flags();
   static inline std::atomic<int64_t> invocations{0};  // compiler processes run, for tests of the disk cache
+  // a compile that runs longer is stuck on a kernel of ours (clang -O2 on megabytes of C never finished): the compiler
+  // is killed with its children (its process group: clang's cc1 is one) and the compile is a CompileError naming it
+  int timeout_seconds = 300;
 
   // The compiler for kernels written with vector ALUs (a CPU vector tile, see codegen/cpu_tiles.h): they are
   // vectorized already, so no SLP vectorizer (which turns their broadcasts into gathers), and 512-bit vectors
