@@ -46,16 +46,16 @@ run_ctest() {
   local dir=$1 rc=0
   shift
   ctest --test-dir "$dir" --output-on-failure --timeout 900 -j"$JOBS" "$@" >"$dir/ctest.log" 2>&1 &
-  local pid=$!
-  (
-    while sleep 600; do
-      echo "test.sh: ctest in $dir at $((SECONDS - t_start))s: $(grep -c ' Test *#' "$dir/ctest.log") done; running 5+ min:"
-      ps -o etimes=,args= --ppid "$pid" | awk '$1 >= 300 {print "  " $0}' | cut -c1-200
-    done
-  ) &
-  local watch=$!
+  local pid=$! waited=0
+  while kill -0 "$pid" 2>/dev/null; do  # polled in the foreground: nothing is left running behind the step
+    sleep 5
+    waited=$((waited + 5))
+    if ((waited % 600 == 0)); then
+      echo "test.sh: ctest in $dir at $((SECONDS - t_start))s: $(grep -c -E ' Test +#' "$dir/ctest.log" || true) done; running 5+ min:"
+      ps -o etimes=,args= --ppid "$pid" 2>/dev/null | awk '$1 >= 300 {print "  " substr($0, 1, 200)}' || true
+    fi
+  done
   wait "$pid" || rc=$?
-  kill "$watch" 2>/dev/null || true
   if ((rc != 0)); then
     grep -v -E '^ *(Start +[0-9]+:|[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed)' "$dir/ctest.log"
     fail "ctest in $dir (full log: $dir/ctest.log)"

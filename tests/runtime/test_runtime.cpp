@@ -355,6 +355,7 @@ TEST_F(Runtime, StuckCompilerIsKilledWithItsChildren) {
       << pidfile.string() << "\nwait\n";
   }
   fs::permissions(script, fs::perms::owner_all);
+  ClangCompiler::flags();  // the target (-march) is asked of the real compiler first, once per process
   ScopedEnv env("CC", script.c_str());
   ClangCompiler cc;
   cc.timeout_seconds = 1;
