@@ -71,7 +71,10 @@ def test_cli_chat_and_serve_are_the_programs(model_path):
   p = subprocess.Popen(cli + ["--serve", "--port", "0"], stderr=subprocess.PIPE, text=True, env=env,
                        preexec_fn=dies_with_us())
   try:
-    line = p.stderr.readline()
+    line = ""
+    while "serving on" not in line:  # Python may warn first (pybind11 does in a debug build)
+      line = p.stderr.readline()
+      assert line, "the server exited before it listened"
     port = int(re.search(r"serving on http://127.0.0.1:(\d+)", line).group(1))
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     c.request("GET", "/health")
