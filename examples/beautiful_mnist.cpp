@@ -2,6 +2,7 @@
 //
 //   python3 tools/fetch_mnist.py              # the IDX files into data/mnist/ (once)
 //   ./build/examples/beautiful_mnist          # STEPS=70 BS=512 by default; MNIST_DIR=data/mnist
+//   FASHION=1 ./build/examples/beautiful_mnist  # Fashion-MNIST, from Debian's dataset-fashion-mnist
 //   STEPS=200 TARGET_EVAL_ACC_PCT=97 ./build/examples/beautiful_mnist   # exits non-zero below the target
 //
 // One change from the Python original: the batch is gathered on the host (a memcpy per sample) and passed to the
@@ -30,15 +31,17 @@ using namespace tg;
 int main() {
   int64_t steps = getenv("STEPS", 70), bs = getenv("BS", 512);
   double target = std::stod(getenv_str("TARGET_EVAL_ACC_PCT", "0"));
-  std::string dir = getenv_str("MNIST_DIR", "data/mnist");
+  bool fashion = getenv("FASHION", 0) != 0;
+  std::string dir = getenv_str("MNIST_DIR", fashion ? nn::datasets::kFashionMnistDir : nn::datasets::kMnistDir);
   try {
-    nn::datasets::MNIST data = nn::datasets::mnist(dir);  // (no structured binding: clang 14 can't capture one)
+    // (no structured binding: clang 14 can't capture one)
+    nn::datasets::MNIST data = nn::datasets::mnist({.fashion = fashion, .dir = dir});
     Tensor X_train = data.X_train, Y_train = data.Y_train, X_test = data.X_test, Y_test = data.Y_test;
     int64_t n_train = X_train.shape()[0];
     std::vector<uint8_t> xs = X_train.tolist<uint8_t>(), ys = Y_train.tolist<uint8_t>();
-    std::printf("MNIST from %s: %lld train, %lld test digits; %lld steps of batch %lld\n", dir.c_str(),
-                static_cast<long long>(n_train), static_cast<long long>(X_test.shape()[0]),
-                static_cast<long long>(steps), static_cast<long long>(bs));
+    std::printf("%s from %s: %lld train, %lld test images; %lld steps of batch %lld\n",
+                fashion ? "Fashion-MNIST" : "MNIST", dir.c_str(), static_cast<long long>(n_train),
+                static_cast<long long>(X_test.shape()[0]), static_cast<long long>(steps), static_cast<long long>(bs));
 
     Model model;
     auto opt = nn::optim::Adam(nn::state::get_parameters(model));

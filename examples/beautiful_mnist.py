@@ -1,5 +1,6 @@
 # MNIST training from Python, as tinygrad's examples/beautiful_mnist.py, on the C++ engine:
 #   python3 tools/fetch_mnist.py && PYTHONPATH=build/python python3 examples/beautiful_mnist.py
+#   FASHION=1 PYTHONPATH=build/python python3 examples/beautiful_mnist.py   # Fashion-MNIST (Debian's files)
 # STEPS (70), BS (512) and TARGET_EVAL_ACC_PCT as the reference. One change: the batch is gathered with numpy from the
 # training set and passed to the jitted step, where the reference indexes X_train with a tensor of random indices (a
 # one-hot gather over the whole training set every step, which its own TODO calls slow).
@@ -23,7 +24,7 @@ class Model:
   def __call__(self, x:Tensor) -> Tensor: return x.sequential(self.layers)
 
 if __name__ == "__main__":
-  X_train, Y_train, X_test, Y_test = mnist()
+  X_train, Y_train, X_test, Y_test = mnist(fashion=getenv("FASHION"))
   xs, ys = X_train.numpy(), Y_train.numpy()
   rng = np.random.default_rng(1337)
 

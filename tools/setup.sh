@@ -10,6 +10,7 @@ PACKAGES=(
   build-essential cmake ninja-build clang clang-format pkg-config ccache  # toolchain
   libgtest-dev libgmock-dev libbenchmark-dev                       # tests and benchmarks
   zlib1g-dev                                                       # nn/datasets: gzipped MNIST
+  dataset-fashion-mnist                                            # nn/datasets: Fashion-MNIST (mnist({.fashion = true}))
   llvm-16-dev                                                      # the LLVM device (in-process compiler)
   libclang-rt-dev                                                  # compiler-rt: half on CPUs without F16C
   opencl-headers ocl-icd-opencl-dev pocl-opencl-icd                # the GPU (OpenCL) device, run on PoCL here

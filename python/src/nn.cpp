@@ -465,11 +465,12 @@ void bind_datasets(py::module_ m) {
       "mnist",
       [](std::optional<std::string> device, bool fashion, std::optional<std::string> dir) {
         auto [X_train, Y_train, X_test, Y_test] =
-            tg::nn::datasets::mnist(dir.value_or(fashion ? "data/fashion-mnist" : "data/mnist"), device);
+            tg::nn::datasets::mnist({.fashion = fashion, .dir = std::move(dir), .device = std::move(device)});
         return py::make_tuple(X_train, Y_train, X_test, Y_test);
       },
       py::arg("device") = py::none(), py::arg("fashion") = false, py::arg("dir") = py::none(),
-      "(X_train, Y_train, X_test, Y_test) from the IDX files in dir (default data/mnist, from tools/fetch_mnist.py)");
+      "(X_train, Y_train, X_test, Y_test) from the IDX files in dir (default data/mnist, from tools/fetch_mnist.py; "
+      "with fashion, Debian's /usr/share/datasets/fashion-mnist)");
   m.def("load_idx", &tg::nn::datasets::load_idx, py::arg("path"), py::arg("device") = py::none());
 }
 

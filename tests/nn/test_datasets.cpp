@@ -179,3 +179,25 @@ TEST_F(Datasets, LoadIdxAnyShape) {
   EXPECT_EQ(t.tolist<uint8_t>(), (Bytes{1, 2, 3, 4, 5, 6}));
   EXPECT_TRUE(has(error_of([&] { nn::datasets::load_idx((dir / "nope").string()); }), "can't open"));
 }
+
+TEST_F(Datasets, FashionOptions) {
+  write_all(true);
+  check_mnist(nn::datasets::mnist({.fashion = true, .dir = dir.string()}));
+  std::string m = error_of([&] { nn::datasets::mnist({.fashion = true, .dir = (dir / "nope").string()}); });
+  EXPECT_TRUE(has(m, "nope/train-images-idx3-ubyte") && has(m, "dataset-fashion-mnist")) << m;
+}
+
+// the real 60,000 + 10,000 images of Debian's dataset-fashion-mnist (tools/setup.sh installs it)
+TEST(FashionMnist, DebianFiles) {
+  if (!fs::exists(nn::datasets::kFashionMnistDir)) GTEST_SKIP() << "no " << nn::datasets::kFashionMnistDir;
+  auto [X_train, Y_train, X_test, Y_test] = nn::datasets::mnist({.fashion = true});
+  EXPECT_EQ(X_train.shape(), (Shape{60000, 1, 28, 28}));
+  EXPECT_EQ(Y_train.shape(), Shape{60000});
+  EXPECT_EQ(X_test.shape(), (Shape{10000, 1, 28, 28}));
+  EXPECT_EQ(Y_test.shape(), Shape{10000});
+  // the first training and test images are ankle boots (class 9); each of the 10 classes has 6,000 training images
+  EXPECT_EQ(Y_train[0].item<uint8_t>(), 9);
+  EXPECT_EQ(Y_test[0].item<uint8_t>(), 9);
+  Tensor counts = (Y_train.unsqueeze(1) == Tensor::arange(10).cast(dtypes::uint8)).cast(dtypes::int32).sum(0);
+  EXPECT_EQ(counts.tolist<int32_t>(), std::vector<int32_t>(10, 6000));
+}

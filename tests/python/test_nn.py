@@ -1,5 +1,5 @@
 # tinygrad.nn through the Python module: optimizers against numpy loops, state dicts of Python objects, mnist
-import collections, gzip, struct
+import collections, gzip, os, struct
 import numpy as np, pytest
 from tinygrad import Tensor, dtypes
 from tinygrad.nn.optim import Optimizer, OptimizerGroup, LARS, LAMB, SGD, Adam, AdamW
@@ -191,6 +191,14 @@ def test_mnist(tmp_path):
   (tmp_path / "t10k-labels-idx1-ubyte.gz").write_bytes(gzip.compress(idx([1], [9]))[:-5])
   with pytest.raises(RuntimeError, match="gzip"): mnist(dir=str(tmp_path))
   with pytest.raises(RuntimeError, match="fetch_mnist"): mnist(dir=str(tmp_path / "nope"))
+  with pytest.raises(RuntimeError, match="dataset-fashion-mnist"): mnist(fashion=True, dir=str(tmp_path / "nope"))
+
+@pytest.mark.skipif(not os.path.isdir("/usr/share/datasets/fashion-mnist"), reason="Debian's dataset-fashion-mnist")
+def test_mnist_fashion():
+  X_train, Y_train, X_test, Y_test = mnist(fashion=1)  # as the reference's examples call it: mnist(fashion=getenv(...))
+  assert X_train.shape == (60000, 1, 28, 28) and Y_train.shape == (60000,) and X_test.shape == (10000, 1, 28, 28)
+  assert Y_train[0].item() == 9 and Y_test[0].item() == 9  # ankle boots
+  assert np.bincount(Y_test.numpy(), minlength=10).tolist() == [1000] * 10
 
 # *** layers ***
 

@@ -65,14 +65,17 @@ Tensor load_idx(const std::string& path, std::optional<std::string> device) {
   return Tensor(d.data() + header, shape, TensorOptions{device, dtypes::uint8, false});
 }
 
-MNIST mnist(const std::string& dir, std::optional<std::string> device) {
+MNIST mnist(const MNISTOptions& opts) {
+  std::string dir = opts.dir.value_or(opts.fashion ? kFashionMnistDir : kMnistDir);
+  const std::optional<std::string>& device = opts.device;
+  const char* how = opts.fashion ? "install Debian's dataset-fashion-mnist (tools/setup.sh does)"
+                                 : "run tools/fetch_mnist.py to download or build it";
   auto load = [&](const std::string& name, size_t want_ndim) {
     std::filesystem::path base = std::filesystem::path(dir) / name;
     std::filesystem::path gz = base;
     gz += ".gz";
     std::string path = std::filesystem::exists(base) ? base.string() : gz.string();
-    TG_CHECK(std::filesystem::exists(path), "mnist: missing ", base.string(), " (or ", gz.string(),
-             "): run tools/fetch_mnist.sh to download or build it");
+    TG_CHECK(std::filesystem::exists(path), "mnist: missing ", base.string(), " (or ", gz.string(), "): ", how);
     Tensor t = load_idx(path, device);
     TG_CHECK(static_cast<size_t>(t.ndim()) == want_ndim, path, ": expected ", want_ndim, " dims, got ",
              shape_str(t.shape()));
@@ -91,6 +94,10 @@ MNIST mnist(const std::string& dir, std::optional<std::string> device) {
   TG_CHECK(m.X_test.shape()[0] == m.Y_test.shape()[0], "mnist: ", m.X_test.shape()[0], " test images but ",
            m.Y_test.shape()[0], " test labels");
   return m;
+}
+
+MNIST mnist(const std::string& dir, std::optional<std::string> device) {
+  return mnist(MNISTOptions{.fashion = false, .dir = dir, .device = std::move(device)});
 }
 
 }  // namespace tg::nn::datasets
