@@ -60,13 +60,17 @@ Tensor Tensor::rand(const Shape& shape, TensorOptions opts, bool contiguous) {
     auto h = sha256(be, 4);
     int64_t low = int64_t(h[28]) << 24 | int64_t(h[29]) << 16 | int64_t(h[30]) << 8 | int64_t(h[31]);
     r.device_seeds.emplace(device, Tensor(std::vector<int64_t>{low, static_cast<int64_t>(r.seed)}, {2}, u32));
-    r.counters.emplace(device, Tensor(std::vector<int64_t>{num}, {1}, u32));
-  } else {
-    Tensor& c = r.counters.at(device);
-    c.assign(c + num);
+    r.counters.emplace(device, Tensor(std::vector<int64_t>{0}, {1}, u32).realize());
   }
-  Tensor key = r.device_seeds.at(device), counter = r.counters.at(device);
-  Tensor bits_count = counter - num;
+  // the counter advances in place now, and this call's numbers start at a copy of its old value (one schedule: the
+  // copy reads the counter before the increment). Left lazy as the reference leaves it, a second rand before the
+  // first is realized assigns onto an unrealized assign, which writes a new buffer: a JIT's replays then read the
+  // old counter and write the new one, and each replay hands out numbers overlapping the last one's
+  Tensor& counter = r.counters.at(device);
+  Tensor bits_count = counter.clone();
+  counter.assign(counter + num);
+  Tensor::realize({bits_count, counter});
+  Tensor key = r.device_seeds.at(device);
   Tensor counts0 = arange(0, static_cast<double>(half), 1, u32) + bits_count;
   Tensor counts1 = counts0 + half;
   Tensor bits = threefry_random_bits(key, counts0, counts1).shrink({{0, num}});
