@@ -4,15 +4,7 @@
 #   bash bench/bench_cpu_table.sh [--repeats N]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-need=()
-/usr/bin/python3 -c "import torch, numpy" 2>/dev/null || need+=(python3-torch python3-numpy)
-dpkg-query -W -f='${Status}' libopenblas0-pthread 2>/dev/null | grep -q "install ok installed" || need+=(libopenblas0-pthread)
-if ((${#need[@]})); then
-  sudo=()
-  if [[ $(id -u) != 0 ]]; then sudo=(sudo); fi
-  "${sudo[@]}" apt-get update
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y --no-install-recommends "${need[@]}"
-fi
+source bench/install_peers.sh
 if [[ ! -f build/CMakeCache.txt ]]; then cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null; fi
 ninja -C build -j2 tinygrad_python tinygrad_python_sources bench_reduce >/dev/null
 export PYTHONPATH=$PWD/build/python

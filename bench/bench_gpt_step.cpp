@@ -7,8 +7,6 @@
 // memory (ru_maxrss) is reported beside it.
 #include <sys/resource.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -16,6 +14,7 @@
 #include <vector>
 
 #include "../examples/gpt.h"
+#include "step_timer.h"
 #include "tg/tensor/jit.h"
 
 using namespace tg;
@@ -39,38 +38,25 @@ int main(int argc, char** argv) {
   Tensor::manual_seed(0);
   gpt::GPT model(cfg);
   gpt::GPTOptimizer opt(model, 3e-4, 0.1);
-  TinyJit train_step([&](Tensor x, Tensor y) {
-    Tensor::train t;
-    opt.zero_grad();
-    Tensor loss = model(x).sparse_categorical_crossentropy(y);
-    loss.backward();
-    opt.step({loss});
-    return loss;
-  });
+  TinyJit train_step([&](Tensor x, Tensor y) { return gpt::train_step_body(model, opt, x, y); });
   std::vector<int32_t> xs(static_cast<size_t>(bs * T)), ys(xs.size());
   for (size_t i = 0; i < xs.size(); i++) {
     xs[i] = static_cast<int32_t>((i * 2654435761u >> 8) % 113);
     ys[i] = static_cast<int32_t>((i * 40503u >> 4) % 113);
   }
-  std::vector<double> ms;
-  for (int64_t i = 0; i < steps + 3; i++) {
+  double median = bench::median_step_ms(steps, [&] {
     Tensor x = Tensor(xs, {bs, T}), y = Tensor(ys, {bs, T});
-    auto st = std::chrono::steady_clock::now();
-    float loss = train_step(x, y).item<float>();
-    double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - st).count();
-    if (i >= 3) ms.push_back(t);
-    std::fprintf(stderr, "step %lld: %.1f ms (loss %.3f)\n", static_cast<long long>(i), t, static_cast<double>(loss));
-  }
-  std::sort(ms.begin(), ms.end());
-  double median = ms[ms.size() / 2], tok_s = static_cast<double>(bs * T) / (median / 1e3);
+    return train_step(x, y).item<float>();
+  });
+  double tok_s = static_cast<double>(bs * T) / (median / 1e3);
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   double rss_mb = static_cast<double>(ru.ru_maxrss) / 1024;
   std::printf(
-      "tinygrad.cpp: %.1f ms per step, %.0f tokens/s (%.2fM params, batch %lld x %lld, median of %zu), "
+      "tinygrad.cpp: %.1f ms per step, %.0f tokens/s (%.2fM params, batch %lld x %lld, median of %lld), "
       "peak RSS %.0f MB\n",
       median, tok_s, static_cast<double>(model.num_params()) / 1e6, static_cast<long long>(bs),
-      static_cast<long long>(T), ms.size(), rss_mb);
+      static_cast<long long>(T), static_cast<long long>(steps), rss_mb);
   if (!json.empty())
     std::ofstream(json) << "{\"bs\": " << bs << ", \"ctx\": " << T << ", \"ms_per_step\": " << median
                         << ", \"tokens_per_s\": " << tok_s << ", \"peak_rss_mb\": " << rss_mb << "}\n";

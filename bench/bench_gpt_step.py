@@ -44,6 +44,10 @@ def run(bs, ctx, layers, embd, heads, steps, out):
       return self.ln_f(x) @ self.wte.weight.T
 
   model = GPT()
+  with torch.no_grad():  # GPT-2's initialization, as examples/gpt.h's
+    for name, p in model.named_parameters():
+      if name.endswith("bias"): p.zero_()
+      elif p.dim() >= 2: p.normal_(0.0, 0.02 / math.sqrt(2 * layers) if name.endswith("proj.weight") else 0.02)
   decay = [p for p in model.parameters() if p.dim() >= 2]
   no_decay = [p for p in model.parameters() if p.dim() < 2]
   opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],

@@ -4,8 +4,6 @@
 //
 //   ./bench_mnist_step [--bs 512] [--steps 10] [--json out.json]
 // The first 3 steps (run, capture, first replay) are warm-up; the figure is the median of the others.
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -13,6 +11,7 @@
 #include <vector>
 
 #include "../examples/beautiful_mnist.h"
+#include "step_timer.h"
 #include "tg/nn/optim.h"
 #include "tg/tensor/jit.h"
 
@@ -34,19 +33,12 @@ int main(int argc, char** argv) {
   std::vector<uint8_t> xs(static_cast<size_t>(bs * 784)), ys(static_cast<size_t>(bs));
   for (size_t i = 0; i < xs.size(); i++) xs[i] = static_cast<uint8_t>((i * 2654435761u) >> 24);
   for (size_t i = 0; i < ys.size(); i++) ys[i] = static_cast<uint8_t>(i % 10);
-  std::vector<double> ms;
-  for (int64_t i = 0; i < steps + 3; i++) {
+  double median = bench::median_step_ms(steps, [&] {
     Tensor x = Tensor(xs, {bs, 1, 28, 28}), y = Tensor(ys, {bs});
-    auto st = std::chrono::steady_clock::now();
-    float loss = train_step(x, y).item<float>();
-    double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - st).count();
-    if (i >= 3) ms.push_back(t);
-    std::fprintf(stderr, "step %lld: %.1f ms (loss %.3f)\n", static_cast<long long>(i), t, static_cast<double>(loss));
-  }
-  std::sort(ms.begin(), ms.end());
-  double median = ms[ms.size() / 2];
-  std::printf("tinygrad.cpp: %.1f ms per step (batch %lld, median of %zu)\n", median, static_cast<long long>(bs),
-              ms.size());
+    return train_step(x, y).item<float>();
+  });
+  std::printf("tinygrad.cpp: %.1f ms per step (batch %lld, median of %lld)\n", median, static_cast<long long>(bs),
+              static_cast<long long>(steps));
   if (!json.empty()) std::ofstream(json) << "{\"bs\": " << bs << ", \"ms_per_step\": " << median << "}\n";
   return 0;
 }

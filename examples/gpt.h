@@ -161,6 +161,17 @@ struct GPTOptimizer {
   }
 };
 
+// one training step (run under TinyJit by the callers): forward, the loss, backward, the update; the loss is realized
+// with the update, before the params change
+inline Tensor train_step_body(GPT& model, GPTOptimizer& opt, const Tensor& x, const Tensor& y) {
+  Tensor::train t;
+  opt.zero_grad();
+  Tensor loss = model(x).sparse_categorical_crossentropy(y);
+  loss.backward();
+  opt.step({loss});
+  return loss;
+}
+
 // the learning rate of step `step` (0-based): a linear warm-up to max_lr over `warmup` steps, then a cosine decay to
 // max_lr / 10 at step `steps`
 inline double cosine_lr(int64_t step, int64_t steps, int64_t warmup, double max_lr) {

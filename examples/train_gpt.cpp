@@ -185,14 +185,7 @@ int main() {
       fs::rename(tmp, ckpt);
     };
 
-    TinyJit train_step([&](Tensor x, Tensor y) {
-      Tensor::train t;
-      opt.zero_grad();
-      Tensor loss = model(x).sparse_categorical_crossentropy(y);
-      loss.backward();
-      opt.step({loss});
-      return loss;
-    });
+    TinyJit train_step([&](Tensor x, Tensor y) { return gpt::train_step_body(model, opt, x, y); });
     TinyJit eval_step([&](Tensor x, Tensor y) { return model(x).sparse_categorical_crossentropy(y); });
     // the validation loss: the mean over eval_batches batches at fixed, evenly spaced places in the validation text
     auto val_loss = [&] {

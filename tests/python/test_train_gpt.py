@@ -2,6 +2,7 @@
 # two parts that repeats the losses of one that never stopped, and a random-number regression under TinyJit
 import os, subprocess, sys, pytest
 from tinygrad import Tensor, TinyJit
+from conftest import ON_CPU
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 TINY = {"N_LAYER": "1", "N_EMBD": "32", "N_HEAD": "2", "CTX": "16", "BS": "4", "EVAL_EVERY": "4", "EVAL_BATCHES": "1",
@@ -15,6 +16,7 @@ def train(tmp_path, **env):
 
 def losses(out): return [" ".join(l.split()[:4]) for l in out.splitlines() if l.startswith("step")]
 
+@pytest.mark.skipif(not ON_CPU, reason="a training run, on CPU only (the op suites cover the other devices)")
 def test_train_and_resume(tmp_path):
   (tmp_path / "corpus.txt").write_text("the quick brown fox jumps over the lazy dog. déjà vu!\n" * 40)
   whole = train(tmp_path, SAMPLE="20")

@@ -266,6 +266,15 @@ TEST(Kernelize, PackMatmulOperandOnCpu) {
     tg::test::ScopedEnv whole("CPU_KSPLIT", "0");
     EXPECT_EQ(kernel_outputs(mm(512, 4096, 1024, "CPU")), (V{4096 * 1024, 512 * 1024}));
   }
+  // a B stored transposed (a linear layer's x @ w.T, w of (N, K)) is packed too, whatever its row stride
+  Tensor w = Tensor::empty({1024, 64}, {.device = "CPU"}), xin = Tensor::empty({1024, 64}, {.device = "CPU"});
+  EXPECT_EQ(kernel_outputs(xin.matmul(w.T())), (V{64 * 1024, 1024 * 1024}));
+  // a weight's gradient: g.T @ x summed over batch and positions (two reduce axes, merged into one of 4096), x packed
+  // along its columns for the reduce's blocks: the pack, four blocks, their sum
+  Tensor g = Tensor::empty({4, 1024, 1024}, {.device = "CPU"}), xb = Tensor::empty({4, 1024, 64}, {.device = "CPU"});
+  EXPECT_EQ(kernel_outputs((g.unsqueeze(3) * xb.unsqueeze(2)).sum({0, 1})),
+            (V{4096 * 64, 1024 * 64, 1024 * 64, 1024 * 64, 1024 * 64, 1024 * 64}));
+  EXPECT_EQ(kernel_outputs((g.unsqueeze(3) * xb.unsqueeze(2)).sum({0, 2})), (V{1024 * 64}));  // axes that don't merge
   // the matmul reads the packed B as panels: stride 1 along a column's lanes, the panel width along K
   std::vector<UOp> ks = kernels(kernelized(mm(1024, 64, 1024, "CPU")));
   ASSERT_EQ(ks.size(), 2u);
@@ -276,6 +285,25 @@ TEST(Kernelize, PackMatmulOperandOnCpu) {
     found |= strides.back() == sint(P) && std::find(strides.begin(), strides.end(), sint(1)) != strides.end();
   }
   EXPECT_TRUE(found) << k.sts[1].repr() << " " << k.sts[2].repr();
+}
+
+// the packed forms compute what the unpacked ones do (the values, not just the kernels)
+TEST(Kernelize, PackedMatmulsMatchUnpacked) {
+  auto run = [](bool pack) {
+    tg::test::ScopedEnv env("CPU_PACK", pack ? "1" : "0");
+    Tensor::manual_seed(5);
+    Tensor x = Tensor::randn({2, 256, 96}, {.device = "CPU"}), w = Tensor::randn({512, 96}, {.device = "CPU"});
+    Tensor g = Tensor::randn({4, 1024, 512}, {.device = "CPU"}), xw = Tensor::randn({4, 1024, 96}, {.device = "CPU"});
+    Tensor fwd = x.matmul(w.T()), wgrad = (g.unsqueeze(3) * xw.unsqueeze(2)).sum({0, 1});
+    Tensor::realize({fwd, wgrad});
+    return std::make_pair(fwd.tolist<float>(), wgrad.tolist<float>());
+  };
+  auto [f1, w1] = run(true);
+  auto [f0, w0] = run(false);
+  ASSERT_EQ(f1.size(), f0.size());
+  ASSERT_EQ(w1.size(), w0.size());
+  for (size_t i = 0; i < f1.size(); i++) ASSERT_NEAR(f1[i], f0[i], 1e-3f * (1 + std::abs(f0[i]))) << i;
+  for (size_t i = 0; i < w1.size(); i++) ASSERT_NEAR(w1[i], w0[i], 1e-3f * (1 + std::abs(w0[i]))) << i;
 }
 
 // golden/naming/summary.txt: the compiled kernels of each case (its inputs are realized first there)

@@ -1,5 +1,7 @@
 #include "tg/runtime/cpu_kernelize.h"
 
+#include <algorithm>
+
 #include "tg/helpers/knobs.h"
 #include "tg/renderer/renderer.h"
 #include "tg/runtime/device.h"
@@ -33,27 +35,54 @@ int64_t pack_width(const std::optional<std::string>& device) {
 // (N >= 1024 with AVX-512, 512 with AVX2: AVX2's sgemm 512 1.75 against 2.5 ms, where AVX-512's gains less than the
 // extra kernel costs) and reused by at least 512 outputs (the rows of x), so that the copy pays for itself; the
 // packed operand has stride P along K, so the rule doesn't fire again.
+//
+// B may also be stored transposed (x @ w.T with w of (N, K): a linear layer's weight), or its reduce may run along
+// the rows of both operands (a weight's gradient, x.T @ g): then the tile would read B a column at a time, and the
+// copy into panels is a transpose. The panel axis is the output's innermost axis (where the tile's lanes store), and
+// a reduce over several axes that merge (a gradient summed over batch and positions) is one axis here.
 UOp pack_matmul_operand(M m) {
   UOp reduce = m["reduce"], x = m["x"];
-  const auto& axes = reduce.arg<ReduceArg>().axes;
-  if (reduce.arg<ReduceArg>().op != Ops::ADD || x.dtype() != dtypes::float32 || axes.size() != 1) return {};
+  std::vector<int64_t> axes = reduce.arg<ReduceArg>().axes;
+  if (reduce.arg<ReduceArg>().op != Ops::ADD || x.dtype() != dtypes::float32 || axes.empty()) return {};
   const int64_t P = pack_width(uop_device(reduce));
   if (P == 0) return {};
-  const Shape xs = uop_shape(x);
+  Shape xs = uop_shape(x);
+  if (!all_int(xs)) return {};  // a symbolic shape is left as it is
+  if (axes.size() > 1) {  // adjacent reduce axes merged into the first (a view of both operands; strides that don't
+                          // merge give no real stride below, and the rule passes)
+    std::sort(axes.begin(), axes.end());
+    for (size_t k = 1; k < axes.size(); k++)
+      if (axes[k] != axes[k - 1] + 1) return {};
+    Shape merged(xs.begin(), xs.begin() + axes[0]);
+    merged.push_back(prod(Shape(xs.begin() + axes[0], xs.begin() + axes.back() + 1)));
+    merged.insert(merged.end(), xs.begin() + axes.back() + 1, xs.end());
+    auto merge = [&](const UOp& s) {  // a view stays a view (the rule below reads its strides)
+      return s.op() == Ops::VIEW ? uop_view(s.src(0), st_of(s).reshape(merged)) : uop_reshape(s, merged);
+    };
+    x = x.replace(std::nullopt, std::nullopt, std::vector<UOp>{merge(x.src(0)), merge(x.src(1))});
+    xs = merged;
+    axes = {axes[0]};
+  }
   const size_t r = static_cast<size_t>(axes[0]);
-  if (!all_int(xs) || xs[r] < 64) return {};  // a symbolic shape is left as it is
+  if (xs[r] < 64) return {};
+  std::optional<size_t> inner;  // the output's innermost axis
+  for (size_t a = 0; a < xs.size(); a++)
+    if (a != r && xs[a] != sint(1)) inner = a;
+  if (!inner) return {};
   for (size_t i = 0; i < 2; i++) {
     const UOp &o = x.src(i), &other = x.src(1 - i);
     if (o.op() != Ops::VIEW || has_mask(st_of(o))) continue;
     auto real = real_strides(st_of(o)), oreal = real_strides(st_of(other));
-    if (!real[r] || *real[r] < 32 * P) continue;
+    if (!real[r]) continue;
     sint reuse = 1;
-    std::optional<size_t> j;
-    for (size_t a = 0; a < xs.size(); a++) {
+    for (size_t a = 0; a < xs.size(); a++)
       if (real[a] == sint(0)) reuse *= xs[a];
-      if (a != r && !j && real[a] == sint(1) && oreal[a] == sint(0) && xs[a] % P == 0) j = a;
-    }
-    if (!j || reuse < 512) continue;
+    std::optional<size_t> j;  // o's column axis: the output's innermost, along which the other operand is broadcast
+    if (real[*inner] && *real[*inner] != sint(0) && oreal[*inner] == sint(0) && xs[*inner] % P == 0) j = inner;
+    // a row-major B whose rows are far apart (the case above), a B read across its rows (transposed), or a reduce
+    // long enough to run in blocks (below): each block's panel then stays in L2 for the tiles that reuse it
+    const bool blocks = CPU_KSPLIT > 0 && xs[r] >= 4 * static_cast<int64_t>(CPU_KSPLIT);
+    if (!j || reuse < 512 || !(*real[r] >= 32 * P || *real[*j] != sint(1) || blocks)) continue;
     Mask keep;  // one copy of the operand: its broadcast axes shrunk to 1
     Shape shrunk;
     for (size_t a = 0; a < xs.size(); a++) {
