@@ -275,6 +275,13 @@ TEST(Kernelize, PackMatmulOperandOnCpu) {
   EXPECT_EQ(kernel_outputs((g.unsqueeze(3) * xb.unsqueeze(2)).sum({0, 1})),
             (V{4096 * 64, 1024 * 64, 1024 * 64, 1024 * 64, 1024 * 64, 1024 * 64}));
   EXPECT_EQ(kernel_outputs((g.unsqueeze(3) * xb.unsqueeze(2)).sum({0, 2})), (V{1024 * 64}));  // axes that don't merge
+  // with a reduce in blocks, fewer rows pay for the copy: a 384-wide layer's weight gradient (not so at 32 rows)
+  Tensor g384 = Tensor::empty({4, 1024, 384}, {.device = "CPU"}),
+         xw = Tensor::empty({4, 1024, 1024}, {.device = "CPU"});
+  EXPECT_EQ(kernel_outputs((g384.unsqueeze(3) * xw.unsqueeze(2)).sum({0, 1})),
+            (V{4096 * 1024, 384 * 1024, 384 * 1024, 384 * 1024, 384 * 1024, 384 * 1024}));
+  Tensor g32 = Tensor::empty({4, 1024, 32}, {.device = "CPU"});
+  EXPECT_EQ(kernel_outputs((g32.unsqueeze(3) * xw.unsqueeze(2)).sum({0, 1})).size(), 1u);
   // the matmul reads the packed B as panels: stride 1 along a column's lanes, the panel width along K
   std::vector<UOp> ks = kernels(kernelized(mm(1024, 64, 1024, "CPU")));
   ASSERT_EQ(ks.size(), 2u);
