@@ -116,8 +116,9 @@ struct GPTOptimizer {
     ts.insert(ts.end(), also.begin(), also.end());
     Tensor::realize(ts);
   }
-  void set_lr(double lr) {
-    for (nn::optim::LAMB* o : {&decay, &no_decay}) o->lr.assign(Tensor::full(o->lr.shape(), lr)).realize();
+  void set_lr(double lr) {  // both groups' in one schedule
+    for (nn::optim::LAMB* o : {&decay, &no_decay}) o->lr.assign(Tensor::full(o->lr.shape(), lr));
+    Tensor::realize({decay.lr, no_decay.lr});
   }
   // the optimizer's state under names (for checkpoints): the moments of each param, the betas' powers
   nn::StateDict state_dict() {

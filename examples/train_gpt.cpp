@@ -137,11 +137,8 @@ int main() {
     std::vector<int32_t> val(corpus.tokens.begin() + static_cast<ptrdiff_t>(n_train), corpus.tokens.end());
     TG_CHECK(static_cast<int64_t>(val.size()) > T + 1, "corpus ", corpus_path, " has ", corpus.tokens.size(),
              " characters: too few for a validation split of windows of CTX=", T);
-    std::string vocab_text = corpus.decode([&] {
-      std::vector<int32_t> all(corpus.vocab.size());
-      for (size_t i = 0; i < all.size(); i++) all[i] = static_cast<int32_t>(i);
-      return all;
-    }());
+    std::string vocab_text;  // the characters, in order (a checkpoint names the text it was trained on)
+    for (uint32_t cp : corpus.vocab) append_utf8(vocab_text, cp);
 
     Tensor::manual_seed(static_cast<uint64_t>(seed));
     gpt::GPT model(cfg);
