@@ -19,6 +19,7 @@ PACKAGES=(
   libcpp-httplib-dev nlohmann-json3-dev                            # tinygrad-llm --serve (src/tg/llm/server.cpp)
   curl                                                             # a real client of the server (tests/python)
   fortunes                                                         # test data: texts for the tokenizer tests (tests/llm)
+  libonnx-testdata python3-onnx python3-tabulate                   # onnx's backend test suite (tests/onnx, tools/onnx_conformance.sh)
 )
 # npm packages, into git-ignored node_modules: dagre and elkjs (built into tinygrad-viz), playwright-core (tests/viz),
 # the official openai client (tests/llm: a real client of tinygrad-llm --serve)

@@ -117,5 +117,6 @@ void bind_nn(py::module_& m);      // python/src/nn.cpp
 void bind_jit(py::module_& m);     // python/src/jit.cpp
 void bind_device(py::module_& m);  // python/src/device.cpp
 void bind_llm(py::module_& m);     // python/src/llm.cpp
+void bind_onnx(py::module_& m);    // python/src/onnx.cpp
 
 }  // namespace tgpy
