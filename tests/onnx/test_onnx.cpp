@@ -170,6 +170,15 @@ TEST(Onnx, BadFilesAreValueErrorsNamingTheOffset) {
   EXPECT_NE(error_of<ValueError>([&] { onnx::onnx_load_bytes(span(model(g).b)); }).find("nested deeper than 64"),
             std::string::npos);
   EXPECT_NE(error_of<Error>([] { onnx::onnx_load("/nonexistent/model.onnx"); }).find("can't open"), std::string::npos);
+  // dims whose product overflows
+  PB huge;
+  huge.i(1, int64_t{1} << 40).i(1, int64_t{1} << 40).i(2, 1).s(8, "h");
+  PB g3;
+  g3.m(5, huge).m(1, node("Relu", {"h"}, {"y"}));
+  EXPECT_NE(error_of<ValueError>([&] {
+              onnx::OnnxRunner r(onnx::onnx_load_bytes(span(model(g3).b)));
+            }).find("has too many elements"),
+            std::string::npos);
   // an initializer whose data doesn't fill its shape
   PB bad;
   bad.m(5, float_tensor("w", {4}, {1.0f, 2.0f})).m(1, node("Relu", {"w"}, {"y"}));

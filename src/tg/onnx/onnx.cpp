@@ -102,9 +102,10 @@ Tensor buffer_parse(const TensorProto& t, const ModelSource& source, const std::
   DType dt = dtype_parse(t.data_type);
   Shape shape(t.dims.begin(), t.dims.end());
   for (int64_t d : t.dims)
-    TG_CHECK_AS(ValueError, d >= 0 && d < (int64_t{1} << 40), "onnx: tensor ", py_str_repr(t.name), " has a bad dim ",
-                d);
-  int64_t numel = tg::prod(shape);
+    TG_CHECK_AS(ValueError, d >= 0, "onnx: tensor ", py_str_repr(t.name), " has a negative dim ", d);
+  int64_t numel = tg::prod(shape);  // a ValueError when the product overflows
+  TG_CHECK_AS(ValueError, numel < (int64_t{1} << 48), "onnx: tensor ", py_str_repr(t.name), " of shape ",
+              shape_str(shape), " has too many elements");
   uint64_t nbytes = static_cast<uint64_t>(numel) * static_cast<uint64_t>(dt.itemsize());
   auto sized = [&](uint64_t have, const char* where) {
     TG_CHECK_AS(ValueError, have == nbytes, "onnx: tensor ", py_str_repr(t.name), " of shape ", shape_str(shape), " ",
