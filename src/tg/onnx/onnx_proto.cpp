@@ -49,6 +49,13 @@ struct Reader {
     throw ValueError(cat("onnx: bad ", msg, " at byte offset ", pos, ": ", what));
   }
   bool done() const { return pos >= end; }
+  // the next field's key, or false at the message's end
+  bool next(uint32_t& field, uint32_t& wire) {
+    if (done()) return false;
+    uint64_t key = varint();
+    field = static_cast<uint32_t>(key >> 3), wire = static_cast<uint32_t>(key & 7);
+    return true;
+  }
   uint64_t varint() {
     uint64_t v = 0;
     for (int shift = 0; shift < 70; shift += 7) {
@@ -123,9 +130,7 @@ TensorProto read_tensor(Reader r);
 
 std::pair<std::string, std::string> read_entry(Reader r) {
   std::pair<std::string, std::string> kv;
-  while (!r.done()) {
-    uint64_t key = r.varint();
-    auto field = static_cast<uint32_t>(key >> 3), wire = static_cast<uint32_t>(key & 7);
+  for (uint32_t field = 0, wire = 0; r.next(field, wire);) {
     if (field == 1 && wire == LEN)
       kv.first = r.str();
     else if (field == 2 && wire == LEN)
@@ -138,9 +143,7 @@ std::pair<std::string, std::string> read_entry(Reader r) {
 
 TensorProto read_tensor(Reader r) {
   TensorProto t;
-  while (!r.done()) {
-    uint64_t key = r.varint();
-    auto field = static_cast<uint32_t>(key >> 3), wire = static_cast<uint32_t>(key & 7);
+  for (uint32_t field = 0, wire = 0; r.next(field, wire);) {
     switch (field) {
       case 1: r.ints(wire, field, t.dims); break;
       case 2: t.data_type = static_cast<int32_t>(r.int64(wire, field)); break;
@@ -172,33 +175,25 @@ TypeProto read_type(Reader r) {
   while (next) {
     Reader rr = *next;
     next.reset();
-    while (!rr.done()) {
-      uint64_t key = rr.varint();
-      auto field = static_cast<uint32_t>(key >> 3), wire = static_cast<uint32_t>(key & 7);
+    for (uint32_t field = 0, wire = 0; rr.next(field, wire);) {
       if ((field == 1 || field == 4 || field == 9) && wire == LEN) {
         Reader body = rr.sub("TypeProto");
         if (field == 1) {  // Tensor { elem_type = 1; shape = 2 }
           cur->kind = TypeProto::Kind::Tensor;
-          while (!body.done()) {
-            uint64_t k = body.varint();
-            auto f = static_cast<uint32_t>(k >> 3), w = static_cast<uint32_t>(k & 7);
+          for (uint32_t f = 0, w = 0; body.next(f, w);) {
             if (f == 1)
               cur->elem_type = static_cast<int32_t>(body.int64(w, f));
             else if (f == 2 && w == LEN) {
               Reader shape = body.sub("TensorShapeProto");
               cur->shape.emplace();
-              while (!shape.done()) {
-                uint64_t sk = shape.varint();
-                auto sf = static_cast<uint32_t>(sk >> 3), sw = static_cast<uint32_t>(sk & 7);
+              for (uint32_t sf = 0, sw = 0; shape.next(sf, sw);) {
                 if (sf != 1 || sw != LEN) {
                   shape.skip(sw);
                   continue;
                 }
                 Reader dim = shape.sub("TensorShapeProto.Dimension");
                 TensorShapeDim d;
-                while (!dim.done()) {
-                  uint64_t dk = dim.varint();
-                  auto df = static_cast<uint32_t>(dk >> 3), dw = static_cast<uint32_t>(dk & 7);
+                for (uint32_t df = 0, dw = 0; dim.next(df, dw);) {
                   if (df == 1)
                     d.dim_value = dim.int64(dw, df);
                   else if (df == 2 && dw == LEN)
@@ -214,9 +209,7 @@ TypeProto read_type(Reader r) {
         } else {  // Sequence / Optional { elem_type = 1 }
           cur->kind = field == 4 ? TypeProto::Kind::Sequence : TypeProto::Kind::Optional;
           cur->elem = std::make_shared<TypeProto>();
-          while (!body.done()) {
-            uint64_t k = body.varint();
-            auto f = static_cast<uint32_t>(k >> 3), w = static_cast<uint32_t>(k & 7);
+          for (uint32_t f = 0, w = 0; body.next(f, w);) {
             if (f == 1 && w == LEN)
               next = body.sub("TypeProto");
             else
@@ -236,9 +229,7 @@ TypeProto read_type(Reader r) {
 
 ValueInfoProto read_value_info(Reader r) {
   ValueInfoProto v;
-  while (!r.done()) {
-    uint64_t key = r.varint();
-    auto field = static_cast<uint32_t>(key >> 3), wire = static_cast<uint32_t>(key & 7);
+  for (uint32_t field = 0, wire = 0; r.next(field, wire);) {
     if (field == 1 && wire == LEN)
       v.name = r.str();
     else if (field == 2 && wire == LEN)
@@ -251,9 +242,7 @@ ValueInfoProto read_value_info(Reader r) {
 
 AttributeProto read_attribute(Reader r) {
   AttributeProto a;
-  while (!r.done()) {
-    uint64_t key = r.varint();
-    auto field = static_cast<uint32_t>(key >> 3), wire = static_cast<uint32_t>(key & 7);
+  for (uint32_t field = 0, wire = 0; r.next(field, wire);) {
     switch (field) {
       case 1: r.expect(wire, LEN, field), a.name = r.str(); break;
       case 2: r.expect(wire, I32, field), a.f = r.fixed<float>(); break;
@@ -275,9 +264,7 @@ AttributeProto read_attribute(Reader r) {
 
 NodeProto read_node(Reader r) {
   NodeProto n;
-  while (!r.done()) {
-    uint64_t key = r.varint();
-    auto field = static_cast<uint32_t>(key >> 3), wire = static_cast<uint32_t>(key & 7);
+  for (uint32_t field = 0, wire = 0; r.next(field, wire);) {
     if (wire == LEN && field == 1)
       n.input.push_back(r.str());
     else if (wire == LEN && field == 2)
@@ -298,9 +285,7 @@ NodeProto read_node(Reader r) {
 
 GraphProto read_graph(Reader r) {
   GraphProto g;
-  while (!r.done()) {
-    uint64_t key = r.varint();
-    auto field = static_cast<uint32_t>(key >> 3), wire = static_cast<uint32_t>(key & 7);
+  for (uint32_t field = 0, wire = 0; r.next(field, wire);) {
     if (wire == LEN && field == 1)
       g.node.push_back(read_node(r.sub("NodeProto")));
     else if (wire == LEN && field == 2)
@@ -323,9 +308,7 @@ ModelProto read_model(ModelSource src) {
   ModelProto m;
   Reader r{src.bytes.data(), 0, src.bytes.size(), "ModelProto", 0};
   bool has_graph = false;
-  while (!r.done()) {
-    uint64_t key = r.varint();
-    auto field = static_cast<uint32_t>(key >> 3), wire = static_cast<uint32_t>(key & 7);
+  for (uint32_t field = 0, wire = 0; r.next(field, wire);) {
     if (field == 0) r.fail("field number 0 (not a protobuf message)");
     if (field == 1)
       m.ir_version = r.int64(wire, field);
@@ -342,9 +325,7 @@ ModelProto read_model(ModelSource src) {
     else if (field == 8 && wire == LEN) {
       Reader o = r.sub("OperatorSetIdProto");
       OperatorSetId id;
-      while (!o.done()) {
-        uint64_t k = o.varint();
-        auto f = static_cast<uint32_t>(k >> 3), w = static_cast<uint32_t>(k & 7);
+      for (uint32_t f = 0, w = 0; o.next(f, w);) {
         if (f == 1 && w == LEN)
           id.domain = o.str();
         else if (f == 2)
