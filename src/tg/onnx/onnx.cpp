@@ -73,7 +73,9 @@ std::vector<uint8_t> bytes_of(const std::vector<T>& v, DType dt) {
 std::string external_path(const TensorProto& t, const ModelSource& source, uint64_t& offset,
                           std::optional<uint64_t>& length) {
   std::string location;
-  for (const auto& [k, v] : t.external_data) {
+  for (const auto& entry : t.external_data) {
+    // not a structured binding: clang 14's lambdas can't capture one
+    const std::string &k = entry.first, &v = entry.second;
     auto number = [&](const std::string& what) {
       TG_CHECK_AS(ValueError, !v.empty() && v.find_first_not_of("0123456789") == std::string::npos, "onnx: tensor ",
                   py_str_repr(t.name), "'s external data ", what, " is not a number: ", py_str_repr(v));
