@@ -59,6 +59,8 @@ def test_bad_input_raises_the_references_errors(tmp_path):
   runner = OnnxRunner(_conv_model())
   with pytest.raises(RuntimeError, match="Please provide input data for x"): runner({})
   with pytest.raises(RuntimeError, match=r"mismatch on dim=2\. Expected 4, received 5"): runner({"x": np.zeros((1, 1, 5, 4), np.float32)})
+  with pytest.raises(RuntimeError, match="'x' has dtype dtypes.int, the model declares dtypes.float"):
+    runner({"x": Tensor.zeros(1, 1, 4, 4, dtype=dtypes.int32)})
   bad = tmp_path / "bad.onnx"
   bad.write_bytes(b"\x08" + b"\xff" * 12)
   with pytest.raises(ValueError, match="varint"): onnx_load(bad)

@@ -362,7 +362,8 @@ Value OnnxRunner::parse_input(const std::string& name, const Value& v, const Onn
                ", received ", shape[d], ".");
     }
   }
-  if (t.dtype() != spec.dtype) t = t.cast(spec.dtype);
+  TG_CHECK(t.dtype() == spec.dtype, "onnx: input ", py_str_repr(name), " has dtype ", t.dtype(),
+           ", the model declares ", spec.dtype);
   if (t.device() != device_) t = t.to(device_);
   return t;
 }
