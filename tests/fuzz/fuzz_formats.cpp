@@ -1,7 +1,8 @@
 // libFuzzer targets for the weight-file readers: one binary per format (TG_FUZZ_GGUF, TG_FUZZ_SAFETENSORS,
-// TG_FUZZ_TORCH_LOAD, TG_FUZZ_ONNX). A reader may reject its input only with a tg::Error; any other exception, a crash, a hang or a
-// sanitizer report is a finding (libFuzzer saves the input; it becomes a regression test). The readers' own sources are
-// compiled into the target with coverage (tests/CMakeLists.txt), the rest of the library is linked as it is.
+// TG_FUZZ_TORCH_LOAD, TG_FUZZ_ONNX). A reader may reject its input only with a tg::Error; any other exception, a crash,
+// a hang or a sanitizer report is a finding (libFuzzer saves the input; it becomes a regression test). The readers' own
+// sources are compiled into the target with coverage (tests/CMakeLists.txt), the rest of the library is linked as it
+// is.
 //   tests/fuzz/run_fuzz.sh build-clang/tests/fuzz_gguf 3600     # an hour by hand; CI runs each for 20 s
 #include <cstddef>
 #include <cstdint>

@@ -34,7 +34,7 @@ enum : uint8_t { CODE = 1, KERNELIZE = 2, STARTUP = 4 };
   I(DEBUG, 0, 0,                                                                                                       \
     "1: device opens, cache notes; 2: a line per kernel run; 3: heuristic choices; 4: kernel source; 7: buffers")      \
   I(TRACEMETA, 1, 0, "2: full metadata in DEBUG=2 lines")                                                              \
-  I(DEBUGONNX, 0, 0, "1: the ONNX runner prints each node; 2: with its inputs' and outputs' shapes")                 \
+  I(DEBUGONNX, 0, 0, "1: the ONNX runner prints each node; 2: with its inputs' and outputs' shapes")                   \
   I(IGNORE_OOB, 1, 0, "0: the verifier checks index bounds")                                                           \
   I(TG_REWRITE_LIMIT, 50'000'000, 0, "rewrites one graph_rewrite may make before it calls the rewrite a loop")         \
   /* kernel optimization */                                                                                            \
