@@ -77,19 +77,21 @@ std::string render_tile(Kernel& k) {
 }  // namespace
 
 TEST(CpuTile, MatmulOutputLanes) {
-  // j (contiguous in b, broadcast in a) takes the inner lanes (two AVX-512 registers: 32; else 16), i (b repeats
-  // along it) 8 more, k is unrolled by 2
+  // j (contiguous in b, broadcast in a) takes the inner lanes (two AVX-512 registers: 32), i (b repeats along it) 8
+  // more, k is unrolled by 2. With 16 registers a's 16K floats stay in cache: j takes one register (8 AVX2 lanes),
+  // so the 8 x 8 accumulators leave registers for the operands (SmallBroadcastInputHalvesSixteenRegisters)
   const bool wide = lanes() == 256;
+  const int tile = wide ? lanes() : lanes() / 2;
   Kernel k(matmul(128));
   std::optional<CpuTile> t = cpu_vector_tile(k);
-  EXPECT_EQ(opts_of(t), cat("[Opt(op=OptOps.UPCAST, axis=0, arg=8), Opt(op=OptOps.UPCAST, axis=1, arg=", lanes() / 8,
+  EXPECT_EQ(opts_of(t), cat("[Opt(op=OptOps.UPCAST, axis=0, arg=8), Opt(op=OptOps.UPCAST, axis=1, arg=", tile / 8,
                             "), Opt(op=OptOps.UNROLL, axis=0, arg=2)]"));
   EXPECT_FALSE(t->reduce_lanes);
   EXPECT_EQ(opts_repr(hand_coded_optimizations(k)), opts_repr(t->opts));  // the heuristic takes it
   apply_tile(k, *t);
   std::string src = render_tile(k);
-  // one accumulator of 8x32 (8x16) lanes
-  EXPECT_NE(src.find(cat("float", lanes(), " acc0 = ")), std::string::npos) << src;
+  // one accumulator of 8x32 (8x8) lanes
+  EXPECT_NE(src.find(cat("float", tile, " acc0 = ")), std::string::npos) << src;
   EXPECT_NE(src.find(wide ? "for (int ridx1 = 0; ridx1 < 4; ridx1++)" : "for (int ridx0 = 0; ridx0 < 16; ridx0++)"),
             std::string::npos)
       << src;
@@ -390,13 +392,13 @@ TEST(CpuTile, SmallPlaneConvsAreRight) {
 
 TEST(CpuTile, SixteenRegistersHoldEightAccumulatorsOfAConv) {
   // with 16 vector registers (128 lanes) a conv's tile (its reduce over a window: more than one reduce axis) takes
-  // 64 lanes, a matmul's (one reduce axis) all 128; with 32 registers both take 256
+  // 64 lanes, a big matmul's (one reduce axis) all 128; with 32 registers both take 256
   UOp conv = sum_of_products({8, 32, 20, 20, 32, 5, 5}, {8, 32, 20, 20, 1, 1, 1}, {18432, 0, 24, 1, 576, 24, 1},
                              8 * 18432, {0, 1, 0, 0, 800, 160, 32}, 25600, {4, 5, 6});
   {
     ScopedEnv budget("CPU_TILE_LANES", "128");
     EXPECT_EQ(upcast_lanes(conv), 64);
-    EXPECT_EQ(upcast_lanes(matmul(128)), 128);
+    EXPECT_EQ(upcast_lanes(matmul(1024)), 128);
   }
   ScopedEnv budget("CPU_TILE_LANES", "256");
   EXPECT_EQ(upcast_lanes(conv), 256);
@@ -413,10 +415,26 @@ TEST(CpuTile, PackedMatmulTakesHalfOfSixteenRegisters) {
   {
     ScopedEnv budget("CPU_TILE_LANES", "128");
     EXPECT_EQ(upcast_lanes(packed), 64);
-    EXPECT_EQ(upcast_lanes(matmul(n)), 128);
+    EXPECT_EQ(upcast_lanes(matmul(1024)), 128);  // unpacked, its A too big for L2
   }
   ScopedEnv budget("CPU_TILE_LANES", "256");
   EXPECT_EQ(upcast_lanes(packed), 256);
+}
+
+TEST(CpuTile, SmallBroadcastInputHalvesSixteenRegisters) {
+  // an unpacked matmul whose broadcast input (A: the rows, a 1x1 convolution's weights) stays in L2 takes 8 x 8 lanes
+  // with 16 registers, where 8 x 16 fill the register file and spill in the inner loop; from 256K floats of A on it
+  // keeps 8 x 16 (its rows come from memory: reading them twice as often costs more than the spills). With 32
+  // registers nothing changes
+  auto rows_by_cols = [](sint m, sint n, sint kk) {  // (m, kk) @ (kk, n)
+    return sum_of_products({m, n, kk}, {m, n, 1}, {kk, 0, 1}, m * kk, {0, 1, n}, kk * n, {2});
+  };
+  ScopedEnv budget("CPU_TILE_LANES", "128");
+  EXPECT_EQ(upcast_lanes(rows_by_cols(240, 1920, 240)), 64);  // the recognizer's 1x1 conv: A 57,600 floats
+  EXPECT_EQ(upcast_lanes(rows_by_cols(1024, 1920, 240)), 64);
+  EXPECT_EQ(upcast_lanes(rows_by_cols(2048, 1920, 256)), 128);  // A 512K floats
+  ScopedEnv wide("CPU_TILE_LANES", "256");
+  EXPECT_EQ(upcast_lanes(rows_by_cols(240, 1920, 240)), 256);
 }
 
 TEST(CpuTile, PackedMatmulRowBlocksWithSixteenRegisters) {
@@ -491,8 +509,9 @@ TEST(CpuTile, BlockedReduceMatmulComputesItsProduct) {
 
 TEST(CpuTile, ThreadedRenderAddsIndexConstantsToThePointer) {
   // the threaded variant renders (data1+alu0+4), the plain one tinygrad's (data1+(alu0+4)): with the outer loop's
-  // bound known only at run time, clang would not merge the int-indexed float4 loads into one wide load
-  Kernel k(matmul(128));
+  // bound known only at run time, clang would not merge the int-indexed float4 loads into one wide load (a big
+  // matmul: two registers of lanes on every target)
+  Kernel k(matmul(1024));
   apply_tile(k, *cpu_vector_tile(k));
   ClangRenderer r;
   std::vector<UOp> uops = full_rewrite(k.get_optimized_ast("tile"), r);
@@ -556,7 +575,7 @@ TEST(CpuTile, LanesFollowTheTarget) {  // RenderOpts::simd_lanes (the CPU device
   auto lanes_for = [](int simd_lanes) {
     RenderOpts ro = RenderOpts::cpu();
     ro.simd_lanes = simd_lanes;
-    return upcast_lanes(Kernel(matmul(128), ro));
+    return upcast_lanes(Kernel(matmul(1024), ro));
   };
   EXPECT_EQ(lanes_for(64), 64);  // SSE: 16 xmm registers
   EXPECT_EQ(lanes_for(128), 128);

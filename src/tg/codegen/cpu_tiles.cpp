@@ -186,6 +186,28 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
   // 1. output lanes: a vector axis of the output (contiguous inputs: vector loads; broadcast ones: splats), the
   // outer lanes along axes the contiguous inputs repeat on, so one vector load serves every accumulator
   int va = 0, v = vector_axis(0, fr, static_cast<int>(std::min<int64_t>(tile_lanes / 8, k.opts.upcast_max)), va);
+  // With 16 registers, an unpacked matmul (one reduce axis) whose broadcast input stays in L2 (a 1x1 convolution's
+  // weights: at most 256K floats) takes one vector register of lanes and half the budget: 8 x 8 accumulators leave
+  // registers for the operands where 8 x 16 fill the register file and spill in the inner loop, and the extra reads
+  // of the small input come from cache (AVX2: PaddleOCR's recognizer 56 -> 45 ms). A big one keeps 16 (below).
+  bool small_broadcast = false;
+  if (v >= 0 && tile_lanes <= 128 && n - fr == 1 && va > tile_lanes / 16) {
+    bool packed = true;
+    int64_t broadcast = 0;
+    Shape full = k.full_shape();
+    for (auto& s : in) {
+      if (stride_is(st(s, v), 1)) {
+        packed &= stride_is(st(s, n - 1), va);
+        continue;
+      }
+      int64_t f = 1;
+      for (size_t d = 0; d < full.size(); d++)
+        if (!stride_is(s[d], 0)) f *= full[d].vmax();
+      broadcast = std::max(broadcast, f);
+    }
+    small_broadcast = !packed && broadcast <= (int64_t{1} << 18);
+    if (small_broadcast) v = vector_axis(0, fr, tile_lanes / 16, va);
+  }
   if (v >= 0) {
     auto [f, fa] = fill(0, fr, v, va, true);
     const int inner = va * fa;
@@ -214,7 +236,10 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
     bool packed = true;
     for (auto& s : in)
       if (stride_is(st(s, v), 1)) packed &= stride_is(st(s, n - 1), va);
-    const int budget = !sixteen ? tile_lanes : conv ? tile_lanes * 3 / 4 : packed ? tile_lanes / 2 : tile_lanes;
+    const int budget = !sixteen                    ? tile_lanes
+                       : conv                      ? tile_lanes * 3 / 4
+                       : packed || small_broadcast ? tile_lanes / 2
+                                                   : tile_lanes;
     // Up to three axes: a conv on small planes (6x6, 10x10: 2 lanes per row) takes 2x2 of a plane and 2 images, 16
     // accumulators where two axes gave 8 (AVX-512: conv3's input gradient 5.4 -> 4.8 ms, conv4's forward 3.7 -> 3.35).
     // With 16 registers an axis whose power of two is below 4 takes its largest divisor that fits instead (a 6-wide
