@@ -186,26 +186,29 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
   // 1. output lanes: a vector axis of the output (contiguous inputs: vector loads; broadcast ones: splats), the
   // outer lanes along axes the contiguous inputs repeat on, so one vector load serves every accumulator
   int va = 0, v = vector_axis(0, fr, static_cast<int>(std::min<int64_t>(tile_lanes / 8, k.opts.upcast_max)), va);
+  const bool sixteen = tile_lanes <= 128, conv = n - fr > 1;
+  // a matmul whose contiguous input is packed in panels (pack_matmul_operand: its rows along the reduce one vector
+  // axis of va lanes long)
+  auto packed = [&](int vec, int lanes) {
+    return std::all_of(in.begin(), in.end(),
+                       [&](auto& s) { return !stride_is(st(s, vec), 1) || stride_is(st(s, n - 1), lanes); });
+  };
   // With 16 registers, an unpacked matmul (one reduce axis) whose broadcast input stays in L2 (a 1x1 convolution's
   // weights: at most 256K floats) takes one vector register of lanes and half the budget: 8 x 8 accumulators leave
   // registers for the operands where 8 x 16 fill the register file and spill in the inner loop, and the extra reads
-  // of the small input come from cache (AVX2: PaddleOCR's recognizer 56 -> 45 ms). A big one keeps 16 (below).
+  // of the small input come from cache (AVX2: PaddleOCR's recognizer 56 -> 41 ms). A big one keeps 16 (below).
   bool small_broadcast = false;
-  if (v >= 0 && tile_lanes <= 128 && n - fr == 1 && va > tile_lanes / 16) {
-    bool packed = true;
+  if (v >= 0 && sixteen && !conv && va > tile_lanes / 16 && !packed(v, va)) {
     int64_t broadcast = 0;
     Shape full = k.full_shape();
     for (auto& s : in) {
-      if (stride_is(st(s, v), 1)) {
-        packed &= stride_is(st(s, n - 1), va);
-        continue;
-      }
-      int64_t f = 1;
+      if (stride_is(st(s, v), 1)) continue;
+      int64_t elems = 1;
       for (size_t d = 0; d < full.size(); d++)
-        if (!stride_is(s[d], 0)) f *= full[d].vmax();
-      broadcast = std::max(broadcast, f);
+        if (!stride_is(s[d], 0)) elems *= full[d].vmax();
+      broadcast = std::max(broadcast, elems);
     }
-    small_broadcast = !packed && broadcast <= (int64_t{1} << 18);
+    small_broadcast = broadcast <= (int64_t{1} << 18);
     if (small_broadcast) v = vector_axis(0, fr, tile_lanes / 16, va);
   }
   if (v >= 0) {
@@ -232,13 +235,10 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
     // contiguous input is packed in panels (pack_matmul_operand: its rows along the reduce one vector axis long),
     // whose panel stays in L2 (AVX2 sgemm 1024 / 2048: 107 / 100 -> 152 / 155 GFLOP/s). An unpacked matmul keeps
     // 16: their spills cost less than reading B from memory twice as often (sgemm 1024: 115 against 62 GFLOP/s)
-    const bool sixteen = tile_lanes <= 128, conv = n - fr > 1;
-    bool packed = true;
-    for (auto& s : in)
-      if (stride_is(st(s, v), 1)) packed &= stride_is(st(s, n - 1), va);
+    const bool panels = packed(v, va);
     const int budget = !sixteen                    ? tile_lanes
                        : conv                      ? tile_lanes * 3 / 4
-                       : packed || small_broadcast ? tile_lanes / 2
+                       : panels || small_broadcast ? tile_lanes / 2
                                                    : tile_lanes;
     // Up to three axes: a conv on small planes (6x6, 10x10: 2 lanes per row) takes 2x2 of a plane and 2 images, 16
     // accumulators where two axes gave 8 (AVX-512: conv3's input gradient 5.4 -> 4.8 ms, conv4's forward 3.7 -> 3.35).
@@ -282,7 +282,7 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
       // 139-152 -> 170-180 GFLOP/s, 2048: 0.78 -> 0.87 of OpenBLAS; AVX-512 gains nothing at 1024 and 2048).
       // CPU_ROW_BLOCKS=0 turns it off.
       std::vector<Opt> pre;
-      if (sixteen && packed && !outer.empty() && k.opts.threads > 1 && CPU_ROW_BLOCKS) {
+      if (sixteen && panels && !outer.empty() && k.opts.threads > 1 && CPU_ROW_BLOCKS) {
         const auto [row, tile] = outer.front();
         const auto reduce = static_cast<uint64_t>(prod_range(k.full_shape(), fr, n));
         const sint rows = std::max<sint>(tile, (sint(1) << 17) >> (std::bit_width(reduce) - 1));  // 128K floats
