@@ -387,7 +387,6 @@ std::map<std::string, Value> OnnxRunner::run(const std::map<std::string, Value>&
     c.num_outputs = node->outputs.size();
     c.source = source_.get();
     c.values = &values;
-    c.training = is_training_;
     for (const std::string& in : node->inputs) {
       auto it = values.find(in);
       TG_CHECK(it != values.end(), "onnx: ", node->op, " (node ", py_str_repr(node->name), ") reads ", py_str_repr(in),

@@ -21,7 +21,6 @@ struct OpContext {
   size_t num_outputs = 1;
   const ModelSource* source = nullptr;
   std::map<std::string, Value>* values = nullptr;  // every value computed so far (Gradient reads them)
-  bool training = false;
 
   [[noreturn]] void unsupported(const std::string& what) const;
   [[noreturn]] void invalid(const std::string& what) const;  // a model that breaks the op's spec: RuntimeError
