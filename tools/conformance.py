@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Runs tinygrad's own test/test_ops.py, unchanged, against the reference tinygrad and against our package.
+"""Runs tinygrad's own test/test_ops.py (or another of its test modules, --module), unchanged, against the reference
+tinygrad and against our package.
 
 Each test runs in its own process (a crash or a hang takes down that one test only), once with the reference's
 checkout on PYTHONPATH and once with ours; PyTorch is the judge inside the tests. Prints one row per test and a
 summary, and exits 1 on any regression (a test the reference passes that ours does not) or any crash of ours.
 
   python3 tools/conformance.py REF_CHECKOUT [--ours build/python] [-j N] [-k SUBSTRING ...] [--ref-cache FILE]
+                               [--module test_multitensor]
 
 The reference's results are cached (--ref-cache, default build/conformance/ref-<commit>.json): they depend only on
 its checkout and this machine, so later runs re-run only our side.
@@ -15,8 +17,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 # runs one test id inside a fresh interpreter and prints one line RESULT <outcome>; a crash prints nothing
 RUNNER = r"""
-import sys, unittest
+import os, sys, unittest
 sys.path.insert(0, sys.argv[1])
+sys.path.append(os.path.dirname(sys.argv[1]))  # `test.helpers` (after PYTHONPATH: the tinygrad imported is its)
 # torch 1.13 (Debian 12's) predates torch._C._get_privateuse1_backend_name, which test_ops.py calls at class
 # definition to ask whether torch itself runs on tinygrad; the answer here is always "no"
 import torch
@@ -31,8 +34,9 @@ print("\nRESULT", outcome, flush=True)
 """
 
 LISTER = r"""
-import sys, unittest
+import os, sys, unittest
 sys.path.insert(0, sys.argv[1])
+sys.path.append(os.path.dirname(sys.argv[1]))
 # torch 1.13 (Debian 12's) predates torch._C._get_privateuse1_backend_name, which test_ops.py calls at class
 # definition to ask whether torch itself runs on tinygrad; the answer here is always "no"
 import torch
@@ -41,7 +45,7 @@ def walk(s):
   for t in s:
     if isinstance(t, unittest.TestSuite): yield from walk(t)
     else: yield t.id()
-print("\n".join(walk(unittest.defaultTestLoader.loadTestsFromName("test_ops"))))
+print("\n".join(walk(unittest.defaultTestLoader.loadTestsFromName(sys.argv[2]))))
 """
 
 
@@ -73,10 +77,10 @@ def run_one(python, pkg_path, test_dir, test_id, timeout, env_extra):
   return {"outcome": outcome, "secs": secs, "detail": detail}
 
 
-def list_tests(python, pkg_path, test_dir, env_extra):
+def list_tests(python, pkg_path, test_dir, env_extra, module):
   env = dict(os.environ, PYTHONPATH=pkg_path, PYTHONDONTWRITEBYTECODE="1", **env_extra)
-  p = subprocess.run([python, "-c", LISTER, test_dir], cwd=test_dir, env=env, capture_output=True, text=True)
-  if p.returncode != 0: sys.exit(f"conformance: listing test_ops.py failed:\n{p.stderr}")
+  p = subprocess.run([python, "-c", LISTER, test_dir, module], cwd=test_dir, env=env, capture_output=True, text=True)
+  if p.returncode != 0: sys.exit(f"conformance: listing {module}.py failed:\n{p.stderr}")
   return p.stdout.split()
 
 
@@ -107,22 +111,24 @@ def main():
   ap.add_argument("--ours-only", action="store_true", help="don't run the reference (its results count as unknown)")
   ap.add_argument("--device", default="CPU", help="the device ours runs on (<DEVICE>=1); the reference always runs "
                   "on CPU, its judge (its PYTHON emulator takes hours over this suite)")
+  ap.add_argument("--module", default="test_ops", help="the reference's test module (test_multitensor: its "
+                  "multi-device suite)")
   a = ap.parse_args()
 
   ref, ours = os.path.abspath(a.ref), os.path.abspath(a.ours)
   test_dir = os.path.join(ref, "test")
-  if not os.path.isfile(os.path.join(test_dir, "test_ops.py")): sys.exit(f"conformance: no test/test_ops.py in {ref}")
+  if not os.path.isfile(os.path.join(test_dir, f"{a.module}.py")): sys.exit(f"conformance: no test/{a.module}.py in {ref}")
   if not a.ref_only and not os.path.isfile(os.path.join(ours, "tinygrad", "__init__.py")):
     sys.exit(f"conformance: no tinygrad package in {ours} (build it: cmake --build build)")
   env_extra, our_env = {"CPU": "1"}, {a.device.upper(): "1"}
 
-  ids = list_tests(a.python, ref, test_dir, env_extra)
+  ids = list_tests(a.python, ref, test_dir, env_extra, a.module)
   if a.k: ids = [t for t in ids if any(k in t for k in a.k)]
   if not ids: sys.exit("conformance: no test matches")
 
   commit = subprocess.run(["git", "-C", ref, "rev-parse", "--short=10", "HEAD"], capture_output=True, text=True)
   tag = commit.stdout.strip() if commit.returncode == 0 else "checkout"
-  cache = a.ref_cache or os.path.join(os.path.dirname(ours), "conformance", f"ref-{tag}.json")
+  cache = a.ref_cache or os.path.join(os.path.dirname(ours), "conformance", f"ref-{tag}.json" if a.module == "test_ops" else f"ref-{a.module}-{tag}.json")
   ref_res = json.load(open(cache)) if os.path.exists(cache) else {}
   todo = [] if a.ours_only else [t for t in ids if t not in ref_res]
   if todo:
