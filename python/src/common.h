@@ -33,7 +33,19 @@ PYBIND11_DECLARE_HOLDER_TYPE(T, tgpy::NodeRef<T>, true)
 
 namespace tgpy {
 PyObject* ops_member(tg::Ops op);  // the Ops enum's member object (borrowed), null while the enum is being made
+
+// a device from Python: a name, or a tuple/list of names (a multi-device tensor's), as the engine's one name
+inline std::string device_name(pybind11::handle h) {
+  if (pybind11::isinstance<pybind11::tuple>(h) || pybind11::isinstance<pybind11::list>(h))
+    return tg::multi_device_name(h.cast<std::vector<std::string>>());
+  return h.cast<std::string>();
 }
+// a device to Python: the name, or the tuple of names
+inline pybind11::object device_object(const std::string& d) {
+  if (!tg::is_multi_device(d)) return pybind11::str(d);
+  return pybind11::tuple(pybind11::cast(tg::device_names(d)));
+}
+}  // namespace tgpy
 
 namespace pybind11::detail {
 // Ops to python: always the enum's own member object, so `u.op is Ops.ADD` holds as in tinygrad

@@ -109,6 +109,8 @@ py::object from_arg(const tg::Arg& a) {
           return t;
         } else {
           static_assert(std::is_same_v<T, tg::ObjectArg>);
+          if (const auto* d = dynamic_cast<const tg::DeviceTupleArg*>(x.get()))  // a DEVICE's tuple
+            return py::tuple(py::cast(d->devices));
           return py::cast(std::const_pointer_cast<tg::ArgObject>(x));
         }
       },
@@ -124,6 +126,9 @@ tg::Arg to_arg(py::handle h) {
   if (py::isinstance<py::tuple>(h) || py::isinstance<py::list>(h)) {
     py::sequence s = py::reinterpret_borrow<py::sequence>(h);
     size_t n = py::len(s);
+    bool strings = n >= 1;
+    for (py::handle x : s) strings = strings && py::isinstance<py::str>(x);
+    if (strings) return tg::ObjectArg(std::make_shared<tg::DeviceTupleArg>(s.cast<std::vector<std::string>>()));
     if (n >= 1 && py::isinstance<py::str>(s[0])) {
       if (n == 3) return tg::VarArg{s[0].cast<std::string>(), to_const(s[1]), to_const(s[2])};
       if (n == 2 && py::isinstance<tg::UOp>(s[1])) {  // a symbolic size

@@ -21,7 +21,7 @@ std::optional<DType> to_dtype(py::handle h) {
 
 tg::TensorOptions make_opts(py::handle device, py::handle dtype, py::handle requires_grad) {
   tg::TensorOptions o;
-  if (!device.is_none()) o.device = device.cast<std::string>();
+  if (!device.is_none()) o.device = tgpy::device_name(device);
   o.dtype = to_dtype(dtype);
   if (!requires_grad.is_none()) o.requires_grad = requires_grad.cast<bool>();
   return o;
@@ -247,7 +247,7 @@ void bind_tensor(py::module_& m) {
       .def_property_readonly("lazydata", &Tensor::uop)
       .def_property_readonly("shape", [](const Tensor& t) { return shape_tuple(t.shape()); })
       .def_property_readonly("dtype", &Tensor::dtype)
-      .def_property_readonly("device", &Tensor::device)
+      .def_property_readonly("device", [](const Tensor& t) { return tgpy::device_object(t.device()); })
       .def_property_readonly("ndim", &Tensor::ndim)
       .def("numel", &Tensor::numel)
       .def("element_size", &Tensor::element_size)
@@ -316,7 +316,7 @@ void bind_tensor(py::module_& m) {
           [](py::args shape, py::object device, py::object dtype, py::kwargs kw) {
             META("empty");
             tg::TensorOptions o = opts_from_kwargs(kw);
-            if (!device.is_none()) o.device = device.cast<std::string>();
+            if (!device.is_none()) o.device = tgpy::device_name(device);
             if (!dtype.is_none()) o.dtype = to_dtype(dtype);
             return Tensor::empty(shape_args(shape), o);
           },
@@ -421,15 +421,30 @@ void bind_tensor(py::module_& m) {
             META("to");
             const Tensor& t = self.cast<const Tensor&>();
             if (device.is_none()) return self;
-            Tensor r = t.to(device.cast<std::string>());
+            Tensor r = t.to(tgpy::device_name(device));
             return r.is(t) ? self : py::cast(std::move(r));  // already there: the same object, as the reference
           },
           py::arg("device"))
       .def(
+          "shard",
+          [](const Tensor& t, py::handle devices, std::optional<int64_t> axis) {
+            META("shard");
+            return t.shard(tg::device_names(tgpy::device_name(devices)), axis);
+          },
+          py::arg("devices"), py::arg("axis") = py::none())
+      .def(
+          "shard_",
+          [](py::object self, py::handle devices, std::optional<int64_t> axis) {
+            META("shard_");
+            self.cast<Tensor&>().shard_(tg::device_names(tgpy::device_name(devices)), axis);
+            return self;
+          },
+          py::arg("devices"), py::arg("axis") = py::none())
+      .def(
           "to_",
           [](py::object self, py::object device) {
             META("to_");
-            if (!device.is_none()) self.cast<Tensor&>().to_(device.cast<std::string>());
+            if (!device.is_none()) self.cast<Tensor&>().to_(tgpy::device_name(device));
             return self;
           },
           py::arg("device"))

@@ -26,7 +26,7 @@ tg::TensorOptions kw_opts(const py::kwargs& kw, const std::set<std::string>& als
   for (auto [k, v] : kw) {
     std::string key = py::str(k);
     if (key == "device") {
-      if (!v.is_none()) o.device = v.cast<std::string>();
+      if (!v.is_none()) o.device = tgpy::device_name(v);
     } else if (key == "dtype") {
       o.dtype = dtype_of(v);
     } else if (key == "requires_grad") {
@@ -39,7 +39,7 @@ tg::TensorOptions kw_opts(const py::kwargs& kw, const std::set<std::string>& als
 }
 // the named device=, dtype=, requires_grad= of a signature over those from **kwargs (None: leave it)
 tg::TensorOptions with(tg::TensorOptions o, py::handle device, py::handle dtype, py::handle requires_grad) {
-  if (!device.is_none()) o.device = device.cast<std::string>();
+  if (!device.is_none()) o.device = tgpy::device_name(device);
   if (!dtype.is_none()) o.dtype = dtype_of(dtype);
   if (!requires_grad.is_none()) o.requires_grad = requires_grad.cast<bool>();
   return o;

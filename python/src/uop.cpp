@@ -6,7 +6,9 @@
 #include "tg/codegen/pipeline.h"
 #include "tg/gradient/gradient.h"
 #include "tg/renderer/renderer.h"
+#include "tg/runtime/buffers.h"
 #include "tg/schedule/grouper.h"
+#include "tg/shape/uop_multi.h"
 #include "tg/shape/uop_shape.h"
 #include "tg/uop/kernel_info.h"
 #include "tg/uop/spec.h"
@@ -315,10 +317,43 @@ void bind_uop(py::module_& m) {
       .def_property_readonly("device",
                              [](const UOp& u) -> py::object {
                                auto d = tg::uop_device(u);
-                               if (d) return py::str(*d);
+                               if (d) return tgpy::device_object(*d);
                                return py::none();
                              })
       .def_property_readonly("base", &tg::uop_base)
+      // multi-device (tinygrad's UOp.axis, bounds, multi, mselect, allreduce, copy_to_device, shard)
+      .def_property_readonly("axis", [](const UOp& u) { return tg::uop_axis(u); })
+      .def_property_readonly("bounds",
+                             [](const UOp& u) {
+                               py::list ret;
+                               for (const auto& [b, e] : tg::uop_bounds(u))
+                                 ret.append(py::make_tuple(py::cast(b), py::cast(e)));
+                               return py::tuple(ret);
+                             })
+      .def("multi", &tg::uop_multi, py::arg("axis"))
+      .def("mselect", &tg::uop_mselect, py::arg("arg"))
+      .def(
+          "allreduce",
+          [](const UOp& u, tg::Ops op, py::handle device) {
+            if (py::isinstance<UOp>(device)) return tg::uop_allreduce(u, op, device.cast<UOp>());
+            return tg::uop_allreduce(u, op, tgpy::device_name(device));
+          },
+          py::arg("op"), py::arg("device"))
+      .def(
+          "copy_to_device",
+          [](const UOp& u, py::handle device, std::optional<int64_t> arg) {
+            const std::string d = tgpy::device_name(device);
+            return arg ? tg::uop_copy_to_device(u, d, *arg) : tg::uop_copy_to_device(u, d);
+          },
+          py::arg("device"), py::arg("arg") = py::none())
+      .def(
+          "shard",
+          [](const UOp& u, py::handle devices, int64_t axis) {
+            return tg::uop_shard(u, tgpy::device_name(devices), axis);
+          },
+          py::arg("devices"), py::arg("axis"))
+      .def_property_readonly("is_realized", [](const UOp& u) { return tg::uop_is_realized(u); })
+      .def_property_readonly("realized", [](const UOp& u) { return tg::uop_realized(u); })
       .def_property_readonly("size", &tg::uop_size)
       .def_property_readonly("vmin", [](const UOp& u) { return from_const(u.vmin()); })
       .def_property_readonly("vmax", [](const UOp& u) { return from_const(u.vmax()); })

@@ -163,7 +163,7 @@ SPLIT_REDUCEOP, NO_MEMORY_PLANNER = ContextVar("SPLIT_REDUCEOP", 1), ContextVar(
 FUSE_ARANGE, FUSE_CONV_BW = ContextVar("FUSE_ARANGE", 1), ContextVar("FUSE_CONV_BW", 0)
 WINO = ContextVar("WINO", 0, unsupported="winograd convolutions are not in the engine's conv2d")
 AMX = ContextVar("AMX", 0, unsupported="Apple's AMX tensor cores are not a CPU target of the engine")
-RING = ContextVar("RING", 1, unsupported="the ring allreduce of several devices (multi-device tensors) is not in the engine")
+RING = ContextVar("RING", 1)
 
 # a small progress bar with tinygrad's tqdm interface (iterate, set_description, update), written to stderr
 class tqdm:

@@ -99,18 +99,14 @@ Tensor.from_uop = staticmethod(_from_uop)
 Tensor.from_url = staticmethod(_from_url)
 Tensor.llvm_bf16_cast, Tensor.alu, Tensor.const_like, Tensor.ufix, Tensor.threefry = _llvm_bf16_cast, _alu, _const_like, _ufix, _threefry
 
-_NO_MULTI = "multi-device tensors (MULTI) are not in this engine"
 _NO_IMAGE = "image dtypes (IMAGE=1) are not in this engine"
 def _unsupported_method(fn, why:str):
   fn.__unsupported__ = why  # type: ignore[attr-defined]
   fn.__doc__ = f"Not on tinygrad.cpp: {why}."
   return fn
-def _shard(self:Tensor, devices:tuple[str, ...], axis:int|None=None) -> Tensor: _fail("Tensor.shard", _NO_MULTI)
-def _shard_(self:Tensor, devices:tuple[str, ...], axis:int|None=None) -> Tensor: _fail("Tensor.shard_", _NO_MULTI)
 def _keccak(self:Tensor, cfg:str|tuple[int, int]="sha3_256"): _fail("Tensor.keccak", "the Keccak (SHA-3) hash is not ported")
 def _image_dot(self:Tensor, w:Tensor, dtype:DTypeLike|None=None) -> Tensor: _fail("Tensor.image_dot", _NO_IMAGE)
 def _image_conv2d(self:Tensor, weight:Tensor, bias:Tensor|None=None, groups=1, stride=1, dilation=1, padding=0, dtype=None) -> Tensor:
   _fail("Tensor.image_conv2d", _NO_IMAGE)
-Tensor.shard, Tensor.shard_ = _unsupported_method(_shard, _NO_MULTI), _unsupported_method(_shard_, _NO_MULTI)
 Tensor.keccak = _unsupported_method(_keccak, "the Keccak (SHA-3) hash is not ported")
 Tensor.image_dot, Tensor.image_conv2d = _unsupported_method(_image_dot, _NO_IMAGE), _unsupported_method(_image_conv2d, _NO_IMAGE)

@@ -186,8 +186,7 @@ def test_softmax_single_kernel_and_fuse():
   x = Tensor([1.0, 2.0], requires_grad=True)
   assert (x * x).contiguous_backward().sum().gradient(x)[0].tolist() == [2.0, 4.0]
 
-@pytest.mark.parametrize("fn", [lambda: Tensor([1.0]).shard(("CPU", "CPU")), lambda: Tensor([1.0]).shard_(("CPU",), axis=0),
-                                lambda: Tensor([1], dtype=dtypes.uint8).keccak(), lambda: Tensor.ones(1, 1).image_dot(Tensor.ones(1, 1)),
+@pytest.mark.parametrize("fn", [lambda: Tensor([1], dtype=dtypes.uint8).keccak(), lambda: Tensor.ones(1, 1).image_dot(Tensor.ones(1, 1)),
                                 lambda: Tensor.ones(1, 1, 1, 1).image_conv2d(Tensor.ones(1, 1, 1, 1))])
 def test_features_this_engine_lacks_say_so(fn):
   with pytest.raises(NotImplementedError, match="on tinygrad.cpp"): fn()

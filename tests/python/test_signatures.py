@@ -108,7 +108,7 @@ _SEQ = [lambda t: t + 1, lambda t: t * 2]
 _FILE = pathlib.Path(tempfile.mkdtemp()) / "bytes.bin"  # from_url: a local path is read as it is (no cache, no network)
 _FILE.write_bytes(bytes(range(7)))
 atexit.register(shutil.rmtree, _FILE.parent, True)
-NO_MULTI, NO_IMAGE = NotImplementedError, NotImplementedError
+NO_IMAGE = NotImplementedError
 HALF = dtypes.float16 if is_dtype_supported(dtypes.float16) else dtypes.float64  # PoCL has no half: another float
 
 CALLS: dict[str, Call] = {
@@ -207,8 +207,8 @@ CALLS: dict[str, Call] = {
   "schedule": Call(lambda: F() + 1, var=lambda: (I() * 2,)),
   "schedule_with_vars": Call(lambda: F() + 1, var=lambda: (I() * 2,)),
   "sequential": Call(F, dict(ll=_SEQ)),
-  "shard": Call(F, dict(devices=("CPU", "CPU"), axis=0), raises=NO_MULTI),
-  "shard_": Call(F, dict(devices=("CPU", "CPU"), axis=None), raises=NO_MULTI),
+  "shard": Call(F, dict(devices=("CPU", "CPU:1"), axis=0)),
+  "shard_": Call(F, dict(devices=("CPU", "CPU:1"), axis=None)),
   "shrink": Call(F, dict(arg=((0, 1), None))),
   "size": Call(F, dict(dim=-1)),
   "softmax": Call(F, dict(axis=0, dtype=dtypes.float32, _single_kernel=True)),

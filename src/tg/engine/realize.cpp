@@ -221,16 +221,16 @@ ExecItem lower_schedule_item(const ScheduleItem& si) {
     auto runner = get_runner(si.bufs[0].device(), ast);
     std::vector<Buffer> bufs;
     for (int64_t g : runner->p.globals) bufs.push_back(si.bufs.at(static_cast<size_t>(g)));
-    return ExecItem{runner, std::move(bufs), si.metadata};
+    return ExecItem{runner, std::move(bufs), si.metadata, si.fixedvars};
   }
   if (ast.op() == Ops::BUFFER_VIEW) {
     TG_CHECK(si.bufs.size() >= 2, "a buffer view needs two buffers");
-    return ExecItem{std::make_shared<ViewOp>(si.bufs[0]), si.bufs, si.metadata};
+    return ExecItem{std::make_shared<ViewOp>(si.bufs[0]), si.bufs, si.metadata, si.fixedvars};
   }
   if (ast.op() == Ops::COPY) {
     TG_CHECK(si.bufs.size() >= 2, "a copy needs two buffers");
     return ExecItem{std::make_shared<BufferCopy>(si.bufs[0].nbytes(), si.bufs[0].device(), si.bufs[1].device()),
-                    si.bufs, si.metadata};
+                    si.bufs, si.metadata, si.fixedvars};
   }
   throw Error(cat("can't lower a schedule item with ast ", ast.op()));
 }
@@ -241,7 +241,14 @@ std::optional<double> ExecItem::run(const VarVals& vars, bool wait, bool do_upda
   const int64_t debug = DEBUG;
   const bool profile = profile_enabled();
   const double st_us = profile ? profile_now_us() : 0;
-  std::optional<double> et = (*prg)(bufs, vars, wait || debug >= 2 || profile);
+  std::optional<double> et;
+  if (fixedvars.empty()) {
+    et = (*prg)(bufs, vars, wait || debug >= 2 || profile);
+  } else {
+    VarVals all = vars;
+    for (const auto& [k, v] : fixedvars) all[k] = v;
+    et = (*prg)(bufs, all, wait || debug >= 2 || profile);
+  }
   if (profile)
     profile_range(prg->device, ansistrip(prg->display_name), st_us, et ? *et * 1e6 : profile_now_us() - st_us,
                   dynamic_cast<const BufferCopy*>(prg.get()) != nullptr);

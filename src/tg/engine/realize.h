@@ -60,6 +60,7 @@ struct ExecItem {
   std::shared_ptr<Runner> prg;
   std::vector<Buffer> bufs;
   std::vector<const Metadata*> metadata;
+  VarVals fixedvars = {};  // variables this item always runs with (its device's number, on a tuple of devices)
   // jit: a TinyJit replay (buffers already allocated; DEBUG=2 prints the line in magenta)
   std::optional<double> run(const VarVals& vars = {}, bool wait = false, bool do_update_stats = true, bool jit = false);
 };

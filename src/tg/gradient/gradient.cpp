@@ -4,6 +4,7 @@
 #include <numbers>
 #include <unordered_set>
 
+#include "tg/shape/uop_multi.h"
 #include "tg/shape/uop_shape.h"
 #include "tg/uop/toposort.h"
 
@@ -95,7 +96,7 @@ const PatternMatcher<GradList, UOp>& pm_gradient() {
       {op(Ops::PAD).named("ret"),
        [](M m, UOp& ctx) {
          Shape s = shape_of(m["ret"].src(0));
-         const auto& p = m["ret"].arg<PairTuple>();
+         const Mask p = arg_mask(m["ret"].arg());
          Mask sh;
          for (size_t i = 0; i < s.size(); i++) sh.push_back({p[i].first, s[i] + p[i].first});
          return grads(uop_shrink(ctx, sh));
@@ -103,7 +104,7 @@ const PatternMatcher<GradList, UOp>& pm_gradient() {
       {op(Ops::SHRINK).named("ret"),
        [](M m, UOp& ctx) {
          Shape s = shape_of(m["ret"].src(0));
-         const auto& p = m["ret"].arg<PairTuple>();
+         const Mask p = arg_mask(m["ret"].arg());
          Mask pd;
          for (size_t i = 0; i < s.size(); i++) pd.push_back({p[i].first, s[i] - p[i].second});
          return grads(uop_pad(ctx, pd));
@@ -122,6 +123,15 @@ const PatternMatcher<GradList, UOp>& pm_gradient() {
          for (size_t i = 0; i < in.size(); i++)
            if (in[i] != out[i]) axes.push_back(static_cast<int64_t>(i));
          return grads(uop_r(ctx.cast(sum_acc_dtype(ctx.dtype())), Ops::ADD, axes).cast(ctx.dtype()));
+       }},
+      // COPY: the gradient goes back to the source's device (from a tuple of replicas: the first one's)
+      {op(Ops::COPY).named("ret"),
+       [](M m, UOp& ctx) { return grads(uop_copy_to_device(ctx, uop_device_str(m["ret"].src(0))), UOp()); }},
+      // MULTI: each device takes its slice of the gradient
+      {op(Ops::MULTI).named("ret"),
+       [](M m, UOp& ctx) {
+         const UOp& ret = m["ret"];
+         return grads(uop_shard_slice(uop_copy_to_device(ctx, uop_device_str(ret)), *uop_axis(ret)));
        }},
       {op(Ops::BITCAST), [](M, UOp&) { return grads(UOp()); }},  // no gradient through a bitcast
       {op(Ops::CUSTOM_GRAD).named("ret"),

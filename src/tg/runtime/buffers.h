@@ -2,6 +2,7 @@
 // the device Buffer behind each BUFFER UOp (tinygrad's `buffers` weak dict in ops.py): made on first use, dropped
 // with the node
 #include <optional>
+#include <vector>
 
 #include "tg/runtime/device.h"
 #include "tg/uop/uop.h"
@@ -9,6 +10,9 @@
 namespace tg {
 
 Buffer uop_buffer(const UOp& buf);  // BUFFER (or a contiguous view of one): its Buffer, made lazily
+// the Buffers behind a BUFFER on a tuple of devices (tinygrad's MultiBuffer, one per device), an MSELECT of one of
+// them, or an MSTACK of single ones; a single device's BUFFER gives its one Buffer
+std::vector<Buffer> uop_buffers(const UOp& u);
 // gives a BUFFER that has no Buffer yet this one (the schedule makes a BUFFER_VIEW's output a view of its base)
 void uop_set_buffer(const UOp& buf, Buffer b);
 std::optional<Buffer> uop_realized(

@@ -14,6 +14,8 @@
 #include "tg/runtime/device.h"
 #include "tg/schedule/grouper_rules.h"
 #include "tg/schedule/grouper_util.h"
+#include "tg/schedule/multi.h"
+#include "tg/shape/uop_multi.h"
 #include "tg/uop/symbolic.h"
 
 namespace tg {
@@ -375,6 +377,18 @@ const GPM& create_kernels() {
        [](M m, GrouperCtx& ctx) { return create_kernel(m["x"], UOp{}, *ctx.meta); }},  // GBARRIER(x) -> KERNEL
       {op(Ops::KERNEL).named("x"),
        [](M m, GrouperCtx& ctx) { return append_to_kernel(m["x"], *ctx.meta); }},  // KERNEL(x) -> KERNEL(x.src)
+      {op(Ops::MSELECT, {op(Ops::RESHAPE).named("r")}).named("ms"),
+       [](M m) {
+         const UOp& r = m["r"];
+         return uop_reshape(uop_mselect(r.src(0), as_int(m["ms"].arg<ConstValue>())), arg_shape(r.arg()));
+       }},  // MSELECT(RESHAPE(x)) -> RESHAPE(MSELECT(x))
+      {op(Ops::MSTACK).each(op(Ops::RESHAPE)).named("ms"),
+       [](M m) {
+         const UOp& ms = m["ms"];
+         std::vector<UOp> src;
+         for (const UOp& x : ms.src()) src.push_back(x.src(0));
+         return uop_reshape(UOp::make(Ops::MSTACK, ms.dtype(), src), arg_shape(ms.src(0).arg()));
+       }},  // MSTACK(RESHAPE(x)...) -> RESHAPE(MSTACK(x...))
   };
   return pm;
 }
@@ -535,8 +549,9 @@ std::vector<std::pair<UOp, UOp>> kernelize_map(const UOp& big_sink) {
   MetaTable meta;
   GrouperCtx ctx;
   ctx.meta = &meta;
-  // merge_views + simplify (multi_pm and replace_allreduce are not here yet: no multi device)
-  static const GPM merge_pm = do_fuse() + merge_views() + grouper_sym() + device_rewrites() + replace_contiguous();
+  // multi + merge_views + simplify
+  static const GPM merge_pm = multi_pm() + replace_allreduce() + do_fuse() + merge_views() + grouper_sym() +
+                              device_rewrites() + replace_contiguous();
   UOpMap tensor_map = graph_rewrite_map(big_sink, merge_pm, ctx, meta, {.name = "merge_views"});
   UOp sink = tensor_map.at(big_sink);
   trace::snapshot(sink, "View Tensor Graph");  // the cleaned up tensor graph

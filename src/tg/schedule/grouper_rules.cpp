@@ -226,8 +226,12 @@ const GPM& grouper_sym() {
       // an ASSIGN to something unrealized -> CONTIGUOUS
       {op(Ops::ASSIGN, {var("t"), var("x")}),
        [](M m) -> UOp {
-         Ops b = uop_base(m["t"]).op();
-         return b != Ops::BUFFER && b != Ops::BUFFER_VIEW ? make_contiguous(m["x"]) : UOp{};
+         UOp b = uop_base(m["t"]);
+         if (b.op() == Ops::BUFFER || b.op() == Ops::BUFFER_VIEW) return {};
+         if (b.op() == Ops::MSTACK &&
+             std::all_of(b.src().begin(), b.src().end(), [](const UOp& s) { return s.op() == Ops::BUFFER; }))
+           return {};  // buffers of a tuple of devices, stacked
+         return make_contiguous(m["x"]);
        }},
       // CAST(expand) -> expand(CAST), when the cast doesn't widen
       {op(Ops::CAST, {op(Ops::VIEW).named("vm")}).named("cast"),

@@ -168,6 +168,12 @@ UOpMap graph_rewrite_map(const UOp& sink, const PatternMatcher<UOp, Ctx>& pm, Ct
 // contiguous range (BUFFER_VIEW) writes its base BUFFER
 inline UOp buf_uop(const UOp& u) {
   if (u.op() == Ops::BUFFER) return u;
+  if (u.op() == Ops::MSELECT) return UOp::make(Ops::MSELECT, u.dtype(), {buf_uop(u.src(0))}, u.arg());
+  if (u.op() == Ops::MSTACK) {
+    std::vector<UOp> src;
+    for (const UOp& s : u.src()) src.push_back(buf_uop(s));
+    return UOp::make(Ops::MSTACK, u.dtype(), src);
+  }
   TG_ASSERT(u.op() == Ops::ASSIGN, "buf_uop: must be ASSIGN, not ", u.op());
   UOp b = uop_base(u.src(0));
   return b.op() == Ops::BUFFER_VIEW ? b.src(0) : b;

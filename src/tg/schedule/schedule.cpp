@@ -49,6 +49,14 @@ std::pair<std::vector<ScheduleItem>, std::map<std::string, int64_t>> create_sche
       if (s.op() == Ops::ASSIGN) {
         children[s.src(1).get()].push_back(k);
         in_degree[k.get()]++;
+      } else if (s.op() == Ops::MSELECT || s.op() == Ops::MSTACK) {  // one of a tuple's buffers; ones stacked
+        for (const UOp& s2 : s.src()) {
+          const UOp& ss = s2.op() == Ops::MSELECT ? s2.src(0) : s2;
+          if (ss.op() == Ops::BUFFER) continue;
+          TG_CHECK(ss.op() == Ops::ASSIGN, "input to MSELECT/MSTACK must be ASSIGN or BUFFER, not ", ss.op());
+          children[ss.src(1).get()].push_back(k);
+          in_degree[k.get()]++;
+        }
       } else {
         TG_CHECK(s.op() == Ops::BUFFER, "input to kernel must be ASSIGN or BUFFER, not ", s.op());
       }
@@ -68,7 +76,9 @@ std::pair<std::vector<ScheduleItem>, std::map<std::string, int64_t>> create_sche
     if (in_degree[k.get()] == 0) queue.push_back(k);
   std::vector<ScheduleItem> schedule;
   VarVals var_vals;
+  size_t scheduled = 0;
   while (!queue.empty()) {
+    scheduled++;
     UOp k = queue.front();
     queue.pop_front();
     const KernelArg& ka = get_kernel(k);
@@ -78,13 +88,29 @@ std::pair<std::vector<ScheduleItem>, std::map<std::string, int64_t>> create_sche
       const Tuple& arg = ast.arg<Tuple>();
       uop_set_buffer(k.src(0), base.view(as_int(arg.at(0)), ast.dtype(), as_int(arg.at(1)) * base.dtype().itemsize()));
     }
-    ScheduleItem si{ast, {}, ka.metadata};
-    for (const UOp& s : k.src()) si.bufs.push_back(uop_buffer(buf_uop(s)));
-    schedule.push_back(std::move(si));
+    std::vector<std::vector<Buffer>> ubufs;  // per source: its Buffer, or one per device of a tuple
+    for (const UOp& s : k.src()) ubufs.push_back(uop_buffers(buf_uop(s)));
+    const bool multi = is_multi_device(uop_device_str(k.src(0)));
+    if (!multi) {
+      ScheduleItem si{ast, {}, ka.metadata};
+      for (auto& b : ubufs) si.bufs.push_back(b.at(0));
+      schedule.push_back(std::move(si));
+    } else {  // one item per device, its number bound (a kernel that doesn't read it ignores it)
+      for (size_t i = 0; i < ubufs[0].size(); i++) {
+        ScheduleItem si{ast, {}, ka.metadata};
+        for (auto& b : ubufs) {
+          TG_CHECK(b.size() == ubufs[0].size(), "a kernel on ", ubufs[0].size(), " devices reads a buffer on ",
+                   b.size());
+          si.bufs.push_back(b[i]);
+        }
+        si.fixedvars["_device_num"] = int64_t(i);
+        schedule.push_back(std::move(si));
+      }
+    }
     for (const UOp& x : children[k.get()])
       if (--in_degree[x.get()] == 0) queue.push_back(x);
   }
-  TG_CHECK(schedule.size() == kernels.size(), "cycle in the kernel graph: ", kernels.size() - schedule.size(), " of ",
+  TG_CHECK(scheduled == kernels.size(), "cycle in the kernel graph: ", kernels.size() - scheduled, " of ",
            kernels.size(), " kernels can't be ordered");
   return {std::move(schedule), std::move(var_vals)};
 }

@@ -15,6 +15,7 @@
 
 #include "tg/runtime/device.h"
 #include "tg/schedule/grouper.h"
+#include "tg/shape/sint.h"
 
 namespace tg {
 
@@ -22,10 +23,12 @@ struct ScheduleItem {
   UOp ast;                                // SINK of STOREs (a compiled kernel), or COPY / BUFFER_VIEW
   std::vector<Buffer> bufs;               // output first, then the inputs, in DEFINE_GLOBAL order
   std::vector<const Metadata*> metadata;  // the Tensor methods that made the kernel: ['sum', 'relu', '__matmul__']
+  VarVals fixedvars = {};                 // a kernel of a tuple of devices, run on one: {"_device_num": i}
 };
 
 // kernels in dependency order (BFS from the kernels that need nothing, as the reference), with the values of the
-// bound Variables (name -> value) taken out of the ASTs
+// bound Variables (name -> value) taken out of the ASTs. A kernel on a tuple of devices is one item per device, in
+// the tuple's order, each with its device's number in fixedvars
 std::pair<std::vector<ScheduleItem>, std::map<std::string, int64_t>> create_schedule_with_vars(const UOp& sched_sink);
 
 // Buffers whose lifetimes (first to last use in the schedule) don't overlap share memory: on devices whose allocator

@@ -95,6 +95,28 @@ ShapeTracker ShapeTracker::unbind(VarVals& vals) const {
 ShapeTracker ShapeTracker::rebind(const VarVals& vals) const {
   return map_sints(*this, [&](const sint& x) { return tg::rebind(x, vals); });
 }
+static UOp find_var(const sint& x, const std::string& name) {
+  if (x.is_int()) return {};
+  for (const UOp& u : x.uop().toposort())
+    if (u.op() == Ops::DEFINE_VAR && u.arg<VarArg>().name == name) return u;
+  return {};
+}
+bool ShapeTracker::has_var(const std::string& name) const {
+  bool found = false;
+  map_sints(*this, [&](const sint& x) {
+    found = found || find_var(x, name);
+    return x;
+  });
+  return found;
+}
+ShapeTracker ShapeTracker::substitute_var(const std::string& name, int64_t val) const {
+  ShapeTracker ret = map_sints(*this, [&](const sint& x) {
+    UOp v = find_var(x, name);
+    return v ? sint(x.uop().substitute({{v, v.const_like(val)}}).simplify()) : x;
+  });
+  for (View& v : ret.views) v = View::create(v.shape, v.strides, v.offset, v.mask);
+  return ret;
+}
 ShapeTracker ShapeTracker::operator+(const ShapeTracker& o) const {
   ShapeTracker ret = *this;
   for (auto& v : o.views) {  // one view at a time simplifies better

@@ -26,7 +26,9 @@ struct ShapeTracker {
   ShapeTracker simplify() const;
   ShapeTracker unbind(VarVals& vals) const;  // every BIND(var, val) in it replaced by var, vals recording the values
   ShapeTracker rebind(const VarVals& vals) const;  // every BIND(var, _) of a Variable in vals bound to its value there
-  ShapeTracker operator+(const ShapeTracker& st) const;  // this, then st
+  bool has_var(const std::string& name) const;     // a Variable of that name in a size, stride, offset or mask
+  ShapeTracker substitute_var(const std::string& name, int64_t val) const;  // that Variable replaced by val
+  ShapeTracker operator+(const ShapeTracker& st) const;                     // this, then st
 
   std::pair<UOp, UOp> to_indexed_uops(const std::vector<UOp>* idxs = nullptr) const;  // (idx, valid), simplified
   UOp to_uop() const;                                                                 // VIEW with this as its arg

@@ -7,26 +7,6 @@
 
 namespace tg {
 
-// *** the cached properties, computed bottom-up with an explicit stack (never recursion on depth) ***
-
-template <class Compute, class Done>
-static void fill_caches(const UOp& root, Done done, Compute compute) {
-  if (done(root.get())) return;
-  std::vector<std::pair<const UOpNode*, bool>> stack{{root.get(), false}};
-  while (!stack.empty()) {
-    auto [n, expanded] = stack.back();
-    stack.pop_back();
-    if (done(n)) continue;
-    if (!expanded) {
-      stack.push_back({n, true});
-      for (const UOp& s : n->src)
-        if (!done(s.get())) stack.push_back({s.get(), false});
-    } else {
-      compute(n);
-    }
-  }
-}
-
 static const ShapeTracker* st_of(const UOpNode* n) {
   const ArgObject* c = n->st_cache.load(std::memory_order_acquire);
   return c == uop_cache_none() ? nullptr : &static_cast<const ShapeTrackerArg*>(c)->st;
@@ -82,6 +62,11 @@ static std::optional<ShapeTracker> compute_st(const UOpNode* n) {
   }
   if (first == nullptr) return std::nullopt;
   Shape shape = first->shape();
+  if (op == Ops::MULTI) {  // the whole tensor: the shard's shape, its axis times the devices
+    const int64_t axis = as_int(std::get<ConstValue>(n->arg));
+    TG_CHECK(axis >= 0 && axis < int64_t(shape.size()), "MULTI axis ", axis, " out of range for ", shape_str(shape));
+    shape[axis] = shape[axis] * int64_t(device_names(uop_device_str(n->src[0])).size());
+  }
   if (op == Ops::REDUCE_AXIS) {
     const ReduceArg* r = std::get_if<ReduceArg>(&n->arg);
     TG_CHECK(r != nullptr, "REDUCE_AXIS needs (op, axes) as arg, got ", arg_repr(n->arg));
@@ -125,8 +110,16 @@ std::optional<std::string> uop_device(const UOp& u) {
       [](const UOpNode* n) {
         const std::string* d = uop_device_none();
         if (n->op == Ops::DEVICE)
-          d = intern_device(std::get<std::string>(n->arg));
-        else if ((n->op == Ops::COPY || n->op == Ops::BUFFER || n->op == Ops::ALLREDUCE) && n->src.size() > 1)
+          d = intern_device(device_of_arg(n->arg));
+        else if (n->op == Ops::MSELECT || n->op == Ops::MSTACK) {  // one of a tuple; a tuple of ones
+          std::vector<std::string> names;
+          for (const UOp& s : n->src) names.push_back(*s.get()->device_cache.load(std::memory_order_acquire));
+          if (n->op == Ops::MSTACK)
+            d = intern_device(multi_device_name(names));
+          else if (std::vector<std::string> all = device_names(names.at(0));
+                   is_multi_device(names.at(0)) && as_int(std::get<ConstValue>(n->arg)) < int64_t(all.size()))
+            d = intern_device(all[as_int(std::get<ConstValue>(n->arg))]);
+        } else if ((n->op == Ops::COPY || n->op == Ops::BUFFER || n->op == Ops::ALLREDUCE) && n->src.size() > 1)
           d = n->src[1].get()->device_cache.load(std::memory_order_acquire);
         else
           for (const UOp& s : n->src)
@@ -186,7 +179,7 @@ UOp uop_const(DType dtype, const ConstValue& v, const std::optional<std::string>
   std::optional<ShapeTracker> st;
   if (shape) st = ShapeTracker::from_shape({}).reshape(Shape(shape->size(), 1)).expand(*shape);
   if (device) {
-    UOp dev = UOp::make(Ops::DEVICE, dtypes::void_, {}, *device);
+    UOp dev = UOp::make(Ops::DEVICE, dtypes::void_, {}, device_arg(*device));
     return ret.replace(std::nullopt, std::nullopt,
                        std::vector<UOp>{uop_view(dev, st ? *st : ShapeTracker::from_shape({}))});
   }
@@ -195,11 +188,11 @@ UOp uop_const(DType dtype, const ConstValue& v, const std::optional<std::string>
 }
 
 UOp uop_new_buffer(const std::string& device, sint size, DType dtype) {
-  return UOp::make(Ops::BUFFER, dtype, {UOp::unique(), UOp::make(Ops::DEVICE, dtypes::void_, {}, device)},
+  return UOp::make(Ops::BUFFER, dtype, {UOp::unique(), UOp::make(Ops::DEVICE, dtypes::void_, {}, device_arg(device))},
                    ConstValue(size));
 }
 UOp uop_copy_to_device(const UOp& u, const std::string& device) {
-  return UOp::make(Ops::COPY, u.dtype(), {u, UOp::make(Ops::DEVICE, dtypes::void_, {}, device)});
+  return UOp::make(Ops::COPY, u.dtype(), {u, UOp::make(Ops::DEVICE, dtypes::void_, {}, device_arg(device))});
 }
 UOp uop_r(const UOp& u, Ops op, std::vector<int64_t> axes) {
   Shape s = uop_shape(u);

@@ -2,10 +2,32 @@
 // shapes and devices of tensor-level UOps (tinygrad's UOp.st, .shape, ._device, .base and the movement-op builders)
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tg/shape/shapetracker.h"
 
 namespace tg {
+
+// fills a cached property of root and of everything below it, bottom-up with an explicit stack (never recursion on
+// depth): done(n) says whether node n has it, compute(n) computes it once n's sources have it
+template <class Done, class Compute>
+void fill_caches(const UOp& root, Done done, Compute compute) {
+  if (done(root.get())) return;
+  std::vector<std::pair<const UOpNode*, bool>> stack{{root.get(), false}};
+  while (!stack.empty()) {
+    auto [n, expanded] = stack.back();
+    stack.pop_back();
+    if (done(n)) continue;
+    if (!expanded) {
+      stack.push_back({n, true});
+      for (const UOp& s : n->src)
+        if (!done(s.get())) stack.push_back({s.get(), false});
+    } else {
+      compute(n);
+    }
+  }
+}
 
 const ShapeTracker* uop_st(const UOp& u);  // null when the UOp has no shape (codegen-level nodes)
 Shape uop_shape(const UOp& u);             // throws when it has none

@@ -207,11 +207,11 @@ View View::unsafe_resize(const Mask& arg, std::optional<Mask> mask_in) const {
     for (size_t i = 0; i < arg.size(); i++) {
       auto [mx, my] = (*mask)[i];
       auto [ax, ay] = arg[i];
-      moved.push_back({std::max<sint>(0, std::min(mx - ax, ay - ax)), std::max<sint>(0, std::min(my - ax, ay - ax))});
+      moved.push_back({smax(0, smin(mx - ax, ay - ax)), smax(0, smin(my - ax, ay - ax))});
     }
     if (mask_in)
       for (size_t i = 0; i < moved.size(); i++)
-        moved[i] = {std::max(moved[i].first, (*mask_in)[i].first), std::min(moved[i].second, (*mask_in)[i].second)};
+        moved[i] = {smax(moved[i].first, (*mask_in)[i].first), smin(moved[i].second, (*mask_in)[i].second)};
     nm = moved;
   }
   Shape ns;

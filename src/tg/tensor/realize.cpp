@@ -68,6 +68,7 @@ void Tensor::realize(const std::vector<Tensor>& tensors) {
 
 std::vector<uint8_t> Tensor::data_bytes() const {
   if (numel() == 0) return {};
+  if (is_multi_device(device())) return to(device_names(device()).at(0)).data_bytes();  // gathered on the first
   // contiguous on its own device, realized: its base is a BUFFER holding exactly the elements, row-major, which the
   // device's allocator copies out (the reference copies to the CPU first, for a zero-copy memoryview; a host copy
   // is made here either way). A lazy tensor stays lazy: only its contiguous copy is realized.
@@ -85,6 +86,8 @@ std::vector<uint8_t> Tensor::data_bytes() const {
   // the scheduler may have moved the copy under a view (a permute of a whole file): then it is made contiguous
   if (whole_copy && !whole_view_of(t.uop(), Ops::BUFFER)) t = t.contiguous(), t.realize();
   UOp base = uop_base(t.uop());
+  // one device's buffer of a tuple's (a copy to the device it already is on is no copy)
+  if (base.op() == Ops::MSELECT) return uop_buffers(base).at(0).ensure_allocated().as_bytes();
   TG_ASSERT(base.op() == Ops::BUFFER, "realized tensor is not a buffer: ", base.op());
   return uop_buffer(base).ensure_allocated().as_bytes();  // Tensor.empty's contents: what its memory (or file) holds
 }

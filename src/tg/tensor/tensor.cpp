@@ -11,6 +11,7 @@
 
 #include "tg/gradient/gradient.h"
 #include "tg/runtime/buffers.h"
+#include "tg/shape/uop_multi.h"
 #include "tg/tensor/tensor_internal.h"
 
 namespace tg {
@@ -52,6 +53,11 @@ ConstValue read_host(const void* data, size_t i, DType host) {
 }  // namespace
 
 std::string resolve_device(const std::optional<std::string>& device) {
+  if (device && is_multi_device(*device)) {  // a tuple: each device canonicalized and opened
+    std::vector<std::string> names = device_names(*device);
+    for (std::string& d : names) d = resolve_device(d);
+    return multi_device_name(names);
+  }
   std::string d = Device::canonicalize(device ? std::string_view(*device) : std::string_view(Device::DEFAULT.str()));
   Device::get(d);
   return d;
@@ -75,7 +81,12 @@ Tensor::Tensor(const UOp& uop, TensorOptions opts) {
   TG_CHECK_AS(AssertionError, !opts.dtype || *opts.dtype == uop.dtype(),
               "dtype doesn't match, and casting isn't supported");
   std::string device = resolve_device(opts.device);  // as tinygrad: no device means Device::DEFAULT
-  UOp u = uop_device(uop) == device ? uop : uop_copy_to_device(uop, device);
+  const std::optional<std::string> have = uop_device(uop);
+  // onto a tuple of devices, a single device's UOp is copied whole to each (shard without an axis); from a tuple to
+  // one device, gathered there
+  TG_CHECK_AS(AssertionError, !have || !is_multi_device(*have) || !is_multi_device(device) || *have == device,
+              "MultiLazyBuffer device mismatch, ", *have, " != ", device);
+  UOp u = have == device ? uop : uop_copy_to_device(uop, device);
   d_ = track(std::move(u), opts.requires_grad);
 }
 
@@ -246,6 +257,7 @@ std::string Tensor::device() const { return uop_device_str(d_->uop); }
 Tensor Tensor::to(std::string_view device) const {
   std::string d = resolve_device(std::string(device));
   if (this->device() == d) return *this;
+  if (is_multi_device(d)) return shard(device_names(d));
   Tensor ret(uop(), TensorOptions{d, std::nullopt, requires_grad()});
   if (std::optional<Tensor> g = grad()) ret.set_grad(g->to(d));
   return ret;
@@ -255,6 +267,15 @@ Tensor& Tensor::to_(std::string_view device) {
   d_->uop = real.uop();
   set_grad(real.grad());
   return *this;
+}
+Tensor Tensor::shard(const std::vector<std::string>& devices, std::optional<int64_t> axis) const {
+  TG_CHECK_AS(AssertionError, !is_multi_device(device()), "can't shard a MultiLazyBuffer (on ", device(), ")");
+  const std::string d = resolve_device(multi_device_name(devices));
+  UOp u = axis ? uop_shard(uop(), d, resolve_dim(*axis)) : uop_copy_to_device(uop(), d);
+  return Tensor(u, TensorOptions{d, std::nullopt, requires_grad()});
+}
+Tensor& Tensor::shard_(const std::vector<std::string>& devices, std::optional<int64_t> axis) {
+  return replace(shard(devices, axis));
 }
 std::optional<bool> Tensor::requires_grad() const { return d_->requires_grad; }
 Tensor& Tensor::requires_grad_(bool v) {

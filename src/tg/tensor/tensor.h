@@ -226,6 +226,13 @@ class Tensor {
   // it, why, and the devices that are available.
   Tensor to(std::string_view device) const;
   Tensor& to_(std::string_view device);  // moves this tensor (and its grad) in place
+  // Many devices (tinygrad's shard): a tuple of devices is one name, the devices joined by ',' ("CPU,CPU:1"; see
+  // multi_device_name), which device() returns for a tensor on them. shard splits this tensor along axis into equal
+  // parts, one per device (the axis must divide evenly); without an axis every device holds all of it, as
+  // to("CPU,CPU:1") does. Ops on such tensors run on every device, a reduce over the split axis all-reduces
+  // between them (RING), and reading the data gathers it on the first device.
+  Tensor shard(const std::vector<std::string>& devices, std::optional<int64_t> axis = std::nullopt) const;
+  Tensor& shard_(const std::vector<std::string>& devices, std::optional<int64_t> axis = std::nullopt);
 
   // *** elementwise ***
   Tensor cast(DType dt) const;

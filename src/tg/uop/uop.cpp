@@ -124,16 +124,18 @@ UOp::UOp(const UOp& o) noexcept : n_(o.n_) {
   if (n_) n_->refs.fetch_add(1, std::memory_order_relaxed);
 }
 UOp& UOp::operator=(const UOp& o) noexcept {
-  if (o.n_) o.n_->refs.fetch_add(1, std::memory_order_relaxed);
+  UOpNode* n = o.n_;  // read before the release: o may live in the node released (u = u.src(0))
+  if (n) n->refs.fetch_add(1, std::memory_order_relaxed);
   if (n_) release(n_);
-  n_ = o.n_;
+  n_ = n;
   return *this;
 }
 UOp& UOp::operator=(UOp&& o) noexcept {
   if (this != &o) {
-    if (n_) release(n_);
-    n_ = o.n_;
+    UOpNode* n = o.n_;  // taken before the release, as above
     o.n_ = nullptr;
+    if (n_) release(n_);
+    n_ = n;
   }
   return *this;
 }
@@ -155,6 +157,42 @@ const std::string* intern_device(const std::string& name) {
   std::lock_guard lock(mu);
   return &*names->insert(name).first;
 }
+bool is_multi_device(std::string_view device) { return device.find(',') != std::string_view::npos; }
+std::string multi_device_name(const std::vector<std::string>& devices) {
+  TG_CHECK(!devices.empty(), "a tuple of devices can't be empty");
+  std::string ret;
+  for (const std::string& d : devices) {
+    TG_CHECK(!d.empty() && !is_multi_device(d), "bad device name in a tuple of devices: ", py_str_repr(d));
+    ret += d + ",";
+  }
+  if (devices.size() > 1) ret.pop_back();
+  return ret;
+}
+std::vector<std::string> device_names(std::string_view device) {
+  std::vector<std::string> ret;
+  size_t start = 0;
+  while (start <= device.size()) {
+    size_t end = std::min(device.find(',', start), device.size());
+    if (end > start) ret.emplace_back(device.substr(start, end - start));
+    start = end + 1;
+  }
+  return ret;
+}
+std::string DeviceTupleArg::repr() const {
+  std::string ret = "(";
+  for (size_t i = 0; i < devices.size(); i++) ret += (i ? ", " : "") + py_str_repr(devices[i]);
+  return ret + (devices.size() == 1 ? ",)" : ")");
+}
+uint64_t DeviceTupleArg::hash() const { return fnv1a(multi_device_name(devices)); }
+Arg device_arg(const std::string& device) {
+  if (!is_multi_device(device)) return device;
+  return ObjectArg(std::make_shared<const DeviceTupleArg>(device_names(device)));
+}
+std::string device_of_arg(const Arg& arg) {
+  if (const auto* t = object_arg<DeviceTupleArg>(arg)) return multi_device_name(t->devices);
+  return std::get<std::string>(arg);
+}
+
 const Metadata* intern_metadata(const std::string& name, const std::string& caller, bool backward) {
   static std::mutex mu;
   static auto* all = new std::vector<std::unique_ptr<Metadata>>();  // few distinct names; never freed

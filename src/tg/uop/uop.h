@@ -163,6 +163,7 @@ struct UOpNode {  // never mutated after interning, except the refcount
   OpSet src_ops;          // ops of the direct sources (the matcher's early reject)
   ConstValue vmin, vmax;  // value bounds, computed once when the node is made (tinygrad's _min_max)
   mutable std::atomic<uint32_t> refs{1};
+  mutable std::atomic<int16_t> axis_cache{-2};  // the sharded axis of a multi-device graph: -2 not computed, -1 None
   // lazily computed properties of tensor-level graphs, owned by the node (tinygrad's cached_property st, _device):
   // null until computed; uop_cache_none() when computed as None
   mutable std::atomic<const ArgObject*> st_cache{nullptr};
@@ -172,6 +173,22 @@ struct UOpNode {  // never mutated after interning, except the refcount
 const ArgObject* uop_cache_none();                          // the "computed, and it is None" marker for st_cache
 const std::string* uop_device_none();                       // the same for device_cache
 const std::string* intern_device(const std::string& name);  // device names live for the whole process
+
+// A tuple of devices (tinygrad's device tuple, a multi-device tensor's) is one name here: the devices joined by ','
+// ("CPU,CPU:1"; a tuple of one ends in ',': "CPU,"), as no device name has a ','. Its DEVICE node's arg is a
+// DeviceTupleArg, printed as the reference prints the tuple.
+bool is_multi_device(std::string_view device);
+std::string multi_device_name(const std::vector<std::string>& devices);
+std::vector<std::string> device_names(std::string_view device);  // a tuple's devices, or {device}
+struct DeviceTupleArg final : ArgObjectOf<DeviceTupleArg> {
+  std::vector<std::string> devices;
+  explicit DeviceTupleArg(std::vector<std::string> d) : devices(std::move(d)) {}
+  std::string repr() const override;
+  uint64_t hash() const override;
+  bool operator==(const DeviceTupleArg&) const = default;
+};
+Arg device_arg(const std::string& device);  // a DEVICE node's arg: the name, or a DeviceTupleArg for a tuple
+std::string device_of_arg(const Arg& arg);  // the inverse
 
 // hooks the shape layer installs: tensor-level consts carry a VIEW(DEVICE) source (tinygrad's UOp.const_like with
 // device and shape), and the runtime frees a BUFFER's memory when its node dies (tinygrad's buffers weak dict)

@@ -1,0 +1,138 @@
+// Tensors on many devices (Tensor::shard, tinygrad's test_multitensor): each op on sharded and replicated tensors
+// against the same op on one device; the allreduce (naive and ring) a reduce over the sharded axis becomes; the
+// gradient through shards; and the errors the reference raises.
+#include <gtest/gtest.h>
+
+#include "tg/helpers/knobs.h"
+#include "tg/runtime/device.h"
+#include "tg/schedule/schedule.h"
+#include "tg/shape/uop_multi.h"
+#include "tg/tensor/tensor.h"
+
+using namespace tg;
+
+namespace {
+
+const std::vector<std::string> TWO{"CPU", "CPU:1"}, FOUR{"CPU", "CPU:1", "CPU:2", "CPU:3"};
+
+std::vector<float> floats(const Tensor& t) { return t.cast(dtypes::float32).tolist<float>(); }
+void expect_near(const std::vector<float>& a, const std::vector<float>& b, float tol = 1e-4f) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); i++) EXPECT_NEAR(a[i], b[i], tol * (1 + std::abs(b[i]))) << "at " << i;
+}
+Tensor iota(const Shape& s) { return Tensor::arange(prod(s), {.dtype = dtypes::float32}).reshape(s); }
+
+TEST(Multi, DeviceTupleIsOneNamePrintedAsATuple) {
+  EXPECT_EQ(multi_device_name(TWO), "CPU,CPU:1");
+  EXPECT_EQ(multi_device_name({"CPU"}), "CPU,");  // a tuple of one, as python's ('CPU',)
+  EXPECT_EQ(device_names("CPU,CPU:1"), TWO);
+  EXPECT_EQ(device_names("CPU,"), std::vector<std::string>{"CPU"});
+  EXPECT_TRUE(is_multi_device("CPU,")) << "a tuple of one is still a tuple";
+  Tensor t = iota({4, 2}).shard(TWO, 0);
+  EXPECT_EQ(t.device(), "CPU,CPU:1");
+  EXPECT_EQ(t.shape(), (Shape{4, 2}));
+  EXPECT_EQ(t.uop().op(), Ops::MULTI);
+  EXPECT_EQ(uop_axis(t.uop()), 0);
+  EXPECT_NE(t.uop().repr().find("arg=('CPU', 'CPU:1')"), std::string::npos) << t.uop().repr();
+  // canonicalized: cpu:0 is CPU
+  EXPECT_EQ(iota({2}).shard({"cpu:0", "cpu:1"}).device(), "CPU,CPU:1");
+}
+
+TEST(Multi, ShardAndReadBack) {
+  Tensor t = iota({4, 8});
+  for (int64_t axis : {0, 1, -1}) expect_near(floats(t.shard(TWO, axis)), floats(t));
+  expect_near(floats(t.shard(TWO)), floats(t));  // replicated
+  expect_near(floats(t.to("CPU,CPU:1")), floats(t));
+  Tensor r = t.shard(FOUR, 1).realize();
+  EXPECT_EQ(r.uop().op(), Ops::MULTI) << "realized, still one slice per device";
+  expect_near(floats(r), floats(t));
+}
+
+TEST(Multi, ElementwiseMovementAndReduce) {
+  Tensor a = iota({8, 4}), b = iota({8, 4}) * 0.5 - 3;
+  Tensor sa = a.shard(TWO, 0), sb = b.shard(TWO, 0), rb = b.shard(TWO);
+  expect_near(floats(sa + sb), floats(a + b));
+  expect_near(floats((sa * rb).relu()), floats((a * b).relu()));  // sharded with replicated
+  expect_near(floats(sa.sum(1)), floats(a.sum(1)));               // over another axis: no allreduce
+  expect_near(floats(sa.sum(0)), floats(a.sum(0)));               // over the sharded axis: allreduce
+  expect_near(floats(sa.max()), floats(a.max()));
+  expect_near(floats(sa.reshape({2, 4, 4}).sum(2)), floats(a.reshape({2, 4, 4}).sum(2)));
+  expect_near(floats(sa.permute({1, 0})), floats(a.permute({1, 0})));
+  expect_near(floats(sa.pad({{0, 0}, {1, 2}})), floats(a.pad({{0, 0}, {1, 2}})));
+  expect_near(floats(sa.shrink({{0, 8}, {1, 3}})), floats(a.shrink({{0, 8}, {1, 3}})));
+  expect_near(floats(sa.flip({1})), floats(a.flip({1})));
+  expect_near(floats(sa.reshape({8, 1, 4}).expand({8, 3, 4})), floats(a.reshape({8, 1, 4}).expand({8, 3, 4})));
+  expect_near(floats(sa.shrink({{4, 8}, {0, 4}})), floats(a.shrink({{4, 8}, {0, 4}})));  // one device's part
+  // a different axis: gathered, then split the other way
+  Tensor sa1 = a.shard(TWO, 1);
+  expect_near(floats(sa + sa1), floats(a + a));
+}
+
+TEST(Multi, MatmulShardedEachWay) {
+  Tensor x = Tensor::randn({8, 16}), w = Tensor::randn({16, 4});
+  std::vector<float> want = floats(x.matmul(w));
+  expect_near(floats(x.shard(TWO, 0).matmul(w.shard(TWO))), want, 1e-3f);     // data parallel
+  expect_near(floats(x.shard(TWO).matmul(w.shard(TWO, 1))), want, 1e-3f);     // split output columns
+  expect_near(floats(x.shard(TWO, 1).matmul(w.shard(TWO, 0))), want, 1e-3f);  // split the reduce: allreduce
+}
+
+TEST(Multi, AllreduceNaiveAndRingAgree) {
+  Tensor t = Tensor::randn({4, 4096});
+  std::vector<float> want = floats(t.sum(0));
+  for (int64_t ring : {0, 2}) {
+    Context ctx{{"RING", ring}};
+    expect_near(floats(t.shard(FOUR, 0).sum(0)), want, 1e-3f);
+    expect_near(floats(t.shard(TWO, 0).sum(0)), want, 1e-3f);
+  }
+  // an odd number of elements: the ring's chunks are uneven
+  Tensor o = Tensor::randn({3, 37});
+  Context ctx{{"RING", 2}};
+  expect_near(floats(o.shard({"CPU", "CPU:1", "CPU:2"}, 0).sum(0)), floats(o.sum(0)), 1e-3f);
+}
+
+TEST(Multi, ScheduleRunsEachKernelOncePerDevice) {
+  Tensor t = (iota({4, 4}).shard(TWO, 0).realize() + 1);
+  auto [sched, vars] = Tensor::schedule_with_vars({t});
+  ASSERT_EQ(sched.size(), 2u) << "one kernel, one item per device";
+  EXPECT_EQ(sched[0].bufs[0].device(), "CPU");
+  EXPECT_EQ(sched[1].bufs[0].device(), "CPU:1");
+  EXPECT_EQ(sched[0].ast, sched[1].ast) << "one AST for both";
+}
+
+TEST(Multi, GradientThroughShards) {
+  Tensor x = Tensor::randn({8, 6}), w = Tensor::randn({6, 3}, {.requires_grad = true});
+  Tensor w2 = Tensor(w.tolist<float>(), {6, 3}, {.requires_grad = true});
+  Tensor loss = x.matmul(w2).relu().sum();
+  loss.backward();
+  Tensor ws = w.shard(TWO);
+  ws.requires_grad_(true);
+  Tensor ls = x.shard(TWO, 0).matmul(ws).relu().sum();
+  ls.backward();
+  ASSERT_TRUE(ws.grad().has_value());
+  EXPECT_EQ(ws.grad()->device(), "CPU,CPU:1");
+  expect_near(floats(*ws.grad()), floats(*w2.grad()), 1e-3f);
+  // a sharded parameter's gradient is sharded the same way
+  Tensor p = Tensor::randn({8, 2}).shard(TWO, 0);
+  p.requires_grad_(true);
+  (p * p).sum().backward();
+  EXPECT_EQ(uop_axis(p.grad()->uop()), 0);
+  expect_near(floats(*p.grad()), floats(p * 2));
+}
+
+TEST(Multi, BadShardsAreErrors) {
+  EXPECT_THROW(iota({3, 4}).shard(TWO, 0), Error) << "3 rows over 2 devices";
+  try {
+    iota({3, 4}).shard(TWO, 0);
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("uneven"), std::string::npos) << e.what();
+  }
+  Tensor s = iota({4, 4}).shard(TWO, 0);
+  EXPECT_THROW(s.shard(TWO, 0), AssertionError) << "already sharded";
+  EXPECT_THROW(floats(s.shrink({{1, 3}, {0, 4}})), AssertionError) << "a shrink across the devices' parts";
+  expect_near(floats(s.reshape({2, 8})), floats(iota({2, 8})));  // each device's two rows are one row of 8
+  EXPECT_THROW(floats(iota({4, 4}).shard(TWO, 1).reshape({16})), AssertionError) << "the split axis lost";
+  EXPECT_THROW(s.shard({"CPU", "NOPE:1"}), Error);
+  EXPECT_THROW(iota({4}).shard({"CPU", "NOPE:1"}), Error) << "a device that doesn't exist";
+}
+
+}  // namespace
