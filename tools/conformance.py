@@ -19,7 +19,11 @@ from concurrent.futures import ThreadPoolExecutor
 RUNNER = r"""
 import os, sys, unittest
 sys.path.insert(0, sys.argv[1])
-sys.path.append(os.path.dirname(sys.argv[1]))  # `test.helpers` (after PYTHONPATH: the tinygrad imported is its)
+# `test.helpers`: the checkout's root right after PYTHONPATH's entries (the tinygrad imported stays PYTHONPATH's) and
+# before the standard library (whose own `test` package would win)
+_pp = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+_at = max((sys.path.index(p) for p in _pp if p in sys.path), default=0) + 1
+sys.path.insert(_at, os.path.dirname(sys.argv[1]))
 # torch 1.13 (Debian 12's) predates torch._C._get_privateuse1_backend_name, which test_ops.py calls at class
 # definition to ask whether torch itself runs on tinygrad; the answer here is always "no"
 import torch
