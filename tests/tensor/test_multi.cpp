@@ -119,6 +119,16 @@ TEST(Multi, GradientThroughShards) {
   expect_near(floats(*p.grad()), floats(p * 2));
 }
 
+TEST(Multi, RandLikeIsShardedAsItsTensor) {
+  Tensor a = Tensor::ones({4, 4}).shard(FOUR, 0);
+  Tensor r = (a + a).rand_like();
+  EXPECT_EQ(r.device(), multi_device_name(FOUR));
+  EXPECT_EQ(uop_axis(r.uop()), 0);
+  for (float x : floats(r)) EXPECT_TRUE(x >= 0 && x < 1) << x;
+  EXPECT_THROW(a.rand_like({.device = "CPU:2,CPU:3"}), Error) << "a device for a sharded tensor's rand_like";
+  EXPECT_THROW(Tensor::rand({4}, {.device = "CPU,CPU:1"}), ValueError) << "rand on a tuple";
+}
+
 TEST(Multi, BadShardsAreErrors) {
   EXPECT_THROW(iota({3, 4}).shard(TWO, 0), Error) << "3 rows over 2 devices";
   try {

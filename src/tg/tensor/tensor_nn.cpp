@@ -223,7 +223,7 @@ Tensor Tensor::batchnorm(const std::optional<Tensor>& weight, const std::optiona
 Tensor Tensor::dropout(double p) const {
   TG_META("dropout");
   if (!training || p == 0) return *this;
-  Tensor keep = rand_like({device(), dtypes::default_float, false}, false) >= p;
+  Tensor keep = rand_like({std::nullopt, dtypes::default_float, false}, false) >= p;
   return keep.contiguous().where(*this, scalar_like(int64_t(0))) / (1.0 - p);
 }
 

@@ -3,6 +3,7 @@
 #include <map>
 #include <numbers>
 
+#include "tg/shape/uop_multi.h"
 #include "tg/tensor/tensor_internal.h"
 
 namespace tg {
@@ -49,6 +50,8 @@ Tensor Tensor::rand(const Shape& shape, TensorOptions opts, bool contiguous) {
     TG_CHECK_AS(ValueError, s.is_int() && s >= 0, "invalid input shape=", shape_str(shape),
                 s.is_sym() ? " (random numbers of a symbolic shape are not supported)" : "");
   std::string device = resolve_device(opts.device);
+  TG_CHECK_AS(ValueError, !is_multi_device(device), "rand on a tuple of devices (", device,
+              ") is not allowed: make it on one device and shard it");
   if (tg::prod(shape) == 0) return zeros(shape, TensorOptions{device, dt, opts.requires_grad});
   RngState& r = rng();
   int64_t numel = tg::prod(shape), num = ceildiv(numel * dt.itemsize(), 4), half = ceildiv(num, 2);
@@ -89,6 +92,12 @@ Tensor Tensor::rand(const Shape& shape, TensorOptions opts, bool contiguous) {
 }
 
 Tensor Tensor::rand_like(TensorOptions opts, bool contiguous) const {
+  if (is_multi_device(device())) {  // made on the default device, sharded as this one is
+    TG_CHECK(!opts.device, "cannot specify `device` on `rand_like` of a multi device tensor");
+    Tensor r =
+        rand(shape(), TensorOptions{std::nullopt, opts.dtype ? opts.dtype : dtype(), opts.requires_grad}, contiguous);
+    return r.shard(device_names(device()), uop_axis(uop()));
+  }
   return rand(
       shape(),
       TensorOptions{opts.device ? opts.device : device(), opts.dtype ? opts.dtype : dtype(), opts.requires_grad},
