@@ -60,6 +60,7 @@ UOp buffer_base(const UOp& u) {
 
 Buffer uop_buffer(const UOp& u) {
   (void)registered;
+  if (u.op() == Ops::MSELECT) return uop_buffers(u).at(0);  // one device's Buffer of a tuple's
   UOp b = buffer_base(u);
   TG_CHECK(!is_multi_device(uop_device_str(b)), "a BUFFER on the devices ", uop_device_str(b),
            " has one Buffer per device");

@@ -9,7 +9,8 @@
 
 namespace tg {
 
-Buffer uop_buffer(const UOp& buf);  // BUFFER (or a contiguous view of one): its Buffer, made lazily
+// BUFFER (or a contiguous view of one): its Buffer, made lazily; MSELECT: that device's Buffer of a tuple's
+Buffer uop_buffer(const UOp& buf);
 // the Buffers behind a BUFFER on a tuple of devices (tinygrad's MultiBuffer, one per device), an MSELECT of one of
 // them, or an MSTACK of single ones; a single device's BUFFER gives its one Buffer
 std::vector<Buffer> uop_buffers(const UOp& u);

@@ -2,7 +2,6 @@
 #include "tg/schedule/multi.h"
 
 #include <iostream>
-#include <numeric>
 
 #include "tg/helpers/knobs.h"
 #include "tg/shape/uop_multi.h"
@@ -13,8 +12,6 @@ namespace {
 
 constexpr const char* DNUM = "_device_num";
 using Span = std::pair<sint, sint>;
-size_t device_count(const UOp& u) { return device_names(uop_device_str(u)).size(); }
-std::string device_at(const UOp& u, size_t i) { return device_names(uop_device_str(u)).at(i); }
 UOp add(const UOp& a, const UOp& b, Ops op) { return a.alu(op, {b}); }
 
 // *** allreduce ***
@@ -25,7 +22,8 @@ UOp handle_allreduce(M m) {
   const Shape shape = uop_shape(buf);
   TG_CHECK_AS(AssertionError, all_int(shape), "allreduce does not support the symbolic shape ", shape_str(shape));
   const Ops op = red.arg<Ops>();
-  const int64_t n = int64_t(device_count(buf)), numel = prod(shape);
+  const std::vector<std::string> devices = device_names(uop_device_str(buf));
+  const int64_t n = int64_t(devices.size()), numel = prod(shape);
   // a ring gains nothing on 2 devices or under ~256K elements (the reference's measure): the naive one saves the
   // chunking, its dispatches and the reassembly
   // one destination device (a sharded tensor read on one device) gets every buffer copied to it and added: a ring
@@ -67,7 +65,7 @@ UOp handle_allreduce(M m) {
     UOp r = chunk;
     for (int64_t step = 0; step < n - 1; step++) {
       const int64_t src = (i + step) % n, dest = (i + step + 1) % n;
-      const std::string d = device_at(buf, dest);
+      const std::string& d = devices[dest];
       UOp moved = is_multi_device(uop_device_str(r)) ? uop_copy_to_device(r, d, src) : uop_copy_to_device(r, d);
       r = add(moved, uop_copy_to_device(chunk, d, dest), op);
     }
@@ -81,7 +79,7 @@ UOp handle_allreduce(M m) {
     this_chunk[(i + n - 1) % n] = c;
     for (int64_t step = 0; step < n - 1; step++) {
       const int64_t dest = (i + step) % n;
-      this_chunk[dest] = c = uop_copy_to_device(c, device_at(buf, dest));
+      this_chunk[dest] = c = uop_copy_to_device(c, devices[dest]);
     }
     UOp stacked = UOp::make(Ops::MSTACK, buf.dtype(), this_chunk);
     UOp padded = uop_pad(stacked, {{chunks[i].first, numel - chunks[i].second}});

@@ -86,9 +86,8 @@ std::vector<uint8_t> Tensor::data_bytes() const {
   // the scheduler may have moved the copy under a view (a permute of a whole file): then it is made contiguous
   if (whole_copy && !whole_view_of(t.uop(), Ops::BUFFER)) t = t.contiguous(), t.realize();
   UOp base = uop_base(t.uop());
-  // one device's buffer of a tuple's (a copy to the device it already is on is no copy)
-  if (base.op() == Ops::MSELECT) return uop_buffers(base).at(0).ensure_allocated().as_bytes();
-  TG_ASSERT(base.op() == Ops::BUFFER, "realized tensor is not a buffer: ", base.op());
+  // a BUFFER, or one device's of a tuple's (a copy to the device it already is on is no copy)
+  TG_ASSERT(base.op() == Ops::BUFFER || base.op() == Ops::MSELECT, "realized tensor is not a buffer: ", base.op());
   return uop_buffer(base).ensure_allocated().as_bytes();  // Tensor.empty's contents: what its memory (or file) holds
 }
 
