@@ -2,6 +2,7 @@
 // hand; bad files and bad calls get clear errors.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -179,6 +180,15 @@ TEST(Onnx, BadFilesAreValueErrorsNamingTheOffset) {
               onnx::OnnxRunner r(onnx::onnx_load_bytes(span(model(g3).b)));
             }).find("has too many elements"),
             std::string::npos);
+  // a 0 among dims whose product overflows: empty, but its strides would overflow (fuzz.onnx)
+  PB zero;
+  zero.i(1, 0).i(1, int64_t{1} << 40).i(1, int64_t{1} << 40).i(2, 1).s(8, "z");
+  PB g5;
+  g5.m(5, zero).m(1, node("Relu", {"z"}, {"y"}));
+  EXPECT_NE(error_of<ValueError>([&] {
+              onnx::OnnxRunner r(onnx::onnx_load_bytes(span(model(g5).b)));
+            }).find("has too many elements"),
+            std::string::npos);
   // an initializer whose data doesn't fill its shape
   PB bad;
   bad.m(5, float_tensor("w", {4}, {1.0f, 2.0f})).m(1, node("Relu", {"w"}, {"y"}));
@@ -186,6 +196,17 @@ TEST(Onnx, BadFilesAreValueErrorsNamingTheOffset) {
   EXPECT_NE(error_of<ValueError>([&] {
               onnx::OnnxRunner r(onnx::onnx_load_bytes(span(model(bad).b)));
             }).find("'w' of shape (4,) dtypes.float needs 16 bytes, its raw_data has 8"),
+            std::string::npos);
+  // a float that can't be the tensor's integer dtype: NaN in an int64 tensor's double_data (fuzz.onnx found it, a
+  // conversion undefined in C++; tests/fuzz/corpus/onnx/nan_double_into_int64.onnx)
+  double q = std::nan("");
+  PB nan_t;
+  nan_t.i(1, 1).i(2, 7).s(8, "n").s(10, std::string(reinterpret_cast<const char*>(&q), sizeof(q)));
+  PB g4;
+  g4.m(5, nan_t).m(1, node("Relu", {"n"}, {"y"}));
+  EXPECT_NE(error_of<ValueError>([&] {
+              onnx::OnnxRunner r(onnx::onnx_load_bytes(span(model(g4).b)));
+            }).find("the tensor value nan doesn't fit its dtype dtypes.long"),
             std::string::npos);
 }
 

@@ -1,9 +1,12 @@
 // The ONNX runner: a model's graph run node by node as Tensor calls (see onnx.h)
 #include "tg/onnx/onnx.h"
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <limits>
+#include <type_traits>
 
 #include "tg/helpers/helpers.h"
 #include "tg/helpers/knobs.h"
@@ -35,6 +38,20 @@ DType dtype_parse(int32_t t) {
 
 namespace {
 
+// a proto number as integer type I: a float that isn't finite or doesn't fit is a ValueError (converting it would be
+// undefined); an integer wraps, as a cast does
+template <class I, class T>
+I narrow(T x, DType dt) {
+  if constexpr (std::is_floating_point_v<T>) {
+    const auto lx = static_cast<long double>(x);
+    TG_CHECK_AS(ValueError,
+                (std::isfinite(x) && lx > static_cast<long double>(std::numeric_limits<I>::min()) - 1 &&
+                 lx < static_cast<long double>(std::numeric_limits<I>::max()) + 1),
+                "onnx: the tensor value ", x, " doesn't fit its dtype ", dt);
+  }
+  return static_cast<I>(x);
+}
+
 template <class T>
 std::vector<uint8_t> bytes_of(const std::vector<T>& v, DType dt) {
   // the proto's widened numbers narrowed to the tensor's dtype, as bytes
@@ -47,21 +64,21 @@ std::vector<uint8_t> bytes_of(const std::vector<T>& v, DType dt) {
     else if (dt == dtypes::float64)
       put(static_cast<double>(v[i]));
     else if (dt == dtypes::int64)
-      put(static_cast<int64_t>(v[i]));
+      put(narrow<int64_t>(v[i], dt));
     else if (dt == dtypes::uint64)
-      put(static_cast<uint64_t>(v[i]));
+      put(narrow<uint64_t>(v[i], dt));
     else if (dt == dtypes::int32)
-      put(static_cast<int32_t>(v[i]));
+      put(narrow<int32_t>(v[i], dt));
     else if (dt == dtypes::uint32)
-      put(static_cast<uint32_t>(v[i]));
+      put(narrow<uint32_t>(v[i], dt));
     else if (dt == dtypes::int16)
-      put(static_cast<int16_t>(v[i]));
+      put(narrow<int16_t>(v[i], dt));
     else if (dt == dtypes::uint16 || dt == dtypes::float16 || dt == dtypes::bfloat16)
-      put(static_cast<uint16_t>(v[i]));  // half and bfloat16 come as their bits
+      put(narrow<uint16_t>(v[i], dt));  // half and bfloat16 come as their bits
     else if (dt == dtypes::int8)
-      put(static_cast<int8_t>(v[i]));
+      put(narrow<int8_t>(v[i], dt));
     else if (dt == dtypes::uint8)
-      put(static_cast<uint8_t>(v[i]));
+      put(narrow<uint8_t>(v[i], dt));
     else if (dt == dtypes::bool_)
       put(static_cast<uint8_t>(v[i] != 0));
     else
@@ -105,9 +122,14 @@ Tensor buffer_parse(const TensorProto& t, const ModelSource& source, const std::
   Shape shape(t.dims.begin(), t.dims.end());
   for (int64_t d : t.dims)
     TG_CHECK_AS(ValueError, d >= 0, "onnx: tensor ", py_str_repr(t.name), " has a negative dim ", d);
-  int64_t numel = tg::prod(shape);  // a ValueError when the product overflows
-  TG_CHECK_AS(ValueError, numel < (int64_t{1} << 48), "onnx: tensor ", py_str_repr(t.name), " of shape ",
+  // the nonzero dims' product bounds the strides too: a shape with a 0 holds nothing but still has strides
+  Shape nonzero;
+  for (int64_t d : t.dims)
+    if (d > 0) nonzero.push_back(d);
+  int64_t extent = tg::prod(nonzero);  // a ValueError when the product overflows
+  TG_CHECK_AS(ValueError, extent < (int64_t{1} << 48), "onnx: tensor ", py_str_repr(t.name), " of shape ",
               shape_str(shape), " has too many elements");
+  int64_t numel = tg::prod(shape);
   uint64_t nbytes = static_cast<uint64_t>(numel) * static_cast<uint64_t>(dt.itemsize());
   auto sized = [&](uint64_t have, const char* where) {
     TG_CHECK_AS(ValueError, have == nbytes, "onnx: tensor ", py_str_repr(t.name), " of shape ", shape_str(shape), " ",
