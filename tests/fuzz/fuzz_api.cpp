@@ -24,10 +24,11 @@
 #include <vector>
 
 #include "error_kind.h"
+#include "sanitized.h"
 #include "tg/runtime/device.h"
 #include "tg/tensor/tensor.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#if TG_TEST_ASAN
 #include <sanitizer/common_interface_defs.h>
 #endif
 
@@ -76,7 +77,7 @@ extern "C" void on_signal(int sig) {
   if (sig == SIGALRM) _exit(3);
   raise(sig);
 }
-#if defined(__SANITIZE_ADDRESS__)
+#if TG_TEST_ASAN
 extern "C" void on_sanitizer_death() {
   const char* what = "\n*** FINDING: sanitizer report above\n";
   ssize_t r = write(2, what, strlen(what));
@@ -228,8 +229,13 @@ std::optional<double> round_to(DType d, double v) {
   if (d == dtypes::fp8e4m3 || d == dtypes::fp8e5m2) return fp8_to_float(float_to_fp8(static_cast<float>(v), d), d);
   return std::nullopt;
 }
-// an int model value as a wrapped 64-bit integer (values are exact below 2^53)
-uint64_t as_bits(double v) { return static_cast<uint64_t>(static_cast<int64_t>(v)); }
+// an int model value as a wrapped 64-bit integer (values are exact below 2^53). A float model's value passes here
+// too (its bits are never used) and may not fit 64 bits: converting it would be undefined, so it gives 0
+uint64_t as_bits(double v) {
+  if (v >= -0x1p63 && v < 0x1p63) return static_cast<uint64_t>(static_cast<int64_t>(v));
+  if (v >= 0x1p63 && v < 0x1p64) return static_cast<uint64_t>(v);
+  return 0;
+}
 std::optional<double> wrap_bits(DType d, uint64_t bits) {
   return round_to(d, static_cast<double>(static_cast<int64_t>(bits)));  // int64 reinterpretation, then wrapped to d
 }
@@ -1700,7 +1706,7 @@ int main(int argc, char** argv) {
   if (opt.seconds < 0) opt.seconds = opt.count >= 0 ? 1e300 : 10;
   Device::DEFAULT = "CPU";
   signal(SIGALRM, on_signal);
-#if defined(__SANITIZE_ADDRESS__)
+#if TG_TEST_ASAN
   __sanitizer_set_death_callback(on_sanitizer_death);
 #else
   signal(SIGSEGV, on_signal);

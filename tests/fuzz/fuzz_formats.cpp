@@ -3,7 +3,7 @@
 // a hang or a sanitizer report is a finding (libFuzzer saves the input; it becomes a regression test). The readers' own
 // sources are compiled into the target with coverage (tests/CMakeLists.txt), the rest of the library is linked as it
 // is.
-//   tests/fuzz/run_fuzz.sh build-clang/tests/fuzz_gguf 3600     # an hour by hand; CI runs each for 20 s
+//   tests/fuzz/run_fuzz.sh build-asan/tests/fuzz_gguf 3600     # an hour by hand; CI runs each for 20 s
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

@@ -8,5 +8,8 @@ shift 2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 name=$(basename "$fuzzer")
-exec "$fuzzer" "$work" "$@" -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=10 -max_len=65536 \
+# FUZZ_SEED=n: the same mutations each run (the suite's, so CI is repeatable); unset, libFuzzer picks a new seed
+seed=()
+if [[ -n ${FUZZ_SEED:-} ]]; then seed=(-seed="$FUZZ_SEED"); fi
+exec "$fuzzer" "$work" "$@" "${seed[@]}" -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=10 -max_len=65536 \
   -artifact_prefix="$PWD/$name-" -print_final_stats=1

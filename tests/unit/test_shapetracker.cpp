@@ -7,6 +7,7 @@
 #include <random>
 #include <unordered_map>
 
+#include "sanitized.h"
 #include "tg/shape/shapetracker.h"
 
 using namespace tg;
@@ -137,7 +138,7 @@ TEST(ShapeTracker, RandomMovementChainsMatchNaive) {
   std::mt19937 rng(1234);
   auto rnd = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
   int checked = 0, multi_view = 0;
-  for (int trial = 0; trial < 600; trial++) {
+  for (int trial = 0; trial < (TG_TEST_ASAN ? 150 : 600); trial++) {  // memory, not rules, under ASan
     Shape s0;
     for (int64_t d = rnd(1, 3); d > 0; d--) s0.push_back(rnd(1, 4));
     ShapeTracker st = ShapeTracker::from_shape(s0);

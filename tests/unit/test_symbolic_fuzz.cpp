@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sanitized.h"
 #include "tg/uop/symbolic.h"
 
 using namespace tg;
@@ -188,7 +189,7 @@ uint64_t fuzz_seed() {
 
 int64_t fuzz_iters() {
   if (const char* e = std::getenv("TG_FUZZ_ITERS")) return std::max<int64_t>(1, std::atoll(e));
-#if defined(__SANITIZE_ADDRESS__)
+#if TG_TEST_ASAN
   return 10000;  // the sanitizer build checks memory, not rules: the Release build runs the full 100,000
 #else
   return 100000;
