@@ -427,6 +427,12 @@ TEST_F(NN, SparseCategoricalCrossentropy) {
   Tensor Y3 = Tensor(std::vector<int>{1, 0, 3, 2, 2, 1}, {2, 3});
   EXPECT_NEAR(X3.sparse_categorical_crossentropy(Y3).item<float>(),
               X3.reshape({6, 4}).sparse_categorical_crossentropy(Y3.reshape({6})).item<float>(), 1e-6);
+  // labels broadcast with the logits' batch shape, as the reference multiplies them: one row of logits, two labels
+  Tensor row = X[0], two(std::vector<int>{1, 3}, {2});
+  EXPECT_NEAR(
+      row.sparse_categorical_crossentropy(two, {.label_smoothing = 0.1}).item<float>(),
+      row.reshape({1, 4}).expand({2, 4}).sparse_categorical_crossentropy(two, {.label_smoothing = 0.1}).item<float>(),
+      1e-6);
   EXPECT_THROW(X.sparse_categorical_crossentropy(Y, {.label_smoothing = 1.5}), Error);
   EXPECT_THROW(X.sparse_categorical_crossentropy(Y, {.reduction = "max"}), Error);
   EXPECT_THROW(X.sparse_categorical_crossentropy(Tensor(std::vector<int>{1, 2}, {2})), Error);
