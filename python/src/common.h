@@ -125,10 +125,11 @@ tg::sint py_sint(py::handle x);  // an int, or a UOp size (a bound Variable, an 
 
 void bind_uop(py::module_& m);
 void bind_tensor(py::module_& m);
-void bind_nn(py::module_& m);      // python/src/nn.cpp
-void bind_jit(py::module_& m);     // python/src/jit.cpp
-void bind_device(py::module_& m);  // python/src/device.cpp
-void bind_llm(py::module_& m);     // python/src/llm.cpp
-void bind_onnx(py::module_& m);    // python/src/onnx.cpp
+void bind_nn(py::module_& m);           // python/src/nn.cpp
+void bind_jit(py::module_& m);          // python/src/jit.cpp
+void bind_device(py::module_& m);       // python/src/device.cpp
+void bind_llm(py::module_& m);          // python/src/llm.cpp
+void bind_onnx(py::module_& m);         // python/src/onnx.cpp
+void bind_distributed(py::module_& m);  // python/src/distributed.cpp
 
 }  // namespace tgpy

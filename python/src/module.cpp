@@ -198,6 +198,7 @@ PYBIND11_MODULE(_C, m) {
   tgpy::bind_device(m);
   tgpy::bind_llm(m);
   tgpy::bind_onnx(m);
+  tgpy::bind_distributed(m);
   m.def("getenv", [](const std::string& k, int64_t d) { return tg::getenv(k.c_str(), d); });
   // the engine's knobs (src/tg/helpers/knobs.h), for tinygrad.helpers' ContextVar and Context
   m.def("knob_table", [] {

@@ -74,3 +74,18 @@ def test_errors_name_the_problem():
     s.shard(D2, 0)
   with pytest.raises(AssertionError):
     s[1:3].numpy()  # a shrink across the devices' parts
+
+
+def test_jit_replays_per_device_kernels_with_their_device_number():
+  # a kernel of a tuple runs once per device with `_device_num` bound: the captured items keep that binding
+  from tinygrad import TinyJit, Context
+  def f(t):
+    ts = t.shard(D4, 0).realize()
+    b = Tensor(UOp.allreduce(ts.uop, Ops.ADD, ts.device))
+    return b.realize()
+  with Context(RING=0):
+    j = TinyJit(f)
+    for _ in range(4):
+      t = Tensor.rand(8, 4).realize()
+      want = t.numpy().reshape(4, 2, 4).sum(0)
+      np.testing.assert_allclose(j(t).numpy(), np.tile(want, (4, 1)), rtol=1e-5)

@@ -36,7 +36,7 @@ class CaptureScope {
 
 void JitRecorder::add(const ExecItem& ei, const VarVals& vars) {
   for (auto& [k, v] : vars) var_vals[k] = v;
-  ExecItem c{ei.prg, {}, ei.metadata};
+  ExecItem c{ei.prg, {}, ei.metadata, ei.fixedvars};  // with its device number, on a tuple of devices
   for (const Buffer& b : ei.bufs) c.bufs.push_back(add_buffer(b));
   items.push_back(std::move(c));
 }

@@ -80,6 +80,8 @@ enum : uint8_t { CODE = 1, KERNELIZE = 2, STARTUP = 4 };
   I(FUSE_CONV_BW, 0, knob_flag::KERNELIZE, "1: the grouper fuses a conv's backward reduces")                           \
   I(RING, 1, knob_flag::KERNELIZE, "allreduce: 0 naive, 2 ring, 1 ring on 3+ devices above the threshold")             \
   I(RING_ALLREDUCE_THRESHOLD, 256'000, knob_flag::KERNELIZE, "RING=1: the elements above which it takes the ring")     \
+  I(DP, 1, knob_flag::STARTUP, "0: a process started by mpirun runs alone (no data parallelism over the ranks)")       \
+  I(MPI_TIMEOUT, 300, 0, "seconds an allreduce over MPI ranks waits before naming the ranks that never arrived")       \
   I(SCACHE, 1, 0, "0: no kernelize cache")                                                                             \
   I(NO_MEMORY_PLANNER, 0, 0, "1: no buffer reuse across the schedule")                                                 \
   I(JIT, 1, 0, "0: TinyJit runs the function every call")                                                              \
@@ -118,7 +120,9 @@ enum : uint8_t { CODE = 1, KERNELIZE = 2, STARTUP = 4 };
   S(HOME, "/tmp", 0, "the user's home, for ~/.cache")                                                                  \
   S(XDG_CACHE_HOME, "", 0, "the cache folder (default ~/.cache)")                                                      \
   S(TMPDIR, "/tmp", 0, "where temporary files go")                                                                     \
-  S(PATH, "/usr/local/bin:/usr/bin:/bin", 0, "where the C compiler is looked for")
+  S(PATH, "/usr/local/bin:/usr/bin:/bin", 0, "where the C compiler is looked for")                                     \
+  I(OMPI_COMM_WORLD_SIZE, 0, 0, "set by Open MPI's mpirun: how many processes the job has")                            \
+  I(PMI_SIZE, 0, 0, "set by other MPI launchers (MPICH's, Slurm's): how many processes the job has")
 
 // the devices a `<NAME>=1` chooses as the default (Device::known_devices()); string knobs with no C++ name
 // clang-format off

@@ -484,6 +484,11 @@ std::vector<uint8_t> Buffer::as_bytes() const {
   return ret;
 }
 
+void* Buffer::host_ptr() const {
+  const BufferData& d = data();
+  return d.allocated ? d.allocator->host_ptr(d.buf) : nullptr;
+}
+
 int64_t Buffer::lb_refcount() const { return base().data().lb_refcount; }
 Buffer& Buffer::ref(int64_t cnt) {
   base().data().lb_refcount += cnt;

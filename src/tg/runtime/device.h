@@ -270,6 +270,8 @@ class Buffer {
   Buffer& copy_from(const Buffer& src);
   void copyout(void* dest, size_t nbytes) const;
   std::vector<uint8_t> as_bytes() const;  // tinygrad's as_buffer: a host copy
+  // the host address of its bytes when the host reaches them directly (an allocated buffer in host memory), else null
+  void* host_ptr() const;
 
   // the lazy-buffer refcount the scheduler/memory planner keeps (tinygrad's lb_refcount), on the base
   int64_t lb_refcount() const;

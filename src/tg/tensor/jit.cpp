@@ -8,6 +8,7 @@
 #include "tg/helpers/knobs.h"
 #include "tg/runtime/buffers.h"
 #include "tg/shape/shapetracker.h"
+#include "tg/shape/uop_multi.h"
 #include "tg/tensor/tensor_internal.h"
 
 namespace tg {
@@ -28,15 +29,29 @@ struct InputSpec {
   ShapeTracker st;  // unbound: a symbolic shape's Variables, not their values
   DType dtype;
   std::string device;
+  std::optional<int64_t> axis;  // the axis a tensor on many devices is split along (its st: one device's part)
 };
 
 // the inputs, realized into buffers (tinygrad's _prepare_jit_inputs)
 struct Inputs {
-  std::vector<Buffer> bufs;
-  std::vector<UOp> bases;  // their BUFFER nodes
+  std::vector<Buffer> bufs;            // each input's Buffers: one, or one per device of a tuple
+  std::vector<std::string> buf_names;  // the input each is of: "0", or "0 on CPU:1" for a device of a tuple
+  std::vector<UOp> bases;              // the inputs' BUFFER nodes
   std::vector<InputSpec> specs;
   VarVals var_vals;  // the values of the Variables in their shapes
 };
+
+// an input's own graph: MULTI's source for a tensor split across devices (its buffer holds each device's part)
+const UOp& input_uop(const UOp& u) { return u.op() == Ops::MULTI ? u.src(0) : u; }
+UOp input_base(const UOp& u) { return uop_base(input_uop(u)); }
+// realized: a BUFFER (on one device or a tuple), or the MSTACK of one BUFFER per device a copy onto a tuple leaves
+bool is_buffer(const UOp& base) {
+  if (base.op() == Ops::BUFFER) return true;
+  if (base.op() != Ops::MSTACK) return false;
+  for (const UOp& s : base.src())
+    if (uop_base(s).op() != Ops::BUFFER) return false;
+  return true;
+}
 
 // a graph with its bound Variables at new values: the BINDs in it, and those in its shapes (VIEW's ShapeTracker,
 // a movement op's symbolic arg); what a replay returns for a symbolic output
@@ -81,7 +96,9 @@ Inputs prepare_inputs(const JitArgs& a) {
   // a constant has no buffer to swap: it gets one of its own (the reference bakes it into the kernels, and a
   // contiguous() would dedup two equal constants into one buffer)
   for (Tensor t : a.tensors)
-    if (uop_base(t.uop()).op() != Ops::BUFFER) {
+    if (!is_buffer(input_base(t.uop()))) {
+      TG_JIT_CHECK(t.uop().op() != Ops::MULTI, "TinyJit: input sharded across ", t.device(),
+                   " is a constant with no buffer: pass it .contiguous()");
       Shape now;  // a symbolic shape at its bound values
       for (const sint& d : t.shape()) {
         std::optional<int64_t> v = bound_value(d);
@@ -93,18 +110,23 @@ Inputs prepare_inputs(const JitArgs& a) {
     }
   realize_uops(todo);
   for (size_t k = 0; k < a.tensors.size(); k++) {
-    const UOp& u = a.tensors[k].uop();
+    const UOp& u = input_uop(a.tensors[k].uop());
     UOp base = uop_base(u);
-    TG_ASSERT(base.op() == Ops::BUFFER, "JIT input ", a.names[k], " did not realize into a buffer: ", base.op());
-    Buffer b = uop_buffer(base);
-    b.ensure_allocated();
-    for (size_t k2 = 0; k2 < k; k2++)
-      TG_JIT_CHECK(!(in.bufs[k2] == b), "duplicate inputs to TinyJit: inputs ", a.names[k2], " and ", a.names[k],
-                   " are the same buffer (pass a copy of one)");
+    TG_ASSERT(is_buffer(base), "JIT input ", a.names[k], " did not realize into a buffer: ", base.op());
+    std::vector<Buffer> bs = uop_buffers(base);
+    std::vector<std::string> devs = device_names(a.tensors[k].device());
+    for (size_t d = 0; d < bs.size(); d++) {
+      bs[d].ensure_allocated();
+      for (size_t k2 = 0; k2 < in.bufs.size(); k2++)
+        TG_JIT_CHECK(!(in.bufs[k2] == bs[d]), "duplicate inputs to TinyJit: inputs ", in.buf_names[k2], " and ",
+                     a.names[k], " are the same buffer (pass a copy of one)");
+      in.bufs.push_back(bs[d]);
+      in.buf_names.push_back(bs.size() == 1 ? a.names[k] : a.names[k] + " on " + devs.at(d));
+    }
     const ShapeTracker* st = uop_st(u);
     TG_ASSERT(st != nullptr, "JIT input ", a.names[k], " has no shape");
-    in.specs.push_back({a.names[k], st->unbind(in.var_vals), u.dtype(), a.tensors[k].device()});
-    in.bufs.push_back(std::move(b));
+    in.specs.push_back(
+        {a.names[k], st->unbind(in.var_vals), u.dtype(), a.tensors[k].device(), uop_axis(a.tensors[k].uop())});
     in.bases.push_back(std::move(base));
   }
   return in;
@@ -122,7 +144,8 @@ void JitArgs::add_var(const UOp& bind) {
 
 struct JitFunction::Captured {
   explicit Captured(CapturedJit jit) : jit(std::move(jit)) {}
-  CapturedJit jit;  // the kernels, replayed over each call's input buffers; its expected_names: the tensor inputs'
+  CapturedJit jit;  // the kernels, replayed over each call's input buffers (one per device of a tuple's input)
+  std::vector<std::string> names;  // the tensor inputs'
   std::vector<InputSpec> expected;
   std::vector<std::pair<std::string, JitValue>> values;
   VarVals vars;  // the Variable arguments (their names are checked; their values change per call)
@@ -178,10 +201,11 @@ std::vector<Tensor> JitFunction::call(const JitArgs& a, const Fn& fn) {
       TG_JIT_CHECK(in.var_vals.count(name), "TinyJit: a kernel ran with the Variable ", name, "=", val,
                    " bound inside the function: a replay couldn't change it; bind it in an input's shape");
     for (size_t k = 0; k < a.tensors.size(); k++)
-      TG_JIT_CHECK(uop_base(a.tensors[k].uop()) == in.bases[k], "TinyJit: input ", a.names[k],
+      TG_JIT_CHECK(input_base(a.tensors[k].uop()) == in.bases[k], "TinyJit: input ", a.names[k],
                    " got a new buffer inside the function (an assign to a tensor whose buffer another tensor shares), "
                    "which a replay can't repeat");
-    auto c = std::make_unique<Captured>(CapturedJit(std::move(rec.items), in.bufs, a.names));
+    auto c = std::make_unique<Captured>(CapturedJit(std::move(rec.items), in.bufs, in.buf_names));
+    c->names = a.names;
     c->expected = in.specs;
     c->values = a.values, c->vars = a.vars;
     for (const Tensor& t : outs) {
@@ -201,8 +225,8 @@ std::vector<Tensor> JitFunction::call(const JitArgs& a, const Fn& fn) {
 
   // *** call 3 and on: replay ***
   Captured& c = *captured_;
-  TG_JIT_CHECK(a.names == c.jit.expected_names(), "TinyJit: args mismatch: the captured call had tensor inputs ",
-               names_str(c.jit.expected_names()), ", this call has ", names_str(a.names));
+  TG_JIT_CHECK(a.names == c.names, "TinyJit: args mismatch: the captured call had tensor inputs ", names_str(c.names),
+               ", this call has ", names_str(a.names));
   for (size_t k = 0; k < in.specs.size(); k++) {
     const InputSpec &now = in.specs[k], &was = c.expected[k];
     TG_JIT_CHECK(now.st.shape() == was.st.shape(), "TinyJit: input ", now.name, " has shape ",
@@ -213,6 +237,9 @@ std::vector<Tensor> JitFunction::call(const JitArgs& a, const Fn& fn) {
                  ", the captured call had ", was.dtype);
     TG_JIT_CHECK(now.device == was.device, "TinyJit: input ", now.name, " is on ", now.device,
                  ", the captured call had ", was.device);
+    TG_JIT_CHECK(now.axis == was.axis, "TinyJit: input ", now.name, " is split along axis ",
+                 now.axis ? std::to_string(*now.axis) : "None", ", the captured call's along ",
+                 was.axis ? std::to_string(*was.axis) : "None");
   }
   std::vector<std::string> now_vars, was_vars;
   for (auto& [n, v] : a.vars) now_vars.push_back(n);

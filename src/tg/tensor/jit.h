@@ -15,7 +15,8 @@
 // output buffers. So, as in tinygrad, the outputs of one replay are overwritten by the next: copy what you keep.
 //
 // Arguments: Tensor (or const Tensor&) and std::vector<Tensor> are inputs; they are realized first (a constant
-// becomes a buffer). Any other argument is captured by value (it needs ==; operator<< makes errors print it).
+// becomes a buffer). A UOp is a bound Variable (`UOp::variable("i", 0, 5).bind(n)`): the replay runs at each call's
+// value. Any other argument is captured by value (it needs ==; operator<< makes errors print it).
 // Inputs whose shape, view, dtype or device differ from the captured call, a different number of tensors, a
 // changed value argument, the same buffer passed twice, or a function that ran no kernel: tg::JitError (a tg::Error)
 // naming the old and the new.
@@ -119,6 +120,8 @@ void add_arg(JitArgs& out, size_t i, const A& a) {
   } else if constexpr (std::is_same_v<D, std::vector<Tensor>>) {
     for (size_t k = 0; k < a.size(); k++) out.add(std::to_string(i) + "[" + std::to_string(k) + "]", a[k]);
     out.values.emplace_back(std::to_string(i) + ".size()", JitValue(a.size()));
+  } else if constexpr (std::is_same_v<D, UOp>) {
+    out.add_var(a);  // a bound Variable: its value changes per call
   } else {
     out.values.emplace_back(std::to_string(i), JitValue(D(a)));
   }
