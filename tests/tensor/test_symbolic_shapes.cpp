@@ -72,6 +72,34 @@ TEST_F(SymbolicShapes, ShrinkByAVariableReadsTheBoundWindow) {
   }
 }
 
+TEST_F(SymbolicShapes, PadByAnUndecidedAmountIsAPad) {
+  // a KV cache's window padded back to the cache's length: 7 - i is negative only for i past the cache, so the bounds
+  // don't decide its sign, and the reference (resolve(p >= 0), default True) pads
+  Tensor a(counting(8), Shape{8});
+  for (int64_t i = 1; i <= 4; i++) {
+    sint v(var_i(i));
+    Tensor w = a.shrink({{sint(0), v}}).pad({{sint(0), sint(7) - v}}, 0.0) + 1;
+    ASSERT_EQ(w.shape().size(), 1u);
+    std::vector<float> want(7, 1.0f);
+    for (int64_t k = 0; k < i; k++) want[static_cast<size_t>(k)] = static_cast<float>(k) + 1;
+    EXPECT_EQ(w.reshape({7}).tolist<float>(), want) << "i=" << i;
+  }
+}
+
+TEST_F(SymbolicShapes, KvCacheWindowCatPadAssign) {
+  // the reference's test_assign_kv_cache_multi on one device: the cache's first start_pos rows, the new row after
+  // them, padded back to the cache's length and assigned (an intermediate of symbolic size start_pos+1)
+  Tensor cache = Tensor::ones({2, 3, 1, 1}).pad({{0, 0}, {0, 5}, {0, 0}, {0, 0}}).contiguous().realize();
+  for (int64_t i = 3; i <= 5; i++) {
+    sint sp(UOp::variable("start_pos", 1, 8).bind(i));
+    Tensor keys = cache.shrink({{0, 2}, {0, sp}, {0, 1}, {0, 1}}).cat({Tensor::ones({2, 1, 1, 1})}, 1).contiguous();
+    cache.assign(keys.pad({{0, 0}, {0, sint(7) - sp}, {0, 0}, {0, 0}}).contiguous()).realize();
+  }
+  std::vector<float> row{1, 1, 1, 1, 1, 1, 0, 0}, want = row;
+  want.insert(want.end(), row.begin(), row.end());
+  EXPECT_EQ(cache.flatten().tolist<float>(), want);
+}
+
 TEST_F(SymbolicShapes, OneCompiledKernelForEveryValue) {
   Tensor a(counting(10), Shape{10});
   a.realize();

@@ -3,6 +3,7 @@
 #include "tg/schedule/grouper_rules.h"
 
 #include <algorithm>
+#include <numeric>
 #include <optional>
 
 #include "tg/helpers/knobs.h"
@@ -16,10 +17,15 @@ namespace tg::grouper {
 std::optional<View> view_invert(const View& v, const Shape& out_shape) {
   View ret = View::create(v.shape);
   if (v.mask) ret = ret.shrink(*v.mask);
+  // the strides may be symbolic (a contiguous buffer of start_pos+1 rows): compared by their bounds, as the reference
   std::vector<bool> flips;
-  std::vector<int64_t> keys;
-  for (int64_t s : v.strides) flips.push_back(s < 0), keys.push_back(s > 0 ? -s : s);
-  ret = ret.flip(flips).permute(argsort(keys));
+  std::vector<sint> keys;
+  for (const sint& s : v.strides) flips.push_back(s < 0), keys.push_back(0 < s ? sint(0) - s : s);
+  std::vector<int64_t> order(keys.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return keys[static_cast<size_t>(a)] < keys[static_cast<size_t>(b)]; });
+  ret = ret.flip(flips).permute(order);
   if (prod(ret.shape) != prod(out_shape)) return std::nullopt;
   return ret;
 }

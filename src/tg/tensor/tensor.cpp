@@ -488,7 +488,9 @@ Tensor Tensor::pad(const Mask& padding, ConstValue value) const {
   TG_CHECK(padding.size() == s.size(), "padding length ", padding.size(), " must match ndim ", s.size(), " of shape ",
            shape_str(s));
   bool negative = false, any = false;
-  for (auto& [b, e] : padding) negative |= b < 0 || e < 0, any |= b != 0 || e != 0;
+  // a symbolic pad the bounds don't decide is taken as non-negative, as the reference's resolve(p >= 0) (a KV cache
+  // padded by max_context - start_pos - T: negative only for positions past the cache)
+  for (auto& [b, e] : padding) negative |= resolve_lt(b, 0, false) || resolve_lt(e, 0, false), any |= b != 0 || e != 0;
   if (!any) return *this;
   Tensor x = *this;
   Mask p = padding;
