@@ -6,6 +6,8 @@
 //   STEPS=200 TARGET_EVAL_ACC_PCT=97 ./build/examples/beautiful_mnist   # exits non-zero below the target
 //
 //   mpirun -np 2 ./build/examples/beautiful_mnist   # data parallel over 2 MPI ranks (DP=0: each runs alone)
+//   GPUS=2 ./build/examples/beautiful_mnist          # data parallel over the default device's :0 and :1 (CPU:0,
+//                                                    # CPU:1), as tinygrad's beautiful_mnist_multigpu.py
 //
 // One change from the Python original: the batch is gathered on the host (a memcpy per sample) and passed to the
 // jitted step as an input, where the original indexes X_train with a tensor of random indices (a one-hot gather
@@ -15,6 +17,10 @@
 // are averaged over the ranks before Adam's step (tg::distributed), so every rank holds the same weights and the loss
 // is the global batch's. BatchNorm normalizes with each rank's own batch statistics, as PyTorch's
 // DistributedDataParallel does without SyncBatchNorm. Rank 0 alone prints the progress and the accuracy.
+//
+// With GPUS=N, as beautiful_mnist_multigpu.py: the model is copied to each of N devices, each batch and the test set
+// are sharded across them on axis 0, and the gradients' sum over the shards is the ALLREDUCE of a multi-device
+// tensor; BatchNorm normalizes each device's part with its own statistics, as the reference's does.
 #include "beautiful_mnist.h"
 
 #include <chrono>
@@ -40,6 +46,7 @@ int main() {
   int64_t steps = getenv("STEPS", 70), bs = getenv("BS", 512);
   double target = std::stod(getenv_str("TARGET_EVAL_ACC_PCT", "0"));
   bool fashion = getenv("FASHION", 0) != 0;
+  const int64_t gpus = getenv("GPUS", 1);
   std::string dir = getenv_str("MNIST_DIR", fashion ? nn::datasets::kFashionMnistDir : nn::datasets::kMnistDir);
   try {
     const distributed::World& world = distributed::world();
@@ -59,6 +66,15 @@ int main() {
                   dp ? cat(" (", lbs, " on each of ", world.size, " ranks)").c_str() : "");
 
     Model model;
+    std::vector<std::string> devices;  // GPUS=N: the default device's first N, the model on each
+    for (int64_t d = 0; gpus > 1 && d < gpus; d++)
+      devices.push_back(d == 0 ? Device::DEFAULT.str() : cat(Device::DEFAULT.str(), ":", d));
+    if (!devices.empty()) {
+      if (lead) std::printf("data parallel over %s\n", multi_device_name(devices).c_str());
+      for (auto& [name, t] : nn::state::get_state_dict(model)) t.shard_(devices);  // a copy on each
+      X_test.shard_(devices, 0);
+      Y_test.shard_(devices, 0);
+    }
     auto opt = nn::optim::Adam(nn::state::get_parameters(model));
 
     std::vector<Tensor> params = nn::state::get_parameters(model);
@@ -88,6 +104,7 @@ int main() {
         by[static_cast<size_t>(k)] = ys[static_cast<size_t>(s)];
       }
       Tensor x = Tensor(bx, {lbs, 1, 28, 28}), y = Tensor(by, {lbs});
+      if (!devices.empty()) x = x.shard(devices, 0), y = y.shard(devices, 0);
       float loss = train_step(x, y).item<float>();
       if (i % 10 == 9 || i == steps - 1) test_acc = get_test_acc().item<float>();
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

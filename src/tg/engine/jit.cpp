@@ -115,7 +115,7 @@ void CapturedJit::operator()(const std::vector<Buffer>& input_buffers, const Var
   } clear{*this};
   for (auto& s : input_replace_) jit_cache_[s.j].bufs[s.i] = bufs[s.input];
   if (DEBUG >= 1 && jit_cache_.size() >= 10) std::cout << "jit execs " << jit_cache_.size() << " kernels\n";
-  for (ExecItem& ei : jit_cache_) ei.run(vars, false, true, /*jit=*/true);
+  for (size_t j = 0; j < jit_cache_.size();) j += run_together(std::span(jit_cache_).subspan(j), vars, true, true);
 }
 
 }  // namespace tg

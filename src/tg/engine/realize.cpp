@@ -40,18 +40,23 @@ CompiledRunner::CompiledRunner(ProgramSpec spec, std::string display_name)
   lib = std::move(b.lib), prg_ = std::move(b.program);
 }
 
-std::optional<double> CompiledRunner::operator()(const std::vector<Buffer>& bufs, const VarVals& vars, bool wait) {
-  std::vector<Opaque> handles;
-  handles.reserve(bufs.size());
-  for (const Buffer& b : bufs) handles.push_back(b.opaque());
-  std::vector<int64_t> vals;
+CompiledRunner::Args CompiledRunner::args(const std::vector<Buffer>& bufs, const VarVals& vars) const {
+  Args a;
+  a.handles.reserve(bufs.size());
+  for (const Buffer& b : bufs) a.handles.push_back(b.opaque());
   for (const UOp& v : p.vars) {
     const std::string& name = v.arg<VarArg>().name;
     auto it = vars.find(name);
     TG_CHECK(it != vars.end(), "kernel ", p.name, " needs a value for variable '", name, "'");
-    vals.push_back(it->second);
+    a.vals.push_back(it->second);
   }
-  return (*prg_)(handles, vals, wait, p.launch_global(vars).value_or(LaunchSize{1, 1, 1}), p.local_size);
+  a.global = p.launch_global(vars).value_or(LaunchSize{1, 1, 1});
+  return a;
+}
+
+std::optional<double> CompiledRunner::operator()(const std::vector<Buffer>& bufs, const VarVals& vars, bool wait) {
+  Args a = args(bufs, vars);
+  return (*prg_)(a.handles, a.vals, wait, a.global, p.local_size);
 }
 
 static std::string view_name(const Buffer& buf) {
@@ -235,28 +240,25 @@ ExecItem lower_schedule_item(const ScheduleItem& si) {
   throw Error(cat("can't lower a schedule item with ast ", ast.op()));
 }
 
+static void update_stats(const Runner& prg, std::optional<double> et) {
+  GlobalCounters::kernel_count++;
+  GlobalCounters::global_ops += prg.estimates.ops;
+  GlobalCounters::global_mem += prg.estimates.mem;
+  if (et) GlobalCounters::time_sum_s += *et;
+}
+
 std::optional<double> ExecItem::run(const VarVals& vars, bool wait, bool do_update_stats, bool jit) {
   if (!jit)
     for (Buffer& b : bufs) b.ensure_allocated();
   const int64_t debug = DEBUG;
   const bool profile = profile_enabled();
   const double st_us = profile ? profile_now_us() : 0;
-  std::optional<double> et;
-  if (fixedvars.empty()) {
-    et = (*prg)(bufs, vars, wait || debug >= 2 || profile);
-  } else {
-    VarVals all = vars;
-    for (const auto& [k, v] : fixedvars) all[k] = v;
-    et = (*prg)(bufs, all, wait || debug >= 2 || profile);
-  }
+  const std::optional<double> et = (*prg)(bufs, with_fixedvars(vars), wait || debug >= 2 || profile);
   if (profile)
     profile_range(prg->device, ansistrip(prg->display_name), st_us, et ? *et * 1e6 : profile_now_us() - st_us,
                   dynamic_cast<const BufferCopy*>(prg.get()) != nullptr);
   if (!do_update_stats) return et;
-  GlobalCounters::kernel_count++;
-  GlobalCounters::global_ops += prg->estimates.ops;
-  GlobalCounters::global_mem += prg->estimates.mem;
-  if (et) GlobalCounters::time_sum_s += *et;
+  update_stats(*prg, et);
   if (debug >= 2) {
     double t = et.value_or(0), tt = t != 0 ? t : 1e-20;
     int64_t lds = prg->estimates.lds, mem = std::min(prg->estimates.mem, lds);
@@ -287,12 +289,96 @@ std::optional<double> ExecItem::run(const VarVals& vars, bool wait, bool do_upda
   return et;
 }
 
+VarVals ExecItem::with_fixedvars(const VarVals& vars) const {
+  if (fixedvars.empty()) return vars;
+  VarVals all = vars;
+  for (const auto& [k, v] : fixedvars) all[k] = v;
+  return all;
+}
+
+// *** the kernels of one AST on the devices of a tuple, together ***
+
+namespace {
+
+int64_t device_num(const ExecItem& ei) {
+  auto it = ei.fixedvars.find("_device_num");
+  return it == ei.fixedvars.end() ? -1 : it->second;
+}
+
+// how many of items, from the first, are one kernel on the devices of a tuple: compiled runners of one AST, their
+// _device_num 0, 1, 2 ... (schedule.cpp emits them so), each on its own device with every buffer there (so they
+// share no memory)
+size_t siblings(std::span<ExecItem> items) {
+  auto* first = dynamic_cast<CompiledRunner*>(items[0].prg.get());
+  if (first == nullptr || device_num(items[0]) != 0) return 1;
+  std::unordered_set<std::string> devices;
+  size_t k = 0;
+  for (; k < items.size(); k++) {
+    const ExecItem& ei = items[k];
+    auto* r = dynamic_cast<CompiledRunner*>(ei.prg.get());
+    if (r == nullptr || device_num(ei) != static_cast<int64_t>(k) || r->p.ast != first->p.ast ||
+        !devices.insert(r->device).second)
+      break;
+    bool own = std::all_of(ei.bufs.begin(), ei.bufs.end(), [&](const Buffer& b) { return b.device() == r->device; });
+    if (!own) break;
+  }
+  return std::max<size_t>(k, 1);
+}
+
+}  // namespace
+
+size_t run_together(std::span<ExecItem> items, const VarVals& vars, bool do_update_stats, bool jit) {
+  TG_ASSERT(!items.empty(), "run_together: no items");
+  const size_t k = siblings(items);
+  // DEBUG=2 and the profiler time each kernel alone
+  if (k == 1 || DEBUG >= 2 || profile_enabled()) {
+    for (size_t j = 0; j < k; j++) items[j].run(vars, false, do_update_stats, jit);
+    return k;
+  }
+  std::vector<CompiledRunner::Args> args;
+  std::vector<Program::Shares> shares;
+  int threads = 0, total = 0;
+  std::vector<int> first_share;  // items[j]'s shares are [first_share[j], first_share[j+1])
+  for (size_t j = 0; j < k; j++) {
+    if (!jit)
+      for (Buffer& b : items[j].bufs) b.ensure_allocated();
+    auto& r = static_cast<CompiledRunner&>(*items[j].prg);
+    args.push_back(r.args(items[j].bufs, items[j].with_fixedvars(vars)));
+  }
+  for (size_t j = 0; j < k; j++) {  // after every push_back: the shares point into args
+    std::optional<Program::Shares> s = static_cast<CompiledRunner&>(*items[j].prg).shares(args[j]);
+    if (!s) {  // a device with a queue of its own: its launches don't wait anyway
+      for (size_t i = 0; i < k; i++) items[i].run(vars, false, do_update_stats, jit);
+      return k;
+    }
+    first_share.push_back(total);
+    total += s->n, threads += s->threads;
+    shares.push_back(std::move(*s));
+  }
+  first_share.push_back(total);
+  parallel_for(
+      total,
+      [&](int i) {
+        size_t j =
+            static_cast<size_t>(std::upper_bound(first_share.begin(), first_share.end(), i) - first_share.begin()) - 1;
+        shares[j].run(i - first_share[j]);
+      },
+      std::min(threads, cpu_threads()));
+  if (do_update_stats)
+    for (size_t j = 0; j < k; j++) update_stats(*items[j].prg, std::nullopt);
+  return k;
+}
+
 void run_schedule(std::vector<ScheduleItem> schedule, const VarVals& vars, bool do_update_stats) {
   compile_schedule(schedule);
-  for (const ScheduleItem& si : schedule) {
-    ExecItem ei = [&] {
+  std::vector<ExecItem> eis;
+  for (size_t i = 0; i < schedule.size();) {
+    // an item and the siblings after it (the same kernel on the next devices of a tuple), lowered before they run
+    eis.clear();
+    do {
+      const ScheduleItem& si = schedule[i++];
       try {
-        return lower_schedule_item(si);
+        eis.push_back(lower_schedule_item(si));
       } catch (...) {
         if (DEBUG >= 2) {
           std::cout << "error lowering " << si.ast.op() << "\ntensor operations:\n";
@@ -300,9 +386,9 @@ void run_schedule(std::vector<ScheduleItem> schedule, const VarVals& vars, bool 
         }
         throw;
       }
-    }();
-    if (capturing != nullptr && CAPTURING) capturing->add(ei, vars);
-    ei.run(vars, false, do_update_stats);
+      if (capturing != nullptr && CAPTURING) capturing->add(eis.back(), vars);
+    } while (i < schedule.size() && schedule[i].ast == schedule[i - 1].ast && !schedule[i].fixedvars.empty());
+    for (size_t j = 0; j < eis.size();) j += run_together(std::span(eis).subspan(j), vars, do_update_stats);
   }
 }
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,15 @@ class CompiledRunner : public Runner {
   // display_name: the coloured kernel name; built by p.device's Compiled::build
   CompiledRunner(ProgramSpec p, std::string display_name);
   std::optional<double> operator()(const std::vector<Buffer>& bufs, const VarVals& vars, bool wait) override;
+  // what a call hands the program: the buffers' handles, the variables' values in p.vars order, the launch size
+  struct Args {
+    std::vector<Opaque> handles;
+    std::vector<int64_t> vals;
+    Program::Dims global{1, 1, 1};
+  };
+  Args args(const std::vector<Buffer>& bufs, const VarVals& vars) const;
+  // the call as pieces for a shared thread pool (Program::shares; a reads them, so it outlives the run)
+  std::optional<Program::Shares> shares(const Args& a) { return prg_->shares(a.handles, a.vals, a.global); }
   ProgramSpec p;
   std::string lib;
 
@@ -63,7 +73,14 @@ struct ExecItem {
   VarVals fixedvars = {};  // variables this item always runs with (its device's number, on a tuple of devices)
   // jit: a TinyJit replay (buffers already allocated; DEBUG=2 prints the line in magenta)
   std::optional<double> run(const VarVals& vars = {}, bool wait = false, bool do_update_stats = true, bool jit = false);
+  VarVals with_fixedvars(const VarVals& vars) const;  // vars, and this item's own
 };
+
+// Runs items[0], or, where items begin with one kernel on each device of a tuple (compiled runners of one AST with
+// _device_num 0, 1, 2 ..., as the schedule emits them, each on its own device), all of those at once: on host
+// devices their shares go to the thread pool together (tinygrad runs each device's queue concurrently); elsewhere,
+// and under DEBUG>=2 or the profiler (which time each kernel), one after another. Returns how many items it ran.
+size_t run_together(std::span<ExecItem> items, const VarVals& vars, bool do_update_stats = true, bool jit = false);
 
 // TinyJit's capture (tinygrad's `capturing`): while one is set on this thread, run_schedule hands it every ExecItem
 // (and the variable values it runs with) before running it

@@ -135,6 +135,17 @@ class Program {
                                    Dims global_size = {1, 1, 1}, std::optional<Dims> local_size = std::nullopt) {
     return call(bufs, vals, wait, global_size, local_size);
   }
+  // A call as pieces a thread pool can run: run(0) ... run(n-1), each once, in any order and on any threads, is the
+  // call; alone it would take `threads` threads. For running kernels of several devices at once on one pool (host
+  // devices; the buffers and values must outlive run). nullopt: the device runs its kernels its own way (a queue).
+  struct Shares {
+    int n = 1, threads = 1;
+    std::function<void(int)> run;
+  };
+  virtual std::optional<Shares> shares(std::span<const Opaque> /*bufs*/, std::span<const int64_t> /*vals*/,
+                                       Dims /*global_size*/) {
+    return std::nullopt;
+  }
 
  protected:
   virtual std::optional<double> call(std::span<const Opaque> bufs, std::span<const int64_t> vals, bool wait,

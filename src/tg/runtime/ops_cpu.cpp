@@ -322,25 +322,46 @@ void CPUProgram::release() {
   if (!path_.empty()) ::unlink(path_.c_str()), path_.clear();
 }
 
+int HostProgram::cores(Dims global_size) const {
+  if (threaded_ == nullptr) return 1;
+  return max_threads_ > 0 ? std::min(max_threads_, cpu_threads())
+                          : static_cast<int>(std::clamp<int64_t>(global_size[0], 1, 1024));
+}
+
+// four shares a core: a core whose worker wakes late (microseconds on a VM) has the rest of its shares taken over
+int HostProgram::share_count(int cores) const { return max_threads_ > 0 ? std::min(max_threads_, 4 * cores) : cores; }
+
+// NOTE: the shim only reads both arrays; int64_t is long here, the same bits as long long, and the shim lives in
+// another (dlopen'ed) object, so no aliasing assumption spans the call
+static_assert(sizeof(long long) == sizeof(int64_t));
+static void** shim_bufs(std::span<const Opaque> bufs) { return const_cast<void**>(bufs.data()); }
+static const long long* shim_vals(std::span<const int64_t> vals) {
+  return reinterpret_cast<const long long*>(vals.data());
+}
+
+std::optional<Program::Shares> HostProgram::shares(std::span<const Opaque> bufs, std::span<const int64_t> vals,
+                                                   Dims global_size) {
+  void** b = shim_bufs(bufs);
+  const long long* v = shim_vals(vals);
+  const int c = cores(global_size);
+  if (c == 1) return Shares{1, 1, [b, v, f = fxn_](int) { f(b, v); }};
+  threaded_runs++;
+  const int n = share_count(c);
+  return Shares{n, c, [b, v, n, t = threaded_](int share) { t(b, v, share, n); }};
+}
+
 std::optional<double> HostProgram::call(std::span<const Opaque> bufs, std::span<const int64_t> vals, bool wait,
                                         Dims global_size, std::optional<Dims>) {
-  static_assert(sizeof(long long) == sizeof(int64_t));
-  // NOTE: the shim only reads both arrays; int64_t is long here, the same bits as long long, and the shim lives in
-  // another (dlopen'ed) object, so no aliasing assumption spans the call
-  void** b = const_cast<void**>(bufs.data());
-  const auto* v = reinterpret_cast<const long long*>(vals.data());
-  int cores = 1;
-  if (threaded_ != nullptr)
-    cores = max_threads_ > 0 ? std::min(max_threads_, cpu_threads())
-                             : static_cast<int>(std::clamp<int64_t>(global_size[0], 1, 1024));
+  void** b = shim_bufs(bufs);
+  const long long* v = shim_vals(vals);
+  const int c = cores(global_size);
   auto run = [&] {
-    if (cores == 1) return fxn_(b, v);
-    Threaded t = threaded_;
+    if (c == 1) return fxn_(b, v);
     threaded_runs++;
-    // four shares a core: a core whose worker wakes late (microseconds on a VM) has the rest of its shares taken over
-    const int shares = max_threads_ > 0 ? std::min(max_threads_, 4 * cores) : cores;
+    const int n = share_count(c);
+    Threaded t = threaded_;
     parallel_for(
-        shares, [&](int share) { t(b, v, share, shares); }, cores);
+        n, [&](int share) { t(b, v, share, n); }, c);
   };
   if (!wait) {
     run();

@@ -75,11 +75,15 @@ class HostProgram : public Program {
   using Threaded = void (*)(void** bufs, const long long* vars, int core, int ncores);
   const std::string name;
   static inline std::atomic<int64_t> threaded_runs{0};  // calls split across more than one core, for tests
+  // one share per slice of the outermost loop the cores split (see HostProgram::call), or the whole kernel
+  std::optional<Shares> shares(std::span<const Opaque> bufs, std::span<const int64_t> vals, Dims global_size) override;
 
  protected:
   HostProgram(std::string name, int max_threads) : name(std::move(name)), max_threads_(max_threads) {}
   std::optional<double> call(std::span<const Opaque> bufs, std::span<const int64_t> vals, bool wait, Dims global_size,
                              std::optional<Dims> local_size) override;
+  int cores(Dims global_size) const;  // how many cores a call runs on (1: on the calling thread)
+  int share_count(int cores) const;
   Entry fxn_ = nullptr;
   Threaded threaded_ = nullptr;  // tg_entry_threads_<name>, when the kernel has it
   int max_threads_ = 0;

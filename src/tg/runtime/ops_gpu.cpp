@@ -165,7 +165,8 @@ std::string& platform_name() {  // the first platform's, set by device_ids()
   return name;
 }
 
-// the devices of the first platform: its GPUs, else its default devices (tinygrad's CLDevice.device_ids)
+// the devices of the first platform: its GPUs, else all of its devices (tinygrad's CLDevice.device_ids asks for the
+// default devices, one device on PoCL; all of them is PoCL's POCL_DEVICES="pthread pthread" as GPU:0 and GPU:1)
 const std::vector<cl_device_id>& device_ids() {
   static std::mutex mu;
   static std::vector<cl_device_id> ids;
@@ -181,7 +182,7 @@ const std::vector<cl_device_id>& device_ids() {
   char name[256] = {};
   L.clGetPlatformInfo(plats[0], CL_PLATFORM_NAME, sizeof(name) - 1, name, nullptr);
   platform_name() = name;
-  for (cl_device_type type : {cl_device_type(CL_DEVICE_TYPE_GPU), cl_device_type(CL_DEVICE_TYPE_DEFAULT)}) {
+  for (cl_device_type type : {cl_device_type(CL_DEVICE_TYPE_GPU), cl_device_type(CL_DEVICE_TYPE_ALL)}) {
     cl_uint n = 0;
     if (L.clGetDeviceIDs(plats[0], type, 0, nullptr, &n) != CL_SUCCESS || n == 0) continue;
     ids.resize(n);

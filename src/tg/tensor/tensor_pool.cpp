@@ -179,10 +179,11 @@ Tensor stored_dim_last(const Tensor& t, int64_t dim) {
 
 // whether a conv (output shape os, weight shape ws) is big enough for the CPU vector tiles (2^20 multiply-adds,
 // codegen/cpu_tiles.h) and on a device that takes them (RenderOpts::simd_lanes): such convs take layouts that suit
-// the tiles; elsewhere (small convs, GPUs) the same graphs without copies
+// the tiles; elsewhere (small convs, GPUs) the same graphs without copies. On a tuple of devices, its first decides.
 bool tiled_conv(const Shape& os, const Shape& ws, const std::string& device) {
+  const std::string first = is_multi_device(device) ? device_names(device).at(0) : device;
   return prod(os) * prod(Shape(ws.begin() + 1, ws.end())) >= (sint(1) << 20) &&
-         Device::get(device).renderer->simd_lanes > 0;
+         Device::get(first).renderer->simd_lanes > 0;
 }
 // the tiles' lanes run along rows of 8 or more; shorter rows take them along channels
 bool short_rows(sint row) { return row % 8 != 0; }
