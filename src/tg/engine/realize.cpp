@@ -335,19 +335,18 @@ size_t run_together(std::span<ExecItem> items, const VarVals& vars, bool do_upda
     for (size_t j = 0; j < k; j++) items[j].run(vars, false, do_update_stats, jit);
     return k;
   }
-  std::vector<CompiledRunner::Args> args;
+  std::vector<CompiledRunner::Args> args;  // what the shares read
   std::vector<Program::Shares> shares;
-  int threads = 0, total = 0;
   std::vector<int> first_share;  // items[j]'s shares are [first_share[j], first_share[j+1])
+  int threads = 0, total = 0;
+  args.reserve(k);
   for (size_t j = 0; j < k; j++) {
     if (!jit)
       for (Buffer& b : items[j].bufs) b.ensure_allocated();
     auto& r = static_cast<CompiledRunner&>(*items[j].prg);
-    args.push_back(r.args(items[j].bufs, items[j].with_fixedvars(vars)));
-  }
-  for (size_t j = 0; j < k; j++) {  // after every push_back: the shares point into args
-    std::optional<Program::Shares> s = static_cast<CompiledRunner&>(*items[j].prg).shares(args[j]);
-    if (!s) {  // a device with a queue of its own: its launches don't wait anyway
+    std::optional<Program::Shares> s =
+        r.shares(args.emplace_back(r.args(items[j].bufs, items[j].with_fixedvars(vars))));
+    if (!s) {  // a device with a queue of its own (the first item tells, the devices of a tuple being of one kind)
       for (size_t i = 0; i < k; i++) items[i].run(vars, false, do_update_stats, jit);
       return k;
     }

@@ -181,12 +181,6 @@ std::array<uint8_t, 32> sha256(const void* data, size_t n) {
   return out;
 }
 
-std::vector<int64_t> argsort(const std::vector<int64_t>& x) {
-  std::vector<int64_t> idx(x.size());
-  for (size_t i = 0; i < idx.size(); i++) idx[i] = static_cast<int64_t>(i);
-  std::stable_sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) { return x[a] < x[b]; });
-  return idx;
-}
 std::vector<int64_t> iota(int64_t a, int64_t b) {
   std::vector<int64_t> r;
   for (int64_t i = a; i < b; i++) r.push_back(i);

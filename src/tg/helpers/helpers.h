@@ -1,5 +1,6 @@
 #pragma once
 // helpers: errors, string building, hashing (env vars: knobs.h) (tinygrad's helpers.py)
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <sstream>
@@ -134,8 +135,15 @@ inline int64_t cmod(int64_t a, int64_t b) {
 // *** sequences ***
 
 // the indices that sort x, equal keys in index order (tinygrad's argsort: sorted(range(len(x)), key=x.__getitem__));
-// for a permutation it is the inverse permutation
-std::vector<int64_t> argsort(const std::vector<int64_t>& x);
+// for a permutation it is the inverse permutation. T's < may throw (sints the bounds don't order)
+template <class T>
+std::vector<int64_t> argsort(const std::vector<T>& x) {
+  std::vector<int64_t> idx(x.size());
+  for (size_t i = 0; i < idx.size(); i++) idx[i] = static_cast<int64_t>(i);
+  std::stable_sort(idx.begin(), idx.end(),
+                   [&](int64_t a, int64_t b) { return x[static_cast<size_t>(a)] < x[static_cast<size_t>(b)]; });
+  return idx;
+}
 // a, a+1, ..., b-1 (python's list(range(a, b)))
 std::vector<int64_t> iota(int64_t a, int64_t b);
 

@@ -3,7 +3,6 @@
 #include "tg/schedule/grouper_rules.h"
 
 #include <algorithm>
-#include <numeric>
 #include <optional>
 
 #include "tg/helpers/knobs.h"
@@ -21,11 +20,7 @@ std::optional<View> view_invert(const View& v, const Shape& out_shape) {
   std::vector<bool> flips;
   std::vector<sint> keys;
   for (const sint& s : v.strides) flips.push_back(s < 0), keys.push_back(0 < s ? sint(0) - s : s);
-  std::vector<int64_t> order(keys.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int64_t a, int64_t b) { return keys[static_cast<size_t>(a)] < keys[static_cast<size_t>(b)]; });
-  ret = ret.flip(flips).permute(order);
+  ret = ret.flip(flips).permute(argsort(keys));
   if (prod(ret.shape) != prod(out_shape)) return std::nullopt;
   return ret;
 }
