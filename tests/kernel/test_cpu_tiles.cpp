@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <regex>
 #include <string>
 
 #include "kernel_asts.h"
@@ -14,7 +15,9 @@
 #include "tg/codegen/kernel.h"
 #include "tg/codegen/pipeline.h"
 #include "tg/engine/realize.h"
+#include "tg/nn/gguf.h"
 #include "tg/renderer/cstyle.h"
+#include "tg/runtime/device.h"
 #include "tg/tensor/tensor.h"
 
 using namespace tg;
@@ -71,6 +74,26 @@ void apply_tile(Kernel& k, const CpuTile& t) {
 std::string render_tile(Kernel& k) {
   EXPECT_TRUE(k.lowering.vector_alus);
   ClangRenderer r;
+  return r.render(full_rewrite(k.get_optimized_ast("tile"), r));
+}
+
+// the kernel of y = x @ W.T
+UOp matvec_of(const Tensor& w) {
+  Tensor x = Tensor::ones({1, w.shape()[1]}).contiguous().realize();
+  auto [sched, vars] = Tensor::schedule_with_vars({x.matmul(w.T())});
+  EXPECT_EQ(sched.size(), 1u);
+  return sched.at(0).ast;
+}
+// W (rows, cols) dequantized from GGUF blocks of `type` (any bytes: only the kernel counts)
+UOp packed_matvec(uint32_t type, int64_t rows, int64_t cols) {
+  nn::GGMLTypeTraits tr = *nn::ggml_type_traits(type);
+  std::vector<uint8_t> bytes(static_cast<size_t>(rows * cols / tr.block_size * tr.type_size), 1);
+  Tensor raw = Tensor(bytes, {static_cast<int64_t>(bytes.size())}).realize();
+  return matvec_of(nn::ggml_data_to_tensor(raw, rows * cols, type).reshape({rows, cols}));
+}
+// k rendered by its device's renderer (with the target's capabilities: unaligned vector loads of bytes)
+std::string render_on_device(Kernel& k) {
+  Renderer& r = *Device::get().renderer;
   return r.render(full_rewrite(k.get_optimized_ast("tile"), r));
 }
 
@@ -675,4 +698,35 @@ TEST(CpuVectorLoop, BigElementwiseTranscendentalsArePlainPolynomialLoops) {
   }
   ScopedEnv off("CPU_VECTOR_TILE", "0");  // the switch for our CPU opts turns this off too
   EXPECT_NE(source_of(x.exp2() * 3).find("__builtin_exp2f"), std::string::npos);
+}
+
+TEST(CpuTile, PackedMatvecUnrollsABlock) {
+  // a matvec over Q4_0 (blocks of 32 weights), Q4_K (super-blocks of 256) or F16 weights: four rows, the reduce
+  // unrolled by one block of 32, each lane accumulating apart
+  for (uint32_t type : {2u, 12u, 1u}) {
+    std::optional<CpuTile> t = cpu_vector_tile(Kernel(packed_matvec(type, 64, 1024)));
+    EXPECT_EQ(opts_of(t), "[Opt(op=OptOps.UPCAST, axis=0, arg=4), Opt(op=OptOps.UNROLL, axis=0, arg=32)]") << type;
+    EXPECT_TRUE(t && t->reduce_lanes) << type;
+  }
+  Tensor f32 = Tensor::ones({64, 1024}).contiguous().realize();  // float32 weights are not packed
+  EXPECT_EQ(opts_of(cpu_packed_matvec_tile(Kernel(matvec_of(f32)))), "nullopt");
+  EXPECT_EQ(opts_of(cpu_packed_matvec_tile(Kernel(packed_matvec(2, 64, 1024), RenderOpts::cpu()))), "nullopt");
+
+  // rendered: a Q4_0 block's 16 bytes load as one vector wherever the block starts (an unaligned type), and every
+  // nibble select folds to its lane's shift: no ?: is left
+  Kernel k(packed_matvec(2, 64, 1024));
+  apply_hand_coded(k);
+  std::string src = render_on_device(k);
+  EXPECT_NE(src.find("typedef unsigned char unsigned_char16 __attribute__((aligned(1),vector_size(16)));"),
+            std::string::npos)
+      << src;
+  EXPECT_NE(src.find("unsigned_char16 val"), std::string::npos) << src;
+  EXPECT_EQ(src.find('?'), std::string::npos) << src;
+  // Q4_K: what differs between the sub-blocks of a super-block is one condition for all lanes, a select of whole
+  // vectors; never a select per lane
+  Kernel kq(packed_matvec(12, 64, 1024));
+  apply_hand_coded(kq);
+  src = render_on_device(kq);
+  EXPECT_NE(src.find('?'), std::string::npos) << src;
+  EXPECT_FALSE(std::regex_search(src, std::regex(R"(\?[a-z]+[0-9]+\[)"))) << src;
 }

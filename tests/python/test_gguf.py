@@ -284,3 +284,19 @@ def test_dequant_fuses_into_the_matvec(name):
   from tinygrad.engine.realize import run_schedule
   run_schedule(sched)
   np.testing.assert_allclose(y.numpy(), np.ones((1, 2 * bs), np.float32) @ w.numpy().T, rtol=1e-5, atol=1e-3)
+
+@pytest.mark.parametrize("name", list(TYPES))
+def test_packed_matvec_tile(name):
+  # a matvec big enough for the CPU's packed-matvec tile (codegen/cpu_tiles.h: the reduce unrolled by a block or
+  # super-block, rows upcast, bytes loaded as vectors and decoded lane-wise): random activations against numpy's
+  # dequantization of the same blocks, on every type, 64 rows of 1024
+  typ, bs, ts = TYPES[name]
+  rng = np.random.default_rng(2)
+  blocks = np.frombuffer(random_blocks(name, 64 * 1024 // bs, rng), np.uint8).reshape(-1, ts).copy()
+  blocks[:3] = blocks[4:7]  # no extreme halves here: they overflow a float32 sum of products
+  raw = blocks.tobytes()
+  w = ggml_data_to_tensor(Tensor(blocks.ravel()).realize(), 64 * 1024, typ).reshape(64, 1024)
+  xs = rng.standard_normal((1, 1024)).astype(np.float32)
+  got = (Tensor(xs) @ w.T).numpy()
+  want = xs.astype(np.float64) @ np_dequant(name, raw).reshape(64, 1024).T.astype(np.float64)
+  np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3 * np.abs(want).max())

@@ -70,7 +70,90 @@ int pow2_amount(sint size, int most) {  // the largest power of two <= most divi
   return 1;
 }
 
+// the element a ShapeTracker of integer views reads at idx (of its shape), nullopt where a mask hides it
+std::optional<int64_t> offset_at(const ShapeTracker& st, std::vector<int64_t> idx) {
+  for (size_t vi = st.views.size(); vi-- > 0;) {
+    const View& v = st.views[vi];
+    int64_t off = v.offset.as_int();
+    for (size_t d = 0; d < idx.size(); d++) {
+      if (v.mask && (idx[d] < (*v.mask)[d].first.as_int() || idx[d] >= (*v.mask)[d].second.as_int()))
+        return std::nullopt;
+      off += idx[d] * v.strides[d].as_int();
+    }
+    if (vi == 0) return off;
+    const Shape& prev = st.views[vi - 1].shape;  // the offset as an index of the view before (row-major)
+    idx.assign(prev.size(), 0);
+    for (size_t d = prev.size(); d-- > 0;) {
+      const int64_t n = prev[d].as_int();
+      idx[d] = off % n, off /= n;
+    }
+  }
+  return std::nullopt;
+}
+
+// the smallest power of two P (up to `most`, dividing the reduce axis `axis`) after which st's reads along that axis
+// repeat, shifted: element r + P is element r's plus a constant, hidden where r's is (a quantized block of P weights
+// is P in; a plain row 1). nullopt when none does, or a dim is symbolic
+std::optional<int64_t> reduce_period(const ShapeTracker& st, const Shape& full, int axis, int64_t most) {
+  for (const View& v : st.views)
+    for (const Shape* s : {&v.shape, &v.strides})
+      for (const sint& d : *s)
+        if (d.is_sym()) return std::nullopt;
+  if (st.views[0].offset.is_sym()) return std::nullopt;
+  const int64_t size = full[static_cast<size_t>(axis)].as_int();
+  std::vector<int64_t> at(full.size(), 0);
+  auto offset = [&](int64_t r) {
+    at[static_cast<size_t>(axis)] = r;
+    return offset_at(st, at);
+  };
+  for (int64_t p = 1; p <= most && size % p == 0; p *= 2) {
+    const std::optional<int64_t> o0 = offset(0), op = offset(p);
+    bool periodic = o0.has_value() == op.has_value();
+    for (int64_t r = 1; periodic && r + p < size && r < 2 * p + 64; r++) {
+      std::optional<int64_t> a = offset(r), b = offset(r + p);
+      periodic = a.has_value() == b.has_value() && (!a || *b - *a == *op - *o0);
+    }
+    if (periodic) return p;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::optional<CpuTile> cpu_packed_matvec_tile(const Kernel& k) {
+  if (k.opts.simd_lanes <= 0 || !k.applied_opts.empty() || k.reduceops.size() != 1) return std::nullopt;
+  const UOp r = k.reduceop();
+  if (r.arg<ReduceArg>().op != Ops::ADD || r.dtype() != dtypes::float32) return std::nullopt;
+  const int fr = k.first_reduce(), n = k.shape_len();
+  if (fr != 1 || n != 2) return std::nullopt;  // one output axis, one reduce axis
+  const Shape full = k.full_shape();
+  if (full[0].is_sym() || full[1].is_sym()) return std::nullopt;
+  std::vector<UOp> reduced = r.toposort();
+  bool packed = false, broadcast = false;
+  int64_t period = 1;
+  for (size_t i = 0; i < k.bufs.size(); i++) {
+    const UOp& b = k.bufs[i];
+    if (std::find(reduced.begin(), reduced.end(), b) == reduced.end() || b.op() == Ops::STORE) continue;
+    if (b.op() == Ops::LOAD) {
+      const DType dt = b.dtype().scalar();
+      packed |= (dtypes::is_int(dt) && dt.itemsize() <= 2) || dt == dtypes::float16 || dt == dtypes::bfloat16;
+      std::optional<sint> s = real_strides(k.sts[i])[0];
+      broadcast |= s && *s == 0;
+    }
+    std::optional<int64_t> p = reduce_period(k.sts[i], full, 1, 256);
+    if (!p) return std::nullopt;
+    period = std::max(period, *p);
+  }
+  if (!packed || !broadcast) return std::nullopt;
+  // the unroll: a block of 32 weights (a K-quant's super-block of 256 is 8 of them: what varies between those is the
+  // same for every lane of an iteration, a select of whole vectors), or 32 of a plain F16 row. Unrolling a whole
+  // super-block ran slower (Q4_K 4.7 against 5.4 GiB/s) and took clang seconds per kernel
+  if (full[1].as_int() % 32 != 0 || period > 256 || (period > 32 && period % 32 != 0)) return std::nullopt;
+  std::vector<std::pair<int, int>> ups;
+  if (int rows = pow2_amount(full[0], 4); rows > 1) ups.push_back({0, rows});
+  if (auto opts = apply_tile(k, ups, {{1, 32}})) return CpuTile{.opts = *opts, .reduce_lanes = true};
+  return std::nullopt;
+}
 
 bool big_cpu_kernel(const Kernel& k) {
   return k.opts.simd_lanes > 0 && prod_range(k.full_shape(), 0, k.shape_len()) >= (int64_t(1) << 20);
@@ -88,6 +171,7 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
   // the tile pays off only with many multiply-adds (big_cpu_kernel, below), or adds: a sum's from 64K of them (a full
   // sum's second stage)
   if (prod_range(k.full_shape(), 0, n) < (int64_t(1) << 16)) return std::nullopt;
+  if (std::optional<CpuTile> t = cpu_packed_matvec_tile(k)) return t;
   const int tile_lanes = cpu_tile_lanes(k.opts);  // the register budget in float lanes
 
   // the strides of every buffer the reduce loads (loads after it, as a fused relu mask, run once per output)

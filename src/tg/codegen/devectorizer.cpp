@@ -196,6 +196,11 @@ UOp split_load_store(M m, const RenderOpts& ctx) {
   if (ctx.device == "DSP") {
     lengths = {128, 64, 32, 16, 8, 4};
     must_divide = false;
+  } else if (unaligned_vector_loads(ctx, base) && ls.op() == Ops::LOAD) {
+    // ours: on the CPU, bytes and shorts (a quantized weight's blocks) load as one vector up to a register's width
+    // wherever they start (the renderer's typedefs of them assume no alignment)
+    for (int n = ctx.simd_lanes / 4 / static_cast<int>(base.itemsize()); n >= 2; n /= 2) lengths.push_back(n);
+    must_divide = false;
   } else if (base != dtypes::float32 && base != dtypes::float16 && !buf.dtype().is_image()) {
   } else if (buf.dtype().is_image()) {
     lengths = {4};

@@ -261,6 +261,19 @@ const StringRewrite& base_rewrite() {
 // an ALU on vectors -> a VECTORIZE of scalar ALUs on GEPs
 static UOp no_vectorized_alu_rule(M m) { return no_vectorized_alu(m["alu"]); }
 
+// where(c, a, b) with every lane of c a constant -> the vector of a's lanes where c is true and b's elsewhere
+static UOp where_of_constant_lanes(const UOp& alu) {
+  const int n = alu.dtype().vcount();
+  if (n == 1) return {};
+  std::vector<UOp> lanes;
+  for (int i = 0; i < n; i++) {
+    UOp c = alu.src(0).gep(i);
+    if (c.op() != Ops::CONST) return {};
+    lanes.push_back(alu.src(as_bool(c.const_arg()) ? 1 : 2).gep(i));
+  }
+  return UOp::make(Ops::VECTORIZE, alu.dtype(), std::move(lanes));
+}
+
 const PatternMatcher<UOp>& extra_pm() {
   static const PatternMatcher<UOp> pm = {
       // insert a NOOP before BITCAST to force it to be rendered. not needed on all backends?
@@ -279,8 +292,20 @@ const PatternMatcher<UOp>& extra_pm() {
       {op(GroupOp::ALU | OpSet{Ops::CAST, Ops::BITCAST, Ops::ASSIGN, Ops::INDEX}).dtype(dtypes::bool_).named("alu"),
        no_vectorized_alu_rule},  // bool4 alu -> 4 bool alus
       {op(Ops::CAST, {var("", {dtypes::bool_})}).named("alu"),
-       no_vectorized_alu_rule},                               // CAST (from bool) can't be vectorized
-      {op(Ops::WHERE).named("alu"), no_vectorized_alu_rule},  // WHERE can't be vectorized
+       no_vectorized_alu_rule},  // CAST (from bool) can't be vectorized
+      // ours: a WHERE whose condition is a constant in each lane picks whole lanes of its operands (an unrolled
+      // nibble select: the low half of a block's lanes from one shift, the high half from the other)
+      {op(Ops::WHERE).named("alu"), [](M m) { return where_of_constant_lanes(m["alu"]); }},
+      // ours: one condition for every lane (a K-quant's sub-block select, the same across a block's lanes) selects
+      // whole vectors: C's ?: takes a scalar condition and vector operands
+      {op(Ops::WHERE, {op(Ops::VECTORIZE).named("c"), var("a"), var("b")}).named("alu"),
+       [](M m) -> UOp {
+         const UOp& c = m["c"];
+         if (std::any_of(c.src().begin(), c.src().end(), [&](const UOp& s) { return s != c.src(0); })) return {};
+         return UOp::make(Ops::WHERE, m["alu"].dtype(), {c.src(0), m["a"], m["b"]});
+       }},
+      {op(Ops::WHERE).named("alu"),  // WHERE can't be vectorized, but for a scalar condition
+       [](M m) { return m["alu"].src(0).dtype().count() == 1 ? UOp{} : no_vectorized_alu(m["alu"]); }},
   };
   return pm;
 }
@@ -578,6 +603,7 @@ const PatternMatcher<UOp>& clang_extra_matcher() {
 std::string ClangRenderer::render_vector_prefix(DType dt) const {
   // round (down) to power of two (this is actually the default clang behavior)
   int64_t alignment = ALIGNED ? int64_t(1) << static_cast<int>(std::log2(dt.itemsize())) : 1;
+  if (unaligned_vector_loads(*this, dt.scalar())) alignment = dt.scalar().itemsize();  // loaded from any address
   return cat("typedef ", render_dtype(dt.scalar()), " ", render_dtype(dt), " __attribute__((aligned(", alignment,
              "),vector_size(", dt.itemsize(), ")));");
 }

@@ -162,4 +162,8 @@ int cpu_tile_lanes(const RenderOpts& opts) {
   return opts.simd_lanes;
 }
 
+bool unaligned_vector_loads(const RenderOpts& opts, DType scalar) {
+  return opts.simd_lanes > 0 && dtypes::is_int(scalar) && scalar.itemsize() <= 2;
+}
+
 }  // namespace tg

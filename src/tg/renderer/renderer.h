@@ -143,4 +143,8 @@ class Renderer : public RenderOpts {
 // CPU_TILE_LANES=64, 128 or 256 overrides it
 int cpu_tile_lanes(const RenderOpts& opts);
 
+// ours: on targets with vector register tiles (the CPU), loads of 1- and 2-byte integers group into vectors of up to a
+// register's width at any address (a quantized weight's blocks of 18 or 34 bytes), so their vector types are unaligned
+bool unaligned_vector_loads(const RenderOpts& opts, DType scalar);
+
 }  // namespace tg
