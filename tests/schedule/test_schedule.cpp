@@ -262,6 +262,10 @@ TEST(Kernelize, PackMatmulOperandOnCpu) {
   EXPECT_EQ(kernel_outputs(mm(512, 4096, 1024, "CPU")),
             (V{4096 * 1024, 512 * 1024, 512 * 1024, 512 * 1024, 512 * 1024, 512 * 1024}));
   EXPECT_EQ(kernel_outputs(mm(512, 2048, 1024, "CPU")), (V{2048 * 1024, 512 * 1024}));
+  // a reduce of 4096 or more that 1024 doesn't divide is not in blocks, and so packed only for 512 rows: once (the
+  // rule fired on its own output without end, TinyLlama's FFN of 5632 prefilling 129 tokens)
+  EXPECT_EQ(kernel_outputs(mm(129, 5632, 2048, "CPU")), (V{129 * 2048}));
+  EXPECT_EQ(kernel_outputs(mm(512, 5632, 2048, "CPU")), (V{5632 * 2048, 512 * 2048}));
   {
     tg::test::ScopedEnv whole("CPU_KSPLIT", "0");
     EXPECT_EQ(kernel_outputs(mm(512, 4096, 1024, "CPU")), (V{4096 * 1024, 512 * 1024}));

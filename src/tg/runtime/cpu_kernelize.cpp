@@ -82,8 +82,13 @@ UOp pack_matmul_operand(M m) {
     // a row-major B whose rows are far apart (the case above), a B read across its rows (transposed), or a reduce
     // long enough to run in blocks (below): each block's panel then stays in L2 for the tiles that reuse it. Such a
     // reduce pays for the copy with fewer rows (a 384-wide layer's weight gradient over 4096 positions: 3x faster)
-    const bool blocks = CPU_KSPLIT > 0 && xs[r] >= 4 * static_cast<int64_t>(CPU_KSPLIT);
-    if (!j || reuse < (blocks ? 64 : 512) || !(*real[r] >= 32 * P || *real[*j] != sint(1) || blocks)) continue;
+    // (blocks as the split below makes them: a reduce of 5632 isn't split, and so packing it again and again, each
+    // time on one more axis of 1, ran out of memory)
+    const sint kb = static_cast<int64_t>(CPU_KSPLIT);
+    const bool blocks = kb > 0 && xs[r] >= 4 * kb && xs[r] % kb == 0;
+    if (!j) continue;
+    const bool in_panels = xs[*j] == sint(P) && *real[*j] == sint(1) && *real[r] == sint(P);  // packed already
+    if (in_panels || reuse < (blocks ? 64 : 512) || !(*real[r] >= 32 * P || *real[*j] != sint(1) || blocks)) continue;
     Mask keep;  // one copy of the operand: its broadcast axes shrunk to 1
     Shape shrunk;
     for (size_t a = 0; a < xs.size(); a++) {
@@ -116,8 +121,7 @@ UOp pack_matmul_operand(M m) {
     // reduce's evicted the panel it was reused against (sgemm 4096: 308 -> 341 GFLOP/s with AVX-512, 164 -> 177
     // with AVX2; 2048 unchanged; blocks of 512 made 2048 slower). The sums' kernel reads them at memory speed, where
     // an add fused into the last block's stores waited on every load (+20 ms against +5 at 4096)
-    const sint kb = static_cast<int64_t>(CPU_KSPLIT);
-    if (kb > 0 && xs[r] >= 4 * kb && xs[r] % kb == 0) {
+    if (blocks) {
       std::optional<UOp> sum;
       Mask block;  // the whole of xsplit but one block of the reduce axis
       for (sint d : xsplit) block.push_back({0, d});
