@@ -30,7 +30,7 @@ Tensor weight(const nn::GGUFFile& f, const std::string& name, const Shape& shape
   const Tensor& t = f.tensors.at(name);
   TG_CHECK_AS(ValueError, t.shape() == shape, "GGUF tensor ", py_str_repr(name), " has shape ", shape_str(t.shape()),
               ", the model needs ", shape_str(shape));
-  return t;
+  return nn::gguf_resident(f, name);  // the file's bytes, read once and kept packed
 }
 std::optional<Tensor> optional_weight(const nn::GGUFFile& f, const std::string& name, const Shape& shape) {
   if (!f.tensors.contains(name)) return std::nullopt;
@@ -41,9 +41,12 @@ Tensor rms_norm(const Tensor& x, const Tensor& w, double eps) {
   return x * (x.square().mean(-1, true) + eps).rsqrt() * w;
 }
 
-// x @ w.T (+ b): GGUF keeps a projection as (out, in)
+// x @ w.T (+ b): GGUF keeps a projection as (out, in). One row (a decode step) dequantizes w inside the matvec; more
+// rows (a prefill chunk) multiply a float copy made for this call, so that w itself stays packed (the scheduler would
+// otherwise realize its dequantization, and w would be that float copy from then on: 4 GB for TinyLlama's 600 MB)
 Tensor project(const Tensor& x, const Tensor& w, const std::optional<Tensor>& b = std::nullopt) {
-  Tensor y = x.matmul(w.T());
+  const bool rows = x.numel() > x.shape().back().as_int();
+  Tensor y = x.matmul((rows ? w.contiguous() : w).T());
   return b ? y + *b : y;
 }
 

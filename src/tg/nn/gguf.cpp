@@ -502,8 +502,17 @@ GGUFFile gguf_load(const Tensor& file, std::optional<std::string> device) {
     TG_CHECK_AS(ValueError, !out.tensors.contains(ti.name), "gguf_load: ", dev, ": tensor ", py_str_repr(ti.name),
                 " appears twice");
     out.tensors.insert_or_assign(ti.name, t);
+    out.packed.insert_or_assign(ti.name, GGUFFile::Packed{raw, ti});
   }
   return out;
+}
+
+Tensor gguf_resident(const GGUFFile& f, const std::string& name) {
+  auto it = f.packed.find(name);
+  TG_CHECK_AS(ValueError, it != f.packed.end(), "GGUF file has no tensor ", py_str_repr(name));
+  Tensor bytes = it->second.bytes;
+  bytes.realize();
+  return ggml_data_to_tensor(bytes, it->second.info.numel(), it->second.info.type).reshape(it->second.info.shape());
 }
 
 GGUFFile gguf_load(const std::string& path, std::optional<std::string> device) {

@@ -15,6 +15,7 @@
 // counts larger than the file could hold, strings that aren't UTF-8) is a ValueError naming the field, its byte offset
 // and the value; nothing is allocated at a size a corrupt header claims.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -129,7 +130,17 @@ Tensor ggml_data_to_tensor(const Tensor& t, int64_t n, uint32_t type);
 struct GGUFFile {
   GGUFMetadata kv;
   StateDict tensors;  // by name, in the file's order, shaped as ne reversed
+  // each tensor's packed bytes (a lazy copy of its range of the file to the device) and where the header put it
+  struct Packed {
+    Tensor bytes;
+    GGUFTensorInfo info;
+  };
+  std::map<std::string, Packed> packed;
 };
+// The tensor `name` of f with its packed bytes read once: realized on the device (what the file holds, no float copy)
+// and dequantized lazily, in whichever kernel uses it. A model's weights: tensors[name] would read the file on every
+// use, or, realized, become a float copy four to eight times the size. A missing name is a KeyError-like ValueError.
+Tensor gguf_resident(const GGUFFile& f, const std::string& name);
 // a GGUF file's metadata and tensors. The tensors are lazy: each reads its own bytes of the file (a DISK range, copied
 // to `device`, default Device::DEFAULT) when it is realized, and dequantizes on the device.
 GGUFFile gguf_load(const std::string& path, std::optional<std::string> device = std::nullopt);
