@@ -701,11 +701,14 @@ TEST(CpuVectorLoop, BigElementwiseTranscendentalsArePlainPolynomialLoops) {
 }
 
 TEST(CpuTile, PackedMatvecUnrollsABlock) {
-  // a matvec over Q4_0 (blocks of 32 weights), Q4_K (super-blocks of 256) or F16 weights: four rows, the reduce
-  // unrolled by one block of 32, each lane accumulating apart
-  for (uint32_t type : {2u, 12u, 1u}) {
+  // a matvec over Q4_0 (blocks of 32 weights), F16 or Q4_K (super-blocks of 256) weights: the reduce unrolled by one
+  // block of 32, each lane accumulating apart, 8 rows of blocks (4 within 16 registers), 4 of super-blocks
+  for (uint32_t type : {2u, 1u, 12u}) {
+    ScopedEnv budget("CPU_TILE_LANES", type == 1 ? "128" : "256");
     std::optional<CpuTile> t = cpu_vector_tile(Kernel(packed_matvec(type, 64, 1024)));
-    EXPECT_EQ(opts_of(t), "[Opt(op=OptOps.UPCAST, axis=0, arg=4), Opt(op=OptOps.UNROLL, axis=0, arg=32)]") << type;
+    EXPECT_EQ(opts_of(t), cat("[Opt(op=OptOps.UPCAST, axis=0, arg=", type == 2 ? 8 : 4,
+                              "), Opt(op=OptOps.UNROLL, axis=0, arg=32)]"))
+        << type;
     EXPECT_TRUE(t && t->reduce_lanes) << type;
   }
   Tensor f32 = Tensor::ones({64, 1024}).contiguous().realize();  // float32 weights are not packed
