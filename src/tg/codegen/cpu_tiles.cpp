@@ -85,6 +85,7 @@ std::optional<int64_t> offset_at(const ShapeTracker& st, std::vector<int64_t> id
     idx.assign(prev.size(), 0);
     for (size_t d = prev.size(); d-- > 0;) {
       const int64_t n = prev[d].as_int();
+      if (n <= 0) return std::nullopt;
       idx[d] = off % n, off /= n;
     }
   }
@@ -107,11 +108,16 @@ std::optional<int64_t> reduce_period(const ShapeTracker& st, const Shape& full, 
     return offset_at(st, at);
   };
   for (int64_t p = 1; p <= most && size % p == 0; p *= 2) {
-    const std::optional<int64_t> o0 = offset(0), op = offset(p);
-    bool periodic = o0.has_value() == op.has_value();
-    for (int64_t r = 1; periodic && r + p < size && r < 2 * p + 64; r++) {
+    std::optional<int64_t> step;  // element r + p's offset less element r's, the same for every r that is read
+    bool periodic = true;
+    for (int64_t r = 0; periodic && r + p < size && r < 2 * p + 64; r++) {
       std::optional<int64_t> a = offset(r), b = offset(r + p);
-      periodic = a.has_value() == b.has_value() && (!a || *b - *a == *op - *o0);
+      if (a.has_value() != b.has_value())
+        periodic = false;
+      else if (a && !step)
+        step = *b - *a;
+      else if (a)
+        periodic = *b - *a == *step;
     }
     if (periodic) return p;
   }
