@@ -497,8 +497,13 @@ GGUFFile gguf_load(const Tensor& file, std::optional<std::string> device) {
   for (const GGUFTensorInfo& ti : h.tensors) {
     auto start = static_cast<int64_t>(h.data_start + ti.offset);
     Tensor raw = file.shrink({{start, start + ti.nbytes}});
+    // a plain type (F32, F16 ...) from a file: its bytes read as the type on the DISK (a view), and copied so: a
+    // buffer of halves, where bytes bitcast on the device would be put together two at a time in every kernel
+    std::optional<DType> plain = plain_dtype(ti.type);
+    if (disk && plain) raw = raw.bitcast(*plain);
     if (disk) raw = raw.to(target);
-    Tensor t = ggml_data_to_tensor(raw, ti.numel(), ti.type).reshape(ti.shape());
+    Tensor t = raw.dtype() == dtypes::uint8 ? ggml_data_to_tensor(raw, ti.numel(), ti.type) : raw;
+    t = t.reshape(ti.shape());
     TG_CHECK_AS(ValueError, !out.tensors.contains(ti.name), "gguf_load: ", dev, ": tensor ", py_str_repr(ti.name),
                 " appears twice");
     out.tensors.insert_or_assign(ti.name, t);
@@ -512,6 +517,7 @@ Tensor gguf_resident(const GGUFFile& f, const std::string& name) {
   TG_CHECK_AS(ValueError, it != f.packed.end(), "GGUF file has no tensor ", py_str_repr(name));
   Tensor bytes = it->second.bytes;
   bytes.realize();
+  if (bytes.dtype() != dtypes::uint8) return bytes.reshape(it->second.info.shape());  // a plain type, read as itself
   return ggml_data_to_tensor(bytes, it->second.info.numel(), it->second.info.type).reshape(it->second.info.shape());
 }
 

@@ -130,7 +130,8 @@ Tensor ggml_data_to_tensor(const Tensor& t, int64_t n, uint32_t type);
 struct GGUFFile {
   GGUFMetadata kv;
   StateDict tensors;  // by name, in the file's order, shaped as ne reversed
-  // each tensor's packed bytes (a lazy copy of its range of the file to the device) and where the header put it
+  // each tensor's packed bytes (a lazy copy of its range of the file to the device; a plain type's read as that
+  // type) and where the header put it
   struct Packed {
     Tensor bytes;
     GGUFTensorInfo info;
