@@ -1,8 +1,9 @@
 # tinygrad-llm against llama.cpp (its npm build, tools/fetch_llama_cpp.sh) on the same GGUF files, side by side in one
 # run: prefill and decode tokens/s on 2 threads. The files have a model's geometry and random weights (no weights
 # are reachable from here), written once into --dir and reused.
-#   python3 bench/bench_llm.py [--geometry tinyllama|small] [--types q4_0,q8_0,f16] [--prompt 64] [-n 32]
-import argparse, json, os, pathlib, platform, subprocess, sys, time
+#   python3 bench/bench_llm.py [--geometry tinyllama|small] [--types q4_0,q8_0,f16] [--prompt 64] [-n 32] [--ttft]
+# --ttft adds the time to the first token of a whole new process (ours with the kernel cache warm and empty).
+import argparse, json, os, pathlib, platform, subprocess, sys, tempfile, time
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -47,6 +48,7 @@ def main():
   ap.add_argument("--prompt", type=int, default=64, help="prompt tokens")
   ap.add_argument("-n", type=int, default=32, help="decoded tokens")
   ap.add_argument("--dir", default="/tmp/tg_bench_llm")
+  ap.add_argument("--ttft", action="store_true", help="also time to the first token: a whole new process, -n 1")
   args = ap.parse_args()
   llama_dir = os.environ.get("TG_LLAMA_CPP", str(ROOT / ".deps" / "llama-cpp"))
   if not (pathlib.Path(llama_dir) / "node_modules" / "node-llama-cpp").exists():
@@ -57,6 +59,7 @@ def main():
   print(f"{'type':>6} | {'prefill tok/s':>22} | {'decode tok/s':>22}")
   print(f"{'':>6} | {'ours':>6} {'llama.cpp':>9} {'ratio':>5} | {'ours':>6} {'llama.cpp':>9} {'ratio':>5}")
   prompt = " ".join(["w"] * (args.prompt // 2))  # about 2 tokens a word with this vocabulary
+  ttfts = []
   for typ in args.types.split(","):
     path = f"{args.dir}/{args.geometry}-{typ}.gguf"
     if not os.path.exists(path):
@@ -73,6 +76,27 @@ def main():
     lp, ld = ref["prompt_tokens"] / ref["prefill_s"], ref["decode_tokens"] / ref["decode_s"]
     print(f"{typ:>6} | {ours['prefill_tok_s']:6.1f} {lp:9.1f} {ours['prefill_tok_s'] / lp:5.2f} | "
           f"{ours['decode_tok_s']:6.1f} {ld:9.1f} {ours['decode_tok_s'] / ld:5.2f}")
+    if args.ttft: ttfts.append((typ, *time_to_first_token(path, prompt, ours["prompt_tokens"], llama_dir)))
+  if args.ttft:
+    print("time to the first token, s (a new process each; ours with the kernel cache warm, and empty):")
+    print(f"{'type':>6} | {'warm':>6} {'empty':>6} {'llama.cpp':>9}")
+    for typ, warm, cold, ref in ttfts: print(f"{typ:>6} | {warm:6.2f} {cold:6.2f} {ref:9.2f}")
+
+def wall(cmd, env=None):
+  t0 = time.perf_counter()
+  subprocess.run(cmd, check=True, capture_output=True, env=env)
+  return time.perf_counter() - t0
+
+# the wall time of a whole process that loads the file, prefills the prompt and samples one token (and exits): ours
+# with the kernel cache warm and empty (a fresh XDG_CACHE_HOME: every kernel compiled), llama.cpp's (through node)
+def time_to_first_token(path, prompt, prompt_ids, llama_dir):
+  ours = [str(ROOT / "build" / "tinygrad-llm"), "--model", path, "--prompt", prompt, "-n", "1", "--json"]
+  warm = min(wall(ours) for _ in range(2))
+  with tempfile.TemporaryDirectory() as cache:
+    cold = wall(ours, {**os.environ, "XDG_CACHE_HOME": cache})
+  ref = min(wall(["node", str(ROOT / "tools" / "llama_cpp_eval.mjs"), llama_dir, path, "bench", json.dumps(prompt_ids),
+                  "1"]) for _ in range(2))
+  return warm, cold, ref
 
 if __name__ == "__main__":
   main()
