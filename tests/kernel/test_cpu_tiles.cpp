@@ -7,6 +7,7 @@
 #include <cmath>
 #include <regex>
 #include <string>
+#include <tuple>
 
 #include "kernel_asts.h"
 #include "scoped_env.h"
@@ -702,13 +703,13 @@ TEST(CpuVectorLoop, BigElementwiseTranscendentalsArePlainPolynomialLoops) {
 
 TEST(CpuTile, PackedMatvecUnrollsABlock) {
   // a matvec over Q4_0 (blocks of 32 weights), F16 or Q4_K (super-blocks of 256) weights: the reduce unrolled by one
-  // block of 32, each lane accumulating apart, 8 rows of blocks (4 within 16 registers), 4 of super-blocks
-  for (uint32_t type : {2u, 1u, 12u}) {
-    ScopedEnv budget("CPU_TILE_LANES", type == 1 ? "128" : "256");
+  // block of 32, each lane accumulating apart; 8 rows of blocks, 4 of super-blocks, half as many within 16 registers
+  for (auto [type, budget_lanes, rows] :
+       {std::tuple{2u, "256", 8}, {2u, "128", 4}, {1u, "128", 4}, {12u, "256", 4}, {12u, "128", 2}}) {
+    ScopedEnv budget("CPU_TILE_LANES", budget_lanes);
     std::optional<CpuTile> t = cpu_vector_tile(Kernel(packed_matvec(type, 64, 1024)));
-    EXPECT_EQ(opts_of(t), cat("[Opt(op=OptOps.UPCAST, axis=0, arg=", type == 2 ? 8 : 4,
-                              "), Opt(op=OptOps.UNROLL, axis=0, arg=32)]"))
-        << type;
+    EXPECT_EQ(opts_of(t), cat("[Opt(op=OptOps.UPCAST, axis=0, arg=", rows, "), Opt(op=OptOps.UNROLL, axis=0, arg=32)]"))
+        << type << " " << budget_lanes;
     EXPECT_TRUE(t && t->reduce_lanes) << type;
   }
   Tensor f32 = Tensor::ones({64, 1024}).contiguous().realize();  // float32 weights are not packed

@@ -156,8 +156,9 @@ std::optional<CpuTile> cpu_packed_matvec_tile(const Kernel& k) {
   // super-block ran slower (Q4_K 4.7 against 5.4 GiB/s) and took clang seconds per kernel
   if (full[1].as_int() % 32 != 0 || period > 256 || (period > 32 && period % 32 != 0)) return std::nullopt;
   // Rows: 8 of blocks of 32 (AVX-512, 4096x4096: Q4_0 8.4 -> 9.4 GiB/s, Q8_0 17 -> 18), 4 of super-blocks (Q6_K
-  // 6.7 against 3.6 with 8) or within 16 registers (8 x 32 lanes would fill all of AVX2's with accumulators)
-  const int most = std::min(period <= 32 ? 8 : 4, cpu_tile_lanes(k.opts) / 32);
+  // 6.7 against 3.6 with 8); half as many within 16 registers (8 x 32 lanes would fill all of AVX2's with
+  // accumulators; AVX2 code, Q4_K: 3.5 GiB/s with 2 rows, 2.4-2.8 with 4)
+  const int lanes = cpu_tile_lanes(k.opts), most = period <= 32 ? std::min(8, lanes / 32) : std::min(4, lanes / 64);
   std::vector<std::pair<int, int>> ups;
   if (int rows = pow2_amount(full[0], most); rows > 1) ups.push_back({0, rows});
   if (auto opts = apply_tile(k, ups, {{1, 32}})) return CpuTile{.opts = *opts, .reduce_lanes = true};
