@@ -96,11 +96,12 @@ std::optional<int64_t> offset_at(const ShapeTracker& st, std::vector<int64_t> id
 // repeat, shifted: element r + P is element r's plus a constant, hidden where r's is (a quantized block of P weights
 // is P in; a plain row 1). nullopt when none does, or a dim is symbolic
 std::optional<int64_t> reduce_period(const ShapeTracker& st, const Shape& full, int axis, int64_t most) {
-  for (const View& v : st.views)
-    for (const Shape* s : {&v.shape, &v.strides})
-      for (const sint& d : *s)
-        if (d.is_sym()) return std::nullopt;
-  if (st.views[0].offset.is_sym()) return std::nullopt;
+  for (const View& v : st.views) {  // offset_at reads every size, stride, offset and mask bound as an int
+    if (v.offset.is_sym() || !all_int(v.shape) || !all_int(v.strides)) return std::nullopt;
+    if (v.mask && std::any_of(v.mask->begin(), v.mask->end(),
+                              [](const auto& m) { return m.first.is_sym() || m.second.is_sym(); }))
+      return std::nullopt;
+  }
   const int64_t size = full[static_cast<size_t>(axis)].as_int();
   std::vector<int64_t> at(full.size(), 0);
   auto offset = [&](int64_t r) {

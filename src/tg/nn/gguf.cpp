@@ -478,6 +478,13 @@ Tensor ggml_data_to_tensor(const Tensor& t, int64_t n, uint32_t type) {
 
 // *** loading ***
 
+namespace {
+// a tensor of the file, shaped, from its packed bytes (uint8, dequantized lazily), or from a plain type's values
+Tensor tensor_of(const Tensor& raw, const GGUFTensorInfo& ti) {
+  return (raw.dtype() == dtypes::uint8 ? ggml_data_to_tensor(raw, ti.numel(), ti.type) : raw).reshape(ti.shape());
+}
+}  // namespace
+
 GGUFFile gguf_load(const Tensor& file, std::optional<std::string> device) {
   TG_CHECK_AS(ValueError, file.ndim() == 1 && file.dtype() == dtypes::uint8,
               "gguf_load needs a 1-D uint8 tensor of the file's bytes, got ", file.dtype(), " of shape ",
@@ -502,8 +509,7 @@ GGUFFile gguf_load(const Tensor& file, std::optional<std::string> device) {
     std::optional<DType> plain = plain_dtype(ti.type);
     if (disk && plain) raw = raw.bitcast(*plain);
     if (disk) raw = raw.to(target);
-    Tensor t = raw.dtype() == dtypes::uint8 ? ggml_data_to_tensor(raw, ti.numel(), ti.type) : raw;
-    t = t.reshape(ti.shape());
+    Tensor t = tensor_of(raw, ti);
     TG_CHECK_AS(ValueError, !out.tensors.contains(ti.name), "gguf_load: ", dev, ": tensor ", py_str_repr(ti.name),
                 " appears twice");
     out.tensors.insert_or_assign(ti.name, t);
@@ -516,9 +522,7 @@ Tensor gguf_resident(const GGUFFile& f, const std::string& name) {
   auto it = f.packed.find(name);
   TG_CHECK_AS(ValueError, it != f.packed.end(), "GGUF file has no tensor ", py_str_repr(name));
   Tensor bytes = it->second.bytes;
-  bytes.realize();
-  if (bytes.dtype() != dtypes::uint8) return bytes.reshape(it->second.info.shape());  // a plain type, read as itself
-  return ggml_data_to_tensor(bytes, it->second.info.numel(), it->second.info.type).reshape(it->second.info.shape());
+  return tensor_of(bytes.realize(), it->second.info);
 }
 
 GGUFFile gguf_load(const std::string& path, std::optional<std::string> device) {
