@@ -458,6 +458,15 @@ TEST(Schedule, MatmulReluSum) {
   EXPECT_EQ(names(sched[3].metadata), (std::vector<std::string>{"sum", "relu", "__matmul__"}));
 }
 
+// Tensor.square names its kernel as the reference does (tinygrad's square is a method of its own: ['square'], not
+// ['__mul__'])
+TEST(Schedule, SquareHasItsOwnMetadata) {
+  Tensor u({1.0f, 2.0f, 3.0f});
+  auto [sched, vars] = create_schedule_with_vars(UOp::sink(kernelize({u.square()})));
+  ASSERT_FALSE(sched.empty());
+  EXPECT_EQ(names(sched.back().metadata), (std::vector<std::string>{"square"}));
+}
+
 TEST(Schedule, T347) {
   Tensor u({1, 2, 3, 4});
   UOp sched_sink = UOp::sink(kernelize({u + 3 + 4}));

@@ -254,7 +254,7 @@ class Tensor {
   Tensor cos() const;
   Tensor relu() const;
   Tensor sigmoid() const;
-  Tensor square() const { return mul(*this); }
+  Tensor square() const;
   Tensor abs() const;
   Tensor sign() const;
   Tensor add(const Tensor& x, bool reverse = false) const;

@@ -96,6 +96,10 @@ Tensor Tensor::sign() const {
   Tensor z = full_like(int64_t(0)), p = full_like(int64_t(1)), n = full_like(int64_t(-1));
   return ne(scalar_like(int64_t(0))).where((*this < 0).where(n, p), z) + *this * 0;
 }
+Tensor Tensor::square() const {
+  TG_META("square");
+  return *this * *this;
+}
 Tensor Tensor::abs() const {
   TG_META("abs");
   return *this * sign();
