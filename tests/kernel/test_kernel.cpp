@@ -313,6 +313,9 @@ TEST(Kernel, RealStridesMasked) {
   EXPECT_FALSE(axis_is_masked(p, 1));
   EXPECT_EQ(unit_stride_axes(p), (std::vector<int>{1}));
   EXPECT_EQ(strides_str(real_strides(st({4, 4}, Shape{0, 1}))), "(0, 1)");
+  // a symbolic stride prints as its expression (DEBUG=3's buffer table of a KV-cache kernel threw here)
+  sint n(UOp::variable("start_pos", 0, 2047) + 1);
+  EXPECT_EQ(strides_str({sint(64) * n, sint(1), std::nullopt}), "(((start_pos+1)*64), 1, None)");
 }
 
 // *** apply_opt: each op, and the checks that reject a bad opt ***

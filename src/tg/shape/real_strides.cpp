@@ -66,7 +66,7 @@ bool axis_is_masked(const ShapeTracker& st, int axis) {
 
 std::string strides_str(const std::vector<std::optional<sint>>& strides) {
   std::vector<std::string> parts;
-  for (auto& s : strides) parts.push_back(s ? std::to_string(*s) : "None");
+  for (auto& s : strides) parts.push_back(s ? s->str() : "None");  // a symbolic stride as its expression
   return py_tuple(parts);
 }
 
