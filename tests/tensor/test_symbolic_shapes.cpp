@@ -3,8 +3,12 @@
 // values; a bad binding is an error naming the Variable and its values.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <regex>
 #include <set>
 
+#include "tg/codegen/heuristic.h"
+#include "tg/codegen/kernel.h"
 #include "tg/engine/realize.h"
 #include "tg/runtime/device.h"
 #include "tg/tensor/jit.h"
@@ -184,4 +188,45 @@ TEST_F(SymbolicShapes, SymbolicSizeWhereAnIntIsNeededNamesTheVariable) {
     EXPECT_NE(std::string(e.what()).find("symbolic"), std::string::npos) << e.what();
   }
   EXPECT_THROW(s.tolist<float>(), Error);  // the shape needs concrete sizes: reshape to the bound value first
+}
+
+namespace {
+// a decode step's attention over the first start_pos+1 rows of a KV cache (32 heads sharing 4 cached ones, 64 wide)
+Tensor cached_attention(const Tensor& q, const Tensor& cache, const sint& n) {
+  Tensor kv = cache.shrink({{0, n}, {0, 4}, {0, 64}}).reshape({n, 4, 1, 64}).expand({n, 4, 8, 64}).reshape({n, 32, 64});
+  kv = kv.transpose(0, 1);                                          // (32, n, 64)
+  Tensor p = (q.matmul(kv.transpose(1, 2)) * 0.125).softmax(-1);  // (32, 1, n)
+  return p.matmul(kv);                                              // (32, 1, 64)
+}
+}  // namespace
+
+TEST_F(SymbolicShapes, AttentionOverACacheGetsTheHeuristicsOpts) {
+  // kernels of a symbolic size get the reference's hand-coded opts (upcasts, unrolls) where they used to run as plain
+  // loops: on the CPU, the scores r_8_n_16_4_4 and the softmax's exp E_8_n_4 as the reference names them, and the
+  // weighted sum of the values r_32_16_n_4 (the reference upcasts the heads there, r_8_64_n_4, an order of its
+  // sort of expressions; the rows of 4 values are the faster here); the values equal the attention at a concrete size
+  Tensor q = Tensor::randn({32, 1, 64}).realize(), cache = Tensor::randn({40, 4, 64}).realize();
+  for (int64_t i : {5, 17, 33}) {
+    sint n(UOp::variable("n", 1, 40).bind(i));
+    Tensor got = cached_attention(q, cache, n), want = cached_attention(q, cache, i);
+    auto [sched, vars] = Tensor::schedule_with_vars({got});
+    std::vector<std::string> names;
+    for (const ScheduleItem& si : sched) {
+      if (si.ast.op() != Ops::SINK) continue;
+      Kernel k(si.ast, *Device::get(Device::DEFAULT.str()).renderer);
+      apply_default_opts(k);
+      std::string name = std::regex_replace(k.base_name(), std::regex("\x1b\\[[0-9;]*m"), "");
+      if (std::any_of(k.full_shape().begin(), k.full_shape().end(), [](const sint& d) { return d.is_sym(); }))
+        names.push_back(name);
+    }
+    if (Device::DEFAULT.str() == "CPU") {
+      std::string all = join(names, " ");
+      for (const char* want : {"r_8_n_16_4_4", "E_8_n_4", "r_32_16_n_4"})
+        EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want << " in " << all;
+    }
+    run_schedule(sched, vars);
+    std::vector<float> g = got.tolist<float>(), w = want.tolist<float>();
+    ASSERT_EQ(g.size(), w.size());
+    for (size_t j = 0; j < g.size(); j++) ASSERT_NEAR(g[j], w[j], 1e-4) << "start_pos+1=" << i << " at " << j;
+  }
 }

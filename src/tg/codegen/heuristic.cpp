@@ -12,9 +12,15 @@ namespace tg {
 
 namespace {
 
+// Symbolic sizes (a Variable's) in the reference's heuristic: `s % x == 0` is False for an expression (a UOp never
+// equals an int), and resolve(...) takes its default when the bounds don't decide the comparison.
+bool divides(const sint& s, int64_t x) { return s.is_int() && s.as_int() % x == 0; }
+bool resolve_gt(const sint& a, const sint& b, bool dflt) { return resolve_lt(b, a, dflt); }
+bool resolve_le(const sint& a, const sint& b, bool dflt) { return !resolve_lt(b, a, !dflt); }
+
 bool has_expanded_axis(const Shape& shape, const std::vector<std::optional<sint>>& strides) {
   for (size_t i = 0; i < shape.size(); i++)
-    if (shape[i] > 1 && strides[i] && *strides[i] == 0) return true;
+    if (resolve_gt(shape[i], 1, true) && strides[i] && *strides[i] == 0) return true;
   return false;
 }
 
@@ -34,8 +40,8 @@ bool matvec(Kernel& k) {
   if (!(s0 && *s0 == 1 && !(has_expanded_axis(st0.shape(), strides0) && has_expanded_axis(st1.shape(), strides1))))
     return false;
   for (int global_idx = 0; global_idx < k.global_dims(); global_idx++) {
-    if (k.full_shape()[static_cast<size_t>(k.first_reduce())] % threads_per_row == 0 &&
-        k.full_shape()[static_cast<size_t>(global_idx)] % (blocksize * rows_per_thread) == 0) {
+    if (divides(k.full_shape()[static_cast<size_t>(k.first_reduce())], threads_per_row) &&
+        divides(k.full_shape()[static_cast<size_t>(global_idx)], blocksize * rows_per_thread)) {
       if (DEBUG >= 3)
         std::cout << "MATVEC: k.full_shape=" << shape_str(k.full_shape()) << " k.first_reduce=" << k.first_reduce()
                   << " strides0=" << strides_str(strides0) << " MV_BLOCKSIZE=" << blocksize
@@ -56,22 +62,24 @@ namespace {
 // the reference's opts, with the CPU's on top (codegen/cpu_tiles.h): a vector tile or a plain loop when the kernel
 // takes one, else the row upcast and the loop order of big kernels
 std::pair<std::vector<Opt>, Lowering> hand_coded(const Kernel& k_in) {
-  // a symbolic dim (a Variable's size) keeps the kernel as it is: its opts would depend on the value
-  for (const sint& s : k_in.full_shape())
-    if (s.is_sym()) return {{}, {}};
-  if (CPU_VECTOR_TILE)
+  // a kernel with a symbolic dim (a Variable's size) gets the reference's opts alone: ours are sized by the shape
+  const bool symbolic = std::any_of(k_in.full_shape().begin(), k_in.full_shape().end(),
+                                    [](const sint& s) { return s.is_sym(); });
+  if (!symbolic && CPU_VECTOR_TILE)
     if (std::optional<CpuTile> tile = cpu_vector_tile(k_in)) return {tile->opts, tile->lowering()};
-  if (cpu_vector_loop(k_in)) return {{}, {.polynomial_transcendentals = true}};
+  if (!symbolic && cpu_vector_loop(k_in)) return {{}, {.polynomial_transcendentals = true}};
   Kernel k = k_in.copy();  // the heuristic must not mutate its input
   const int debug = static_cast<int>(DEBUG);
 
   if (matvec(k)) return {k.applied_opts, {}};
 
   // *** grouping: a reduce with a small output gets its reduce split across a workgroup (needs locals) ***
-  if (k.opts.has_local && k.opts.has_shared) {
+  const Shape out_shape(k.sts[0].shape().begin(), k.sts[0].shape().begin() + k.first_reduce());
+  if (k.opts.has_local && k.opts.has_shared &&
+      std::all_of(out_shape.begin(), out_shape.end(), [](const sint& s) { return s.is_int(); })) {
     bool upcast_unit_stride = false;
     for (int x : unit_stride_axes(k.sts[0]))
-      if (x >= k.first_upcast() && k.sts[0].shape()[static_cast<size_t>(x)] % 4 == 0) upcast_unit_stride = true;
+      if (x >= k.first_upcast() && divides(k.sts[0].shape()[static_cast<size_t>(x)], 4)) upcast_unit_stride = true;
     sint out_size = prod_range(k.sts[0].shape(), 0, k.first_reduce());
     if (!upcast_unit_stride && k.first_reduce() <= 2 && k.first_reduce() < k.shape_len() && out_size <= 2048) {
       // TODO (as tinygrad): use 1024 if it's allowed in a smarter way
@@ -79,7 +87,7 @@ std::pair<std::vector<Opt>, Lowering> hand_coded(const Kernel& k_in) {
       for (int sz : szs) {
         bool fits = std::all_of(k.sts.begin(), k.sts.end(), [&](const ShapeTracker& st) {
           sint s = st.shape()[static_cast<size_t>(k.first_reduce())];
-          return s % sz == 0 || s == 1;
+          return divides(s, sz) || s == 1;
         });
         if (!fits) continue;
         try {  // may fail for excessive shared memory
@@ -96,7 +104,7 @@ std::pair<std::vector<Opt>, Lowering> hand_coded(const Kernel& k_in) {
     if (!k.bufs[bi].src(0).dtype().is_image()) continue;
     std::vector<int> ax4;
     for (int i : unit_stride_axes(k.sts[bi], true))
-      if (k.sts[bi].shape()[static_cast<size_t>(i)] % 4 == 0) ax4.push_back(i);
+      if (divides(k.sts[bi].shape()[static_cast<size_t>(i)], 4)) ax4.push_back(i);
     if (!ax4.empty() && std::all_of(ax4.begin(), ax4.end(), [&](int x) { return x < k.first_upcast(); })) {
       if (ax4[0] < k.first_reduce())
         k.apply_opt({OptOps::UPCAST, ax4[0], 4});
@@ -115,12 +123,12 @@ std::pair<std::vector<Opt>, Lowering> hand_coded(const Kernel& k_in) {
   // upcast leading axes first (tinygrad: hack-ish for winograd; we actually want masked axes with low stride first)
   for (int axis = 0; axis < k.first_reduce(); axis++) {
     sint s = k.full_shape()[static_cast<size_t>(axis)];
-    if (s > 7) continue;
+    if (s.is_sym() || s > 7) continue;  // (as the reference) no masked upcast of a symbolic axis
     bool masked =
         std::any_of(k.sts.begin(), k.sts.end(), [&](const ShapeTracker& st) { return axis_is_masked(st, axis); });
     sint up = prod_range(k.full_shape(), k.first_upcast(), k.shape_len());
     for (int j : to_upcast) up *= k.full_shape()[static_cast<size_t>(j)];
-    if (masked && up * s <= 7 * 7) {
+    if (masked && resolve_le(up * s, 7 * 7, false)) {
       if (debug >= 4) std::cout << "upcasting masked axis : " << axis << "\n";
       to_upcast.push_back(axis);
     }
@@ -130,13 +138,13 @@ std::pair<std::vector<Opt>, Lowering> hand_coded(const Kernel& k_in) {
   // more upcasts of non-reduce axes while the output is big: prefer axes that some buffer broadcasts (stride 0)
   const bool is_dsp = k.opts.device == "DSP";
   std::set<int> upcasted_axis;
-  while (prod_range(k.sts[0].shape(), 0, k.first_reduce()) >= 1024) {
+  while (!resolve_lt(prod_range(k.sts[0].shape(), 0, k.first_reduce()), 1024, false)) {
     std::vector<std::tuple<sint, sint, int, int>> xb_choices;
     std::vector<int> amounts =
         is_dsp ? (upcasted_axis.empty() ? std::vector<int>{128} : std::vector<int>{}) : std::vector<int>{3, 4};
     for (int axis = 0; axis < k.first_reduce(); axis++) {
       for (int amount : amounts) {
-        if (upcasted_axis.count(axis) || k.full_shape()[static_cast<size_t>(axis)] % amount != 0) continue;
+        if (upcasted_axis.count(axis) || !divides(k.full_shape()[static_cast<size_t>(axis)], amount)) continue;
         // some buffer has stride 0 on this axis and no stride 0 in its upcast axes yet
         bool any = false;
         for (size_t bi = 0; bi < k.sts.size() && !any; bi++) {
@@ -148,13 +156,20 @@ std::pair<std::vector<Opt>, Lowering> hand_coded(const Kernel& k_in) {
         sint npos = 0, ssum = 0;
         for (const ShapeTracker& st : k.sts) {
           sint s = st.views.back().strides[static_cast<size_t>(axis)];
-          npos += s > 0, ssum += s;
+          npos += resolve_gt(s, 0, true), ssum += s;
         }
         xb_choices.emplace_back(npos, ssum, axis, amount);
       }
     }
     if (xb_choices.empty()) break;
-    std::sort(xb_choices.begin(), xb_choices.end());
+    // sorted as tuples. An axis along which some buffer moves by a symbolic stride comes first, as in the reference
+    // (there the count of positive strides is then an expression, which sorts before the ints)
+    auto key = [](const std::tuple<sint, sint, int, int>& c) {
+      const auto& [npos, ssum, axis, amount] = c;
+      return std::make_tuple(!ssum.is_sym(), npos.is_int() ? npos.as_int() : 0, ssum.is_int() ? ssum.as_int() : 0, axis,
+                             amount);
+    };
+    std::stable_sort(xb_choices.begin(), xb_choices.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
     if (debug >= 4) {
       std::vector<std::string> parts;
       for (auto& [a, b, c, d] : xb_choices) parts.push_back(cat("(", a, ", ", b, ", ", c, ", ", d, ")"));
@@ -167,29 +182,29 @@ std::pair<std::vector<Opt>, Lowering> hand_coded(const Kernel& k_in) {
 
   // if the last dim is small(ish) and it's a reduce dim, unroll it (loop unrolling)
   auto fus = [&]() { return k.full_unupcasted_shape(); };
-  bool small_upcast = prod_range(k.full_shape(), k.first_upcast(), k.shape_len()) <= 4;
+  bool small_upcast = resolve_le(prod_range(k.full_shape(), k.first_upcast(), k.shape_len()), 4, false);
   bool no_unroll = true;  // no upcast dim is an unroll yet
   for (int i = k.first_upcast(); i < k.shape_len(); i++)
     if (k.sts[0].shape()[static_cast<size_t>(i)] != k.full_shape()[static_cast<size_t>(i)]) no_unroll = false;
   if (k.first_reduce() < k.first_upcast() && (small_upcast || no_unroll) &&
-      (k.upcasted == 0 || prod_range(k.full_shape(), k.shape_len() - k.upcasted, k.shape_len()) < 64)) {
+      (k.upcasted == 0 || resolve_lt(prod_range(k.full_shape(), k.shape_len() - k.upcasted, k.shape_len()), 64, false))) {
     sint s = fus().back();
     int last = static_cast<int>(fus().size()) - 1 - k.first_reduce();
-    if (s <= 32) {
+    if (s.is_int() && s <= 32) {  // (a symbolic axis can't be unrolled)
       k.apply_opt({OptOps::UNROLL, last, 0});
       // if it's small, upcast a second reduce dimension too
-      if (k.first_reduce() < k.first_upcast() && s <= 3 && fus().back() <= 3)
+      if (k.first_reduce() < k.first_upcast() && s <= 3 && fus().back().is_int() && fus().back() <= 3)
         k.apply_opt({OptOps::UNROLL, static_cast<int>(fus().size()) - 1 - k.first_reduce(), 0});
-    } else if (s % 4 == 0) {
+    } else if (divides(s, 4)) {
       k.apply_opt({OptOps::UNROLL, last, 4});
     }
   }
 
   // if nothing at all is upcasted and it's easy to, do an upcast
-  if (k.upcasted == 0 && !fus().empty() && fus().back() % 4 == 0)
+  if (k.upcasted == 0 && !fus().empty() && divides(fus().back(), 4))
     k.apply_opt({OptOps::UPCAST, static_cast<int>(fus().size()) - 1, 4});
 
-  if (big_cpu_kernel(k)) cpu_row_upcast(k);
+  if (!symbolic && big_cpu_kernel(k)) cpu_row_upcast(k);
 
   // *** local groups ***
   if (k.opts.has_local) {
@@ -213,7 +228,7 @@ std::pair<std::vector<Opt>, Lowering> hand_coded(const Kernel& k_in) {
         for (auto& [a, sz] : to_local) local_size *= sz;
         std::vector<int> cands = axis == 0 ? std::vector<int>{32, 16, 8, 4, 3, 2} : std::vector<int>{16, 8, 4, 3, 2};
         for (int x : cands)
-          if (k.full_shape()[static_cast<size_t>(axis)] % x == 0 && local_size * x <= 128) {
+          if (divides(k.full_shape()[static_cast<size_t>(axis)], x) && resolve_le(local_size * x, 128, false)) {
             to_local.emplace_back(axis, x);
             break;
           }
@@ -229,7 +244,7 @@ std::pair<std::vector<Opt>, Lowering> hand_coded(const Kernel& k_in) {
       }
     }
   }
-  if (big_cpu_kernel(k) && k.reduceop())
+  if (!symbolic && big_cpu_kernel(k) && k.reduceop())
     if (std::optional<std::vector<Opt>> ordered = cpu_loop_order(k)) return {*ordered, {}};
   return {k.applied_opts, {}};
 }
