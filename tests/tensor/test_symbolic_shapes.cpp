@@ -194,9 +194,9 @@ namespace {
 // a decode step's attention over the first start_pos+1 rows of a KV cache (32 heads sharing 4 cached ones, 64 wide)
 Tensor cached_attention(const Tensor& q, const Tensor& cache, const sint& n) {
   Tensor kv = cache.shrink({{0, n}, {0, 4}, {0, 64}}).reshape({n, 4, 1, 64}).expand({n, 4, 8, 64}).reshape({n, 32, 64});
-  kv = kv.transpose(0, 1);                                          // (32, n, 64)
+  kv = kv.transpose(0, 1);                                        // (32, n, 64)
   Tensor p = (q.matmul(kv.transpose(1, 2)) * 0.125).softmax(-1);  // (32, 1, n)
-  return p.matmul(kv);                                              // (32, 1, 64)
+  return p.matmul(kv);                                            // (32, 1, 64)
 }
 }  // namespace
 

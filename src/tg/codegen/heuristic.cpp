@@ -63,8 +63,8 @@ namespace {
 // takes one, else the row upcast and the loop order of big kernels
 std::pair<std::vector<Opt>, Lowering> hand_coded(const Kernel& k_in) {
   // a kernel with a symbolic dim (a Variable's size) gets the reference's opts alone: ours are sized by the shape
-  const bool symbolic = std::any_of(k_in.full_shape().begin(), k_in.full_shape().end(),
-                                    [](const sint& s) { return s.is_sym(); });
+  const bool symbolic =
+      std::any_of(k_in.full_shape().begin(), k_in.full_shape().end(), [](const sint& s) { return s.is_sym(); });
   if (!symbolic && CPU_VECTOR_TILE)
     if (std::optional<CpuTile> tile = cpu_vector_tile(k_in)) return {tile->opts, tile->lowering()};
   if (!symbolic && cpu_vector_loop(k_in)) return {{}, {.polynomial_transcendentals = true}};
@@ -169,7 +169,8 @@ std::pair<std::vector<Opt>, Lowering> hand_coded(const Kernel& k_in) {
       return std::make_tuple(!ssum.is_sym(), npos.is_int() ? npos.as_int() : 0, ssum.is_int() ? ssum.as_int() : 0, axis,
                              amount);
     };
-    std::stable_sort(xb_choices.begin(), xb_choices.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
+    std::stable_sort(xb_choices.begin(), xb_choices.end(),
+                     [&](const auto& a, const auto& b) { return key(a) < key(b); });
     if (debug >= 4) {
       std::vector<std::string> parts;
       for (auto& [a, b, c, d] : xb_choices) parts.push_back(cat("(", a, ", ", b, ", ", c, ", ", d, ")"));
@@ -187,7 +188,8 @@ std::pair<std::vector<Opt>, Lowering> hand_coded(const Kernel& k_in) {
   for (int i = k.first_upcast(); i < k.shape_len(); i++)
     if (k.sts[0].shape()[static_cast<size_t>(i)] != k.full_shape()[static_cast<size_t>(i)]) no_unroll = false;
   if (k.first_reduce() < k.first_upcast() && (small_upcast || no_unroll) &&
-      (k.upcasted == 0 || resolve_lt(prod_range(k.full_shape(), k.shape_len() - k.upcasted, k.shape_len()), 64, false))) {
+      (k.upcasted == 0 ||
+       resolve_lt(prod_range(k.full_shape(), k.shape_len() - k.upcasted, k.shape_len()), 64, false))) {
     sint s = fus().back();
     int last = static_cast<int>(fus().size()) - 1 - k.first_reduce();
     if (s.is_int() && s <= 32) {  // (a symbolic axis can't be unrolled)
