@@ -84,6 +84,34 @@ TEST_F(Llama, KVCacheDecodeMatchesAFullRecompute) {
   for (size_t i = 0; i < full.size(); i++) ASSERT_NEAR(cached[i], full[i], 1e-3f * (1 + std::fabs(full[i]))) << i;
 }
 
+// Half and bfloat16 activations (the residual stream, the projections and the KV cache in that type; norms and the
+// softmax in float32): the logits follow float32's within the type's precision, through prefill and cached decode
+TEST_F(Llama, HalfActivationsFollowFloat32) {
+  write_tiny_llama(path, uint32_t(nn::GGMLType::Q8_0));
+  nn::GGUFFile f = nn::gguf_load(path);
+  llm::Transformer ref(f);
+  std::vector<int64_t> prompt{1, 299, 5, 77, 260};
+  std::vector<float> want = ref.forward(prompt, 0).tolist<float>(), next = ref.forward({3}, 5).tolist<float>();
+  float scale = 0;
+  for (float x : want) scale = std::max(scale, std::fabs(x));
+  for (auto [dt, tol] : {std::pair{dtypes::float16, 0.02f}, std::pair{dtypes::bfloat16, 0.1f}}) {
+    llm::Transformer model(f, 0, dt);
+    EXPECT_EQ(model.activations(), dt);
+    Tensor logits = model.forward(prompt, 0);
+    EXPECT_EQ(logits.dtype(), dtypes::float32);  // the logits are float32 whatever the activations
+    std::vector<float> got = logits.tolist<float>(), got_next = model.forward({3}, 5).tolist<float>();
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_NE(got, want) << dt << ": the activations' type rounds differently from float32's";
+    for (size_t i = 0; i < want.size(); i++) {
+      ASSERT_NEAR(got[i], want[i], tol * scale) << dt << " prefill, logit " << i;
+      ASSERT_NEAR(got_next[i], next[i], tol * scale) << dt << " decode, logit " << i;
+    }
+  }
+  EXPECT_THROW(llm::Transformer(f, 0, dtypes::int32), ValueError);
+  EXPECT_NE(error_of([&] { llm::Transformer(f, 0, dtypes::int32); }).find("float32, float16 or bfloat16, got"),
+            std::string::npos);
+}
+
 TEST_F(Llama, SampledGenerationRepeatsForASeed) {
   write_tiny_llama(path, uint32_t(nn::GGMLType::F32));
   llm::Transformer model(nn::gguf_load(path));

@@ -75,6 +75,23 @@ TEST_F(LlmProgram, BadArgumentsAndModels) {
   Result temp = run(cat("--model ", path, " --temperature -1"));
   EXPECT_EQ(temp.status, 1);
   EXPECT_NE(temp.out.find("temperature"), std::string::npos);
+  Result dtype = run(cat("--model ", path, " --dtype int8"));
+  EXPECT_EQ(dtype.status, 2);
+  EXPECT_NE(dtype.out.find("--dtype is float32, float16 or bfloat16, got 'int8'"), std::string::npos) << dtype.out;
+}
+
+// --dtype float16: the library's generation with half activations
+TEST_F(LlmProgram, HalfActivations) {
+  Result r = run(cat("--model ", path, " --prompt 'hi there' -n 4 --dtype float16 --json"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  json::Value v = json::parse(r.out.substr(r.out.find('{')));
+  nn::GGUFFile f = nn::gguf_load(path);
+  llm::Tokenizer tok = llm::Tokenizer::from_gguf(f.kv);
+  llm::Transformer model(f, 0, dtypes::float16);
+  std::vector<int64_t> prompt = tok.encode("hi there", true);
+  std::vector<int64_t> want = model.generate(prompt, 4, {}, tok.eos()), got;
+  for (const json::Value& x : v.find("tokens")->as_array()) got.push_back(x.as_int());
+  EXPECT_EQ(got, std::vector<int64_t>(want.begin() + static_cast<ptrdiff_t>(prompt.size()), want.end()));
 }
 
 // --chat: each line of stdin a user message; each reply (the chat format of the file, here chatml) is the library's

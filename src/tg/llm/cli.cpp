@@ -24,15 +24,18 @@ namespace {
 const char* kUsage =
     "usage: tinygrad-llm --model M.gguf [--prompt TEXT | --chat | --serve] [-n N] [--temperature T] [--top-k K]\n"
     "                    [--top-p P] [--min-p P] [--repeat-penalty R] [--seed S] [--stop TEXT]... [--context C]\n"
-    "                    [--device D] [--json] [--warmup] [--system TEXT] [--chat-template NAME]\n"
+    "                    [--device D] [--dtype float32|float16|bfloat16] [--json] [--warmup] [--system TEXT]\n"
+    "                    [--chat-template NAME]\n"
     "                    [--host H] [--port P] [--max-queue N]\n"
     "  --prompt: complete TEXT (the default mode); --json prints one JSON object instead of the streamed text\n"
     "  --chat: each line of stdin is a user message, each reply is streamed (EOF or /exit ends it)\n"
     "  --serve: an OpenAI-compatible HTTP server (/v1/chat/completions, /v1/completions, /v1/models, /health)\n"
-    "  --warmup: generate a few tokens first, untimed (compiles and captures the kernels), then the timed run\n";
+    "  --warmup: generate a few tokens first, untimed (compiles and captures the kernels), then the timed run\n"
+    "  --dtype: the activations' and the KV cache's type (default float32; norms and softmax stay float32)\n";
 
 struct Args {
   std::string model, prompt, device, system, chat_template, host = "127.0.0.1";
+  DType activations = dtypes::float32;
   int64_t n = 32, context = 0, port = 8080, max_queue = 64;
   bool json = false, warmup = false, chat = false, serve = false, n_given = false;
   SamplingParams sampling;
@@ -74,7 +77,17 @@ Args parse(const std::vector<std::string>& argv) {
       a.prompt = value();
     else if (k == "--device")
       a.device = value();
-    else if (k == "-n")
+    else if (k == "--dtype") {
+      std::string v = value();
+      if (v == "float32" || v == "f32")
+        a.activations = dtypes::float32;
+      else if (v == "float16" || v == "f16" || v == "half")
+        a.activations = dtypes::float16;
+      else if (v == "bfloat16" || v == "bf16")
+        a.activations = dtypes::bfloat16;
+      else
+        usage("--dtype is float32, float16 or bfloat16, got '" + v + "'");
+    } else if (k == "-n")
       a.n = number(to_i), a.n_given = true;
     else if (k == "--context")
       a.context = number(to_i);
@@ -258,7 +271,8 @@ int cli_main(const std::vector<std::string>& argv) {
     return 0;
   }
   try {
-    Generator g(nn::gguf_load(a.model, a.device.empty() ? std::nullopt : std::optional(a.device)), a.context);
+    Generator g(nn::gguf_load(a.model, a.device.empty() ? std::nullopt : std::optional(a.device)), a.context,
+                a.activations);
     if (a.serve) return serve(g, a);
     if (a.chat) return chat(g, a);
     return complete(g, a);

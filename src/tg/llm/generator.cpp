@@ -39,8 +39,8 @@ double Generation::decode_tok_s() const {
   return decode_s > 0 && tokens.size() > 1 ? static_cast<double>(tokens.size() - 1) / decode_s : 0.0;
 }
 
-Generator::Generator(nn::GGUFFile file, int64_t max_context)
-    : file_(std::move(file)), tokenizer_(Tokenizer::from_gguf(file_.kv)), model_(file_, max_context) {
+Generator::Generator(nn::GGUFFile file, int64_t max_context, DType activations)
+    : file_(std::move(file)), tokenizer_(Tokenizer::from_gguf(file_.kv)), model_(file_, max_context, activations) {
   eog_.push_back(tokenizer_.eos());
   if (const nn::GGUFValue* v = nn::gguf_find(file_.kv, "tokenizer.ggml.eot_token_id")) eog_.push_back(v->as_int());
   for (int64_t id = 0; id < tokenizer_.vocab_size(); id++)

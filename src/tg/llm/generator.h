@@ -40,8 +40,8 @@ struct Generation {
 
 class Generator {
  public:
-  // max_context 0: the file's context length
-  explicit Generator(nn::GGUFFile file, int64_t max_context = 0);
+  // max_context 0: the file's context length; activations: the model's (Transformer)
+  explicit Generator(nn::GGUFFile file, int64_t max_context = 0, DType activations = dtypes::float32);
 
   const nn::GGUFFile& file() const { return file_; }
   const Tokenizer& tokenizer() const { return tokenizer_; }

@@ -45,10 +45,12 @@ Tensor rms_norm(const Tensor& x, const Tensor& w, double eps) {
 // x @ w.T (+ b): GGUF keeps a projection as (out, in). One row (a decode step) dequantizes w inside the matvec; more
 // rows (a prefill chunk) multiply a float copy made for this call, so that w itself stays packed (the scheduler would
 // otherwise realize its dequantization, and w would be that float copy from then on: 4 GB for TinyLlama's 600 MB)
+// In the activations' type (x's): a float32 weight converted inside the kernel that reads it (or into the copy).
 Tensor project(const Tensor& x, const Tensor& w, const std::optional<Tensor>& b = std::nullopt) {
   const bool rows = x.numel() > x.shape().back().as_int();
-  Tensor y = x.matmul((rows ? w.contiguous() : w).T());
-  return b ? y + *b : y;
+  Tensor wx = w.cast(x.dtype());
+  Tensor y = x.matmul((rows ? wx.contiguous() : wx).T());
+  return b ? y + b->cast(x.dtype()) : y;
 }
 
 }  // namespace
@@ -133,8 +135,9 @@ Tensor rope_table(const ModelConfig& c, const std::vector<float>& factors, bool 
 
 }  // namespace
 
-Transformer::Transformer(const nn::GGUFFile& f, int64_t max_context)
+Transformer::Transformer(const nn::GGUFFile& f, int64_t max_context, DType activations)
     : cfg_(with_context(ModelConfig::from_gguf(f.kv), max_context)),
+      act_(activations),
       tok_embd_(weight(f, "token_embd.weight", {cfg_.vocab, cfg_.dim})),
       out_norm_(weight(f, "output_norm.weight", {cfg_.dim})),
       output_(f.tensors.contains("output.weight") ? weight(f, "output.weight", {cfg_.vocab, cfg_.dim}) : tok_embd_) {
@@ -142,6 +145,9 @@ Transformer::Transformer(const nn::GGUFFile& f, int64_t max_context)
   const bool gpt2 = c.arch == "gpt2";
   const int64_t kv_dim = c.n_kv_heads * c.head_dim, q_dim = c.n_heads * c.head_dim;
   const std::string device = tok_embd_.device();
+  TG_CHECK_AS(ValueError, act_ == dtypes::float32 || act_ == dtypes::float16 || act_ == dtypes::bfloat16,
+              "activations are float32, float16 or bfloat16, got ", act_);
+  TG_CHECK_AS(ValueError, is_dtype_supported(act_, device), "activations of ", act_, " are not supported on ", device);
   if (gpt2) {
     // the file's table may be longer than the context asked for
     const std::string name = "position_embd.weight";
@@ -159,9 +165,11 @@ Transformer::Transformer(const nn::GGUFFile& f, int64_t max_context)
     rope_cos_ = rope_table(c, factors, false, device);
     rope_sin_ = rope_table(c, factors, true, device);
   }
-  embed_buf_ = Tensor::zeros({c.context, c.dim}, {.device = device}).contiguous().realize();
+  embed_buf_ = Tensor::zeros({c.context, c.dim}, {.device = device, .dtype = act_}).contiguous().realize();
   auto cache = [&] {
-    return Tensor::zeros({1, c.context, c.n_kv_heads, c.head_dim}, {.device = device}).contiguous().realize();
+    return Tensor::zeros({1, c.context, c.n_kv_heads, c.head_dim}, {.device = device, .dtype = act_})
+        .contiguous()
+        .realize();
   };
   for (int64_t i = 0; i < c.n_layers; i++) {
     auto name = [&](const std::string& n, const char* kind = "weight") { return cat("blk.", i, ".", n, ".", kind); };
@@ -184,9 +192,11 @@ Transformer::Transformer(const nn::GGUFFile& f, int64_t max_context)
   }
 }
 
+// in float32 whatever the activations' type (a half's square overflows at 256), back to it after
 Tensor Transformer::norm(const Tensor& x, const Tensor& w, const std::optional<Tensor>& b) const {
-  if (!b) return rms_norm(x, w, cfg_.norm_eps);
-  return x.layernorm({-1}, cfg_.norm_eps) * w + *b;
+  Tensor xf = x.cast(dtypes::float32);
+  if (!b) return rms_norm(xf, w, cfg_.norm_eps).cast(act_);
+  return (xf.layernorm({-1}, cfg_.norm_eps) * w + *b).cast(act_);
 }
 
 // the prompt's rows of the embedding, copied one at a time into a buffer by one kernel (the row and the token are
@@ -196,7 +206,7 @@ Tensor Transformer::embed(const std::vector<int64_t>& tokens, const UOp& token_v
   Tensor x = [&] {
     if (T == 1) {  // one row, at the bound Variable: the same kernel for every token id
       sint id(token_var);
-      return tok_embd_.shrink({{id, id + 1}, {0, cfg_.dim}}).reshape({1, 1, cfg_.dim});
+      return tok_embd_.shrink({{id, id + 1}, {0, cfg_.dim}}).reshape({1, 1, cfg_.dim}).cast(act_);
     }
     for (int64_t i = 0; i < T; i++) {
       UOp row = UOp::variable("embed_row", 0, cfg_.context - 1).bind(i);
@@ -207,13 +217,14 @@ Tensor Transformer::embed(const std::vector<int64_t>& tokens, const UOp& token_v
       embed_jit_.call(args, [&] {
         sint r(row), t(tok);
         Tensor dst = embed_buf_->shrink({{r, r + 1}, {0, cfg_.dim}});
-        dst.assign(tok_embd_.shrink({{t, t + 1}, {0, cfg_.dim}}).cast(dtypes::float32));
+        dst.assign(tok_embd_.shrink({{t, t + 1}, {0, cfg_.dim}}).cast(act_));
         return std::vector<Tensor>{dst.realize()};
       });
     }
     return embed_buf_->shrink({{0, T}, {0, cfg_.dim}}).reshape({1, T, cfg_.dim});
   }();
-  if (pos_embd_) x = x + pos_embd_->shrink({{start_pos, start_pos + T}, {0, cfg_.dim}}).reshape({1, T, cfg_.dim});
+  if (pos_embd_)
+    x = x + pos_embd_->shrink({{start_pos, start_pos + T}, {0, cfg_.dim}}).reshape({1, T, cfg_.dim}).cast(act_);
   return x;
 }
 
@@ -229,7 +240,7 @@ Tensor Transformer::rope(const Tensor& x, const sint& start_pos, int64_t T, int6
   Tensor a = p.shrink({{0, 1}, {0, T}, {0, heads}, {0, half}, {0, 1}});
   Tensor b = p.shrink({{0, 1}, {0, T}, {0, heads}, {0, half}, {1, 2}});
   Tensor r = (a * cs - b * sn).cat({a * sn + b * cs}, 4);
-  return (cfg_.rope_halves ? r.transpose(3, 4) : r).reshape({1, T, heads, hd});
+  return (cfg_.rope_halves ? r.transpose(3, 4) : r).reshape({1, T, heads, hd}).cast(act_);
 }
 
 Tensor Transformer::attention(Layer& l, const Tensor& x, const sint& start_pos, int64_t T) {
@@ -246,7 +257,7 @@ Tensor Transformer::attention(Layer& l, const Tensor& x, const sint& start_pos, 
     q = project(h, *l.wq, l.bq), k = project(h, *l.wk, l.bk), v = project(h, *l.wv, l.bv);
   }
   q = q->reshape({1, T, H, hd}), k = k->reshape({1, T, KVH, hd}), v = v->reshape({1, T, KVH, hd});
-  if (l.q_norm) q = rms_norm(*q, *l.q_norm, c.norm_eps), k = rms_norm(*k, *l.k_norm, c.norm_eps);
+  if (l.q_norm) q = norm(*q, *l.q_norm, std::nullopt), k = norm(*k, *l.k_norm, std::nullopt);
   if (rope_cos_) q = rope(*q, start_pos, T, H), k = rope(*k, start_pos, T, KVH);
   // the new keys and values into the caches, then attention over everything up to here
   Mask window{{0, 1}, {start_pos, start_pos + T}, {0, KVH}, {0, hd}};
@@ -265,7 +276,8 @@ Tensor Transformer::attention(Layer& l, const Tensor& x, const sint& start_pos, 
     Tensor mask = Tensor::full({1, 1, T, S}, -std::numeric_limits<double>::infinity()).triu(start_pos.as_int() + 1);
     scores = scores + mask;
   }
-  Tensor out = scores.softmax(-1).matmul(values).transpose(1, 2).reshape({1, T, H * hd});
+  Tensor out =
+      scores.cast(dtypes::float32).softmax(-1).cast(act_).matmul(values).transpose(1, 2).reshape({1, T, H * hd});
   return project(out, l.wo, l.bo);
 }
 
@@ -283,7 +295,7 @@ Tensor Transformer::step(const std::vector<int64_t>& tokens, const sint& start_p
     x = x + feed_forward(l, x);
   }
   Tensor last = x.shrink({{0, 1}, {T - 1, T}, {0, cfg_.dim}});
-  return project(norm(last, out_norm_, out_norm_b_), output_).reshape({cfg_.vocab});
+  return project(norm(last, out_norm_, out_norm_b_), output_).reshape({cfg_.vocab}).cast(dtypes::float32);
 }
 
 Tensor Transformer::forward(const std::vector<int64_t>& tokens, int64_t start_pos) {

@@ -17,7 +17,7 @@
 // Weights stay as gguf_load returns them: packed, dequantized inside the kernels that use them. Each layer keeps a
 // KV cache of the context length; a decode step (one token) runs at a symbolic position and reads its token through a
 // bound Variable, so one set of compiled kernels serves every position, and it runs under TinyJit (JIT=0: not).
-// A prompt is prefilled in chunks of at most prefill_chunk tokens. Activations are float32.
+// A prompt is prefilled in chunks of at most prefill_chunk tokens. Activations are float32 unless asked otherwise.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -44,10 +44,13 @@ struct ModelConfig {
 
 class Transformer {
  public:
-  // max_context 0: the file's context length (a larger one is a ValueError)
-  explicit Transformer(const nn::GGUFFile& file, int64_t max_context = 0);
+  // max_context 0: the file's context length (a larger one is a ValueError). activations: float32, or float16 /
+  // bfloat16 (the residual stream, the projections' inputs and outputs and the KV cache in that type, half the
+  // cache's memory; norms and the softmax still computed in float32); another dtype is a ValueError
+  explicit Transformer(const nn::GGUFFile& file, int64_t max_context = 0, DType activations = dtypes::float32);
 
   const ModelConfig& config() const { return cfg_; }
+  DType activations() const { return act_; }
   const JitFunction& decode_jit() const { return decode_jit_; }  // the one-token step's TinyJit
   // the logits (vocab,) of the next token after `tokens`, placed at positions start_pos.. (the cache holds what came
   // before); a position past the context is a ValueError. More than prefill_chunk tokens run in chunks.
@@ -80,6 +83,7 @@ class Transformer {
   Tensor step(const std::vector<int64_t>& tokens, const sint& start_pos, const UOp& token_var);
 
   ModelConfig cfg_;
+  DType act_;
   Tensor tok_embd_, out_norm_, output_;
   std::optional<Tensor> pos_embd_, out_norm_b_, rope_cos_, rope_sin_, embed_buf_;
   std::vector<Layer> layers_;
