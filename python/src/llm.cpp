@@ -14,10 +14,10 @@ struct Model {
   tg::nn::GGUFFile file;
   tg::llm::Tokenizer tokenizer;
   tg::llm::Transformer transformer;
-  Model(const std::string& path, std::optional<std::string> device, int64_t context)
+  Model(const std::string& path, std::optional<std::string> device, int64_t context, tg::DType dtype)
       : file(tg::nn::gguf_load(path, std::move(device))),
         tokenizer(tg::llm::Tokenizer::from_gguf(file.kv)),
-        transformer(file, context) {}
+        transformer(file, context, dtype) {}
 };
 
 }  // namespace
@@ -47,8 +47,8 @@ void bind_llm(py::module_& m) {
           },
           py::arg("logits"), py::arg("history") = std::vector<int64_t>{});
   py::class_<Model>(llm, "Model")
-      .def(py::init<const std::string&, std::optional<std::string>, int64_t>(), py::arg("path"),
-           py::arg("device") = py::none(), py::arg("context") = 0)
+      .def(py::init<const std::string&, std::optional<std::string>, int64_t, tg::DType>(), py::arg("path"),
+           py::arg("device") = py::none(), py::arg("context") = 0, py::arg("dtype") = tg::dtypes::float32)
       .def(
           "encode",
           [](const Model& mo, const std::string& text, bool add_special, bool parse_special) {

@@ -23,6 +23,15 @@ def test_model_generate_and_forward(model_path):
   assert ids[:len(prompt) + 1] == prompt + greedy
   assert ids == m.generate(prompt, 6)  # again: the cache is rewritten from position 0
 
+def test_half_activations(model_path):
+  from tinygrad import dtypes
+  f32, f16 = Model(model_path), Model(model_path, dtype=dtypes.float16)
+  prompt = f32.encode("hi")
+  a, b = f32.forward(prompt, 0).numpy(), f16.forward(prompt, 0).numpy()
+  assert b.dtype == np.float32 and not np.array_equal(a, b)
+  np.testing.assert_allclose(b, a, atol=0.02 * np.abs(a).max())
+  with pytest.raises(ValueError, match="float32, float16 or bfloat16"): Model(model_path, dtype=dtypes.int32)
+
 def test_gpt2_tokenizer(tmp_path):
   # byte-level BPE: the 256 bytes in GPT-2's printable alphabet (a space is "\u0120"), two merges, <|endoftext|>
   printable = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
