@@ -38,28 +38,44 @@ struct LlmProgram : ::testing::Test {
   std::string path;
 };
 
+// what the library makes of the file: the prompt's tokens and the tokens it generates after them
+struct Library {
+  std::vector<int64_t> prompt, tokens;
+  std::string text;
+};
+Library library(const std::string& path, const std::string& prompt, int64_t n, const llm::SamplingParams& sp,
+                DType activations = dtypes::float32) {
+  nn::GGUFFile f = nn::gguf_load(path);
+  llm::Tokenizer tok = llm::Tokenizer::from_gguf(f.kv);
+  llm::Transformer model(f, 0, activations);
+  Library l;
+  l.prompt = tok.encode(prompt, true);
+  std::vector<int64_t> all = model.generate(l.prompt, n, sp, tok.eos());
+  l.tokens.assign(all.begin() + static_cast<ptrdiff_t>(l.prompt.size()), all.end());
+  l.text = replace_invalid_utf8(tok.decode(l.tokens));
+  return l;
+}
+std::vector<int64_t> ids(const json::Value& v, const char* key) {
+  std::vector<int64_t> out;
+  for (const json::Value& x : v.find(key)->as_array()) out.push_back(x.as_int());
+  return out;
+}
+
 }  // namespace
 
 TEST_F(LlmProgram, JsonTokensAreTheLibrarysAndTextIsTheirDecoding) {
   Result r = run(cat("--model ", path, " --prompt 'hi there' -n 6 --temperature 0.9 --top-k 20 --seed 5 --json"));
   ASSERT_EQ(r.status, 0) << r.out;
   json::Value v = json::parse(r.out.substr(r.out.find('{')));
-  nn::GGUFFile f = nn::gguf_load(path);
-  llm::Tokenizer tok = llm::Tokenizer::from_gguf(f.kv);
-  llm::Transformer model(f);
-  std::vector<int64_t> prompt = tok.encode("hi there", true);
-  std::vector<int64_t> want = model.generate(prompt, 6, {.temperature = 0.9, .top_k = 20, .seed = 5}, tok.eos());
-  std::vector<int64_t> got_prompt, got;
-  for (const json::Value& x : v.find("prompt_tokens")->as_array()) got_prompt.push_back(x.as_int());
-  for (const json::Value& x : v.find("tokens")->as_array()) got.push_back(x.as_int());
-  EXPECT_EQ(got_prompt, prompt);
-  EXPECT_EQ(got, std::vector<int64_t>(want.begin() + static_cast<ptrdiff_t>(prompt.size()), want.end()));
-  EXPECT_EQ(v.find("text")->as_string(), replace_invalid_utf8(tok.decode(got)));
+  Library want = library(path, "hi there", 6, {.temperature = 0.9, .top_k = 20, .seed = 5});
+  EXPECT_EQ(ids(v, "prompt_tokens"), want.prompt);
+  EXPECT_EQ(ids(v, "tokens"), want.tokens);
+  EXPECT_EQ(v.find("text")->as_string(), want.text);
   EXPECT_GT(v.find("decode_tok_s")->as_double(), 0);
   // streamed: the same text, then the speeds on stderr
   Result s = run(cat("--model ", path, " --prompt 'hi there' -n 6 --temperature 0.9 --top-k 20 --seed 5"));
   ASSERT_EQ(s.status, 0) << s.out;
-  EXPECT_EQ(s.out.rfind(replace_invalid_utf8(tok.decode(got)), 0), 0u) << s.out;
+  EXPECT_EQ(s.out.rfind(want.text, 0), 0u) << s.out;
   EXPECT_NE(s.out.find("decode:"), std::string::npos);
 }
 
@@ -85,13 +101,7 @@ TEST_F(LlmProgram, HalfActivations) {
   Result r = run(cat("--model ", path, " --prompt 'hi there' -n 4 --dtype float16 --json"));
   ASSERT_EQ(r.status, 0) << r.out;
   json::Value v = json::parse(r.out.substr(r.out.find('{')));
-  nn::GGUFFile f = nn::gguf_load(path);
-  llm::Tokenizer tok = llm::Tokenizer::from_gguf(f.kv);
-  llm::Transformer model(f, 0, dtypes::float16);
-  std::vector<int64_t> prompt = tok.encode("hi there", true);
-  std::vector<int64_t> want = model.generate(prompt, 4, {}, tok.eos()), got;
-  for (const json::Value& x : v.find("tokens")->as_array()) got.push_back(x.as_int());
-  EXPECT_EQ(got, std::vector<int64_t>(want.begin() + static_cast<ptrdiff_t>(prompt.size()), want.end()));
+  EXPECT_EQ(ids(v, "tokens"), library(path, "hi there", 4, {}, dtypes::float16).tokens);
 }
 
 // --chat: each line of stdin a user message; each reply (the chat format of the file, here chatml) is the library's
