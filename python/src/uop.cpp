@@ -3,6 +3,8 @@
 #include <sstream>
 
 #include "common.h"
+#include "tg/codegen/devectorizer.h"
+#include "tg/codegen/expander.h"
 #include "tg/codegen/pipeline.h"
 #include "tg/gradient/gradient.h"
 #include "tg/renderer/renderer.h"
@@ -481,7 +483,13 @@ void bind_uop(py::module_& m) {
       .def("__gt__", [](const UOp& a, py::handle b) { return ufix(a, b) < a; })
       .def("__ge__", [](const UOp& a, py::handle b) { return (a < ufix(a, b)).logical_not(); })
       .def("__le__", [](const UOp& a, py::handle b) { return (ufix(a, b) < a).logical_not(); })
-      .def_static("const", [](DType d, py::handle b) { return UOp::const_(d, to_const(b)); })
+      .def_static("const",
+                  [](DType d, py::handle b) {
+                    if (!py::isinstance<py::tuple>(b)) return UOp::const_(d, to_const(b));
+                    tg::Tuple vals;  // a VCONST of the lanes (a CONST when they are all the same), as the reference
+                    for (py::handle x : b) vals.push_back(to_const(x));
+                    return UOp::vconst(d, vals);
+                  })
       .def_static(
           "variable",
           [](const std::string& name, py::handle mn, py::handle mx, DType d) {
@@ -642,9 +650,12 @@ void bind_uop(py::module_& m) {
       py::arg("sink"), py::arg("pm"), py::arg("ctx") = py::none(), py::arg("bottom_up") = false,
       py::arg("name") = py::none(), py::arg("bpm") = py::none());
   m.def("symbolic_simple", [] { return from_cpp(tg::symbolic_simple()); });
-  m.def("symbolic", [] { return from_cpp(tg::symbolic()); });
-  m.def("symbolic_flat", [] { return from_cpp(tg::symbolic_flat()); });
-  m.def("sym", [] { return from_cpp(tg::sym()); });
+  // the reference's symbolic ends with gep_pushing, so symbolic_flat and sym have it too; the engine keeps it in the
+  // codegen layer (codegen/devectorizer.h) and adds it where the codegen rewrites
+  m.def("symbolic", [] { return from_cpp(tg::symbolic() + tg::gep_pushing()); });
+  m.def("symbolic_flat", [] { return from_cpp(tg::symbolic_flat() + tg::gep_pushing()); });
+  m.def("sym", [] { return from_cpp(tg::sym() + tg::gep_pushing()); });
+  m.def("expander", [] { return from_cpp(tg::expander()); });
   m.def("type_verify", [](py::handle uops) {
     if (py::isinstance<tg::UOpNode>(uops))
       tg::type_verify(uops.cast<UOp>());

@@ -127,3 +127,17 @@ def test_context_is_the_engines_and_never_writes_the_environment():
   mine = ContextVar("TG_PY_ONLY_VAR", 5)  # a name the engine doesn't have lives in Python
   with Context(TG_PY_ONLY_VAR=6): assert mine.value == 6
   assert mine.value == 5
+
+def test_vector_consts_and_the_expanders_rules():
+  # UOp.const of a tuple is a VCONST (a CONST when the lanes are all one), as the reference's; sym pushes GEPs as the
+  # reference's does (its symbolic ends with gep_pushing); the expander's rules are bound (tinygrad.codegen.expander)
+  from tinygrad.uop.ops import graph_rewrite
+  from tinygrad.uop.symbolic import sym
+  from tinygrad.codegen.expander import expander
+  v = UOp.const(dtypes.int.vec(4), (0, 1, 2, 3))
+  assert v.op is Ops.VCONST and v.arg == (0, 1, 2, 3)
+  assert UOp.const(dtypes.int.vec(2), (7, 7)).op is Ops.CONST
+  assert graph_rewrite(UOp(Ops.GEP, dtypes.int.vec(2), (v,), (3, 1)), sym).arg == (3, 1)
+  unrolled = UOp(Ops.UNROLL, dtypes.int, (v,), ((1, 4),))
+  contracted = graph_rewrite(UOp(Ops.CONTRACT, dtypes.int.vec(4), (unrolled,), ((1, 4),)), sym + expander)
+  assert contracted.op is Ops.VCONST and contracted.arg == (0, 1, 2, 3)
