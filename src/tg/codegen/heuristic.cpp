@@ -139,7 +139,7 @@ std::pair<std::vector<Opt>, Lowering> hand_coded(const Kernel& k_in) {
   const bool is_dsp = k.opts.device == "DSP";
   std::set<int> upcasted_axis;
   while (!resolve_lt(prod_range(k.sts[0].shape(), 0, k.first_reduce()), 1024, false)) {
-    std::vector<std::tuple<sint, sint, int, int>> xb_choices;
+    std::vector<std::tuple<int64_t, sint, int, int>> xb_choices;  // (positive strides, their sum, axis, amount)
     std::vector<int> amounts =
         is_dsp ? (upcasted_axis.empty() ? std::vector<int>{128} : std::vector<int>{}) : std::vector<int>{3, 4};
     for (int axis = 0; axis < k.first_reduce(); axis++) {
@@ -153,7 +153,8 @@ std::pair<std::vector<Opt>, Lowering> hand_coded(const Kernel& k_in) {
           any = std::none_of(ua.begin(), ua.end(), [](const Kernel::UpcastedAxis& x) { return x.stride == sint(0); });
         }
         if (!any) continue;
-        sint npos = 0, ssum = 0;
+        int64_t npos = 0;
+        sint ssum = 0;
         for (const ShapeTracker& st : k.sts) {
           sint s = st.views.back().strides[static_cast<size_t>(axis)];
           npos += resolve_gt(s, 0, true), ssum += s;
@@ -164,10 +165,9 @@ std::pair<std::vector<Opt>, Lowering> hand_coded(const Kernel& k_in) {
     if (xb_choices.empty()) break;
     // sorted as tuples. An axis along which some buffer moves by a symbolic stride comes first, as in the reference
     // (there the count of positive strides is then an expression, which sorts before the ints)
-    auto key = [](const std::tuple<sint, sint, int, int>& c) {
+    auto key = [](const std::tuple<int64_t, sint, int, int>& c) {
       const auto& [npos, ssum, axis, amount] = c;
-      return std::make_tuple(!ssum.is_sym(), npos.is_int() ? npos.as_int() : 0, ssum.is_int() ? ssum.as_int() : 0, axis,
-                             amount);
+      return std::make_tuple(ssum.is_int(), npos, ssum.is_int() ? ssum.as_int() : 0, axis, amount);
     };
     std::stable_sort(xb_choices.begin(), xb_choices.end(),
                      [&](const auto& a, const auto& b) { return key(a) < key(b); });
