@@ -2,12 +2,14 @@
 # packed in F16, Q8_0, Q4_0, Q4_K and Q6_K, dequantized inside the matvec's kernel. Reported as weight bytes read per
 # second against the machine's read bandwidth, measured here the same way (a sum over a 512 MiB float32 buffer, which
 # is a read at full speed on every core). Weights are rotated over enough copies to leave the last-level cache; the
-# matvec runs under TinyJit, as a decode step does, so the time is the kernel's and not Python's.
+# matvec runs under TinyJit, as a decode step does, so the time is the kernel's and not Python's. Q8_0 and Q4_0 are
+# also timed as the LLM decode step runs them on the CPU: ggml_int8_linear (x quantized to int8 blocks, integer dot
+# products; its x quantization's kernels included), the rows marked "int8".
 #   PYTHONPATH=build/python python3 bench/bench_gguf_matvec.py [--shapes 4096x4096,4096x11008] [--types q4_0,q8_0]
 import argparse, os, platform, time
 import numpy as np
 from tinygrad import Tensor, Device, TinyJit
-from tinygrad.nn.state import ggml_data_to_tensor
+from tinygrad.nn.state import ggml_data_to_tensor, ggml_int8_linear
 
 TYPES = {"f16": (1, 1, 2), "q8_0": (8, 32, 34), "q4_0": (2, 32, 18), "q4_K": (12, 256, 144), "q6_K": (14, 256, 210)}
 SCALE_AT = {"q8_0": [0], "q4_0": [0], "q4_K": [0, 2], "q6_K": [208]}
@@ -48,7 +50,7 @@ def main():
   del big
   print(f"machine: {cpu_name()}, {os.cpu_count()} cpus, device {Device.DEFAULT}")
   print(f"read bandwidth (sum of 512 MiB float32): {bw / 2**30:.1f} GiB/s")
-  print(f"{'shape':>12} {'type':>5} {'ms':>8} {'GiB/s':>7} {'of read bw':>10}")
+  print(f"{'shape':>12} {'type':>10} {'ms':>8} {'GiB/s':>7} {'of read bw':>10}")
   for shape in args.shapes.split(","):
     k, n = (int(v) for v in shape.split("x"))
     x = Tensor.ones(1, k).contiguous().realize()
@@ -59,14 +61,17 @@ def main():
         w, nbytes = weights(name, n, k, rng)
         copies.append(w)
       typ = TYPES[name][0]
-      matvec = TinyJit(lambda x, raw: (x @ ggml_data_to_tensor(raw, n * k, typ).reshape(n, k).T).realize())
-      i = [0]
-      def step():
-        matvec(x, copies[i[0] % len(copies)])
-        i[0] += 1
-      for _ in range(3): step()  # captured, then replayed
-      t = median_time(step, args.runs)
-      print(f"{shape:>12} {name:>5} {t * 1e3:8.3f} {nbytes / t / 2**30:7.2f} {nbytes / t / bw:9.0%}")
+      paths = [("", lambda x, raw: (x @ ggml_data_to_tensor(raw, n * k, typ).reshape(n, k).T).realize())]
+      if name in ("q8_0", "q4_0"): paths.append((" int8", lambda x, raw: ggml_int8_linear(x, raw, typ, n).realize()))
+      for label, f in paths:
+        matvec = TinyJit(f)
+        i = [0]
+        def step():
+          matvec(x, copies[i[0] % len(copies)])
+          i[0] += 1
+        for _ in range(3): step()  # captured, then replayed
+        t = median_time(step, args.runs)
+        print(f"{shape:>12} {name + label:>10} {t * 1e3:8.3f} {nbytes / t / 2**30:7.2f} {nbytes / t / bw:9.0%}")
 
 if __name__ == "__main__":
   main()

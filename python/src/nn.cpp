@@ -328,6 +328,10 @@ void bind_gguf(py::module_ m) {
   m.def("ggml_data_to_tensor", &nn::ggml_data_to_tensor, py::arg("t"), py::arg("n"), py::arg("ggml_type"),
         "n values of ggml type ggml_type (llama.cpp's ids) from the bytes of the uint8 tensor t, as a 1-D tensor");
   m.def(
+      "ggml_int8_linear", &nn::ggml_int8_linear, py::arg("x"), py::arg("t"), py::arg("ggml_type"), py::arg("n"),
+      "x (..., k) @ W.T for the (n, k) Q4_0 / Q8_0 weight W packed in the uint8 tensor t, as llama.cpp computes it: x "
+      "quantized to int8 blocks of 32, integer dot products with W's, scaled (ours: no such function in tinygrad)");
+  m.def(
       "gguf_save",
       [](py::handle fn, py::dict tensors, py::object metadata) {
         nn::GGUFMetadata kv;

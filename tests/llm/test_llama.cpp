@@ -87,6 +87,8 @@ TEST_F(Llama, KVCacheDecodeMatchesAFullRecompute) {
 // Half and bfloat16 activations (the residual stream, the projections and the KV cache in that type; norms and the
 // softmax in float32): the logits follow float32's within the type's precision, through prefill and cached decode
 TEST_F(Llama, HalfActivationsFollowFloat32) {
+  tg::test::ScopedEnv float_matvecs("LLM_INT8",
+                                    "0");  // the activations' type alone (int8 x rounds in steps of its own)
   write_tiny_llama(path, uint32_t(nn::GGMLType::Q8_0));
   nn::GGUFFile f = nn::gguf_load(path);
   llm::Transformer ref(f);
@@ -110,6 +112,37 @@ TEST_F(Llama, HalfActivationsFollowFloat32) {
   EXPECT_THROW(llm::Transformer(f, 0, dtypes::int32), ValueError);
   EXPECT_NE(error_of([&] { llm::Transformer(f, 0, dtypes::int32); }).find("float32, float16 or bfloat16, got"),
             std::string::npos);
+}
+
+// A decode step's matvecs on Q4_0 / Q8_0 weights on the CPU multiply int8 (x quantized to blocks of 32, as llama.cpp
+// does; LLM_INT8=1, the default): the logits follow the float matvecs' (LLM_INT8=0) within x's quantization error,
+// after prefill (whose last row's output projection is a matvec too) and after a cached decode step
+TEST_F(Llama, Int8DecodeFollowsTheFloatMatvecs) {
+  for (nn::GGMLType type : {nn::GGMLType::Q4_0, nn::GGMLType::Q8_0}) {
+    write_tiny_llama(path, uint32_t(type));
+    nn::GGUFFile f = nn::gguf_load(path);
+    std::vector<int64_t> prompt{1, 299, 5, 77, 260};
+    auto run = [&](const char* int8) {
+      tg::test::ScopedEnv e("LLM_INT8", int8);
+      llm::Transformer model(f);
+      std::vector<float> pre = model.forward(prompt, 0).tolist<float>();
+      std::vector<float> next = model.forward({3}, 5).tolist<float>();
+      return std::pair{pre, next};
+    };
+    auto [pre_f, next_f] = run("0");
+    auto [pre_i, next_i] = run("1");
+    float scale = 0;
+    for (float x : next_f) scale = std::max(scale, std::fabs(x));
+    ASSERT_EQ(next_i.size(), next_f.size());
+    if (Device::DEFAULT == "CPU") {
+      EXPECT_NE(next_i, next_f) << "x is quantized on the CPU";
+    }
+    ASSERT_EQ(pre_i.size(), pre_f.size());
+    for (size_t i = 0; i < next_f.size(); i++) {
+      ASSERT_NEAR(pre_i[i], pre_f[i], 0.02f * scale) << "prefill, logit " << i;
+      ASSERT_NEAR(next_i[i], next_f[i], 0.02f * scale) << "decode, logit " << i;
+    }
+  }
 }
 
 TEST_F(Llama, SampledGenerationRepeatsForASeed) {

@@ -97,12 +97,100 @@ UOp alu_fold(const std::vector<UOp>& xs, Ops op) {  // xs[0] op xs[1] op ...
   return ret;
 }
 
+// whether lanes a and b of u hold the same value for every (a, b) of `pairs`, seen from u's structure: the same
+// source of a VECTORIZE, the same lane of a GEP, lane-wise ops of sources that do. Walks the vector ops above the
+// loads (a worklist, no recursion); a vector load's lanes are told apart
+bool lanes_equal(const UOp& u, std::vector<std::pair<int64_t, int64_t>> pairs) {
+  std::vector<std::pair<UOp, std::vector<std::pair<int64_t, int64_t>>>> work{{u, std::move(pairs)}};
+  size_t budget = 1 << 16;  // pair checks, so a wide graph costs a bounded walk (then: not shown equal)
+  while (!work.empty()) {
+    auto [x, ps] = std::move(work.back());
+    work.pop_back();
+    if (ps.empty()) continue;
+    if (ps.size() > budget) return false;
+    budget -= ps.size();
+    if (x.dtype().count() == 1 && x.op() != Ops::GEP) continue;  // a scalar broadcast: every lane is the one value
+    switch (x.op()) {
+      case Ops::VECTORIZE:
+        for (auto [a, b] : ps)
+          if (x.src(static_cast<size_t>(a)) != x.src(static_cast<size_t>(b))) return false;
+        break;
+      case Ops::VCONST: {
+        auto vals = x.arg<Tuple>();
+        for (auto [a, b] : ps)
+          if (!(vals[static_cast<size_t>(a)] == vals[static_cast<size_t>(b)])) return false;
+        break;
+      }
+      case Ops::CONST: break;
+      case Ops::GEP: {
+        auto idx = tuple_ints(x.arg());
+        std::vector<std::pair<int64_t, int64_t>> next;
+        for (auto [a, b] : ps)
+          if (idx[static_cast<size_t>(a)] != idx[static_cast<size_t>(b)])
+            next.emplace_back(idx[static_cast<size_t>(a)], idx[static_cast<size_t>(b)]);
+        work.emplace_back(x.src(0), std::move(next));
+        break;
+      }
+      default:
+        if (!GroupOp::ALU.has(x.op()) && x.op() != Ops::CAST && x.op() != Ops::BITCAST) return false;
+        if (x.op() == Ops::BITCAST && x.src(0).dtype().count() != x.dtype().count()) return false;
+        for (const UOp& s : x.src()) work.emplace_back(s, ps);
+    }
+  }
+  return true;
+}
+
+// A deferred horizontal sum of float(p) * s, with p a product of integers and s the same on each group of g lanes
+// (g = 4, or 2 where an output's h lanes aren't whole fours; a group lies within one output's lanes): the group's
+// integer products summed first, float(p[gj] + ... + p[gj+g-1]) * s[gj], a g-th of the lanes. The integer adds are
+// exact (the factors' bounds keep a group's sum within int32) and the float sum over an output's lanes is only
+// reassociated, as any unrolled reduce is. A group of four 8-bit products summed into 32 bits is one lane of x86's
+// vpdpbusd (VNNI) and of CUDA's dp4a: the renderers that have such an instruction see the sum (four GEPs of the
+// product's lanes) and emit it; the others compute it as written. A quantized matvec's blocks of integer products
+// (nn::ggml_int8_linear) become a few dot instructions where they were a conversion and an FMA a lane. nullopt when
+// inp isn't one, or h is odd
+std::optional<UOp> group_integer_products(const UOp& inp, int64_t h) {
+  const int64_t g = h % 4 == 0 ? 4 : 2;
+  if (h % 2 != 0 || inp.op() != Ops::MUL || !dtypes::is_float(inp.dtype().scalar())) return std::nullopt;
+  for (size_t i = 0; i < 2; i++) {
+    const UOp &c = inp.src(i), &sc = inp.src(1 - i);
+    if (c.op() != Ops::CAST || c.src(0).op() != Ops::MUL || !dtypes::is_int(c.src(0).dtype().scalar())) continue;
+    const UOp& p = c.src(0);
+    if (p.dtype().scalar().itemsize() < 4) continue;
+    auto mag = [](const UOp& x) {
+      ConstValue lo = x.vmin(), hi = x.vmax();
+      if (std::holds_alternative<double>(lo) || std::holds_alternative<double>(hi)) return i128(1) << 64;
+      return std::max(as_i128(hi), -as_i128(lo));
+    };
+    if (mag(p.src(0)) * mag(p.src(1)) * g >= (i128(1) << 31)) continue;
+    const int64_t n = inp.dtype().count();
+    std::vector<std::pair<int64_t, int64_t>> same;
+    std::vector<std::vector<int64_t>> lanes(static_cast<size_t>(g));
+    for (int64_t j = 0; j < n; j += g)
+      for (int64_t k = 0; k < g; k++) {
+        lanes[static_cast<size_t>(k)].push_back(j + k);
+        if (k > 0) same.emplace_back(j, j + k);
+      }
+    if (!lanes_equal(sc, same)) continue;
+    // the product stays one vector (a NOOP: the GEP pushing would split it into its groups' lanes, and neither the
+    // renderer nor the compiler would see the groups)
+    UOp whole = UOp::make(Ops::NOOP, p.dtype(), {p});
+    UOp sum = whole.gep(lanes[0]);
+    for (size_t k = 1; k < lanes.size(); k++) sum = sum.alu(Ops::ADD, {whole.gep(lanes[k])});
+    return sum.cast(c.dtype().scalar().vec(n / g)) * sc.gep(lanes[0]);
+  }
+  return std::nullopt;
+}
+
 UOp reduce_to_acc(M m, ReduceContext& ctx) {
   UOp red = m["red"];
-  const UOp& inp = red.src(0);
+  UOp inp = red.src(0);
   std::vector<UOp> reduce_range(red.src().begin() + 1, red.src().end());
   Ops rop = red.arg<Ops>();
   if (ctx.defer_horizontal && !reduce_range.empty() && inp.dtype() != red.dtype()) {
+    if (rop == Ops::ADD)
+      if (std::optional<UOp> grouped = group_integer_products(inp, inp.dtype().count() / red.dtype().count()))
+        inp = *grouped;
     std::vector<UOp> src{inp.const_like(identity_element(rop, inp.dtype().scalar()))};
     src.insert(src.end(), reduce_range.begin(), reduce_range.end());
     UOp acc = UOp::make(Ops::DEFINE_ACC, inp.dtype(), src, Tuple{ConstValue(ctx.acc_num++)});

@@ -88,6 +88,7 @@ enum : uint8_t { CODE = 1, KERNELIZE = 2, STARTUP = 4 };
   I(CAPTURING, 1, 0, "0: kernels run now are not captured by the TinyJit capturing them")                              \
   S(SUM_DTYPE, "float32", 0, "the accumulation dtype of float sums")                                                   \
   I(FUSE_OPTIM, 0, 0, "1: optimizers update all params in one fused kernel")                                           \
+  I(LLM_INT8, 1, 0, "0: a decode step's matvecs on Q4_0/Q8_0 weights dequantize to float (1: int8 on the CPU)")        \
   I(CONST_LR, 0, 0, "1: optimizers take a constant (not tensor) learning rate")                                        \
   /* compiling and caching */                                                                                          \
   S(CC, "", knob_flag::CODE, "the CPU device's C compiler (default clang, else cc)")                                   \

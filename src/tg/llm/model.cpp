@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "tg/helpers/knobs.h"
 #include "tg/runtime/device.h"
 #include "tg/uop/uop.h"
 
@@ -37,6 +38,15 @@ std::optional<Tensor> optional_weight(const nn::GGUFFile& f, const std::string& 
   if (!f.tensors.contains(name)) return std::nullopt;
   return weight(f, name, shape);
 }
+// a projection's weight, with its packed bytes where the int8 matvec takes them: a Q4_0 / Q8_0 weight on the CPU
+// (whose renderer turns the integer products into dot-product instructions; LLM_INT8=0 turns it off)
+Transformer::Weight projection(const nn::GGUFFile& f, const std::string& name, const Shape& shape) {
+  Transformer::Weight w{weight(f, name, shape), std::nullopt, 0};
+  const nn::GGUFFile::Packed& p = f.packed.at(name);
+  if (LLM_INT8 && nn::ggml_int8_dot(p.info.type) && w.w.device().rfind("CPU", 0) == 0)
+    w.bytes = Tensor(p.bytes).realize(), w.type = p.info.type;
+  return w;
+}
 
 Tensor rms_norm(const Tensor& x, const Tensor& w, double eps) {
   return x * (x.square().mean(-1, true) + eps).rsqrt() * w;
@@ -46,9 +56,15 @@ Tensor rms_norm(const Tensor& x, const Tensor& w, double eps) {
 // rows (a prefill chunk) multiply a float copy made for this call, so that w itself stays packed (the scheduler would
 // otherwise realize its dequantization, and w would be that float copy from then on: 4 GB for TinyLlama's 600 MB)
 // In the activations' type (x's): a float32 weight converted inside the kernel that reads it (or into the copy).
-Tensor project(const Tensor& x, const Tensor& w, const std::optional<Tensor>& b = std::nullopt) {
+// A decode step's matvec on a Q4_0 or Q8_0 weight multiplies integers instead (nn::ggml_int8_linear: x quantized to
+// int8 blocks, as llama.cpp does), where the weight kept its bytes for it.
+Tensor project(const Tensor& x, const Transformer::Weight& w, const std::optional<Tensor>& b = std::nullopt) {
   const bool rows = x.numel() > x.shape().back().as_int();
-  Tensor wx = w.cast(x.dtype());
+  if (!rows && w.bytes) {
+    Tensor y = nn::ggml_int8_linear(x, *w.bytes, w.type, w.w.shape()[0].as_int()).cast(x.dtype());
+    return b ? y + b->cast(x.dtype()) : y;
+  }
+  Tensor wx = w.w.cast(x.dtype());
   Tensor y = x.matmul((rows ? wx.contiguous() : wx).T());
   return b ? y + b->cast(x.dtype()) : y;
 }
@@ -140,7 +156,8 @@ Transformer::Transformer(const nn::GGUFFile& f, int64_t max_context, DType activ
       act_(activations),
       tok_embd_(weight(f, "token_embd.weight", {cfg_.vocab, cfg_.dim})),
       out_norm_(weight(f, "output_norm.weight", {cfg_.dim})),
-      output_(f.tensors.contains("output.weight") ? weight(f, "output.weight", {cfg_.vocab, cfg_.dim}) : tok_embd_) {
+      output_(projection(f, f.tensors.contains("output.weight") ? "output.weight" : "token_embd.weight",
+                         {cfg_.vocab, cfg_.dim})) {
   const ModelConfig& c = cfg_;
   const bool gpt2 = c.arch == "gpt2";
   const int64_t kv_dim = c.n_kv_heads * c.head_dim, q_dim = c.n_heads * c.head_dim;
@@ -174,19 +191,20 @@ Transformer::Transformer(const nn::GGUFFile& f, int64_t max_context, DType activ
   for (int64_t i = 0; i < c.n_layers; i++) {
     auto name = [&](const std::string& n, const char* kind = "weight") { return cat("blk.", i, ".", n, ".", kind); };
     auto w = [&](const std::string& n, const Shape& s) { return weight(f, name(n), s); };
+    auto pw = [&](const std::string& n, const Shape& s) { return projection(f, name(n), s); };
     auto b = [&](const std::string& n, int64_t size) { return weight(f, name(n, "bias"), {size}); };
     auto maybe_b = [&](const std::string& n, int64_t size) { return optional_weight(f, name(n, "bias"), {size}); };
-    Layer l(w("attn_norm", {c.dim}), w("attn_output", {c.dim, q_dim}), w("ffn_norm", {c.dim}),
-            w("ffn_up", {c.hidden, c.dim}), w("ffn_down", {c.dim, c.hidden}), cache(), cache());
+    Layer l(w("attn_norm", {c.dim}), pw("attn_output", {c.dim, q_dim}), w("ffn_norm", {c.dim}),
+            pw("ffn_up", {c.hidden, c.dim}), pw("ffn_down", {c.dim, c.hidden}), cache(), cache());
     if (gpt2) {
       l.attn_norm_b = b("attn_norm", c.dim), l.ffn_norm_b = b("ffn_norm", c.dim);
-      l.wqkv = w("attn_qkv", {q_dim + 2 * kv_dim, c.dim}), l.bqkv = b("attn_qkv", q_dim + 2 * kv_dim);
+      l.wqkv = pw("attn_qkv", {q_dim + 2 * kv_dim, c.dim}), l.bqkv = b("attn_qkv", q_dim + 2 * kv_dim);
       l.bo = b("attn_output", c.dim), l.b_up = b("ffn_up", c.hidden), l.b_down = b("ffn_down", c.dim);
     } else {
-      l.wq = w("attn_q", {q_dim, c.dim}), l.wk = w("attn_k", {kv_dim, c.dim}), l.wv = w("attn_v", {kv_dim, c.dim});
+      l.wq = pw("attn_q", {q_dim, c.dim}), l.wk = pw("attn_k", {kv_dim, c.dim}), l.wv = pw("attn_v", {kv_dim, c.dim});
       l.bq = maybe_b("attn_q", q_dim), l.bk = maybe_b("attn_k", kv_dim), l.bv = maybe_b("attn_v", kv_dim);
       if (c.arch == "qwen3") l.q_norm = w("attn_q_norm", {c.head_dim}), l.k_norm = w("attn_k_norm", {c.head_dim});
-      l.w_gate = w("ffn_gate", {c.hidden, c.dim});
+      l.w_gate = pw("ffn_gate", {c.hidden, c.dim});
     }
     layers_.push_back(std::move(l));
   }

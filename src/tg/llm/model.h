@@ -60,9 +60,17 @@ class Transformer {
                                 std::optional<int64_t> eos = {});
   int64_t prefill_chunk = 256;
 
+  // a projection's weight: the lazy dequantization every path can use, and, for a type with an int8 dot product
+  // (Q4_0, Q8_0) on a device that computes it, the packed bytes the decode step's matvec reads instead
+  struct Weight {
+    Tensor w;
+    std::optional<Tensor> bytes;
+    uint32_t type = 0;
+  };
+
  private:
   struct Layer {
-    Layer(Tensor attn_norm, Tensor wo, Tensor ffn_norm, Tensor w_up, Tensor w_down, Tensor cache_k, Tensor cache_v)
+    Layer(Tensor attn_norm, Weight wo, Tensor ffn_norm, Weight w_up, Weight w_down, Tensor cache_k, Tensor cache_v)
         : attn_norm(std::move(attn_norm)),
           wo(std::move(wo)),
           ffn_norm(std::move(ffn_norm)),
@@ -70,10 +78,14 @@ class Transformer {
           w_down(std::move(w_down)),
           cache_k(std::move(cache_k)),
           cache_v(std::move(cache_v)) {}
-    Tensor attn_norm, wo, ffn_norm, w_up, w_down, cache_k, cache_v;
+    Tensor attn_norm;
+    Weight wo;
+    Tensor ffn_norm;
+    Weight w_up, w_down;
+    Tensor cache_k, cache_v;
     // by architecture: gpt2's fused qkv and biases, qwen2's q/k/v biases, qwen3's q/k norms, the SwiGLU gate
-    std::optional<Tensor> attn_norm_b, wqkv, bqkv, wq, wk, wv, bq, bk, bv, q_norm, k_norm, bo, ffn_norm_b, w_gate, b_up,
-        b_down;
+    std::optional<Weight> wqkv, wq, wk, wv, w_gate;
+    std::optional<Tensor> attn_norm_b, bqkv, bq, bk, bv, q_norm, k_norm, bo, ffn_norm_b, b_up, b_down;
   };
   Tensor norm(const Tensor& x, const Tensor& w, const std::optional<Tensor>& b) const;
   Tensor embed(const std::vector<int64_t>& tokens, const UOp& token_var, const sint& start_pos);
@@ -84,7 +96,8 @@ class Transformer {
 
   ModelConfig cfg_;
   DType act_;
-  Tensor tok_embd_, out_norm_, output_;
+  Tensor tok_embd_, out_norm_;
+  Weight output_;
   std::optional<Tensor> pos_embd_, out_norm_b_, rope_cos_, rope_sin_, embed_buf_;
   std::vector<Layer> layers_;
   JitFunction decode_jit_;  // the one-token step under TinyJit: captured on the second token, replayed after

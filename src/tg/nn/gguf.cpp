@@ -458,6 +458,22 @@ Tensor dequantize(const Tensor& bytes, GGMLType type) {
   }
 }
 
+// the integers q and the scale d (float32, broadcast over the layout) of the types whose weights are q * d with
+// q within int8: Q4_0 (q = nibble - 8) and Q8_0; nullopt for the others
+std::optional<std::pair<Tensor, Tensor>> int8_blocks(const Tensor& bytes, GGMLType type) {
+  const int64_t nb = bytes.shape()[0].as_int();
+  if (type == GGMLType::Q4_0) {
+    Blocks k{bytes, nb, {2, 16}};
+    return std::pair{as_i32(field(k.u8(2, 18, {1, 16}), 4, {k.index_bit(0)})) - 8, k.f16(0)};
+  }
+  if (type == GGMLType::Q8_0) {
+    Blocks k{bytes, nb, {32}};
+    Tensor q = bytes.shrink({{0, nb}, {2, 34}}).reshape(k.full()).bitcast(dtypes::int8);
+    return std::pair{as_i32(q), k.f16(0)};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Tensor ggml_data_to_tensor(const Tensor& t, int64_t n, uint32_t type) {
@@ -474,6 +490,42 @@ Tensor ggml_data_to_tensor(const Tensor& t, int64_t n, uint32_t type) {
   if (std::optional<DType> dt = plain_dtype(type)) return bytes.bitcast(*dt);
   if (n == 0) return Tensor::empty({0}, {.device = t.device(), .dtype = dtypes::float32});
   return dequantize(bytes.reshape({n / tr->block_size, tr->type_size}), static_cast<GGMLType>(type)).reshape({n});
+}
+
+bool ggml_int8_dot(uint32_t type) {
+  return type == static_cast<uint32_t>(GGMLType::Q4_0) || type == static_cast<uint32_t>(GGMLType::Q8_0);
+}
+
+Tensor ggml_int8_linear(const Tensor& x, const Tensor& bytes, uint32_t type, int64_t n) {
+  TG_CHECK_AS(ValueError, ggml_int8_dot(type), "ggml_int8_linear: GGML type ", type,
+              " has no int8 dot product (Q4_0 and Q8_0 do)");
+  const int64_t k = x.shape().back().as_int(), rows = x.numel() / std::max<int64_t>(k, 1);
+  TG_CHECK_AS(ValueError, k > 0 && k % 32 == 0, "ggml_int8_linear: the input's last axis (", k,
+              ") is not whole blocks of 32");
+  auto tr = ggml_type_traits(type);
+  const int64_t nb = k / 32, nbytes = n * nb * tr->type_size;
+  TG_CHECK_AS(ValueError, bytes.ndim() == 1 && bytes.dtype() == dtypes::uint8 && bytes.shape()[0].as_int() >= nbytes,
+              "ggml_int8_linear: ", n, "x", k, " ", tr->name, " weights take ", nbytes, " bytes, got ", bytes.dtype(),
+              " of shape ", shape_str(bytes.shape()));
+  auto [q, d] = *int8_blocks(bytes.shrink({{0, nbytes}}).reshape({n * nb, tr->type_size}), static_cast<GGMLType>(type));
+  // x as Q8_0 blocks (ggml's quantize_row_q8_0: d = amax / 127, q = round(x / d)), kept apart: int8 and the scales
+  Tensor xb = x.reshape({rows, nb, 32}).cast(dtypes::float32);
+  Tensor dx = xb.abs().max(-1, true) / 127.0f;
+  Tensor inv = (dx == 0.0f).where(dx.zeros_like(), 1.0f / dx);
+  Tensor qx = (xb * inv).round().cast(dtypes::int8).contiguous();
+  dx = dx.contiguous();
+  // (rows, n, nb, layout...): the products of the integers, scaled once a block by d * dx, summed
+  Shape wl{1, n, nb}, xl{rows, 1, nb};
+  for (size_t i = 1; i < q.shape().size(); i++) wl.push_back(q.shape()[i]), xl.push_back(q.shape()[i]);
+  Shape xs{rows, 1, nb};
+  for (size_t i = 1; i < q.shape().size(); i++) xs.push_back(1);
+  Shape full = xl;
+  full[1] = n;
+  Tensor prod = q.reshape(wl) * qx.reshape(xl).expand(full).cast(dtypes::int32);  // widened after the broadcast
+  Tensor scale = d.reshape(wl) * dx.reshape(xs);
+  Shape out = x.shape();
+  out.back() = n;
+  return (prod.cast(dtypes::float32) * scale).reshape({rows, n, k}).sum(-1).reshape(out);
 }
 
 // *** loading ***

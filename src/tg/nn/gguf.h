@@ -127,6 +127,14 @@ GGUFHeader gguf_parse_header(std::span<const uint8_t> file, const std::string& w
 // number of blocks is a ValueError.
 Tensor ggml_data_to_tensor(const Tensor& t, int64_t n, uint32_t type);
 
+// whether ggml_int8_linear computes with type's integers: Q4_0 and Q8_0
+bool ggml_int8_dot(uint32_t type);
+// x (..., k) @ W.T for W the (n, k) weight of GGML type `type` packed in `bytes` (1-D uint8), as llama.cpp computes it:
+// x quantized to blocks of 32 int8 with a float scale each (ggml's Q8_0), each block's integer dot product with the
+// weight's integers scaled by both blocks' scales. Not bit-exact with x @ dequantize(W).T: x's rounding to int8 is
+// llama.cpp's. A type without ggml_int8_dot, or shapes that don't match the bytes, is a ValueError.
+Tensor ggml_int8_linear(const Tensor& x, const Tensor& bytes, uint32_t type, int64_t n);
+
 struct GGUFFile {
   GGUFMetadata kv;
   StateDict tensors;  // by name, in the file's order, shaped as ne reversed

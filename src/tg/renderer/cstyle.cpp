@@ -582,6 +582,62 @@ const PatternMatcher<UOp>& software_bf16() {
   return pm;
 }
 
+// ours: lanes of a vector ALU whose every source repeats in the same lanes (a block's scale broadcast over its
+// weights, built from a few loads) are computed once: the op on the distinct lanes (a power of two of them, at most
+// half), then a shuffle out to the full width. Without it the C compiler builds each operand lane by lane (a byte
+// insert a lane) before the op. The lanes of a source: a VECTORIZE's sources, a GEP's indices, a constant's values
+static UOp dedup_lanes(const UOp& alu) {
+  const int64_t n = alu.dtype().count();
+  if (n < 4 || alu.src().empty()) return {};
+  std::vector<std::vector<int64_t>> keys(static_cast<size_t>(n));  // lane -> one key per source
+  for (const UOp& s : alu.src()) {
+    if (s.dtype().count() != n) return {};
+    for (int64_t i = 0; i < n; i++) {
+      int64_t k = i;
+      if (s.op() == Ops::VECTORIZE) {
+        for (k = 0; k < i && s.src(static_cast<size_t>(k)) != s.src(static_cast<size_t>(i));) k++;
+      } else if (s.op() == Ops::CONST) {
+        k = 0;
+      } else if (s.op() == Ops::VCONST) {
+        const Tuple& v = s.arg<Tuple>();
+        for (k = 0; k < i && !(v[static_cast<size_t>(k)] == v[static_cast<size_t>(i)]);) k++;
+      } else if (s.op() == Ops::GEP) {
+        k = tuple_ints(s.arg())[static_cast<size_t>(i)];
+      }
+      keys[static_cast<size_t>(i)].push_back(k);
+    }
+  }
+  std::vector<int64_t> uniq, idx;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t at = 0;
+    while (at < static_cast<int64_t>(uniq.size()) &&
+           keys[static_cast<size_t>(uniq[static_cast<size_t>(at)])] != keys[static_cast<size_t>(i)])
+      at++;
+    if (at == static_cast<int64_t>(uniq.size())) uniq.push_back(i);
+    idx.push_back(at);
+  }
+  const int64_t u = static_cast<int64_t>(uniq.size());
+  if (u * 2 > n || (u & (u - 1)) != 0) return {};
+  auto lanes = [&](const UOp& s) -> UOp {  // s's lanes uniq, folded where s is a VECTORIZE, constant or GEP
+    if (s.op() == Ops::VECTORIZE || s.op() == Ops::CONST || s.op() == Ops::VCONST || u == 1) {
+      std::vector<UOp> xs;
+      for (int64_t i : uniq) xs.push_back(s.gep(i));
+      return u == 1 ? xs[0] : UOp::make(Ops::VECTORIZE, s.dtype().scalar().vec(static_cast<int>(u)), xs);
+    }
+    if (s.op() == Ops::GEP) {
+      auto g = tuple_ints(s.arg());
+      std::vector<int64_t> sel;
+      for (int64_t i : uniq) sel.push_back(g[static_cast<size_t>(i)]);
+      return s.src(0).gep(sel);
+    }
+    return s.gep(uniq);
+  };
+  std::vector<UOp> src;
+  for (const UOp& s : alu.src()) src.push_back(lanes(s));
+  UOp small = UOp::make(alu.op(), alu.dtype().scalar().vec(static_cast<int>(u)), src, alu.arg());
+  return u == 1 ? small.broadcast(static_cast<int>(n)) : small.gep(idx);
+}
+
 const PatternMatcher<UOp>& clang_extra_matcher() {
   static const PatternMatcher<UOp> pm =
       software_bf16() +
@@ -593,6 +649,13 @@ const PatternMatcher<UOp>& clang_extra_matcher() {
              return m["x"].cast(dtypes::float32).cast(dtypes::float16);
            }},                                                   // (half)double -> (half)(float)double
           {op(Ops::SQRT).named("alu"), no_vectorized_alu_rule},  // sqrt(float4) -> 4 sqrts
+          {op(GroupOp::ALU | OpSet{Ops::CAST, Ops::BITCAST}).named("alu"), [](M m) { return dedup_lanes(m["alu"]); }},
+          // ours: four lanes' 8-bit products summed -> the dot-product helper (vpdpbusd where the target has it)
+          {op(Ops::ADD).named("x"),
+           [](M m) {
+             std::optional<UOp> d = clang_dot4(m["x"]);
+             return d ? *d : UOp{};
+           }},
           // the other libm builtins are scalar too (vector ALUs survive when a kernel renders with devectorize=0)
           {op({Ops::EXP2, Ops::LOG2, Ops::SIN}).named("alu"), no_vectorized_alu_rule},
       } +
@@ -622,6 +685,7 @@ std::vector<std::string> ClangRenderer::render_defines(const std::vector<UOp>& u
   for (DType dt : uops_to_dtypes(uops))
     if (dt.count() > 1) prefix.push_back(render_vector_prefix(dt));
   // TODO: the AMX defines for WMMA
+  for (std::string& f : render_dot4_defines(uops)) prefix.push_back(std::move(f));
   return prefix;
 }
 

@@ -17,9 +17,12 @@ using Str = std::optional<std::string>;
 class CStyleLanguage;
 using StringRewrite = PatternMatcher<Str, CStyleLanguage>;
 
-const StringRewrite& base_rewrite();               // uop -> C text, shared by every C-like language
-const PatternMatcher<UOp>& extra_pm();             // uop -> uop rewrites every C-like language needs before rendering
-const PatternMatcher<UOp>& clang_extra_matcher();  // ClangRenderer's: double->half via float, scalar SQRT, extra_pm
+const StringRewrite& base_rewrite();    // uop -> C text, shared by every C-like language
+const PatternMatcher<UOp>& extra_pm();  // uop -> uop rewrites every C-like language needs before rendering
+const PatternMatcher<UOp>& clang_extra_matcher();
+// A sum of four GEPs of one int32 product vector, lanes k, k+4, ... (the devectorizer's grouped integer products),
+// whose factors fit 8 bits: a CUSTOM call of the ClangRenderer's dot-product helper (cpu_dot4.cpp). nullopt otherwise
+std::optional<UOp> clang_dot4(const UOp& root);  // ClangRenderer's: double->half via float, scalar SQRT, extra_pm
 // bfloat16 in software: stored as its 16 bits, computed in float, casts rounding to nearest even (for targets
 // without bf16 arithmetic: clang 14's C on x86, LLVM IR without compiler-rt's __truncsfbf2)
 const PatternMatcher<UOp>& software_bf16();
@@ -83,6 +86,9 @@ class ClangRenderer : public CStyleLanguage {
   // typedef float float4 __attribute__((aligned(16),vector_size(16)));
   std::string render_vector_prefix(DType dt) const;
   std::vector<std::string> render_defines(const std::vector<UOp>& uops) const;
+  // the helpers clang_dot4's CUSTOMs call (cpu_dot4.cpp), one per name
+  std::vector<std::string> render_dot4_defines(const std::vector<UOp>& uops) const;
+  std::string render_dot4(const std::string& name, int64_t n) const;
   std::string render_kernel(const std::string& function_name, const std::vector<std::string>& kernel,
                             const std::vector<KernelParam>& bufs, const std::vector<UOp>& uops,
                             const std::optional<std::vector<std::string>>& prefix = std::nullopt) const override;

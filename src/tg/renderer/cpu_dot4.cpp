@@ -1,0 +1,217 @@
+// ClangRenderer's 8-bit dot products. The devectorizer sums a quantized matvec's integer products in groups of four
+// lanes (group_integer_products): four GEPs of one product vector, added. Each group is a dot product of four 8-bit
+// integers, one 32-bit lane of x86's vpdpbusd (AVX512-VNNI, AVX-VNNI) and of pmaddubsw + pmaddwd (AVX2). The rule
+// here finds such a sum and makes it a call of a helper the kernel's defines hold, whose body the C compiler picks
+// by the target's ISA macros: one source compiles for every CPU_ARCH, the generic body where no instruction fits.
+#include <algorithm>
+#include <limits>
+
+#include "tg/helpers/helpers.h"
+#include "tg/renderer/cstyle.h"
+
+namespace tg {
+
+namespace {
+
+constexpr const char* kDotName = "__tg_dot4_";
+
+// x's lanes' bounds, seen through the GEPs and VECTORIZEs that pick them (whose own bounds are the dtype's)
+std::pair<i128, i128> lane_bounds(const UOp& x) {
+  std::vector<UOp> work{x};
+  i128 lo = std::numeric_limits<i128>::max(), hi = std::numeric_limits<i128>::min();
+  for (size_t budget = 4096; !work.empty() && budget > 0; budget--) {
+    UOp y = work.back();
+    work.pop_back();
+    if (y.op() == Ops::GEP || y.op() == Ops::VECTORIZE) {
+      work.insert(work.end(), y.src().begin(), y.src().end());
+      continue;
+    }
+    lo = std::min(lo, as_i128(y.vmin())), hi = std::max(hi, as_i128(y.vmax()));
+  }
+  if (!work.empty()) return {as_i128(x.vmin()), as_i128(x.vmax())};
+  return {lo, hi};
+}
+
+bool within(const UOp& x, int64_t lo, int64_t hi) {
+  if (!dtypes::is_int(x.dtype().scalar())) return false;
+  auto [l, h] = lane_bounds(x);
+  return l >= lo && h <= hi;
+}
+
+// the one value of every lane of x, when x is a constant
+std::optional<int64_t> uniform_const(const UOp& x) {
+  if (x.op() == Ops::CONST) return static_cast<int64_t>(as_i128(x.const_arg()));
+  if (x.op() == Ops::VECTORIZE && !x.src().empty()) {
+    for (const UOp& s : x.src())
+      if (s != x.src(0)) return std::nullopt;
+    return uniform_const(x.src(0));
+  }
+  if (x.op() == Ops::VCONST) {
+    const auto& vals = x.arg<Tuple>();
+    if (vals.empty() || !std::all_of(vals.begin(), vals.end(), [&](const auto& v) { return v == vals[0]; }))
+      return std::nullopt;
+    return static_cast<int64_t>(as_i128(vals[0]));
+  }
+  return std::nullopt;
+}
+
+// x's lanes as 8-bit integers of type t (an x whose values fit): the narrow source of a widening cast when it is
+// one, else x converted
+UOp narrowed(UOp x, DType t) {
+  while (x.op() == Ops::CAST && dtypes::is_int(x.src(0).dtype().scalar()) &&
+         x.src(0).dtype().scalar().itemsize() < x.dtype().scalar().itemsize())
+    x = x.src(0);
+  return x.dtype().scalar() == t ? x : x.cast(t.vec(x.dtype().count()));
+}
+
+// a (u + c) * s operand split, u in [0, 255] and s in [-128, 127]: u as uint8, c, s as int8
+struct DotOperands {
+  UOp u, s;
+  int64_t c = 0;
+};
+
+// the operands of a * b as u + c and s: one side (the one that needs no bias, else a) in [0, 255] after its added
+// constant, the other within int8; a side within int8 but not uint8 is u - 128
+std::optional<DotOperands> split_operands(const UOp& a, const UOp& b) {
+  std::optional<DotOperands> best;
+  bool best_biased = true;
+  for (int i = 0; i < 2; i++) {
+    const UOp &x = i == 0 ? a : b, &y = i == 0 ? b : a;
+    if (!within(y, -128, 127)) continue;
+    UOp u = x;
+    int64_t c = 0;
+    if (x.op() == Ops::ADD)
+      for (size_t k = 0; k < 2; k++)
+        if (std::optional<int64_t> v = uniform_const(x.src(k))) {
+          u = x.src(1 - k), c = *v;
+          break;
+        }
+    bool biased = false;
+    if (!within(u, 0, 255)) {
+      if (!within(u, -128, 127)) continue;
+      u = u + u.const_like(128), c -= 128, biased = true;
+    }
+    if (!best || (best_biased && !biased)) best = DotOperands{narrowed(u, dtypes::uint8), narrowed(y, dtypes::int8), c};
+    best_biased = best_biased && biased;
+  }
+  return best;
+}
+
+}  // namespace
+
+std::optional<UOp> clang_dot4(const UOp& root) {
+  const int64_t n = root.dtype().count();
+  if (root.op() != Ops::ADD || root.dtype().scalar() != dtypes::int32 || n < 2 || n > 1024) return std::nullopt;
+  for (const UOp& s : root.src())  // the cheap test first: a sum of picked lanes
+    if (!OpSet{Ops::GEP, Ops::VECTORIZE, Ops::ADD}.has(s.op())) return std::nullopt;
+  // which lanes of the product each lane of x sums, through ADDs and GEPs (any tree the horizontal-sum rewrites
+  // made of the four GEPs, and VECTORIZEs of single lanes); a few levels deep at most
+  UOp prod;
+  auto lanes_of = [&](auto& self, const UOp& x, int depth) -> std::optional<std::vector<std::vector<int64_t>>> {
+    if (depth > 8) return std::nullopt;
+    if (x.op() == Ops::NOOP || x.op() == Ops::MUL) {
+      UOp p = x.op() == Ops::NOOP ? x.src(0) : x;
+      if (p.op() != Ops::MUL || p.dtype().count() != 4 * n || (prod && p != prod)) return std::nullopt;
+      prod = p;
+      std::vector<std::vector<int64_t>> id;
+      for (int64_t i = 0; i < p.dtype().count(); i++) id.push_back({i});
+      return id;
+    }
+    if (x.op() == Ops::GEP) {
+      auto in = self(self, x.src(0), depth + 1);
+      if (!in) return std::nullopt;
+      std::vector<std::vector<int64_t>> out;
+      for (int64_t i : tuple_ints(x.arg())) out.push_back((*in)[static_cast<size_t>(i)]);
+      return out;
+    }
+    if (x.op() == Ops::VECTORIZE) {  // pm_render's form of a GEP of several lanes
+      std::vector<std::vector<int64_t>> out;
+      for (const UOp& s : x.src()) {
+        auto in = self(self, s, depth + 1);
+        if (!in) return std::nullopt;
+        out.insert(out.end(), in->begin(), in->end());
+      }
+      return out;
+    }
+    if (x.op() != Ops::ADD || x.dtype().scalar() != dtypes::int32) return std::nullopt;
+    auto l = self(self, x.src(0), depth + 1), r = self(self, x.src(1), depth + 1);
+    if (!l || !r || l->size() != r->size()) return std::nullopt;
+    for (size_t i = 0; i < l->size(); i++) (*l)[i].insert((*l)[i].end(), (*r)[i].begin(), (*r)[i].end());
+    return l;
+  };
+  std::optional<std::vector<std::vector<int64_t>>> lanes = lanes_of(lanes_of, root, 0);
+  if (!lanes || !prod || static_cast<int64_t>(lanes->size()) != n) return std::nullopt;
+  for (int64_t j = 0; j < n; j++) {
+    std::vector<int64_t> l = (*lanes)[static_cast<size_t>(j)];
+    std::sort(l.begin(), l.end());
+    if (l != std::vector<int64_t>{4 * j, 4 * j + 1, 4 * j + 2, 4 * j + 3}) return std::nullopt;
+  }
+  const UOp& mul = prod;
+  if (mul.op() != Ops::MUL || mul.dtype() != dtypes::int32.vec(4 * n)) return std::nullopt;
+  std::optional<DotOperands> d = split_operands(mul.src(0), mul.src(1));
+  if (!d) return std::nullopt;
+  // the AVX2 body (pmaddubsw) saturates a pair's sum at 16 bits: it is used when u's bound keeps the pair within
+  std::string name = cat(kDotName, n, lane_bounds(d->u).second * 128 * 2 <= 32767 ? "n" : "");
+  UOp dot = UOp::make(Ops::CUSTOM, root.dtype(), {d->u, d->s}, cat(name, "({0}, {1})"));
+  if (d->c == 0) return dot;
+  UOp ones = UOp::const_(dtypes::uint8, 1).broadcast(static_cast<int>(4 * n));
+  UOp sums = UOp::make(Ops::CUSTOM, root.dtype(), {ones, d->s}, cat(kDotName, n, "n({0}, {1})"));
+  return dot + sums * root.const_like(d->c);
+}
+
+// the helper a CUSTOM of clang_dot4 calls: `int16 __tg_dot4_16n(unsigned_char64 a, signed_char64 b)`, each lane
+// the sum of four lanes' products; `n` in the name: a's values keep pmaddubsw's pair sums within 16 bits
+std::string ClangRenderer::render_dot4(const std::string& name, int64_t n) const {
+  const bool narrow = name.back() == 'n';
+  const std::string i32 = render_dtype(dtypes::int32.vec(n)), u8 = render_dtype(dtypes::uint8.vec(4 * n)),
+                    s8 = render_dtype(dtypes::int8.vec(4 * n));
+  std::string out =
+      cat("static inline __attribute__((always_inline)) ", i32, " ", name, "(", u8, " a, ", s8, " b) {\n");
+  // one ISA's body: the operands in chunks of `bytes`, each chunk's lanes from `expr` (of x, y: the chunks)
+  bool first = true;
+  auto body = [&](const std::string& cond, int64_t bytes, const std::string& expr) {
+    if ((4 * n) % bytes != 0) return;
+    const int64_t chunks = 4 * n / bytes;
+    out += cat(first ? "#if " : "#elif ", cond, "\n");
+    first = false;
+    out += cat("  typedef int ci __attribute__((vector_size(", bytes, ")));\n");
+    out += cat("  typedef char cb __attribute__((vector_size(", bytes, ")));\n");
+    out += cat("  typedef short cs __attribute__((vector_size(", bytes, ")));\n");
+    out += cat("  union { ", u8, " v; cb c[", chunks, "]; } x = {a};\n");
+    out += cat("  union { ", s8, " v; cb c[", chunks, "]; } y = {b};\n");
+    out += cat("  union { ", i32, " v; ci c[", chunks, "]; } r;\n");
+    out += cat("  for (int i = 0; i < ", chunks, "; i++) r.c[i] = ", expr, ";\n");
+    out += "  return r.v;\n";
+  };
+  body("defined(__AVX512VNNI__)", 64, "__builtin_ia32_vpdpbusd512((ci){0}, (ci)x.c[i], (ci)y.c[i])");
+  body("defined(__AVXVNNI__) || (defined(__AVX512VNNI__) && defined(__AVX512VL__))", 32,
+       "__builtin_ia32_vpdpbusd256((ci){0}, (ci)x.c[i], (ci)y.c[i])");
+  if (narrow)
+    body("defined(__AVX2__)", 32,
+         "__builtin_ia32_pmaddwd256(__builtin_ia32_pmaddubsw256(x.c[i], y.c[i]), (cs){1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, "
+         "1, "
+         "1, 1, 1, 1})");
+  if (!first) out += "#else\n";
+  out += cat("  ", i32, " r;\n");
+  out += cat("  for (int i = 0; i < ", n, "; i++)\n");
+  out += "    r[i] = (int)a[4*i]*b[4*i] + (int)a[4*i+1]*b[4*i+1] + (int)a[4*i+2]*b[4*i+2] + (int)a[4*i+3]*b[4*i+3];\n";
+  out += "  return r;\n";
+  if (!first) out += "#endif\n";
+  return out + "}";
+}
+
+std::vector<std::string> ClangRenderer::render_dot4_defines(const std::vector<UOp>& uops) const {
+  std::vector<std::string> names, out;
+  for (const UOp& u : uops) {
+    if (u.op() != Ops::CUSTOM || !std::holds_alternative<std::string>(u.arg())) continue;
+    const std::string& f = u.arg<std::string>();
+    if (f.rfind(kDotName, 0) != 0) continue;
+    std::string name = f.substr(0, f.find('('));
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    names.push_back(name);
+    out.push_back(render_dot4(name, u.dtype().count()));
+  }
+  return out;
+}
+
+}  // namespace tg
