@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <random>
 
 #include "error_of.h"
 #include "tg/engine/realize.h"
@@ -132,32 +133,45 @@ TEST_F(GGUF, CorruptHeadersAreValueErrors) {
   EXPECT_THROW(ggml_data_to_tensor(Tensor::zeros({64}, {.dtype = dtypes::uint8}), 32, 1337), ValueError);
 }
 
-namespace {
-float half_to_float(uint16_t h) {  // for the test's own reading of the blocks
-  const int exp = (h >> 10) & 31, man = h & 1023;
-  const float v =
-      exp == 0 ? std::ldexp(static_cast<float>(man), -24) : std::ldexp(static_cast<float>(man | 1024), exp - 25);
-  return (h & 0x8000) ? -v : v;
-}
-}  // namespace
-
-// ggml_int8_linear: llama.cpp's arithmetic for a Q4_0 / Q8_0 matvec. x becomes blocks of 32 int8 (d = amax / 127,
-// q = round(x / d)); each block's integer dot product with the weight's integers, times both scales, summed. The
-// test reads the file's blocks itself and computes that; the kernel is one, and on the CPU its integer products are
-// the renderer's dot-product helper
+// ggml_int8_linear: llama.cpp's arithmetic for a matvec on a block type's weights. x becomes blocks of 32 int8 (d =
+// amax / 127, q = round(x / d)); each weight block's integers times x's, scaled, summed (and the mins times x's
+// sums). So the result is x rounded to its int8 grid times the dequantized weight (ggml's dequantization, bit-exact
+// here), up to float rounding: the test computes that in double, for every type, from random blocks. The kernel's
+// integer products are the renderer's dot-product helper on the CPU
 TEST_F(GGUF, Int8MatvecIsLlamaCppsArithmetic) {
   const int64_t rows = 64, cols = 1024;  // a decode step's shape in small: the CPU's matvec opts
   std::vector<float> xv = ramp(cols);
   for (size_t i = 0; i < 32; i++) xv[i] = 0.0f;  // an all-zero block of x: scale 0
   Tensor x = Tensor(xv, {1, cols}).realize();
-  for (GGMLType type : {GGMLType::Q4_0, GGMLType::Q8_0}) {
-    SCOPED_TRACE(ggml_type_traits(uint32_t(type))->name);
-    std::vector<float> wv = ramp(rows * cols);
-    for (size_t i = 0; i < wv.size(); i += 7) wv[i] *= -3.0f;
-    gguf_save(path, {}, {{"w", Tensor(wv, Shape{rows, cols}), uint32_t(type)}});
-    GGUFFile f = gguf_load(path);
-    Tensor bytes = f.packed.at("w").bytes.realize();
-    const std::vector<uint8_t> raw = bytes.tolist<uint8_t>();
+  // x on its int8 grid, as ggml's quantize_row_q8_0 makes it
+  std::vector<double> xq(static_cast<size_t>(cols));
+  std::vector<double> step(static_cast<size_t>(cols / 32));
+  for (int64_t b = 0; b < cols / 32; b++) {
+    float amax = 0;
+    for (int64_t i = 0; i < 32; i++) amax = std::max(amax, std::fabs(xv[static_cast<size_t>(b * 32 + i)]));
+    const float d = amax / 127.0f, inv = d == 0 ? 0.0f : 1.0f / d;
+    step[static_cast<size_t>(b)] = d;
+    for (int64_t i = 0; i < 32; i++)
+      xq[static_cast<size_t>(b * 32 + i)] = std::nearbyint(xv[static_cast<size_t>(b * 32 + i)] * inv) * double(d);
+  }
+  // each type's half-precision fields (scales, mins) at these byte offsets of a block: small, finite
+  const std::vector<std::pair<GGMLType, std::vector<int>>> types{
+      {GGMLType::Q4_0, {0}},    {GGMLType::Q4_1, {0, 2}},   {GGMLType::Q5_0, {0}},   {GGMLType::Q5_1, {0, 2}},
+      {GGMLType::Q8_0, {0}},    {GGMLType::Q2_K, {80, 82}}, {GGMLType::Q3_K, {108}}, {GGMLType::Q4_K, {0, 2}},
+      {GGMLType::Q5_K, {0, 2}}, {GGMLType::Q6_K, {208}},    {GGMLType::IQ4_NL, {0}}, {GGMLType::IQ4_XS, {0}}};
+  std::mt19937 rng(7);
+  for (const auto& [type, halves] : types) {
+    GGMLTypeTraits tr = *ggml_type_traits(uint32_t(type));
+    SCOPED_TRACE(tr.name);
+    ASSERT_TRUE(ggml_int8_dot(uint32_t(type)));
+    std::vector<uint8_t> raw(static_cast<size_t>(rows * cols / tr.block_size * tr.type_size));
+    for (uint8_t& v : raw) v = static_cast<uint8_t>(rng());
+    for (size_t blk = 0; blk < raw.size(); blk += static_cast<size_t>(tr.type_size))
+      for (int at : halves) {
+        const uint16_t h = static_cast<uint16_t>(0x2000 + (rng() & 0x3ff)) | ((rng() & 1) ? 0x8000 : 0);  // ~±0.01
+        raw[blk + static_cast<size_t>(at)] = static_cast<uint8_t>(h), raw[blk + static_cast<size_t>(at) + 1] = h >> 8;
+      }
+    Tensor bytes = Tensor(raw, Shape{static_cast<int64_t>(raw.size())}).realize();
     Tensor y = ggml_int8_linear(x, bytes, uint32_t(type), rows);
     EXPECT_EQ(y.shape(), (Shape{1, rows}));
     auto [sched, vars] = Tensor::schedule_with_vars({y});
@@ -170,42 +184,22 @@ TEST_F(GGUF, Int8MatvecIsLlamaCppsArithmetic) {
       EXPECT_NE(src.find("__tg_dot4_"), std::string::npos) << src.substr(0, 3000);
     }
     run_schedule(sched, vars);
-    // x's blocks as ggml's quantize_row_q8_0 makes them
-    const int64_t nb = cols / 32, ts = type == GGMLType::Q4_0 ? 18 : 34;
-    std::vector<float> dx(static_cast<size_t>(nb));
-    std::vector<int> qx(static_cast<size_t>(cols));
-    for (int64_t b = 0; b < nb; b++) {
-      float amax = 0;
-      for (int64_t i = 0; i < 32; i++) amax = std::max(amax, std::fabs(xv[static_cast<size_t>(b * 32 + i)]));
-      const float d = amax / 127.0f, inv = d == 0 ? 0.0f : 1.0f / d;
-      dx[static_cast<size_t>(b)] = d;
-      for (int64_t i = 0; i < 32; i++)
-        qx[static_cast<size_t>(b * 32 + i)] =
-            static_cast<int>(std::nearbyint(xv[static_cast<size_t>(b * 32 + i)] * inv));
-    }
-    std::vector<float> got = y.tolist<float>(), dequant = x.matmul(f.tensors.at("w").T()).tolist<float>();
+    std::vector<float> got = y.tolist<float>();
+    std::vector<float> w = ggml_data_to_tensor(bytes, rows * cols, uint32_t(type)).tolist<float>();
     for (int64_t r = 0; r < rows; r++) {
-      double want = 0, bound = 0;
-      for (int64_t b = 0; b < nb; b++) {
-        const uint8_t* blk = raw.data() + (r * nb + b) * ts;
-        const float d = half_to_float(static_cast<uint16_t>(blk[0] | blk[1] << 8));
-        int dot = 0;
-        for (int64_t i = 0; i < 32; i++) {
-          const int q = type == GGMLType::Q4_0 ? (i < 16 ? blk[2 + i] & 15 : blk[2 + i - 16] >> 4) - 8
-                                               : static_cast<int8_t>(blk[2 + i]);
-          dot += q * qx[static_cast<size_t>(b * 32 + i)];
-          bound += std::fabs(q * d) * dx[static_cast<size_t>(b)] / 2;  // x's rounding: half a step at most
-        }
-        want += static_cast<double>(dot) * d * dx[static_cast<size_t>(b)];
+      double want = 0, mag = 0;
+      for (int64_t i = 0; i < cols; i++) {
+        want += double(w[static_cast<size_t>(r * cols + i)]) * xq[static_cast<size_t>(i)];
+        mag += std::fabs(double(w[static_cast<size_t>(r * cols + i)]) * xq[static_cast<size_t>(i)]);
       }
-      EXPECT_NEAR(got[static_cast<size_t>(r)], want, 1e-5 * (1 + std::fabs(want))) << "row " << r;
-      // and within x's quantization error of the float matvec on the dequantized weight
-      EXPECT_NEAR(got[static_cast<size_t>(r)], dequant[static_cast<size_t>(r)], bound * 1.001 + 1e-4);
+      ASSERT_NEAR(got[static_cast<size_t>(r)], want, 1e-5 * mag + 1e-6) << "row " << r;
     }
   }
-  std::string err = error_of([&] { ggml_int8_linear(x, x, uint32_t(GGMLType::Q4_K), 1); });
+  std::string err = error_of([&] { ggml_int8_linear(x, x, uint32_t(GGMLType::F16), 1); });
   EXPECT_NE(err.find("has no int8 dot product"), std::string::npos) << err;
   err =
       error_of([&] { ggml_int8_linear(x, Tensor(std::vector<uint8_t>(18), Shape{18}), uint32_t(GGMLType::Q4_0), 4); });
   EXPECT_NE(err.find("weights take 2304 bytes"), std::string::npos) << err;
+  err = error_of([&] { ggml_int8_linear(Tensor::ones({1, 96}), x, uint32_t(GGMLType::Q4_K), 4); });
+  EXPECT_NE(err.find("is not whole blocks of 256 (q4_K)"), std::string::npos) << err;
 }

@@ -99,7 +99,8 @@ UOp alu_fold(const std::vector<UOp>& xs, Ops op) {  // xs[0] op xs[1] op ...
 
 // whether lanes a and b of u hold the same value for every (a, b) of `pairs`, seen from u's structure: the same
 // source of a VECTORIZE, the same lane of a GEP, lane-wise ops of sources that do. Walks the vector ops above the
-// loads (a worklist, no recursion); a vector load's lanes are told apart
+// loads, and into the indices of a load of one address a lane (a worklist, no recursion); a vector load's lanes are
+// told apart
 bool lanes_equal(const UOp& u, std::vector<std::pair<int64_t, int64_t>> pairs) {
   std::vector<std::pair<UOp, std::vector<std::pair<int64_t, int64_t>>>> work{{u, std::move(pairs)}};
   size_t budget = 1 << 16;  // pair checks, so a wide graph costs a bounded walk (then: not shown equal)
@@ -109,6 +110,14 @@ bool lanes_equal(const UOp& u, std::vector<std::pair<int64_t, int64_t>> pairs) {
     if (ps.empty()) continue;
     if (ps.size() > budget) return false;
     budget -= ps.size();
+    if (x.op() == Ops::LOAD) {  // a gather's lanes are equal where their addresses are (each lane its own index)
+      const UOp& ix = x.src(0);
+      if (x.src().size() != 1 || ix.op() != Ops::INDEX || ix.src().size() < 2 ||
+          ix.src(1).dtype().count() != x.dtype().count())
+        return false;
+      for (size_t i = 1; i < ix.src().size(); i++) work.emplace_back(ix.src(i), ps);
+      continue;
+    }
     if (x.dtype().count() == 1 && x.op() != Ops::GEP) continue;  // a scalar broadcast: every lane is the one value
     switch (x.op()) {
       case Ops::VECTORIZE:

@@ -352,28 +352,37 @@ Tensor field(const Tensor& x, int bits, const std::vector<Tensor>& levels) {
 
 // kvalues_iq4nl: the 16 non-linear levels of IQ4_NL and IQ4_XS
 constexpr std::array<int, 16> kIQ4NL{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
-// kIQ4NL[q] for 4-bit q (uint32), as float32: a tree of selects on q's bits
+// kIQ4NL[q] for 4-bit q (uint32), as int32: a tree of selects on q's bits
 Tensor iq4nl_lookup(const Tensor& q) {
   std::vector<Tensor> values, bits;
-  Tensor qf = as_f32(q);
-  for (int v : kIQ4NL) values.push_back(qf.scalar_like(double(v)));
+  Tensor qi = as_i32(q);
+  for (int v : kIQ4NL) values.push_back(qi.scalar_like(int64_t(v)));
   for (int bit = 0; bit < 4; bit++) bits.push_back((q.rshift(bit) & 1) == 1);
   return select(std::move(values), bits);
 }
 
-Tensor dequantize(const Tensor& bytes, GGMLType type) {
+// A block type's weights as y = q * d (+ c): q integers within 8 bits (uint32 or int32), d and c float32, each
+// broadcast over the layout; c (a min) constant over runs of `run` weights. What dequantize computes, and what
+// ggml_int8_linear multiplies x's int8 blocks with
+struct IntBlocks {
+  IntBlocks(Tensor q, Tensor d, std::optional<Tensor> c = std::nullopt, int64_t run = 32)
+      : q(std::move(q)), d(std::move(d)), c(std::move(c)), run(run) {}
+  Tensor q, d;
+  std::optional<Tensor> c;
+  int64_t run;
+};
+
+std::optional<IntBlocks> int_blocks(const Tensor& bytes, GGMLType type) {
   const int64_t nb = bytes.shape()[0].as_int();
   auto L = [&](std::vector<int64_t> dims) { return Blocks{bytes, nb, std::move(dims)}; };
   switch (type) {
     case GGMLType::Q4_0: {  // (h, l): y = ((qs[l] >> 4h) & 15) - 8) * d
       Blocks k = L({2, 16});
-      Tensor q = field(k.u8(2, 18, {1, 16}), 4, {k.index_bit(0)});
-      return as_f32(as_i32(q) - 8) * k.f16(0);
+      return IntBlocks{as_i32(field(k.u8(2, 18, {1, 16}), 4, {k.index_bit(0)})) - 8, k.f16(0)};
     }
     case GGMLType::Q4_1: {  // y = q * d + m
       Blocks k = L({2, 16});
-      Tensor q = field(k.u8(4, 20, {1, 16}), 4, {k.index_bit(0)});
-      return as_f32(q) * k.f16(0) + k.f16(2);
+      return IntBlocks{field(k.u8(4, 20, {1, 16}), 4, {k.index_bit(0)}), k.f16(0), k.f16(2)};
     }
     case GGMLType::Q5_0:
     case GGMLType::Q5_1: {
@@ -382,21 +391,21 @@ Tensor dequantize(const Tensor& bytes, GGMLType type) {
       int64_t qh_at = one ? 4 : 2;
       Blocks k = L({2, 2, 2, 2, 2});
       Tensor hi = field(k.u8(qh_at, qh_at + 4, {2, 2, 1, 1, 1}), 1, {k.index_bit(4), k.index_bit(3), k.index_bit(2)});
-      Tensor q = field(k.u8(qh_at + 4, qh_at + 20, {1, 2, 2, 2, 2}), 4, {k.index_bit(0)}) | hi.lshift(4);
-      if (!one) return as_f32(as_i32(q) - 16) * k.f16(0);
-      return as_f32(q) * k.f16(0) + k.f16(2);
+      // the bits are disjoint: + where | would do, so the integers' bounds stay known (a | b has none)
+      Tensor q = field(k.u8(qh_at + 4, qh_at + 20, {1, 2, 2, 2, 2}), 4, {k.index_bit(0)}) + hi.lshift(4);
+      if (!one) return IntBlocks{as_i32(q) - 16, k.f16(0)};
+      return IntBlocks{q, k.f16(0), k.f16(2)};
     }
     case GGMLType::Q8_0: {
       Blocks k = L({32});
-      return k.i8(2, 34, {32}) * k.f16(0);
+      return IntBlocks{as_i32(bytes.shrink({{0, nb}, {2, 34}}).reshape(k.full()).bitcast(dtypes::int8)), k.f16(0)};
     }
     case GGMLType::Q2_K: {
       // (n, j1, j0, h, l), j = 2*j1 + j0: q = (qs[n*32 + h*16 + l] >> 2j) & 3, sc = scales[n*8 + j*2 + h]
       Blocks k = L({2, 2, 2, 2, 16});
       Tensor q = field(k.u8(16, 80, {2, 1, 1, 2, 16}), 2, {k.index_bit(2), k.index_bit(1)});
       Tensor sc = k.u8(0, 16, {2, 2, 2, 2, 1});
-      Tensor dl = k.f16(80) * as_f32(sc & 0xF), ml = k.f16(82) * as_f32(sc.rshift(4));
-      return dl * as_f32(q) - ml;
+      return IntBlocks{q, k.f16(80) * as_f32(sc & 0xF), -(k.f16(82) * as_f32(sc.rshift(4))), 16};
     }
     case GGMLType::Q3_K: {
       // (n, j1, j0, h, l), j = 2*j1 + j0: q = (qs[n*32+h*16+l] >> 2j) & 3, minus 4 unless bit 4n+j of hmask[h*16+l];
@@ -410,8 +419,8 @@ Tensor dequantize(const Tensor& bytes, GGMLType type) {
       Tensor hi = field(k.u8(104, 108, {1, 1, 2, 2, 1}), 2, {j1, n});
       Tensor sc = as_i32(lo | hi.lshift(4)) - 32;
       Tensor qi = as_i32(q);
-      Tensor dl = k.f16(108) * as_f32(sc);
-      return dl * as_f32(qi - (hm == 0).where(qi.scalar_like(int64_t(4)), qi.scalar_like(int64_t(0))));
+      return IntBlocks{qi - (hm == 0).where(qi.scalar_like(int64_t(4)), qi.scalar_like(int64_t(0))),
+                       k.f16(108) * as_f32(sc)};
     }
     case GGMLType::Q4_K:
     case GGMLType::Q5_K: {
@@ -426,8 +435,7 @@ Tensor dequantize(const Tensor& bytes, GGMLType type) {
       Tensor qa = k.u8(4, 8, {1, 2, 2, 1}), qb = k.u8(8, 12, {1, 2, 2, 1}), qc = k.u8(12, 16, {1, 2, 2, 1});
       Tensor sc = g.where((qc & 0xF) | qa.rshift(6).lshift(4), qa & 63);
       Tensor m = g.where(qc.rshift(4) | qb.rshift(6).lshift(4), qb & 63);
-      Tensor d1 = k.f16(0) * as_f32(sc), m1 = k.f16(2) * as_f32(m);
-      return d1 * as_f32(q) - m1;
+      return IntBlocks{q, k.f16(0) * as_f32(sc), -(k.f16(2) * as_f32(m))};
     }
     case GGMLType::Q6_K: {
       // (n, gh, gl, l16, ll), g = 2*gh + gl, l = 16*l16 + ll: q = ((ql[n*64 + gl*32 + l] >> 4gh) & 15 |
@@ -436,12 +444,11 @@ Tensor dequantize(const Tensor& bytes, GGMLType type) {
       Tensor gh = k.index_bit(1), gl = k.index_bit(2);
       Tensor lo = field(k.u8(0, 128, {2, 1, 2, 2, 16}), 4, {gh});
       Tensor hi = field(k.u8(128, 192, {2, 1, 1, 2, 16}), 2, {gl, gh});
-      Tensor q = as_i32(lo | hi.lshift(4)) - 32;
-      return k.f16(208) * k.i8(192, 208, {2, 2, 2, 2, 1}) * as_f32(q);
+      return IntBlocks{as_i32(lo + hi.lshift(4)) - 32, k.f16(208) * k.i8(192, 208, {2, 2, 2, 2, 1})};
     }
     case GGMLType::IQ4_NL: {
       Blocks k = L({2, 16});
-      return k.f16(0) * iq4nl_lookup(field(k.u8(2, 18, {1, 16}), 4, {k.index_bit(0)}));
+      return IntBlocks{iq4nl_lookup(field(k.u8(2, 18, {1, 16}), 4, {k.index_bit(0)})), k.f16(0)};
     }
     case GGMLType::IQ4_XS: {
       // (k1, k0, ib0, h, l), sub-block ib = 4*k1 + 2*k0 + ib0: ls = ((scales_l[2k1+k0] >> 4*ib0) & 15) |
@@ -451,27 +458,17 @@ Tensor dequantize(const Tensor& bytes, GGMLType type) {
       Tensor lo = field(k.u8(4, 8, {2, 2, 1, 1, 1}), 4, {ib0});
       Tensor hi = field(k.u8(2, 4, {2, 1, 1, 1, 1}), 2, {ib0, k0});
       Tensor dl = k.f16(0) * as_f32(as_i32(lo | hi.lshift(4)) - 32);
-      Tensor q = field(k.u8(8, 136, {2, 2, 2, 1, 16}), 4, {h});
-      return dl * iq4nl_lookup(q);
+      return IntBlocks{iq4nl_lookup(field(k.u8(8, 136, {2, 2, 2, 1, 16}), 4, {h})), dl};
     }
-    default: throw ValueError(cat("GGML type ", static_cast<uint32_t>(type), " is not supported"));
+    default: return std::nullopt;
   }
 }
 
-// the integers q and the scale d (float32, broadcast over the layout) of the types whose weights are q * d with
-// q within int8: Q4_0 (q = nibble - 8) and Q8_0; nullopt for the others
-std::optional<std::pair<Tensor, Tensor>> int8_blocks(const Tensor& bytes, GGMLType type) {
-  const int64_t nb = bytes.shape()[0].as_int();
-  if (type == GGMLType::Q4_0) {
-    Blocks k{bytes, nb, {2, 16}};
-    return std::pair{as_i32(field(k.u8(2, 18, {1, 16}), 4, {k.index_bit(0)})) - 8, k.f16(0)};
-  }
-  if (type == GGMLType::Q8_0) {
-    Blocks k{bytes, nb, {32}};
-    Tensor q = bytes.shrink({{0, nb}, {2, 34}}).reshape(k.full()).bitcast(dtypes::int8);
-    return std::pair{as_i32(q), k.f16(0)};
-  }
-  return std::nullopt;
+Tensor dequantize(const Tensor& bytes, GGMLType type) {
+  std::optional<IntBlocks> b = int_blocks(bytes, type);
+  if (!b) throw ValueError(cat("GGML type ", static_cast<uint32_t>(type), " is not supported"));
+  Tensor y = as_f32(b->q) * b->d;
+  return b->c ? y + *b->c : y;
 }
 
 }  // namespace
@@ -493,39 +490,61 @@ Tensor ggml_data_to_tensor(const Tensor& t, int64_t n, uint32_t type) {
 }
 
 bool ggml_int8_dot(uint32_t type) {
-  return type == static_cast<uint32_t>(GGMLType::Q4_0) || type == static_cast<uint32_t>(GGMLType::Q8_0);
+  switch (static_cast<GGMLType>(type)) {
+    case GGMLType::Q4_0:
+    case GGMLType::Q4_1:
+    case GGMLType::Q5_0:
+    case GGMLType::Q5_1:
+    case GGMLType::Q8_0:
+    case GGMLType::Q2_K:
+    case GGMLType::Q3_K:
+    case GGMLType::Q4_K:
+    case GGMLType::Q5_K:
+    case GGMLType::Q6_K:
+    case GGMLType::IQ4_NL:
+    case GGMLType::IQ4_XS: return true;
+    default: return false;
+  }
 }
 
 Tensor ggml_int8_linear(const Tensor& x, const Tensor& bytes, uint32_t type, int64_t n) {
   TG_CHECK_AS(ValueError, ggml_int8_dot(type), "ggml_int8_linear: GGML type ", type,
-              " has no int8 dot product (Q4_0 and Q8_0 do)");
-  const int64_t k = x.shape().back().as_int(), rows = x.numel() / std::max<int64_t>(k, 1);
-  TG_CHECK_AS(ValueError, k > 0 && k % 32 == 0, "ggml_int8_linear: the input's last axis (", k,
-              ") is not whole blocks of 32");
+              " has no int8 dot product (the block types do)");
   auto tr = ggml_type_traits(type);
-  const int64_t nb = k / 32, nbytes = n * nb * tr->type_size;
+  const int64_t k = x.shape().back().as_int(), rows = x.numel() / std::max<int64_t>(k, 1);
+  TG_CHECK_AS(ValueError, k > 0 && k % tr->block_size == 0, "ggml_int8_linear: the input's last axis (", k,
+              ") is not whole blocks of ", tr->block_size, " (", tr->name, ")");
+  const int64_t nb = k / tr->block_size, nbytes = n * nb * tr->type_size;
   TG_CHECK_AS(ValueError, bytes.ndim() == 1 && bytes.dtype() == dtypes::uint8 && bytes.shape()[0].as_int() >= nbytes,
               "ggml_int8_linear: ", n, "x", k, " ", tr->name, " weights take ", nbytes, " bytes, got ", bytes.dtype(),
               " of shape ", shape_str(bytes.shape()));
-  auto [q, d] = *int8_blocks(bytes.shrink({{0, nbytes}}).reshape({n * nb, tr->type_size}), static_cast<GGMLType>(type));
+  IntBlocks w = *int_blocks(bytes.shrink({{0, nbytes}}).reshape({n * nb, tr->type_size}), static_cast<GGMLType>(type));
   // x as Q8_0 blocks (ggml's quantize_row_q8_0: d = amax / 127, q = round(x / d)), kept apart: int8 and the scales
-  Tensor xb = x.reshape({rows, nb, 32}).cast(dtypes::float32);
+  Tensor xb = x.reshape({rows, k / 32, 32}).cast(dtypes::float32);
   Tensor dx = xb.abs().max(-1, true) / 127.0f;
   Tensor inv = (dx == 0.0f).where(dx.zeros_like(), 1.0f / dx);
   Tensor qx = (xb * inv).round().cast(dtypes::int8).contiguous();
   dx = dx.contiguous();
-  // (rows, n, nb, layout...): the products of the integers, scaled once a block by d * dx, summed
+  // (rows, n, nb, layout...): the products of the integers, scaled by d * dx (each constant over 4 or more
+  // consecutive weights: the devectorizer's groups), summed
   Shape wl{1, n, nb}, xl{rows, 1, nb};
-  for (size_t i = 1; i < q.shape().size(); i++) wl.push_back(q.shape()[i]), xl.push_back(q.shape()[i]);
-  Shape xs{rows, 1, nb};
-  for (size_t i = 1; i < q.shape().size(); i++) xs.push_back(1);
+  for (size_t i = 1; i < w.q.shape().size(); i++) wl.push_back(w.q.shape()[i]), xl.push_back(w.q.shape()[i]);
   Shape full = xl;
   full[1] = n;
-  Tensor prod = q.reshape(wl) * qx.reshape(xl).expand(full).cast(dtypes::int32);  // widened after the broadcast
-  Tensor scale = d.reshape(wl) * dx.reshape(xs);
+  Tensor prod =
+      as_i32(w.q).reshape(wl) * qx.reshape(xl).expand(full).cast(dtypes::int32);  // widened after the broadcast
+  Tensor dxl = dx.expand({rows, k / 32, 32}).reshape(xl);
+  Tensor y = (prod.cast(dtypes::float32) * (w.d.reshape(wl) * dxl)).reshape({rows, n, k}).sum(-1);
+  if (w.c) {  // + sum c * x: c is constant over each run, so x's int8 sums over runs, scaled, times c once a run
+    const int64_t runs = k / w.run;
+    Tensor c = w.c->reshape({n, runs, w.run}).shrink({{0, n}, {0, runs}, {0, 1}}).reshape({1, n, runs});
+    Tensor sums = qx.reshape({rows, runs, w.run}).cast(dtypes::int32).sum(-1).cast(dtypes::float32);
+    Tensor dr = dx.reshape({rows, k / 32, 1}).expand({rows, k / 32, 32 / w.run}).reshape({rows, runs});
+    y = y + (c * (sums * dr).reshape({rows, 1, runs})).sum(-1);
+  }
   Shape out = x.shape();
   out.back() = n;
-  return (prod.cast(dtypes::float32) * scale).reshape({rows, n, k}).sum(-1).reshape(out);
+  return y.reshape(out);
 }
 
 // *** loading ***

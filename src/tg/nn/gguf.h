@@ -127,7 +127,7 @@ GGUFHeader gguf_parse_header(std::span<const uint8_t> file, const std::string& w
 // number of blocks is a ValueError.
 Tensor ggml_data_to_tensor(const Tensor& t, int64_t n, uint32_t type);
 
-// whether ggml_int8_linear computes with type's integers: Q4_0 and Q8_0
+// whether ggml_int8_linear computes with type's integers: the block types (Q4_0 ... Q8_0, the K-quants, IQ4_NL/XS)
 bool ggml_int8_dot(uint32_t type);
 // x (..., k) @ W.T for W the (n, k) weight of GGML type `type` packed in `bytes` (1-D uint8), as llama.cpp computes it:
 // x quantized to blocks of 32 int8 with a float scale each (ggml's Q8_0), each block's integer dot product with the
