@@ -2,6 +2,7 @@
 // products, in the body the target's ISA macros pick: vpdpbusd (AVX512-VNNI, AVX-VNNI), pmaddubsw + pmaddwd (AVX2,
 // when the unsigned side keeps the pair sums within 16 bits: the `n` helpers) or plain C. Each body is compiled for a
 // -march that selects it (and checked for its instruction in the assembly), and run where this CPU can.
+#include <cpuid.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -32,11 +33,12 @@ Ran sh(const std::string& cmd) {  // cmd's paths are this test's own temp files
   return r;
 }
 
-bool host_has(const std::string& f) {
+bool host_has(const std::string& f) {  // from CPUID (clang 14's __builtin_cpu_supports lacks avxvnni)
   if (f.empty()) return true;
-  if (f == "avx2") return __builtin_cpu_supports("avx2");
-  if (f == "avxvnni") return __builtin_cpu_supports("avxvnni");
-  if (f == "avx512vnni") return __builtin_cpu_supports("avx512vnni");
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (f == "avx2") return __get_cpuid_count(7, 0, &a, &b, &c, &d) && ((b >> 5) & 1);
+  if (f == "avx512vnni") return __get_cpuid_count(7, 0, &a, &b, &c, &d) && ((c >> 11) & 1) && ((b >> 16) & 1);
+  if (f == "avxvnni") return __get_cpuid_count(7, 1, &a, &b, &c, &d) && ((a >> 4) & 1);
   return false;
 }
 
