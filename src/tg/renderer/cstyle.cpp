@@ -613,7 +613,10 @@ static UOp dedup_lanes(const UOp& alu) {
     while (at < static_cast<int64_t>(uniq.size()) &&
            keys[static_cast<size_t>(uniq[static_cast<size_t>(at)])] != keys[static_cast<size_t>(i)])
       at++;
-    if (at == static_cast<int64_t>(uniq.size())) uniq.push_back(i);
+    if (at == static_cast<int64_t>(uniq.size())) {
+      if (2 * (at + 1) > n) return {};  // more than half the lanes distinct: not worth it
+      uniq.push_back(i);
+    }
     idx.push_back(at);
   }
   const int64_t u = static_cast<int64_t>(uniq.size());
