@@ -2,7 +2,7 @@
 # packed in F16, Q8_0, Q4_0, Q4_K and Q6_K, dequantized inside the matvec's kernel. Reported as weight bytes read per
 # second against the machine's read bandwidth, measured here the same way (a sum over a 512 MiB float32 buffer, which
 # is a read at full speed on every core). Weights are rotated over enough copies to leave the last-level cache; the
-# matvec runs under TinyJit, as a decode step does, so the time is the kernel's and not Python's. Q8_0 and Q4_0 are
+# matvec runs under TinyJit, as a decode step does, so the time is the kernel's and not Python's. The quantized types are
 # also timed as the LLM decode step runs them on the CPU: ggml_int8_linear (x quantized to int8 blocks, integer dot
 # products; its x quantization's kernels included), the rows marked "int8".
 #   PYTHONPATH=build/python python3 bench/bench_gguf_matvec.py [--shapes 4096x4096,4096x11008] [--types q4_0,q8_0]
@@ -62,7 +62,7 @@ def main():
         copies.append(w)
       typ = TYPES[name][0]
       paths = [("", lambda x, raw: (x @ ggml_data_to_tensor(raw, n * k, typ).reshape(n, k).T).realize())]
-      if name in ("q8_0", "q4_0"): paths.append((" int8", lambda x, raw: ggml_int8_linear(x, raw, typ, n).realize()))
+      if name != "f16": paths.append((" int8", lambda x, raw: ggml_int8_linear(x, raw, typ, n).realize()))
       for label, f in paths:
         matvec = TinyJit(f)
         i = [0]
