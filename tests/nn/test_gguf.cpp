@@ -164,6 +164,9 @@ TEST_F(GGUF, Int8MatvecIsLlamaCppsArithmetic) {
     GGMLTypeTraits tr = *ggml_type_traits(uint32_t(type));
     SCOPED_TRACE(tr.name);
     ASSERT_TRUE(ggml_int8_dot(uint32_t(type)));
+    const bool full_bytes = type == GGMLType::Q8_0 || type == GGMLType::Q3_K || type == GGMLType::IQ4_NL ||
+                            type == GGMLType::IQ4_XS;  // integers beyond 0..127 past an offset
+    EXPECT_EQ(ggml_int8_narrow(uint32_t(type)), !full_bytes);
     std::vector<uint8_t> raw(static_cast<size_t>(rows * cols / tr.block_size * tr.type_size));
     for (uint8_t& v : raw) v = static_cast<uint8_t>(rng());
     for (size_t blk = 0; blk < raw.size(); blk += static_cast<size_t>(tr.type_size))

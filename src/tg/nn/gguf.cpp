@@ -507,6 +507,12 @@ bool ggml_int8_dot(uint32_t type) {
   }
 }
 
+bool ggml_int8_narrow(uint32_t type) {
+  const auto t = static_cast<GGMLType>(type);
+  return ggml_int8_dot(type) && t != GGMLType::Q8_0 && t != GGMLType::Q3_K && t != GGMLType::IQ4_NL &&
+         t != GGMLType::IQ4_XS;
+}
+
 Tensor ggml_int8_linear(const Tensor& x, const Tensor& bytes, uint32_t type, int64_t n) {
   TG_CHECK_AS(ValueError, ggml_int8_dot(type), "ggml_int8_linear: GGML type ", type,
               " has no int8 dot product (the block types do)");

@@ -129,6 +129,10 @@ Tensor ggml_data_to_tensor(const Tensor& t, int64_t n, uint32_t type);
 
 // whether ggml_int8_linear computes with type's integers: the block types (Q4_0 ... Q8_0, the K-quants, IQ4_NL/XS)
 bool ggml_int8_dot(uint32_t type);
+// whether type's integers are, past a constant offset, within 0..127 (Q4_0, Q4_1, Q5_*, Q2_K, Q4_K, Q5_K, Q6_K): the
+// products AVX2's pmaddubsw sums in pairs without saturating. The others (Q8_0, Q3_K, IQ4_NL/XS) take full bytes,
+// which only VNNI's vpdpbusd (or plain C) multiplies exactly
+bool ggml_int8_narrow(uint32_t type);
 // x (..., k) @ W.T for W the (n, k) weight of GGML type `type` packed in `bytes` (1-D uint8), as llama.cpp computes it:
 // x quantized to blocks of 32 int8 with a float scale each (ggml's Q8_0), each block's integer dot product with the
 // weight's integers scaled by both blocks' scales. Not bit-exact with x @ dequantize(W).T: x's rounding to int8 is

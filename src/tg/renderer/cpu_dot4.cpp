@@ -192,10 +192,16 @@ std::string ClangRenderer::render_dot4(const std::string& name, int64_t n) const
          "1, "
          "1, 1, 1, 1})");
   if (!first) out += "#else\n";
-  out += cat("  ", i32, " r;\n");
-  out += cat("  for (int i = 0; i < ", n, "; i++)\n");
-  out += "    r[i] = (int)a[4*i]*b[4*i] + (int)a[4*i+1]*b[4*i+1] + (int)a[4*i+2]*b[4*i+2] + (int)a[4*i+3]*b[4*i+3];\n";
-  out += "  return r;\n";
+  // plain C: the products widened as vectors, each group's four lanes picked by shuffles and added (the compiler
+  // makes pmaddwd and adds of it; a loop over lanes would stay scalar)
+  out += cat("  typedef int wide __attribute__((vector_size(", 16 * n, ")));\n");
+  out += "  wide p = __builtin_convertvector(a, wide) * __builtin_convertvector(b, wide);\n  return ";
+  for (int64_t k = 0; k < 4; k++) {
+    out += cat(k ? " + " : "", "__builtin_shufflevector(p, p");
+    for (int64_t j = 0; j < n; j++) out += cat(", ", 4 * j + k);
+    out += ")";
+  }
+  out += ";\n";
   if (!first) out += "#endif\n";
   return out + "}";
 }

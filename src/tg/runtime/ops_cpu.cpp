@@ -186,6 +186,7 @@ CpuTarget cpu_target_for(const std::string& arch) {
     t.isa = "NEON", t.vector_bytes = 16, t.registers = 32, t.tile_lanes = 128;
   else
     t.isa = "SSE", t.vector_bytes = 16, t.registers = 16, t.tile_lanes = 64;
+  t.vnni = has("__AVX512VNNI__") || has("__AVXVNNI__");
   if (!host_has(t.isa))
     throw ValueError(cat("CPU_ARCH=", arch, " compiles for ", t.isa, ", which this machine's CPU can't run"));
   return t;

@@ -35,6 +35,7 @@ struct CpuTarget {
   int vector_bytes = 0;  // 64, 32, 16
   int registers = 0;     // vector registers: 32 (AVX-512, NEON) or 16
   int tile_lanes = 0;    // float lanes a CPU tile may take: 256 AVX-512, 128 AVX2 and NEON, 64 SSE
+  bool vnni = false;     // vpdpbusd (AVX512-VNNI or AVX-VNNI): 8-bit dot products whatever the bytes' values
 };
 const CpuTarget& cpu_target();                      // CPU_ARCH's, read once
 CpuTarget cpu_target_for(const std::string& arch);  // any -march name's (throws for a bad one)
