@@ -61,16 +61,13 @@ Tensor rms_norm(const Tensor& x, const Tensor& w, double eps) {
 // rows (a prefill chunk) multiply a float copy made for this call, so that w itself stays packed (the scheduler would
 // otherwise realize its dequantization, and w would be that float copy from then on: 4 GB for TinyLlama's 600 MB)
 // In the activations' type (x's): a float32 weight converted inside the kernel that reads it (or into the copy).
-// A decode step's matvec on a Q4_0 or Q8_0 weight multiplies integers instead (nn::ggml_int8_linear: x quantized to
+// A decode step's matvec on a block-type weight multiplies integers instead (nn::ggml_int8_linear: x quantized to
 // int8 blocks, as llama.cpp does), where the weight kept its bytes for it.
 Tensor project(const Tensor& x, const Transformer::Weight& w, const std::optional<Tensor>& b = std::nullopt) {
   const bool rows = x.numel() > x.shape().back().as_int();
-  if (!rows && w.bytes) {
-    Tensor y = nn::ggml_int8_linear(x, *w.bytes, w.type, w.w.shape()[0].as_int()).cast(x.dtype());
-    return b ? y + b->cast(x.dtype()) : y;
-  }
   Tensor wx = w.w.cast(x.dtype());
-  Tensor y = x.matmul((rows ? wx.contiguous() : wx).T());
+  Tensor y = !rows && w.bytes ? nn::ggml_int8_linear(x, *w.bytes, w.type, w.w.shape()[0].as_int()).cast(x.dtype())
+                              : x.matmul((rows ? wx.contiguous() : wx).T());
   return b ? y + b->cast(x.dtype()) : y;
 }
 
