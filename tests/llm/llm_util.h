@@ -25,6 +25,7 @@ struct Dims {
   bool tied = false;                // no output.weight: the embedding is the output projection
   std::vector<float> rope_freqs{};  // llama 3's rope_freqs.weight, when not empty
   std::vector<std::pair<std::string, GGUFValue>> extra_kv{};  // more "<arch>." keys
+  float weight_scale = 0.2f;  // the projections' standard deviation: 0.2 * sqrt(64 / dim) keeps the logits' spread
 };
 
 // a tokenizer's vocabulary: SentencePiece (model "llama", base_vocab: <unk>, <s>, </s>, the 256 byte tokens, then
@@ -109,12 +110,12 @@ inline void write_tiny_llama(const std::string& path, uint32_t type, Dims d = {}
     ts.push_back({name("attn_norm"), w({d.dim}, 0.1f, 1.0f)});
     if (gpt2) {
       ts.push_back({name("attn_norm", "bias"), w({d.dim}, 0.1f)});
-      ts.push_back({name("attn_qkv"), w({d.dim + 2 * kv_dim, d.dim}, 0.2f), type});
+      ts.push_back({name("attn_qkv"), w({d.dim + 2 * kv_dim, d.dim}, d.weight_scale), type});
       ts.push_back({name("attn_qkv", "bias"), w({d.dim + 2 * kv_dim}, 0.1f)});
     } else {
-      ts.push_back({name("attn_q"), w({d.dim, d.dim}, 0.2f), type});
-      ts.push_back({name("attn_k"), w({kv_dim, d.dim}, 0.2f), type});
-      ts.push_back({name("attn_v"), w({kv_dim, d.dim}, 0.2f), type});
+      ts.push_back({name("attn_q"), w({d.dim, d.dim}, d.weight_scale), type});
+      ts.push_back({name("attn_k"), w({kv_dim, d.dim}, d.weight_scale), type});
+      ts.push_back({name("attn_v"), w({kv_dim, d.dim}, d.weight_scale), type});
     }
     if (arch == "qwen2") {
       ts.push_back({name("attn_q", "bias"), w({d.dim}, 0.1f)});
@@ -125,14 +126,14 @@ inline void write_tiny_llama(const std::string& path, uint32_t type, Dims d = {}
       ts.push_back({name("attn_q_norm"), w({hd}, 0.1f, 1.0f)});
       ts.push_back({name("attn_k_norm"), w({hd}, 0.1f, 1.0f)});
     }
-    ts.push_back({name("attn_output"), w({d.dim, d.dim}, 0.2f), type});
+    ts.push_back({name("attn_output"), w({d.dim, d.dim}, d.weight_scale), type});
     if (gpt2) ts.push_back({name("attn_output", "bias"), w({d.dim}, 0.1f)});
     ts.push_back({name("ffn_norm"), w({d.dim}, 0.1f, 1.0f)});
     if (gpt2) ts.push_back({name("ffn_norm", "bias"), w({d.dim}, 0.1f)});
-    if (!gpt2) ts.push_back({name("ffn_gate"), w({d.hidden, d.dim}, 0.2f), type});
-    ts.push_back({name("ffn_up"), w({d.hidden, d.dim}, 0.2f), type});
+    if (!gpt2) ts.push_back({name("ffn_gate"), w({d.hidden, d.dim}, d.weight_scale), type});
+    ts.push_back({name("ffn_up"), w({d.hidden, d.dim}, d.weight_scale), type});
     if (gpt2) ts.push_back({name("ffn_up", "bias"), w({d.hidden}, 0.1f)});
-    ts.push_back({name("ffn_down"), w({d.dim, d.hidden}, 0.2f), type});
+    ts.push_back({name("ffn_down"), w({d.dim, d.hidden}, d.weight_scale), type});
     if (gpt2) ts.push_back({name("ffn_down", "bias"), w({d.dim}, 0.1f)});
   }
   ts.push_back({"output_norm.weight", w({d.dim}, 0.1f, 1.0f)});
@@ -140,7 +141,7 @@ inline void write_tiny_llama(const std::string& path, uint32_t type, Dims d = {}
   if (d.tied) {
     kv.emplace_back(a + "vocab_size", GGUFValue::u32(static_cast<uint32_t>(d.vocab)));
   } else {
-    ts.push_back({"output.weight", w({d.vocab, d.dim}, 0.2f), quant ? type : uint32_t(nn::GGMLType::F32)});
+    ts.push_back({"output.weight", w({d.vocab, d.dim}, d.weight_scale), quant ? type : uint32_t(nn::GGMLType::F32)});
   }
   if (!d.rope_freqs.empty())
     ts.push_back({"rope_freqs.weight",

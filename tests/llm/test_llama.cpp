@@ -195,11 +195,15 @@ TEST_F(Llama, GreedyTokensAndProbabilitiesEqualLlamaCpp) {
     nn::GGMLType type;
     float tol;  // llama.cpp keeps its KV cache in half; with quantized weights it multiplies in int8 (q8 activations)
     size_t min_steps;  // steps compared at least: up to the first near-tie of llama.cpp's two likeliest tokens
+    tg::test::Dims dims{};
   };
+  tg::test::Dims wide;  // the K-quants' rows are whole super-blocks of 256
+  wide.dim = 256, wide.hidden = 512, wide.weight_scale = 0.1f;
   for (Case c : {Case{nn::GGMLType::F32, 2e-3f, 6}, Case{nn::GGMLType::F16, 5e-3f, 4},
-                 Case{nn::GGMLType::Q8_0, 2e-2f, 3}, Case{nn::GGMLType::Q4_0, 3e-2f, 1}}) {
+                 Case{nn::GGMLType::Q8_0, 2e-2f, 3}, Case{nn::GGMLType::Q4_0, 3e-2f, 1},
+                 Case{nn::GGMLType::Q4_K, 3e-2f, 1, wide}, Case{nn::GGMLType::Q6_K, 2e-2f, 1, wide}}) {
     SCOPED_TRACE(nn::ggml_type_traits(uint32_t(c.type))->name);
-    write_tiny_llama(path, uint32_t(c.type));
+    write_tiny_llama(path, uint32_t(c.type), c.dims);
     std::optional<size_t> steps = steps_agreeing_with_llama_cpp(path, c.tol);
     if (!steps) GTEST_SKIP() << "node or llama.cpp's npm build is missing (tools/fetch_llama_cpp.sh)";
     EXPECT_GE(*steps, c.min_steps);

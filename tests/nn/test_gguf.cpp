@@ -82,6 +82,50 @@ TEST_F(GGUF, MetadataAndTensorsRoundTrip) {
   }
 }
 
+// Q4_K and Q6_K are written too (super-blocks of 256): each weight comes back within its sub-block's step, the
+// all-zero and one-signed super-blocks included; a row that isn't whole super-blocks is a ValueError naming them
+TEST_F(GGUF, KQuantsAreWrittenInSuperBlocks) {
+  std::vector<float> w = ramp(4 * 512);
+  for (size_t i = 0; i < 256; i++) w[i] = 0, w[512 + i] = std::fabs(w[512 + i]), w[1024 + i] = -std::fabs(w[1024 + i]);
+  w[1536] = 40.0f;  // one outlier: its sub-block's scale, and the super-block's, are far from the others'
+  Tensor wt(w, Shape{4, 512});
+  gguf_save(path, {}, {{"q4k", wt, uint32_t(GGMLType::Q4_K)}, {"q6k", wt, uint32_t(GGMLType::Q6_K)}});
+  GGUFFile f = gguf_load(path);
+  struct Case {
+    const char* name;
+    size_t width;  // a sub-block's weights, that share a scale (and for Q4_K a min)
+    float levels;
+  };
+  for (Case c : {Case{"q4k", 32, 15.0f}, Case{"q6k", 16, 63.0f}}) {
+    SCOPED_TRACE(c.name);
+    std::vector<float> got = f.tensors.at(c.name).tolist<float>();
+    ASSERT_EQ(got.size(), w.size());
+    // each weight within 1.5 steps of its sub-block's range (0 included; the fit may clip an end to serve the rest),
+    // plus its scale's rounding to the super-block's grid (the largest step over 63 or 127 levels) times q; the
+    // squared error near a uniform rounding's, step^2 / 12
+    auto step_of = [&](size_t sb) {
+      float lo = 0, hi = 0;
+      for (size_t i = sb; i < sb + c.width; i++) lo = std::min(lo, w[i]), hi = std::max(hi, w[i]);
+      return (c.levels == 63.0f ? 2 * std::max(hi, -lo) : hi - lo) / c.levels;
+    };
+    double err2 = 0, uniform2 = 0;
+    for (size_t sb = 0; sb < w.size(); sb += c.width) {
+      float largest = 0;
+      for (size_t s = sb / 256 * 256; s < sb / 256 * 256 + 256; s += c.width) largest = std::max(largest, step_of(s));
+      const float step = step_of(sb), grid = largest / (c.levels == 63.0f ? 127.0f : 63.0f);
+      for (size_t i = sb; i < sb + c.width; i++) {
+        ASSERT_NEAR(got[i], w[i], 1.5f * step + 0.5f * grid * c.levels + 1e-6f) << "at " << i;
+        err2 += (got[i] - w[i]) * (got[i] - w[i]), uniform2 += step * step / 12;
+      }
+    }
+    EXPECT_LT(err2, 1.2 * uniform2);
+    for (size_t i = 0; i < 256; i++) ASSERT_EQ(got[i], 0.0f) << "the zero super-block, at " << i;
+  }
+  auto save_64 = [&] { gguf_save(path, {}, {{"w", Tensor(ramp(4 * 64), Shape{4, 64}), uint32_t(GGMLType::Q4_K)}}); };
+  EXPECT_THROW(save_64(), ValueError);
+  EXPECT_NE(tg::test::error_of(save_64).find("rows must be whole q4_K blocks of 256"), std::string::npos);
+}
+
 TEST_F(GGUF, QuantizedWeightsStayPackedAndFuseIntoTheMatvec) {
   const int64_t rows = 64, cols = 256;
   Tensor wt(ramp(rows * cols), Shape{rows, cols});

@@ -235,6 +235,24 @@ def test_our_quantizers_match_libggml():
     finally:
       path.unlink(missing_ok=True)
 
+def test_our_k_quantizers_are_ggmls_format_and_as_close(tmp_path):
+  # Q4_K and Q6_K: our own fit, not ggml's grid search; libggml reads our bytes as we do, and the error is ggml's within 10%
+  lib = _libggml()
+  rng = np.random.default_rng(11)
+  for name in ("q4_K", "q6_K"):
+    typ, bs, ts = TYPES[name]
+    for scale in (0.02, 5.0):
+      x = (rng.standard_normal((8, 512)) * scale).astype(np.float32)
+      x[0, :256], x[1, :256], x[2, :256], x[3, :16] = 0, np.abs(x[1, :256]), -np.abs(x[2, :256]), 100 * scale
+      want = np.zeros(x.size // bs * ts, np.uint8)
+      lib.ggml_quantize_chunk(typ, x.ctypes.data, want.ctypes.data, 0, 8, 512, None)
+      gguf_save(tmp_path / "k.gguf", {"w": (Tensor(x), typ)})
+      ours = gguf_load(tmp_path / "k.gguf")[1]["w"].numpy().reshape(-1)
+      data = (tmp_path / "k.gguf").read_bytes()
+      np.testing.assert_array_equal(ggml_dequant(lib, name, data[-len(want) - (-len(want) % 32):][:len(want)], x.size), ours, err_msg=name)
+      rmse = lambda y: np.sqrt(((y - x.reshape(-1)) ** 2).mean())
+      assert rmse(ours) <= 1.1 * rmse(ggml_dequant(lib, name, want.tobytes(), x.size)), (name, scale)
+
 def test_files_we_write_load_in_libggml(tmp_path):
   lib = _libggml()
   class Params(ctypes.Structure): _fields_ = [("no_alloc", ctypes.c_bool), ("ctx", ctypes.c_void_p)]

@@ -638,9 +638,144 @@ uint16_t fp32_to_bf16(float f) {  // ggml_compute_fp32_to_bf16: NaN stays a quie
 
 void put16(uint8_t* p, uint16_t v) { std::memcpy(p, &v, 2); }
 
-// one block of 32 floats -> its bytes
+float fp16_to_fp32(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16, exp = (h >> 10) & 0x1F, man = h & 0x3FF;
+  if (exp == 0) return (sign ? -1.0f : 1.0f) * std::ldexp(static_cast<float>(man), -24);  // 0 or a subnormal
+  if (exp == 31) return std::bit_cast<float>(sign | 0x7F800000 | (man << 13));
+  return std::bit_cast<float>(sign | ((exp + 112) << 23) | (man << 13));
+}
+
+// a float stored as half: its bits, and the value a reader gets back
+std::pair<uint16_t, float> as_half(float f) {
+  const uint16_t h = fp32_to_fp16(f);
+  return {h, fp16_to_fp32(h)};
+}
+
+// the K-quants' sub-block fit: n values x as a * q + b with integer q in [lo, hi]. Starts from the range's ends, then
+// alternates rounding q and a least-squares refit of (a, b), keeping the best squared error. With `affine` unset b is 0
+// (Q6_K); with it set b is at most 0 (Q4_K keeps -b as an unsigned min). Not ggml's search (make_qkx2_quants tries a
+// grid of scales), a simpler one of our own: its error is checked against ggml's quantizer in
+// tests/python/test_gguf.py.
+struct SubFit {
+  float a = 0, b = 0;
+};
+SubFit fit_sub_block(const float* x, int n, int lo, int hi, bool affine) {
+  float mn = 0, mx = 0, amax = 0, sgn_max = 0;
+  for (int i = 0; i < n; i++) {
+    mn = std::min(mn, x[i]), mx = std::max(mx, x[i]);
+    if (std::fabs(x[i]) > amax) amax = std::fabs(x[i]), sgn_max = x[i];
+  }
+  SubFit f;
+  if (affine)
+    f = {(mx - mn) / static_cast<float>(hi - lo), mn};
+  else
+    f = {sgn_max / static_cast<float>(sgn_max > 0 ? hi : lo), 0};  // the largest magnitude maps to an end
+  if (f.a == 0) return {0, affine ? mn : 0};
+  auto err = [&](const SubFit& g) {
+    float e = 0;
+    for (int i = 0; i < n; i++) {
+      const float q = g.a != 0 ? std::clamp(std::round((x[i] - g.b) / g.a), float(lo), float(hi)) : 0;
+      e += (g.a * q + g.b - x[i]) * (g.a * q + g.b - x[i]);
+    }
+    return e;
+  };
+  SubFit best = f;
+  float best_err = err(f);
+  for (int it = 0; it < 4; it++) {
+    double sq = 0, sqq = 0, sx = 0, sqx = 0;
+    for (int i = 0; i < n; i++) {
+      const double q = std::clamp(std::round((x[i] - f.b) / f.a), float(lo), float(hi));
+      sq += q, sqq += q * q, sx += x[i], sqx += q * x[i];
+    }
+    SubFit g;
+    if (affine) {
+      const double det = n * sqq - sq * sq;
+      if (det <= 0) break;
+      g = {static_cast<float>((n * sqx - sq * sx) / det), static_cast<float>((sqq * sx - sq * sqx) / det)};
+      if (g.b > 0) g = {static_cast<float>(sqq > 0 ? sqx / sqq : 0), 0};
+    } else {
+      if (sqq <= 0) break;
+      g = {static_cast<float>(sqx / sqq), 0};
+    }
+    if (g.a <= 0 && affine) break;
+    if (g.a == 0) break;
+    const float e = err(g);
+    if (e >= best_err) break;
+    best = f = g, best_err = e;
+  }
+  return best;
+}
+
+// one super-block of 256 floats -> Q4_K's 144 bytes: half d, half dmin, 12 bytes of 6-bit scales and mins, 128 of
+// nibbles (sub-blocks 2j and 2j+1 share bytes 32j..32j+31, low and high nibble). x = d*sc*q - dmin*m.
+void quantize_q4_k(const float* x, uint8_t* out) {
+  SubFit fit[8];
+  float max_a = 0, max_m = 0;
+  for (int j = 0; j < 8; j++) {
+    fit[j] = fit_sub_block(x + 32 * j, 32, 0, 15, true);
+    max_a = std::max(max_a, fit[j].a), max_m = std::max(max_m, -fit[j].b);
+  }
+  const auto [dh, d] = as_half(max_a / 63);
+  const auto [mh, dmin] = as_half(max_m / 63);
+  put16(out, dh), put16(out + 2, mh);
+  uint8_t sc[8], m[8];
+  for (int j = 0; j < 8; j++) {
+    sc[j] = static_cast<uint8_t>(d > 0 ? std::min(63.0f, std::round(fit[j].a / d)) : 0);
+    m[j] = static_cast<uint8_t>(dmin > 0 ? std::min(63.0f, std::round(-fit[j].b / dmin)) : 0);
+  }
+  uint8_t* s = out + 4;
+  for (int j = 0; j < 4; j++) {
+    s[j] = static_cast<uint8_t>(sc[j] | (sc[j + 4] >> 4) << 6);
+    s[j + 4] = static_cast<uint8_t>(m[j] | (m[j + 4] >> 4) << 6);
+    s[j + 8] = static_cast<uint8_t>((sc[j + 4] & 0xF) | (m[j + 4] & 0xF) << 4);
+  }
+  uint8_t q[256];
+  for (int j = 0; j < 8; j++) {
+    const float a = d * sc[j], b = dmin * m[j];
+    for (int i = 0; i < 32; i++)
+      q[32 * j + i] = static_cast<uint8_t>(a > 0 ? std::clamp(std::round((x[32 * j + i] + b) / a), 0.0f, 15.0f) : 0);
+  }
+  for (int j = 0; j < 4; j++)
+    for (int l = 0; l < 32; l++) out[16 + 32 * j + l] = static_cast<uint8_t>(q[64 * j + l] | q[64 * j + 32 + l] << 4);
+}
+
+// one super-block of 256 floats -> Q6_K's 210 bytes: 128 bytes of low nibbles, 64 of high bit pairs, 16 int8 scales
+// (one per 16 weights), half d. x = d*sc*(q - 32), q in 0..63.
+void quantize_q6_k(const float* x, uint8_t* out) {
+  SubFit fit[16];
+  float max_a = 0;
+  for (int j = 0; j < 16; j++) {
+    fit[j] = fit_sub_block(x + 16 * j, 16, -32, 31, false);
+    if (std::fabs(fit[j].a) > std::fabs(max_a)) max_a = fit[j].a;
+  }
+  const auto [dh, d] = as_half(max_a / -128);  // the largest scale takes -128, the int8's full range
+  int8_t sc[16];
+  for (int j = 0; j < 16; j++)
+    sc[j] = static_cast<int8_t>(d != 0 ? std::clamp(std::round(fit[j].a / d), -128.0f, 127.0f) : 0);
+  uint8_t q[256];
+  for (int i = 0; i < 256; i++) {
+    const float a = d * sc[i / 16];
+    q[i] = static_cast<uint8_t>(32 + (a != 0 ? std::clamp(std::round(x[i] / a), -32.0f, 31.0f) : 0));
+  }
+  uint8_t *ql = out, *qh = out + 128;
+  for (int h = 0; h < 2; h++) {
+    const uint8_t* y = q + 128 * h;
+    for (int l = 0; l < 32; l++) {
+      ql[64 * h + l] = static_cast<uint8_t>((y[l] & 0xF) | (y[l + 64] & 0xF) << 4);
+      ql[64 * h + l + 32] = static_cast<uint8_t>((y[l + 32] & 0xF) | (y[l + 96] & 0xF) << 4);
+      qh[32 * h + l] =
+          static_cast<uint8_t>(y[l] >> 4 | (y[l + 32] >> 4) << 2 | (y[l + 64] >> 4) << 4 | (y[l + 96] >> 4) << 6);
+    }
+  }
+  std::memcpy(out + 192, sc, 16);
+  put16(out + 208, dh);
+}
+
+// one block of floats (32, or 256 for the K-quants) -> its bytes
 void quantize_block(GGMLType type, const float* x, uint8_t* out) {
   switch (type) {
+    case GGMLType::Q4_K: return quantize_q4_k(x, out);
+    case GGMLType::Q6_K: return quantize_q6_k(x, out);
     case GGMLType::Q8_0: {
       float amax = 0;
       for (int j = 0; j < 32; j++) amax = std::max(amax, std::fabs(x[j]));
@@ -700,8 +835,8 @@ void quantize_block(GGMLType type, const float* x, uint8_t* out) {
     }
     default:
       throw ValueError(cat("gguf_save: quantizing to ggml type ", static_cast<uint32_t>(type),
-                           " is not supported (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 are; other types "
-                           "can be written raw)"));
+                           " is not supported (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q6_K are; other "
+                           "types can be written raw)"));
   }
 }
 
@@ -733,8 +868,9 @@ std::vector<uint8_t> encode(const GGUFSaveTensor& st, const GGMLTypeTraits& tr, 
               py_str_repr(st.name), " of shape ", shape_str(shape), ": rows must be whole ", tr.name, " blocks of ",
               tr.block_size);
   std::vector<uint8_t> out(x.size() / static_cast<size_t>(tr.block_size) * static_cast<size_t>(tr.type_size));
-  for (size_t blk = 0; blk * 32 < x.size(); blk++)
-    quantize_block(type, x.data() + blk * 32, out.data() + blk * tr.type_size);
+  const auto bs = static_cast<size_t>(tr.block_size);
+  for (size_t blk = 0; blk * bs < x.size(); blk++)
+    quantize_block(type, x.data() + blk * bs, out.data() + blk * tr.type_size);
   return out;
 }
 
