@@ -287,15 +287,31 @@ TEST(Kernelize, PackMatmulOperandOnCpu) {
   Tensor g32 = Tensor::empty({4, 1024, 32}, {.device = "CPU"});
   EXPECT_EQ(kernel_outputs((g32.unsqueeze(3) * xw.unsqueeze(2)).sum({0, 1})).size(), 1u);
   // the matmul reads the packed B as panels: stride 1 along a column's lanes, the panel width along K
-  std::vector<UOp> ks = kernels(kernelized(mm(1024, 64, 1024, "CPU")));
-  ASSERT_EQ(ks.size(), 2u);
-  Kernel k(get_kernel(ks[1]).ast);
-  bool found = false;
-  for (size_t i = 1; i < k.sts.size(); i++) {
-    auto strides = real_strides(k.sts[i]);
-    found |= strides.back() == sint(P) && std::find(strides.begin(), strides.end(), sint(1)) != strides.end();
-  }
-  EXPECT_TRUE(found) << k.sts[1].repr() << " " << k.sts[2].repr();
+  auto reads_panels = [&](const Tensor& t) {
+    std::vector<UOp> ks = kernels(kernelized(t));
+    Kernel k(get_kernel(ks.back()).ast);
+    for (size_t i = 1; i < k.sts.size(); i++) {
+      auto strides = real_strides(k.sts[i]);
+      if (strides.back() == sint(P) && std::find(strides.begin(), strides.end(), sint(1)) != strides.end()) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(reads_panels(mm(1024, 64, 1024, "CPU")));
+  EXPECT_FALSE(reads_panels(mm(256, 64, 1024, "CPU")));
+  // a B computed for the matmul (a half weight cast to float; or such a cast copied first, as the LLM's prefill copies
+  // its dequantized weights) is written into panels where it would have been computed or copied anyway: 16 rows of x
+  // pay for it, and the copy is the pack (one kernel for both); 8 rows don't
+  Tensor wh = Tensor::empty({2048, 256}, {.device = "CPU", .dtype = dtypes::float16});
+  auto rows = [&](int64_t m) { return Tensor::empty({m, 256}, {.device = "CPU"}); };
+  Tensor cast16 = rows(16).matmul(wh.cast(dtypes::float32).T()),
+         copied16 = rows(16).matmul(wh.cast(dtypes::float32).contiguous().T()),
+         copied8 = rows(8).matmul(wh.cast(dtypes::float32).contiguous().T());
+  EXPECT_EQ(kernel_outputs(cast16), (V{256 * 2048, 16 * 2048}));
+  EXPECT_EQ(kernel_outputs(copied16), (V{256 * 2048, 16 * 2048}));
+  EXPECT_TRUE(reads_panels(cast16) && reads_panels(copied16));
+  EXPECT_EQ(kernel_outputs(copied8), (V{2048 * 256, 8 * 2048}));
+  EXPECT_FALSE(reads_panels(copied8));
+  EXPECT_EQ(kernel_outputs(rows(16).matmul(Tensor::empty({2048, 256}, {.device = "CPU"}).T())), (V{16 * 2048}));
 }
 
 // the packed forms compute what the unpacked ones do (the values, not just the kernels)

@@ -70,8 +70,15 @@ UOp pack_matmul_operand(M m) {
     if (a != r && xs[a] != sint(1)) inner = a;
   if (!inner) return {};
   for (size_t i = 0; i < 2; i++) {
-    const UOp &o = x.src(i), &other = x.src(1 - i);
+    UOp o = x.src(i);
+    const UOp& other = x.src(1 - i);
     if (o.op() != Ops::VIEW || has_mask(st_of(o))) continue;
+    // an operand computed for this matmul (a quantized weight's dequantization, a cast, or a copy made for it) is
+    // written once anyway: written into panels instead, it costs no more, so a few rows pay for it (a prefill chunk of
+    // 64-256 tokens against TinyLlama's weights). A copy's (CONTIGUOUS's) source is packed in its place.
+    const UOp& base = o.src(0);
+    const bool computed = base.op() == Ops::CONTIGUOUS || base.op() == Ops::CAST || GroupOp::ALU.has(base.op());
+    if (base.op() == Ops::CONTIGUOUS) o = o.replace(std::nullopt, std::nullopt, std::vector<UOp>{base.src(0)});
     auto real = real_strides(st_of(o)), oreal = real_strides(st_of(other));
     if (!real[r]) continue;
     sint reuse = 1;
@@ -88,7 +95,8 @@ UOp pack_matmul_operand(M m) {
     const bool blocks = kb > 0 && xs[r] >= 4 * kb && xs[r] % kb == 0;
     if (!j) continue;
     const bool in_panels = xs[*j] == sint(P) && *real[*j] == sint(1) && *real[r] == sint(P);  // packed already
-    if (in_panels || reuse < (blocks ? 64 : 512) || !(*real[r] >= 32 * P || *real[*j] != sint(1) || blocks)) continue;
+    const int64_t min_reuse = computed ? 16 : blocks ? 64 : 512;
+    if (in_panels || reuse < min_reuse || !(*real[r] >= 32 * P || *real[*j] != sint(1) || blocks || computed)) continue;
     Mask keep;  // one copy of the operand: its broadcast axes shrunk to 1
     Shape shrunk;
     for (size_t a = 0; a < xs.size(); a++) {
