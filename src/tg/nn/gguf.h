@@ -164,8 +164,9 @@ GGUFFile gguf_load(const Tensor& file, std::optional<std::string> device = std::
 // one tensor for gguf_save: values (any float or int dtype; realized and read on the host) stored as `type`,
 // quantized on the host as ggml's quantize_row_*_ref does (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1), or by a
 // least-squares fit of each sub-block of our own (Q4_K, Q6_K: ggml's reference searches a grid; the files are the
-// same format, the values within a similar error); plain int types as they are. With raw set, `values` is the already-packed bytes (uint8) of `shape` elements of `type`: any
-// type this reader knows, for tests that need exact blocks.
+// same format, the values within a similar error); plain int types as they are. With raw set, `values` is the
+// already-packed bytes (uint8) of `shape` elements of `type`: any type this reader knows, for tests that need exact
+// blocks.
 struct GGUFSaveTensor {
   std::string name;
   Tensor values;
