@@ -107,17 +107,26 @@ std::optional<UOp> clang_dot4(const UOp& root) {
   // which lanes of the product each lane of x sums, through ADDs and GEPs (any tree the horizontal-sum rewrites
   // made of the four GEPs, and VECTORIZEs of single lanes); a few levels deep at most
   UOp prod;
+  auto is_prod = [&](const UOp& x) {  // the product (seen through a NOOP): every group's one MUL
+    UOp p = x.op() == Ops::NOOP ? x.src(0) : x;
+    if (p.op() != Ops::MUL || p.dtype().count() != 4 * n || (prod && p != prod)) return false;
+    prod = p;
+    return true;
+  };
   auto lanes_of = [&](auto& self, const UOp& x, int depth) -> std::optional<std::vector<std::vector<int64_t>>> {
     if (depth > 8) return std::nullopt;
     if (x.op() == Ops::NOOP || x.op() == Ops::MUL) {
-      UOp p = x.op() == Ops::NOOP ? x.src(0) : x;
-      if (p.op() != Ops::MUL || p.dtype().count() != 4 * n || (prod && p != prod)) return std::nullopt;
-      prod = p;
+      if (!is_prod(x)) return std::nullopt;
       std::vector<std::vector<int64_t>> id;
-      for (int64_t i = 0; i < p.dtype().count(); i++) id.push_back({i});
+      for (int64_t i = 0; i < 4 * n; i++) id.push_back({i});
       return id;
     }
     if (x.op() == Ops::GEP) {
+      if ((x.src(0).op() == Ops::NOOP || x.src(0).op() == Ops::MUL) && is_prod(x.src(0))) {
+        std::vector<std::vector<int64_t>> out;  // lanes of the product itself: their indices, without its whole list
+        for (int64_t i : tuple_ints(x.arg())) out.push_back({i});
+        return out;
+      }
       auto in = self(self, x.src(0), depth + 1);
       if (!in) return std::nullopt;
       std::vector<std::vector<int64_t>> out;
