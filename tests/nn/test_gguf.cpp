@@ -126,29 +126,47 @@ TEST_F(GGUF, KQuantsAreWrittenInSuperBlocks) {
   EXPECT_NE(tg::test::error_of(save_64).find("rows must be whole q4_K blocks of 256"), std::string::npos);
 }
 
+// The weight's packed blocks are what the matvec reads, dequantized inside its one kernel: loaded onto the CPU they are
+// the file's mapping itself (no copy at all; writing the tensor doesn't reach the file), from a DISK tensor they are
+// copied once, 4.5 bits a weight
 TEST_F(GGUF, QuantizedWeightsStayPackedAndFuseIntoTheMatvec) {
   const int64_t rows = 64, cols = 256;
   Tensor wt(ramp(rows * cols), Shape{rows, cols});
   gguf_save(path, {}, {{"w", wt, uint32_t(GGMLType::Q4_0)}});
-  GGUFFile f = gguf_load(path, "CPU");
-  Tensor w = f.tensors.at("w");
-  Tensor x = Tensor::ones({1, cols}, {.device = "CPU"}).contiguous().realize();
-  Tensor y = x.matmul(w.T());
-  auto [sched, vars] = Tensor::schedule_with_vars({y});
-  int64_t from_disk = 0, kernels = 0;
-  for (const ScheduleItem& si : sched) {
-    kernels += si.ast.op() == Ops::SINK;
-    if (si.ast.op() == Ops::COPY && si.bufs.at(1).device().starts_with("DISK")) from_disk += si.bufs.at(0).nbytes();
-    for (const Buffer& b : si.bufs)  // never a float copy of the weight, not even a half one
-      EXPECT_LT(b.nbytes(), rows * cols * 2) << "a buffer of " << b.nbytes() << " bytes in " << si.ast.op();
+  for (bool mapped : {true, false}) {
+    SCOPED_TRACE(mapped ? "mapped" : "from DISK");
+    GGUFFile f = mapped ? gguf_load(path, "CPU") : gguf_load(Tensor::from_file(path), "CPU");
+    Tensor w = f.tensors.at("w");
+    Tensor x = Tensor::ones({1, cols}, {.device = "CPU"}).contiguous().realize();
+    Tensor y = x.matmul(w.T());
+    auto [sched, vars] = Tensor::schedule_with_vars({y});
+    int64_t from_disk = 0, kernels = 0, reads_mapping = 0;
+    for (const ScheduleItem& si : sched) {
+      kernels += si.ast.op() == Ops::SINK;
+      if (si.ast.op() == Ops::COPY && si.bufs.at(1).device().starts_with("DISK")) from_disk += si.bufs.at(0).nbytes();
+      for (const Buffer& b : si.bufs) {  // never a float copy of the weight, not even a half one
+        EXPECT_LT(b.nbytes(), rows * cols * 2) << "a buffer of " << b.nbytes() << " bytes in " << si.ast.op();
+        reads_mapping += si.ast.op() == Ops::SINK && b.spec().file == std::filesystem::canonical(path).string();
+      }
+    }
+    EXPECT_EQ(from_disk, mapped ? 0 : rows * cols / 32 * 18);
+    EXPECT_EQ(reads_mapping, mapped ? 1 : 0);
+    EXPECT_EQ(kernels, 1);  // the dequantization is inside the matvec's kernel
+    run_schedule(sched);
+    std::vector<float> want = f.tensors.at("w").sum(std::vector<int64_t>{1}).tolist<float>();
+    std::vector<float> got = y.tolist<float>();
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); i++) EXPECT_NEAR(got[i], want[i], 1e-3f * (1 + std::fabs(want[i])));
   }
-  EXPECT_EQ(from_disk, rows * cols / 32 * 18);  // the packed blocks, 4.5 bits a weight, are what is read
-  EXPECT_EQ(kernels, 1);                        // the dequantization is inside the matvec's kernel
-  run_schedule(sched);
-  std::vector<float> want = f.tensors.at("w").sum(std::vector<int64_t>{1}).tolist<float>();
-  std::vector<float> got = y.tolist<float>();
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); i++) EXPECT_NEAR(got[i], want[i], 1e-3f * (1 + std::fabs(want[i])));
+  // copy-on-write: a write into the mapped bytes stays in memory, the file keeps its own
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> before((std::istreambuf_iterator<char>(in)), {});
+  GGUFFile f = gguf_load(path, "CPU");
+  Tensor bytes = f.packed.at("w").bytes;
+  bytes.assign(Tensor::full(bytes.shape(), 7, {.device = "CPU", .dtype = dtypes::uint8})).realize();
+  EXPECT_EQ(bytes.tolist<uint8_t>()[5], 7);
+  std::ifstream again(path, std::ios::binary);
+  EXPECT_EQ(std::vector<char>((std::istreambuf_iterator<char>(again)), {}), before);
 }
 
 TEST_F(GGUF, RawBlocksOfEveryType) {

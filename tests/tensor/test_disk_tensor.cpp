@@ -12,6 +12,7 @@
 #include "error_of.h"
 #include "kernel_count.h"
 #include "tg/engine/realize.h"
+#include "tg/runtime/buffers.h"
 #include "tg/runtime/device.h"
 #include "tg/tensor/tensor.h"
 
@@ -142,6 +143,31 @@ TEST_F(DiskTensor, FromFileIsTheFilesBytes) {
   EXPECT_EQ(c.device(), "CPU");
   EXPECT_EQ(c.tolist<uint8_t>(), iota_bytes(100));
   EXPECT_EQ(Tensor::from_file(file("empty", {})).shape(), (Shape{0}));
+  EXPECT_EQ(Tensor::from_file(file("empty", {}), {.device = "CPU"}).shape(), (Shape{0}));
+}
+
+// onto the CPU the file is mapped copy-on-write: realized at once, no copy; a write stays in memory, not in the file;
+// the mapping goes with the last tensor that uses it
+TEST_F(DiskTensor, FromFileOntoTheCpuMapsIt) {
+  std::string p = file("mapped", iota_bytes(4096));
+  auto mapped = [&] {
+    std::ifstream maps("/proc/self/maps");
+    for (std::string line; std::getline(maps, line);)
+      if (line.find(std::filesystem::canonical(p).string()) != std::string::npos) return true;
+    return false;
+  };
+  {
+    Tensor c = Tensor::from_file(p, {.device = "CPU", .dtype = dtypes::int32});
+    EXPECT_TRUE(uop_is_realized(c.uop()));
+    EXPECT_EQ(c.shape(), (Shape{1024}));
+    EXPECT_TRUE(mapped());
+    Tensor sum = (c.shrink({{1, 3}}) + 1).realize();  // a kernel reads the mapping in place
+    EXPECT_EQ(sum.tolist<int32_t>(), (std::vector<int32_t>{0x07060504 + 1, 0x0B0A0908 + 1}));
+    c.assign(Tensor::zeros({1024}, {.device = "CPU", .dtype = dtypes::int32})).realize();
+    EXPECT_EQ(c.tolist<int32_t>()[1], 0);
+    EXPECT_EQ(Tensor::from_file(p).tolist<uint8_t>(), iota_bytes(4096));  // the file is unchanged
+  }
+  EXPECT_FALSE(mapped());
 }
 
 TEST_F(DiskTensor, ViewsAndCopiesCompileNoKernels) {

@@ -9,6 +9,7 @@
 
 #include "tg/helpers/utf8.h"
 #include "tg/nn/state_internal.h"
+#include "tg/runtime/buffers.h"
 #include "tg/runtime/device.h"
 
 namespace tg::nn {
@@ -568,9 +569,17 @@ GGUFFile gguf_load(const Tensor& file, std::optional<std::string> device) {
               shape_str(file.shape()));
   const std::string dev = file.device();
   const bool disk = state::is_disk_file(file);
+  // a file mapped into host memory (Tensor::from_file onto the CPU): its tensors are views of the mapping, read in
+  // place by the kernels, never copied
+  std::optional<Buffer> mapped;
+  if (!disk && file.uop().op() == Ops::BUFFER)
+    if (std::optional<Buffer> b = uop_realized(file.uop()); b && b->host_ptr() != nullptr) mapped = b;
   GGUFHeader h;
   if (disk) {  // the header from the mapping: only its pages are read
     h = gguf_parse_header(state::DiskBytes(file, "gguf_load").bytes(), dev);
+  } else if (mapped) {
+    h = gguf_parse_header({static_cast<const uint8_t*>(mapped->host_ptr()), static_cast<size_t>(mapped->nbytes())},
+                          "tensor on " + dev);
   } else {
     std::vector<uint8_t> bytes = file.data_bytes();
     h = gguf_parse_header(bytes, "tensor on " + dev);
@@ -581,6 +590,14 @@ GGUFFile gguf_load(const Tensor& file, std::optional<std::string> device) {
   for (const GGUFTensorInfo& ti : h.tensors) {
     auto start = static_cast<int64_t>(h.data_start + ti.offset);
     Tensor raw = file.shrink({{start, start + ti.nbytes}});
+    if (mapped) {  // a view of the mapping, as the plain type's values where they are aligned to it
+      std::optional<DType> plain = plain_dtype(ti.type);
+      const DType dt = plain && start % plain->itemsize() == 0 ? *plain : dtypes::uint8;
+      const int64_t n = ti.nbytes / dt.itemsize();
+      UOp buf = uop_new_buffer(dev, n, dt);
+      uop_set_buffer(buf, mapped->view(n, dt, start).allocate());
+      raw = Tensor(buf, {.device = dev, .dtype = dt});
+    }
     // a plain type (F32, F16 ...) from a file: its bytes read as the type on the DISK (a view), and copied so: a
     // buffer of halves, where bytes bitcast on the device would be put together two at a time in every kernel
     std::optional<DType> plain = plain_dtype(ti.type);
@@ -603,6 +620,9 @@ Tensor gguf_resident(const GGUFFile& f, const std::string& name) {
 }
 
 GGUFFile gguf_load(const std::string& path, std::optional<std::string> device) {
+  // onto host memory the file is mapped (copy-on-write), as llama.cpp maps it: no copy of the weights is made
+  const std::string target = state::canonical_device(device);
+  if (Device::get(target).allocator->maps_files()) return gguf_load(Tensor::from_file(path, {.device = target}));
   return gguf_load(Tensor::from_file(path), std::move(device));
 }
 

@@ -154,11 +154,14 @@ struct GGUFFile {
 // and dequantized lazily, in whichever kernel uses it. A model's weights: tensors[name] would read the file on every
 // use, or, realized, become a float copy four to eight times the size. A missing name is a KeyError-like ValueError.
 Tensor gguf_resident(const GGUFFile& f, const std::string& name);
-// a GGUF file's metadata and tensors. The tensors are lazy: each reads its own bytes of the file (a DISK range, copied
-// to `device`, default Device::DEFAULT) when it is realized, and dequantizes on the device.
+// a GGUF file's metadata and tensors, on `device` (default Device::DEFAULT). Onto host memory (the CPU) the file is
+// mapped copy-on-write (Tensor::from_file with a device, as llama.cpp maps it): each tensor's bytes are a view of the
+// mapping that kernels read in place, never copied. Elsewhere each tensor reads its own bytes of the file (a DISK
+// range, copied to the device) when it is realized. Either way quantized types dequantize lazily, on the device.
 GGUFFile gguf_load(const std::string& path, std::optional<std::string> device = std::nullopt);
 // the same from a 1-D uint8 tensor of a file's bytes (tinygrad's gguf_load(tensor)): on DISK, each tensor is copied to
-// `device` (default Device::DEFAULT); on any other device the tensors are computed there.
+// `device` (default Device::DEFAULT); a mapped file (a BUFFER in host memory) gives views of it; on any other device
+// the tensors are computed there.
 GGUFFile gguf_load(const Tensor& file, std::optional<std::string> device = std::nullopt);
 
 // one tensor for gguf_save: values (any float or int dtype; realized and read on the host) stored as `type`,

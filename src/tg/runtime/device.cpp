@@ -1,10 +1,13 @@
 #include "tg/runtime/device.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -29,6 +32,8 @@ void GlobalCounters::reset() { global_ops = 0, global_mem = 0, kernel_count = 0,
 Opaque Allocator::alloc(size_t nbytes, const BufferSpec& spec) {
   TG_CHECK(nbytes > 0, "alloc size must be positive, getting ", nbytes);
   if (spec.external_ptr != nullptr) return spec.external_ptr;
+  TG_CHECK(spec.file.empty() || maps_files(), "this device's memory can't map a file (", py_str_repr(spec.file),
+           "): map it on the CPU, or copy it from DISK");
   return alloc_impl(nbytes, spec);
 }
 void Allocator::free(Opaque opaque, size_t nbytes, const BufferSpec& spec) {
@@ -83,7 +88,8 @@ static void check_host_bytes(size_t nbytes, const char* what) {
 // from 4 MiB; MADVISE_HUGEPAGE=0 turns it off): a kernel streaming through 64 MB then takes a TLB miss every 2 MiB,
 // not every 4 KiB, which on a virtual machine (a two-level page walk for each miss) halves a memory-bound kernel's
 // time. The kernel gives huge pages where it has them; the advice is ignored where it hasn't.
-Opaque MallocAllocator::alloc_impl(size_t nbytes, const BufferSpec&) {
+Opaque MallocAllocator::alloc_impl(size_t nbytes, const BufferSpec& spec) {
+  if (!spec.file.empty()) return map_file(spec.file, nbytes);
   constexpr size_t kHuge = size_t(2) << 20;
   const bool huge = MADVISE_HUGEPAGE != 0;
   check_host_bytes(nbytes, "allocating");
@@ -97,7 +103,33 @@ Opaque MallocAllocator::alloc_impl(size_t nbytes, const BufferSpec&) {
 #endif
   return p;
 }
-void MallocAllocator::free_impl(Opaque opaque, size_t, const BufferSpec&) { std::free(opaque); }
+void MallocAllocator::free_impl(Opaque opaque, size_t nbytes, const BufferSpec& spec) {
+  if (spec.file.empty()) return std::free(opaque);
+  ::munmap(opaque, nbytes);
+}
+
+// a file's first nbytes, mapped privately (copy-on-write) and writable: the page cache's pages until written
+Opaque MallocAllocator::map_file(const std::string& path, size_t nbytes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  TG_CHECK(fd >= 0, "can't open ", py_str_repr(path), " to map it: ", std::strerror(errno));
+  struct stat st {};
+  std::string why;
+  if (::fstat(fd, &st) != 0)
+    why = cat("can't stat it: ", std::strerror(errno));
+  else if (!S_ISREG(st.st_mode))
+    why = "it is not a regular file";
+  else if (static_cast<uint64_t>(st.st_size) < nbytes)
+    why = cat("it is ", st.st_size, " bytes, ", nbytes, " were asked for");
+  void* p = MAP_FAILED;
+  if (why.empty()) {
+    p = ::mmap(nullptr, nbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) why = cat("can't map ", nbytes, " bytes of it: ", std::strerror(errno));
+  }
+  ::close(fd);  // the mapping keeps the file
+  TG_CHECK(why.empty(), "mapping ", py_str_repr(path), ": ", why);
+  ::madvise(p, nbytes, MADV_WILLNEED);
+  return p;
+}
 void MallocAllocator::copyin(Opaque dest, const void* src, size_t nbytes) { std::memcpy(dest, src, nbytes); }
 void MallocAllocator::copyout(void* dest, Opaque src, size_t nbytes) { std::memcpy(dest, src, nbytes); }
 Opaque MallocAllocator::offset(Opaque buf, size_t, size_t offset) { return static_cast<char*>(buf) + offset; }

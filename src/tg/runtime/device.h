@@ -46,6 +46,10 @@ struct BufferSpec {
   bool uncached = false;
   bool nolru = false;             // freed at once, never kept for reuse
   Opaque external_ptr = nullptr;  // memory owned by someone else: used as it is, never allocated or freed here
+  // host memory only (an allocator that maps_files): the buffer is this file's first bytes, mapped copy-on-write: it
+  // reads the page cache without a copy, and writes into the buffer stay in memory (what llama.cpp's mmap does; a
+  // change made to the file by someone else may show in pages the buffer hasn't written)
+  std::string file{};
   bool operator==(const BufferSpec&) const = default;
 };
 
@@ -65,6 +69,7 @@ class Allocator {
   // a direct copy from a buffer of another device (tinygrad's _transfer, e.g. between two GPUs of a kind); false
   // where this allocator can't reach src's memory (the copy then goes through the host)
   virtual bool transfer(Opaque, Opaque /*src*/, size_t /*nbytes*/, Allocator& /*src_allocator*/) { return false; }
+  virtual bool maps_files() const { return false; }  // whether a BufferSpec's file is mapped (host memory)
 
  protected:
   virtual Opaque alloc_impl(size_t nbytes, const BufferSpec& spec) = 0;  // tinygrad's _alloc
@@ -94,11 +99,15 @@ class MallocAllocator : public LRUAllocator {
   bool supports_offset() const override { return true; }
   Opaque offset(Opaque buf, size_t nbytes, size_t offset) override;
   void* host_ptr(Opaque buf) const override { return buf; }
+  bool maps_files() const override { return true; }
   static std::shared_ptr<MallocAllocator> instance();
 
  protected:
   Opaque alloc_impl(size_t nbytes, const BufferSpec& spec) override;
   void free_impl(Opaque opaque, size_t nbytes, const BufferSpec& spec) override;
+
+ private:
+  static Opaque map_file(const std::string& path, size_t nbytes);
 };
 
 // *** compilers ***

@@ -175,9 +175,17 @@ Tensor Tensor::from_file(const std::string& path, TensorOptions opts) {
   uintmax_t nbytes = ec ? 0 : std::filesystem::file_size(abs, ec);
   TG_CHECK(!ec, "can't open ", py_str_repr(path), " as a tensor: ", ec.message());
   DType dt = opts.dtype ? *opts.dtype : dtypes::uint8;
+  const auto n = static_cast<int64_t>(nbytes) / dt.itemsize();
+  if (opts.device && n > 0) {  // host memory maps the file (copy-on-write): no copy, the page cache's pages are read
+    std::string dev = Device::canonicalize(*opts.device);
+    if (Device::get(dev).allocator->maps_files()) {
+      UOp buf = uop_new_buffer(dev, n, dt);
+      uop_set_buffer(buf, Buffer(dev, n, dt, BufferSpec{.file = abs.string()}, true));
+      return Tensor(buf, TensorOptions{dev, dt, opts.requires_grad});
+    }
+  }
   std::string disk = "DISK:" + abs.string();
-  Tensor t(uop_new_buffer(disk, static_cast<int64_t>(nbytes) / dt.itemsize(), dt),
-           TensorOptions{disk, dt, opts.requires_grad});
+  Tensor t(uop_new_buffer(disk, n, dt), TensorOptions{disk, dt, opts.requires_grad});
   return opts.device ? t.to(*opts.device) : t;
 }
 Tensor Tensor::full_like(ConstValue fill, TensorOptions opts) const {

@@ -176,8 +176,10 @@ class Tensor {
   static Tensor ones(const Shape& shape, TensorOptions opts = {});
   static Tensor empty(const Shape& shape, TensorOptions opts = {});
   // a file as a 1-D tensor of its bytes read as opts.dtype (default uint8), on "DISK:<absolute path>" (tinygrad's
-  // Tensor(pathlib.Path)): nothing is read until it is used; with opts.device, a lazy copy to that device. A missing
-  // or unreadable path is an Error naming it.
+  // Tensor(pathlib.Path)): nothing is read until it is used; with opts.device, a lazy copy to that device, or where
+  // that device's memory is the host's (CPU), the file mapped copy-on-write (BufferSpec::file): a realized tensor
+  // whose pages are the page cache's until written, read without a copy. A missing or unreadable path is an Error
+  // naming it.
   static Tensor from_file(const std::string& path, TensorOptions opts = {});
   static Tensor arange(int64_t stop, TensorOptions opts = {});
   static Tensor arange(double start, double stop, double step = 1, TensorOptions opts = {});
