@@ -590,7 +590,7 @@ GGUFFile gguf_load(const Tensor& file, std::optional<std::string> device) {
   for (const GGUFTensorInfo& ti : h.tensors) {
     auto start = static_cast<int64_t>(h.data_start + ti.offset);
     Tensor raw = file.shrink({{start, start + ti.nbytes}});
-    if (mapped) {  // a view of the mapping, as the plain type's values where they are aligned to it
+    if (mapped && ti.nbytes > 0) {  // a view of the mapping, as the plain type's values where they are aligned to it
       std::optional<DType> plain = plain_dtype(ti.type);
       const DType dt = plain && start % plain->itemsize() == 0 ? *plain : dtypes::uint8;
       const int64_t n = ti.nbytes / dt.itemsize();
