@@ -169,6 +169,16 @@ TEST_F(GGUF, QuantizedWeightsStayPackedAndFuseIntoTheMatvec) {
   EXPECT_EQ(std::vector<char>((std::istreambuf_iterator<char>(again)), {}), before);
 }
 
+// an empty tensor, last in the file, loads as one from the mapping and from DISK
+TEST_F(GGUF, EmptyTensorsLoad) {
+  gguf_save(path, {},
+            {{"a", Tensor(std::vector<float>{1, 2, 3, 4}, Shape{4})}, {"z", Tensor::zeros({0}).contiguous()}});
+  for (GGUFFile f : {gguf_load(path, "CPU"), gguf_load(Tensor::from_file(path), "CPU")}) {
+    EXPECT_EQ(f.tensors.at("z").numel(), 0);
+    EXPECT_EQ(f.tensors.at("a").tolist<float>(), (std::vector<float>{1, 2, 3, 4}));
+  }
+}
+
 TEST_F(GGUF, RawBlocksOfEveryType) {
   for (uint32_t type : {2u, 3u, 6u, 7u, 8u, 10u, 11u, 12u, 13u, 14u, 20u, 23u}) {
     GGMLTypeTraits tr = *ggml_type_traits(type);
