@@ -169,13 +169,25 @@ TEST_F(GGUF, QuantizedWeightsStayPackedAndFuseIntoTheMatvec) {
   EXPECT_EQ(std::vector<char>((std::istreambuf_iterator<char>(again)), {}), before);
 }
 
-// an empty tensor, last in the file, loads as one from the mapping and from DISK
-TEST_F(GGUF, EmptyTensorsLoad) {
+// an empty tensor, last in the file, loads as one from the mapping and from DISK; so do tensors a file aligns to
+// 4 bytes only (a mapped view of those is bytes, put together in the kernel)
+TEST_F(GGUF, EmptyAndUnalignedTensorsLoad) {
   gguf_save(path, {},
             {{"a", Tensor(std::vector<float>{1, 2, 3, 4}, Shape{4})}, {"z", Tensor::zeros({0}).contiguous()}});
   for (GGUFFile f : {gguf_load(path, "CPU"), gguf_load(Tensor::from_file(path), "CPU")}) {
     EXPECT_EQ(f.tensors.at("z").numel(), 0);
     EXPECT_EQ(f.tensors.at("a").tolist<float>(), (std::vector<float>{1, 2, 3, 4}));
+  }
+  std::vector<float> v = ramp(40);
+  gguf_save(path, {{"general.alignment", GGUFValue::u32(4)}},
+            {{"a", Tensor(std::vector<float>{1, 2, 3}, Shape{3})},
+             {"b", Tensor(v, Shape{40})},
+             {"h", Tensor(v, Shape{40}), uint32_t(GGMLType::F16)}});
+  for (GGUFFile f : {gguf_load(path, "CPU"), gguf_load(Tensor::from_file(path), "CPU")}) {
+    EXPECT_EQ(f.tensors.at("b").tolist<float>(), v);
+    EXPECT_NEAR((f.tensors.at("b") * 2).sum().item<float>(), (Tensor(v, Shape{40}) * 2).sum().item<float>(), 1e-4f);
+    std::vector<float> h = f.tensors.at("h").cast(dtypes::float32).tolist<float>();
+    for (size_t i = 0; i < v.size(); i++) EXPECT_NEAR(h[i], v[i], 4e-3f);
   }
 }
 
