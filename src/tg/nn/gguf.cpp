@@ -589,22 +589,23 @@ GGUFFile gguf_load(const Tensor& file, std::optional<std::string> device) {
   out.kv = std::move(h.kv);
   for (const GGUFTensorInfo& ti : h.tensors) {
     auto start = static_cast<int64_t>(h.data_start + ti.offset);
-    Tensor raw = file.shrink({{start, start + ti.nbytes}});
-    if (mapped && ti.nbytes > 0) {
-      // a view of the mapping: a plain type's values as that dtype where they start 32 bytes aligned (GGUF's default;
-      // a kernel may load them four at a time, aligned), else as bytes put together in the kernels, any alignment
-      std::optional<DType> plain = plain_dtype(ti.type);
-      const DType dt = plain && start % 32 == 0 ? *plain : dtypes::uint8;
-      const int64_t n = ti.nbytes / dt.itemsize();
-      UOp buf = uop_new_buffer(dev, n, dt);
-      uop_set_buffer(buf, mapped->view(n, dt, start).allocate());
-      raw = Tensor(buf, {.device = dev, .dtype = dt});
-    }
-    // a plain type (F32, F16 ...) from a file: its bytes read as the type on the DISK (a view), and copied so: a
-    // buffer of halves, where bytes bitcast on the device would be put together two at a time in every kernel
     std::optional<DType> plain = plain_dtype(ti.type);
-    if (disk && plain) raw = raw.bitcast(*plain);
-    if (disk) raw = raw.to(target);
+    Tensor raw = [&] {
+      if (mapped && ti.nbytes > 0) {
+        // a view of the mapping: a plain type's values as that dtype where they start 32 bytes aligned (GGUF's
+        // default; a kernel may load them four at a time, aligned), else as bytes put together in the kernels
+        const DType dt = plain && start % 32 == 0 ? *plain : dtypes::uint8;
+        const int64_t n = ti.nbytes / dt.itemsize();
+        UOp buf = uop_new_buffer(dev, n, dt);
+        uop_set_buffer(buf, mapped->view(n, dt, start).allocate());
+        return Tensor(buf, {.device = dev, .dtype = dt});
+      }
+      Tensor r = file.shrink({{start, start + ti.nbytes}});
+      // a plain type (F32, F16 ...) from a file: its bytes read as the type on the DISK (a view), and copied so: a
+      // buffer of halves, where bytes bitcast on the device would be put together two at a time in every kernel
+      if (disk && plain) r = r.bitcast(*plain);
+      return disk ? r.to(target) : r;
+    }();
     Tensor t = tensor_of(raw, ti);
     TG_CHECK_AS(ValueError, !out.tensors.contains(ti.name), "gguf_load: ", dev, ": tensor ", py_str_repr(ti.name),
                 " appears twice");
@@ -660,17 +661,12 @@ uint16_t fp32_to_bf16(float f) {  // ggml_compute_fp32_to_bf16: NaN stays a quie
 
 void put16(uint8_t* p, uint16_t v) { std::memcpy(p, &v, 2); }
 
-float fp16_to_fp32(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16, exp = (h >> 10) & 0x1F, man = h & 0x3FF;
-  if (exp == 0) return (sign ? -1.0f : 1.0f) * std::ldexp(static_cast<float>(man), -24);  // 0 or a subnormal
-  if (exp == 31) return std::bit_cast<float>(sign | 0x7F800000 | (man << 13));
-  return std::bit_cast<float>(sign | ((exp + 112) << 23) | (man << 13));
-}
-
 // a float stored as half: its bits, and the value a reader gets back
 std::pair<uint16_t, float> as_half(float f) {
   const uint16_t h = fp32_to_fp16(f);
-  return {h, fp16_to_fp32(h)};
+  uint8_t bytes[2];
+  put16(bytes, h);
+  return {h, static_cast<float>(as_double(read_value(bytes, dtypes::float16)))};
 }
 
 // the K-quants' sub-block fit: n values x as a * q + b with integer q in [lo, hi]. Starts from the range's ends, then

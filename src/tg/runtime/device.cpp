@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -112,23 +111,7 @@ void MallocAllocator::free_impl(Opaque opaque, size_t nbytes, const BufferSpec& 
 Opaque MallocAllocator::map_file(const std::string& path, size_t nbytes) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   TG_CHECK(fd >= 0, "can't open ", py_str_repr(path), " to map it: ", std::strerror(errno));
-  struct stat st {};
-  std::string why;
-  if (::fstat(fd, &st) != 0)
-    why = cat("can't stat it: ", std::strerror(errno));
-  else if (!S_ISREG(st.st_mode))
-    why = "it is not a regular file";
-  else if (static_cast<uint64_t>(st.st_size) < nbytes)
-    why = cat("it is ", st.st_size, " bytes, ", nbytes, " were asked for");
-  void* p = MAP_FAILED;
-  if (why.empty()) {
-    p = ::mmap(nullptr, nbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) why = cat("can't map ", nbytes, " bytes of it: ", std::strerror(errno));
-  }
-  ::close(fd);  // the mapping keeps the file
-  TG_CHECK(why.empty(), "mapping ", py_str_repr(path), ": ", why);
-  ::madvise(p, nbytes, MADV_WILLNEED);
-  return p;
+  return tg::map_file(fd, nbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE, false, cat("mapping ", py_str_repr(path)));
 }
 void MallocAllocator::copyin(Opaque dest, const void* src, size_t nbytes) { std::memcpy(dest, src, nbytes); }
 void MallocAllocator::copyout(void* dest, Opaque src, size_t nbytes) { std::memcpy(dest, src, nbytes); }

@@ -59,26 +59,8 @@ class DiskAllocator : public Allocator {
     if (fd < 0 && (errno == EACCES || errno == EROFS || errno == EPERM))
       fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
     TG_CHECK(fd >= 0, "can't open ", py_str_repr(path_), " for ", device_, ": ", std::strerror(errno));
-    struct stat st {};
-    std::string why;
-    if (::fstat(fd, &st) != 0) {
-      why = cat("can't stat it: ", std::strerror(errno));
-    } else if (!S_ISREG(st.st_mode)) {
-      why = "it is not a regular file";
-    } else if (static_cast<uint64_t>(st.st_size) < nbytes) {
-      if (!writable_)
-        why = cat("the file is ", st.st_size, " bytes, ", nbytes, " were asked for, and it is read-only");
-      else if (::ftruncate(fd, static_cast<off_t>(nbytes)) != 0)
-        why = cat("can't extend it from ", st.st_size, " to ", nbytes, " bytes: ", std::strerror(errno));
-    }
-    void* p = MAP_FAILED;
-    if (why.empty()) {
-      p = ::mmap(nullptr, nbytes, writable_ ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
-      if (p == MAP_FAILED) why = cat("can't map ", nbytes, " bytes of it: ", std::strerror(errno));
-    }
-    ::close(fd);  // the mapping keeps the file
-    TG_CHECK(why.empty(), device_, ": ", why);
-    ::madvise(p, nbytes, MADV_WILLNEED);
+    void* p = map_file(fd, nbytes, writable_ ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, writable_, device_,
+                       ", and it is read-only");
     maps_.emplace_back(p, nbytes);
     base_ = p, size_ = nbytes;
   }
@@ -104,6 +86,31 @@ class DiskRenderer : public ClangRenderer {
 };
 
 }  // namespace
+
+void* map_file(int fd, size_t nbytes, int prot, int flags, bool extend, const std::string& what,
+               const std::string& short_note) {
+  struct stat st {};
+  std::string why;
+  if (::fstat(fd, &st) != 0) {
+    why = cat("can't stat it: ", std::strerror(errno));
+  } else if (!S_ISREG(st.st_mode)) {
+    why = "it is not a regular file";
+  } else if (static_cast<uint64_t>(st.st_size) < nbytes) {
+    if (!extend)
+      why = cat("the file is ", st.st_size, " bytes, ", nbytes, " were asked for", short_note);
+    else if (::ftruncate(fd, static_cast<off_t>(nbytes)) != 0)
+      why = cat("can't extend it from ", st.st_size, " to ", nbytes, " bytes: ", std::strerror(errno));
+  }
+  void* p = MAP_FAILED;
+  if (why.empty()) {
+    p = ::mmap(nullptr, nbytes, prot, flags, fd, 0);
+    if (p == MAP_FAILED) why = cat("can't map ", nbytes, " bytes of it: ", std::strerror(errno));
+  }
+  ::close(fd);  // the mapping keeps the file
+  TG_CHECK(why.empty(), what, ": ", why);
+  ::madvise(p, nbytes, MADV_WILLNEED);
+  return p;
+}
 
 std::unique_ptr<Compiled> open_disk_device(const std::string& device) {
   auto ret = std::make_unique<Compiled>(

@@ -14,4 +14,11 @@ namespace tg {
 
 std::unique_ptr<Compiled> open_disk_device(const std::string& device);
 
+// the first nbytes of the regular file open at fd, mapped into memory (prot and flags as mmap's: MAP_SHARED for DISK,
+// MAP_PRIVATE for a copy-on-write buffer in host memory), with read-ahead advised. A file shorter than nbytes is
+// extended where `extend`, else an Error that ends with `short_note`. fd is closed either way; an Error starts with
+// `what` and says why the file can't be mapped.
+void* map_file(int fd, size_t nbytes, int prot, int flags, bool extend, const std::string& what,
+               const std::string& short_note = "");
+
 }  // namespace tg
