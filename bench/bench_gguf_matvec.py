@@ -1,17 +1,20 @@
 # Decode-shaped matvecs on GGUF weights (issue 35's speed item): y = x @ W.T with x (1, K) float32 and W (N, K) held
 # packed in F16, Q8_0, Q4_0, Q4_K and Q6_K, dequantized inside the matvec's kernel. Reported as weight bytes read per
-# second against the machine's read bandwidth, measured here the same way (a sum over a 512 MiB float32 buffer, which
-# is a read at full speed on every core). Weights are rotated over enough copies to leave the last-level cache; the
+# second against the machine's read bandwidth, measured here the same way (a sum over a float32 buffer twice the
+# last-level cache, at least 512 MiB, which is a read at full speed on every core). Weights are rotated over copies
+# that take twice the last-level cache (at least 256 MiB; a 2-core cloud VM may sit on a 480 MiB L3) to leave it; the
 # matvec runs under TinyJit, as a decode step does, so the time is the kernel's and not Python's. The quantized types are
-# also timed as the LLM decode step runs them on the CPU: ggml_int8_linear (x quantized to int8 blocks, integer dot
-# products; its x quantization's kernels included), the rows marked "int8".
+# also timed with integers: ggml_int8_linear (x quantized to int8 blocks, integer dot products; its x quantization's
+# kernels included) on the file's bytes ("int8") and, for Q4_0 and Q8_0, on the weight laid out by ggml_int8_pack
+# ("packed": as the LLM decode step runs them on the CPU).
 #   PYTHONPATH=build/python python3 bench/bench_gguf_matvec.py [--shapes 4096x4096,4096x11008] [--types q4_0,q8_0]
 import argparse, os, platform, time
 import numpy as np
 from tinygrad import Tensor, Device, TinyJit
-from tinygrad.nn.state import ggml_data_to_tensor, ggml_int8_linear
+from tinygrad.nn.state import ggml_data_to_tensor, ggml_int8_linear, ggml_int8_pack, GGMLInt8Weight
 
 TYPES = {"f16": (1, 1, 2), "q8_0": (8, 32, 34), "q4_0": (2, 32, 18), "q4_K": (12, 256, 144), "q6_K": (14, 256, 210)}
+PACKS = ("q4_0", "q8_0")
 SCALE_AT = {"q8_0": [0], "q4_0": [0], "q4_K": [0, 2], "q6_K": [208]}
 
 def median_time(f, n):
@@ -37,6 +40,15 @@ def cpu_name():
   except OSError: pass
   return platform.processor()
 
+def last_level_cache():
+  best = 0
+  for index in range(8):
+    try: text = open(f"/sys/devices/system/cpu/cpu0/cache/index{index}/size").read().strip()
+    except OSError: continue
+    scale = {"K": 2**10, "M": 2**20, "G": 2**30}.get(text[-1], 1)
+    best = max(best, int(text.rstrip("KMG")) * scale)
+  return best
+
 def main():
   ap = argparse.ArgumentParser()
   ap.add_argument("--shapes", default="4096x4096,4096x11008", help="KxN: x is (1, K), W is (N, K)")
@@ -44,12 +56,13 @@ def main():
   ap.add_argument("--runs", type=int, default=20)
   args = ap.parse_args()
   rng = np.random.default_rng(0)
-  big = Tensor(rng.standard_normal(128 * 1024 * 1024).astype(np.float32)).realize()
+  span = max(512 * 2**20, 2 * last_level_cache())
+  big = Tensor(rng.standard_normal(span // 4).astype(np.float32)).realize()
   big.sum().realize()
   bw = big.nbytes() / median_time(lambda: big.sum().realize(), 10)
   del big
   print(f"machine: {cpu_name()}, {os.cpu_count()} cpus, device {Device.DEFAULT}")
-  print(f"read bandwidth (sum of 512 MiB float32): {bw / 2**30:.1f} GiB/s")
+  print(f"read bandwidth (sum of {span // 2**20} MiB float32): {bw / 2**30:.1f} GiB/s")
   print(f"{'shape':>12} {'type':>10} {'ms':>8} {'GiB/s':>7} {'of read bw':>10}")
   for shape in args.shapes.split(","):
     k, n = (int(v) for v in shape.split("x"))
@@ -57,17 +70,21 @@ def main():
     for name in args.types.split(","):
       copies = []
       nbytes = 0
-      while len(copies) < 2 or nbytes * len(copies) < 256 * 2**20:  # more than any last-level cache here
+      while len(copies) < 2 or nbytes * len(copies) < max(256 * 2**20, 2 * last_level_cache()):
         w, nbytes = weights(name, n, k, rng)
         copies.append(w)
       typ = TYPES[name][0]
-      paths = [("", lambda x, raw: (x @ ggml_data_to_tensor(raw, n * k, typ).reshape(n, k).T).realize())]
-      if name != "f16": paths.append((" int8", lambda x, raw: ggml_int8_linear(x, raw, typ, n).realize()))
-      for label, f in paths:
+      paths = [("", copies, lambda x, raw: (x @ ggml_data_to_tensor(raw, n * k, typ).reshape(n, k).T).realize())]
+      if name != "f16": paths.append((" int8", copies, lambda x, raw: ggml_int8_linear(x, raw, typ, n).realize()))
+      if name in PACKS:  # the LLM's decode step: the weight laid out once at load (ggml_int8_pack), then multiplied
+        packed = [(w.q, w.d) for w in (ggml_int8_pack(c, typ, n, k) for c in copies)]  # TinyJit's inputs: tensors
+        paths.append((" packed", packed, lambda x, q, d: ggml_int8_linear(x, GGMLInt8Weight(q, d, typ, n, k)).realize()))
+      for label, ws, f in paths:
         matvec = TinyJit(f)
         i = [0]
         def step():
-          matvec(x, copies[i[0] % len(copies)])
+          w = ws[i[0] % len(ws)]
+          matvec(x, *(w if isinstance(w, tuple) else (w,)))
           i[0] += 1
         for _ in range(3): step()  # captured, then replayed
         t = median_time(step, args.runs)

@@ -327,10 +327,28 @@ void bind_gguf(py::module_ m) {
       "its own bytes and dequantizes to float32 where quantized");
   m.def("ggml_data_to_tensor", &nn::ggml_data_to_tensor, py::arg("t"), py::arg("n"), py::arg("ggml_type"),
         "n values of ggml type ggml_type (llama.cpp's ids) from the bytes of the uint8 tensor t, as a 1-D tensor");
-  m.def(
-      "ggml_int8_linear", &nn::ggml_int8_linear, py::arg("x"), py::arg("t"), py::arg("ggml_type"), py::arg("n"),
-      "x (..., k) @ W.T for the (n, k) Q4_0 / Q8_0 weight W packed in the uint8 tensor t, as llama.cpp computes it: x "
-      "quantized to int8 blocks of 32, integer dot products with W's, scaled (ours: no such function in tinygrad)");
+  m.def("ggml_int8_linear",
+        static_cast<Tensor (*)(const Tensor&, const Tensor&, uint32_t, int64_t)>(&nn::ggml_int8_linear), py::arg("x"),
+        py::arg("t"), py::arg("ggml_type"), py::arg("n"),
+        "x (..., k) @ W.T for the (n, k) weight W of a GGML block type packed in the uint8 tensor t, as llama.cpp "
+        "computes it: x quantized to int8 blocks of 32, integer dot products with W's, scaled (ours: no such function "
+        "in tinygrad)");
+  py::class_<nn::GGMLInt8Weight>(m, "GGMLInt8Weight",
+                                 "a Q4_0 / Q8_0 weight in the int8 matvec's layout (ggml_int8_pack; ours)")
+      .def(py::init([](Tensor q, Tensor d, uint32_t type, int64_t n, int64_t k) {
+             return nn::GGMLInt8Weight{std::move(q), std::move(d), type, n, k};
+           }),
+           py::arg("q"), py::arg("d"), py::arg("ggml_type"), py::arg("n"), py::arg("k"))
+      .def_readonly("q", &nn::GGMLInt8Weight::q)
+      .def_readonly("d", &nn::GGMLInt8Weight::d)
+      .def_readonly("ggml_type", &nn::GGMLInt8Weight::type)
+      .def_readonly("n", &nn::GGMLInt8Weight::n)
+      .def_readonly("k", &nn::GGMLInt8Weight::k)
+      .def("dequantize", &nn::GGMLInt8Weight::dequantize, "the (n, k) float32 weight, lazily");
+  m.def("ggml_int8_pack", &nn::ggml_int8_pack, py::arg("t"), py::arg("ggml_type"), py::arg("n"), py::arg("k"),
+        "the (n, k) Q4_0 / Q8_0 weight packed in the uint8 tensor t, laid out (realized) for ggml_int8_linear");
+  m.def("ggml_int8_linear", static_cast<Tensor (*)(const Tensor&, const nn::GGMLInt8Weight&)>(&nn::ggml_int8_linear),
+        py::arg("x"), py::arg("w"), "x (..., k) @ W.T for a weight that ggml_int8_pack laid out");
   m.def(
       "gguf_save",
       [](py::handle fn, py::dict tensors, py::object metadata) {

@@ -13,6 +13,7 @@
 #include "tg/engine/realize.h"
 #include "tg/nn/gguf.h"
 #include "tg/renderer/cstyle.h"
+#include "tg/runtime/buffers.h"
 #include "tg/runtime/device.h"
 
 using namespace tg;
@@ -259,27 +260,36 @@ TEST_F(GGUF, Int8MatvecIsLlamaCppsArithmetic) {
         raw[blk + static_cast<size_t>(at)] = static_cast<uint8_t>(h), raw[blk + static_cast<size_t>(at) + 1] = h >> 8;
       }
     Tensor bytes = Tensor(raw, Shape{static_cast<int64_t>(raw.size())}).realize();
-    Tensor y = ggml_int8_linear(x, bytes, uint32_t(type), rows);
-    EXPECT_EQ(y.shape(), (Shape{1, rows}));
-    auto [sched, vars] = Tensor::schedule_with_vars({y});
-    std::string src;
-    for (const ScheduleItem& si : sched) {
-      if (si.ast.op() != Ops::SINK) continue;
-      if (auto r = std::dynamic_pointer_cast<CompiledRunner>(lower_schedule_item(si).prg)) src += r->p.src;
-    }
-    if (dynamic_cast<ClangRenderer*>(Device::get(Device::DEFAULT.str()).renderer.get()) != nullptr) {
-      EXPECT_NE(src.find("__tg_dot4_"), std::string::npos) << src.substr(0, 3000);
-    }
-    run_schedule(sched, vars);
-    std::vector<float> got = y.tolist<float>();
     std::vector<float> w = ggml_data_to_tensor(bytes, rows * cols, uint32_t(type)).tolist<float>();
-    for (int64_t r = 0; r < rows; r++) {
-      double want = 0, mag = 0;
-      for (int64_t i = 0; i < cols; i++) {
-        want += double(w[static_cast<size_t>(r * cols + i)]) * xq[static_cast<size_t>(i)];
-        mag += std::fabs(double(w[static_cast<size_t>(r * cols + i)]) * xq[static_cast<size_t>(i)]);
+    auto check = [&](const Tensor& y) {
+      EXPECT_EQ(y.shape(), (Shape{1, rows}));
+      auto [sched, vars] = Tensor::schedule_with_vars({y});
+      std::string src;
+      for (const ScheduleItem& si : sched) {
+        if (si.ast.op() != Ops::SINK) continue;
+        if (auto r = std::dynamic_pointer_cast<CompiledRunner>(lower_schedule_item(si).prg)) src += r->p.src;
       }
-      ASSERT_NEAR(got[static_cast<size_t>(r)], want, 1e-5 * mag + 1e-6) << "row " << r;
+      if (dynamic_cast<ClangRenderer*>(Device::get(Device::DEFAULT.str()).renderer.get()) != nullptr) {
+        EXPECT_NE(src.find("__tg_dot4_"), std::string::npos) << src.substr(0, 3000);
+      }
+      run_schedule(sched, vars);
+      std::vector<float> got = y.tolist<float>();
+      for (int64_t r = 0; r < rows; r++) {
+        double want = 0, mag = 0;
+        for (int64_t i = 0; i < cols; i++) {
+          want += double(w[static_cast<size_t>(r * cols + i)]) * xq[static_cast<size_t>(i)];
+          mag += std::fabs(double(w[static_cast<size_t>(r * cols + i)]) * xq[static_cast<size_t>(i)]);
+        }
+        ASSERT_NEAR(got[static_cast<size_t>(r)], want, 1e-5 * mag + 1e-6) << "row " << r;
+      }
+    };
+    check(ggml_int8_linear(x, bytes, uint32_t(type), rows));
+    // Q4_0 and Q8_0 laid out for the matvec (ggml_int8_pack): the same weights (bit-exact), the same arithmetic
+    EXPECT_EQ(ggml_int8_packs(uint32_t(type), rows), type == GGMLType::Q4_0 || type == GGMLType::Q8_0);
+    if (ggml_int8_packs(uint32_t(type), rows)) {
+      GGMLInt8Weight packed = ggml_int8_pack(bytes, uint32_t(type), rows, cols);
+      EXPECT_EQ(packed.dequantize().reshape({rows * cols}).tolist<float>(), w);
+      check(ggml_int8_linear(x, packed));
     }
   }
   std::string err = error_of([&] { ggml_int8_linear(x, x, uint32_t(GGMLType::F16), 1); });
@@ -289,4 +299,45 @@ TEST_F(GGUF, Int8MatvecIsLlamaCppsArithmetic) {
   EXPECT_NE(err.find("weights take 2304 bytes"), std::string::npos) << err;
   err = error_of([&] { ggml_int8_linear(Tensor::ones({1, 96}), x, uint32_t(GGMLType::Q4_K), 4); });
   EXPECT_NE(err.find("is not whole blocks of 256 (q4_K)"), std::string::npos) << err;
+  // the packed layout takes Q4_0 and Q8_0 in rows of 16, the bytes they need, and an x as long as its rows
+  Tensor q40 = Tensor(std::vector<uint8_t>(16 * 2 * 18), Shape{16 * 2 * 18});
+  err = error_of([&] { ggml_int8_pack(q40, uint32_t(GGMLType::Q4_0), 8, 64); });
+  EXPECT_NE(err.find("8 rows of GGML type 2 have no int8 layout"), std::string::npos) << err;
+  err = error_of([&] { ggml_int8_pack(q40, uint32_t(GGMLType::Q4_K), 16, 256); });
+  EXPECT_NE(err.find("16 rows of GGML type 12 have no int8 layout"), std::string::npos) << err;
+  err = error_of([&] { ggml_int8_pack(q40, uint32_t(GGMLType::Q4_0), 16, 96); });
+  EXPECT_NE(err.find("16x96 q4_0 weights take 864 bytes"), std::string::npos) << err;
+  err = error_of([&] { ggml_int8_pack(q40, uint32_t(GGMLType::Q4_0), 16, 48); });
+  EXPECT_NE(err.find("a row of 48 is not whole blocks of 32"), std::string::npos) << err;
+  GGMLInt8Weight small = ggml_int8_pack(q40, uint32_t(GGMLType::Q4_0), 16, 64);
+  err = error_of([&] { ggml_int8_linear(Tensor::ones({1, 32}), small); });
+  EXPECT_NE(err.find("the input's last axis (32) is not the weight's 64"), std::string::npos) << err;
+}
+
+// the packed layout's matvec reads the packed weight in one kernel (no float copy of it, nor of its integers) and
+// gives rows in the weight's order, for a row count whose four groups are far apart
+TEST_F(GGUF, Int8PackedMatvecIsOneKernelOverThePackedWeight) {
+  const int64_t rows = 48, cols = 128;
+  std::vector<uint8_t> raw(static_cast<size_t>(rows * cols / 32 * 18));
+  for (size_t i = 0; i < raw.size(); i++) raw[i] = static_cast<uint8_t>(i * 37 + 11);
+  for (size_t blk = 0; blk < raw.size(); blk += 18) raw[blk] = 0, raw[blk + 1] = 0x20;  // d = 2^-7
+  Tensor bytes = Tensor(raw, Shape{static_cast<int64_t>(raw.size())}).realize();
+  GGMLInt8Weight w = ggml_int8_pack(bytes, uint32_t(GGMLType::Q4_0), rows, cols);
+  EXPECT_EQ(w.q.shape(), (Shape{4, 3, 4, 2, 32}));  // (groups, tiles, blocks, two rows a byte, weights)
+  EXPECT_EQ(w.d.shape(), (Shape{4, 3, 4, 4}));
+  EXPECT_EQ(w.d.dtype(), dtypes::float16);
+  Tensor x = Tensor(ramp(cols), {1, cols}).realize();
+  Tensor y = ggml_int8_linear(x, w);
+  auto [sched, vars] = Tensor::schedule_with_vars({y});
+  int reads_q = 0;
+  for (const ScheduleItem& si : sched)
+    for (const Buffer& b : si.bufs) {
+      EXPECT_LT(b.nbytes(), size_t(rows * cols)) << "a buffer as big as the weight's integers";
+      reads_q += b == uop_buffer(uop_base(w.q.uop()));
+    }
+  EXPECT_EQ(reads_q, 1);
+  run_schedule(sched, vars);
+  std::vector<float> got = y.tolist<float>(), dense = x.matmul(w.dequantize().T()).tolist<float>();
+  for (int64_t r = 0; r < rows; r++)
+    EXPECT_NEAR(got[size_t(r)], dense[size_t(r)], 0.02 * std::fabs(dense[size_t(r)]) + 0.05) << r;
 }

@@ -5,7 +5,7 @@ import ctypes, os, pathlib, struct
 import numpy as np
 import pytest
 from tinygrad import Tensor, dtypes
-from tinygrad.nn.state import gguf_load, gguf_save, ggml_data_to_tensor
+from tinygrad.nn.state import gguf_load, gguf_save, ggml_data_to_tensor, ggml_int8_pack, ggml_int8_linear, GGMLInt8Weight
 from tinygrad.device import is_dtype_supported
 
 
@@ -122,6 +122,24 @@ def test_dequant_matches_ggml_reference_bit_exact(name):
   got = ggml_data_to_tensor(Tensor(np.frombuffer(raw, np.uint8)), 24 * bs, typ).numpy()
   assert got.shape == (24 * bs,) and got.dtype == np.float32
   np.testing.assert_array_equal(bits(got), bits(np_dequant(name, raw)))
+
+@pytest.mark.parametrize("name", ["q4_0", "q8_0"])
+def test_int8_pack_keeps_the_weights_and_the_matvec(name):
+  # ggml_int8_pack lays a Q4_0 / Q8_0 weight out for the int8 matvec (ours; llama.cpp repacks too): its dequantization
+  # is the file's bit for bit, and the matvec on it is ggml_int8_linear's on the bytes (same products, another order)
+  typ, bs, ts = TYPES[name]
+  n, k = 32, 64
+  raw = random_blocks(name, n * k // bs, np.random.default_rng(5))
+  raw = np.frombuffer(raw, np.uint8).copy()
+  raw.reshape(-1, ts)[:2, 0:2] = np.frombuffer(np.float16(0.5).tobytes(), np.uint8)  # no 65504s: sums stay finite
+  b = Tensor(raw)
+  w = ggml_int8_pack(b, typ, n, k)
+  assert isinstance(w, GGMLInt8Weight) and (w.n, w.k, w.ggml_type) == (n, k, typ) and w.d.dtype == dtypes.half
+  want = np_dequant(name, raw.tobytes()).reshape(n, k)
+  np.testing.assert_array_equal(bits(w.dequantize().numpy()), bits(want))
+  x = Tensor(np.random.default_rng(6).standard_normal((2, k)).astype(np.float32))
+  np.testing.assert_allclose(ggml_int8_linear(x, w).numpy(), ggml_int8_linear(x, b, typ, n).numpy(), rtol=1e-5, atol=1e-3)
+  with pytest.raises(ValueError, match="no int8 layout"): ggml_int8_pack(b, typ, 8, k)
 
 @pytest.mark.skipif(not is_dtype_supported(dtypes.half), reason="F16 weights are half tensors")
 def test_plain_types():

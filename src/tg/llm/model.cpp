@@ -47,9 +47,16 @@ Transformer::Weight projection(const nn::GGUFFile& f, const std::string& name, c
   // a type whose integers take full bytes only where the target has VNNI: AVX2's plain-C products (Q8_0: 9.3 GiB/s)
   // are slower than its float matvec (14.7)
   const uint32_t t = p.info.type;
-  if (LLM_INT8 && nn::ggml_int8_dot(t) && w.w.device().rfind("CPU", 0) == 0 &&
-      (nn::ggml_int8_narrow(t) || cpu_target().vnni))
-    w.bytes = Tensor(p.bytes).realize(), w.type = t;
+  if (!LLM_INT8 || !nn::ggml_int8_dot(t) || w.w.device().rfind("CPU", 0) != 0 ||
+      (!nn::ggml_int8_narrow(t) && !cpu_target().vnni))
+    return w;
+  Tensor bytes = Tensor(p.bytes).realize();
+  if (nn::ggml_int8_packs(t, shape[0].as_int())) {  // laid out for the matvec once; every path reads that copy
+    w.packed = nn::ggml_int8_pack(bytes, t, shape[0].as_int(), shape[1].as_int());
+    w.w = w.packed->dequantize();
+  } else {
+    w.bytes = bytes, w.type = t;
+  }
   return w;
 }
 
@@ -66,8 +73,10 @@ Tensor rms_norm(const Tensor& x, const Tensor& w, double eps) {
 Tensor project(const Tensor& x, const Transformer::Weight& w, const std::optional<Tensor>& b = std::nullopt) {
   const bool rows = x.numel() > x.shape().back().as_int();
   Tensor wx = w.w.cast(x.dtype());
-  Tensor y = !rows && w.bytes ? nn::ggml_int8_linear(x, *w.bytes, w.type, w.w.shape()[0].as_int()).cast(x.dtype())
-                              : x.matmul((rows ? wx.contiguous() : wx).T());
+  Tensor y = rows       ? x.matmul(wx.contiguous().T())
+             : w.packed ? nn::ggml_int8_linear(x, *w.packed).cast(x.dtype())
+             : w.bytes  ? nn::ggml_int8_linear(x, *w.bytes, w.type, w.w.shape()[0].as_int()).cast(x.dtype())
+                        : x.matmul(wx.T());
   return b ? y + b->cast(x.dtype()) : y;
 }
 
@@ -315,7 +324,9 @@ Tensor Transformer::step(const std::vector<int64_t>& tokens, const sint& start_p
     x = x + feed_forward(l, x);
   }
   Tensor last = x.shrink({{0, 1}, {T - 1, T}, {0, cfg_.dim}});
-  return project(norm(last, out_norm_, out_norm_b_), output_).reshape({cfg_.vocab}).cast(dtypes::float32);
+  // contiguous: the caller reads the logits each token, and a view of them (the int8 matvec's rows come out in its
+  // tiles' order) would need a kernelize there, which walks every live tensor's graph (10 ms a token, TinyLlama)
+  return project(norm(last, out_norm_, out_norm_b_), output_).reshape({cfg_.vocab}).cast(dtypes::float32).contiguous();
 }
 
 Tensor Transformer::forward(const std::vector<int64_t>& tokens, int64_t start_pos) {

@@ -60,12 +60,14 @@ class Transformer {
                                 std::optional<int64_t> eos = {});
   int64_t prefill_chunk = 256;
 
-  // a projection's weight: the lazy dequantization every path can use, and, for a type with an int8 dot product
-  // (Q4_0, Q8_0) on a device that computes it, the packed bytes the decode step's matvec reads instead
+  // a projection's weight: the lazy dequantization every path can use, and, for a type with an int8 dot product on a
+  // device that computes it, what the decode step's matvec reads instead: Q4_0 and Q8_0 laid out for it once
+  // (`packed`, which w then dequantizes: the file's bytes are read once, at load), the other types' bytes as stored
   struct Weight {
     Tensor w;
     std::optional<Tensor> bytes;
     uint32_t type = 0;
+    std::optional<nn::GGMLInt8Weight> packed = std::nullopt;
   };
 
  private:

@@ -514,11 +514,27 @@ bool ggml_int8_narrow(uint32_t type) {
          t != GGMLType::IQ4_XS;
 }
 
+namespace {
+// x (..., k) as Q8_0 blocks (ggml's quantize_row_q8_0: d = amax / 127, q = round(x / d)), kept apart: the int8
+// values (rows, k / 32, 32) and the scales (rows, k / 32, 1), each realized by its own small kernel
+struct Int8Rows {
+  Tensor qx, dx;
+  int64_t rows, k;
+};
+Int8Rows quantize_rows(const Tensor& x) {
+  const int64_t k = x.shape().back().as_int(), rows = x.numel() / std::max<int64_t>(k, 1);
+  Tensor xb = x.reshape({rows, k / 32, 32}).cast(dtypes::float32);
+  Tensor dx = xb.abs().max(-1, true) / 127.0f;
+  Tensor inv = (dx == 0.0f).where(dx.zeros_like(), 1.0f / dx);
+  return {(xb * inv).round().cast(dtypes::int8).contiguous(), dx.contiguous(), rows, k};
+}
+}  // namespace
+
 Tensor ggml_int8_linear(const Tensor& x, const Tensor& bytes, uint32_t type, int64_t n) {
   TG_CHECK_AS(ValueError, ggml_int8_dot(type), "ggml_int8_linear: GGML type ", type,
               " has no int8 dot product (the block types do)");
   auto tr = ggml_type_traits(type);
-  const int64_t k = x.shape().back().as_int(), rows = x.numel() / std::max<int64_t>(k, 1);
+  const int64_t k = x.shape().back().as_int();
   TG_CHECK_AS(ValueError, k > 0 && k % tr->block_size == 0, "ggml_int8_linear: the input's last axis (", k,
               ") is not whole blocks of ", tr->block_size, " (", tr->name, ")");
   const int64_t nb = k / tr->block_size, nbytes = n * nb * tr->type_size;
@@ -526,12 +542,9 @@ Tensor ggml_int8_linear(const Tensor& x, const Tensor& bytes, uint32_t type, int
               "ggml_int8_linear: ", n, "x", k, " ", tr->name, " weights take ", nbytes, " bytes, got ", bytes.dtype(),
               " of shape ", shape_str(bytes.shape()));
   IntBlocks w = *int_blocks(bytes.shrink({{0, nbytes}}).reshape({n * nb, tr->type_size}), static_cast<GGMLType>(type));
-  // x as Q8_0 blocks (ggml's quantize_row_q8_0: d = amax / 127, q = round(x / d)), kept apart: int8 and the scales
-  Tensor xb = x.reshape({rows, k / 32, 32}).cast(dtypes::float32);
-  Tensor dx = xb.abs().max(-1, true) / 127.0f;
-  Tensor inv = (dx == 0.0f).where(dx.zeros_like(), 1.0f / dx);
-  Tensor qx = (xb * inv).round().cast(dtypes::int8).contiguous();
-  dx = dx.contiguous();
+  const Int8Rows xq = quantize_rows(x);
+  const Tensor &qx = xq.qx, &dx = xq.dx;
+  const int64_t rows = xq.rows;
   // (rows, n, nb, layout...): the products of the integers, scaled by d * dx (each constant over 4 or more
   // consecutive weights: the devectorizer's groups), summed
   Shape wl{1, n, nb}, xl{rows, 1, nb};
@@ -551,6 +564,100 @@ Tensor ggml_int8_linear(const Tensor& x, const Tensor& bytes, uint32_t type, int
   }
   Shape out = x.shape();
   out.back() = n;
+  return y.reshape(out);
+}
+
+// *** the int8 matvec's own layout ***
+
+namespace {
+// GGMLInt8Weight's layout: the rows in kInt8Streams far-apart groups (g: rows g*n/G ..), each walked 4 rows (a tile's
+// quarter) at a time, so that a tile of 16 rows reads four places of memory (four streams of the hardware
+// prefetcher, where one stream read at 60% of the machine's bandwidth here); q (G, T, blocks, lanes, 32) with its 4
+// rows in the lanes, d (G, T, blocks, 4) half. Row r of the weight is g * n / G + 4 * t + i, i its lane in the tile
+// quarter
+constexpr int64_t kInt8Streams = 4, kInt8Rows = 4;
+int64_t int8_tiles(int64_t n) { return n / (kInt8Streams * kInt8Rows); }
+
+// the index (0 or 1) along axis `axis` (of size 2) of `shape`, as a bool: a padded constant the codegen folds once
+// the axis is unrolled (Blocks::index_bit's for any shape)
+Tensor axis_bit(const Shape& shape, size_t axis, const std::string& device) {
+  Shape one(shape.size(), 1);
+  Mask pad(shape.size(), {0, 0});
+  pad[axis] = {1, 0};
+  return Tensor::full(one, true, {.device = device, .dtype = dtypes::bool_}).pad(pad).expand(shape);
+}
+
+// the weight's integers over (G, T, blocks, 4, 32) as int32: Q4_0's nibbles (a byte's low one in lanes 0-1, its high
+// one in lanes 2-3, computed in bytes) less 8, Q8_0's bytes
+Tensor int8_values(const GGMLInt8Weight& w) {
+  const int64_t t = int8_tiles(w.n), nb = w.k / 32;
+  if (w.type != static_cast<uint32_t>(GGMLType::Q4_0)) return as_i32(w.q);
+  Shape full{kInt8Streams, t, nb, 2, 2, 32};
+  Tensor b = w.q.reshape({kInt8Streams, t, nb, 1, 2, 32}).expand(full);
+  return (as_i32(axis_bit(full, 3, w.q.device()).where(b.rshift(4), b) & 15) - 8)
+      .reshape({kInt8Streams, t, nb, kInt8Rows, 32});
+}
+}  // namespace
+
+bool ggml_int8_packs(uint32_t type, int64_t n) {
+  const auto t = static_cast<GGMLType>(type);
+  return (t == GGMLType::Q4_0 || t == GGMLType::Q8_0) && n > 0 && n % (kInt8Streams * kInt8Rows) == 0;
+}
+
+GGMLInt8Weight ggml_int8_pack(const Tensor& bytes, uint32_t type, int64_t n, int64_t k) {
+  auto tr = ggml_type_traits(type);
+  TG_CHECK_AS(ValueError, tr.has_value() && ggml_int8_packs(type, n), "ggml_int8_pack: ", n, " rows of GGML type ",
+              type, " have no int8 layout (Q4_0 and Q8_0 do, in rows of ", kInt8Streams * kInt8Rows, ")");
+  TG_CHECK_AS(ValueError, k > 0 && k % 32 == 0, "ggml_int8_pack: a row of ", k, " is not whole blocks of 32");
+  const int64_t nb = k / 32, ts = tr->type_size, nbytes = n * nb * ts, t = int8_tiles(n);
+  TG_CHECK_AS(ValueError, bytes.ndim() == 1 && bytes.dtype() == dtypes::uint8 && bytes.shape()[0].as_int() >= nbytes,
+              "ggml_int8_pack: ", n, "x", k, " ", tr->name, " weights take ", nbytes, " bytes, got ", bytes.dtype(),
+              " of shape ", shape_str(bytes.shape()));
+  Tensor raw = bytes.shrink({{0, nbytes}}).reshape({n, nb, ts});
+  // (n, ...) -> (G, T, blocks, 4 rows, ...)
+  auto tiled = [&](const Tensor& v, int64_t last) {
+    return v.reshape({kInt8Streams, t, kInt8Rows, nb, last}).permute({0, 1, 3, 2, 4});
+  };
+  auto integers = [&]() {
+    if (static_cast<GGMLType>(type) != GGMLType::Q4_0)
+      return tiled(raw.shrink({{0, n}, {0, nb}, {2, 34}}).bitcast(dtypes::int8), 32);
+    Tensor qs = raw.shrink({{0, n}, {0, nb}, {2, 18}});
+    Tensor v = tiled((qs & 15).cat({qs.rshift(4)}, -1), 32)  // weight j of a block: byte j % 16's nibble
+                   .reshape({kInt8Streams, t, nb, 2, 2, 32});
+    Mask lo{{0, kInt8Streams}, {0, t}, {0, nb}, {0, 1}, {0, 2}, {0, 32}}, hi = lo;
+    hi[3] = {1, 2};
+    return (v.shrink(lo) | v.shrink(hi).lshift(4)).reshape({kInt8Streams, t, nb, 2, 32});
+  };
+  Tensor q = integers().contiguous();
+  Tensor d = tiled(raw.shrink({{0, n}, {0, nb}, {0, 2}}).bitcast(dtypes::float16), 1)
+                 .reshape({kInt8Streams, t, nb, kInt8Rows});
+  d = d.contiguous();
+  Tensor::realize({q, d});
+  return GGMLInt8Weight{q, d, type, n, k};
+}
+
+Tensor GGMLInt8Weight::dequantize() const {
+  const int64_t t = int8_tiles(n), nb = k / 32;
+  Tensor v = as_f32(int8_values(*this)) * d.reshape({kInt8Streams, t, nb, kInt8Rows, 1}).cast(dtypes::float32);
+  return v.permute({0, 1, 3, 2, 4}).reshape({n, k});
+}
+
+Tensor ggml_int8_linear(const Tensor& x, const GGMLInt8Weight& w) {
+  TG_CHECK_AS(ValueError, x.shape().back().as_int() == w.k, "ggml_int8_linear: the input's last axis (",
+              x.shape().back().as_int(), ") is not the weight's ", w.k);
+  const Int8Rows xq = quantize_rows(x);
+  const int64_t rows = xq.rows, t = int8_tiles(w.n), nb = w.k / 32;
+  Shape full{rows, kInt8Streams, t, nb, kInt8Rows, 32};
+  Tensor prod = int8_values(w).reshape({1, kInt8Streams, t, nb, kInt8Rows, 32}) *
+                xq.qx.reshape({rows, 1, 1, nb, 1, 32}).expand(full).cast(dtypes::int32);  // widened after the broadcast
+  // the scales broadcast before they multiply (a product of the two small tensors would be realized on its own)
+  Tensor s = w.d.reshape({1, kInt8Streams, t, nb, kInt8Rows, 1}).expand(full).cast(dtypes::float32) *
+             xq.dx.reshape({rows, 1, 1, nb, 1, 1}).expand(full);
+  // summed over (T, G, 4 rows): a tile of 16 rows, four from each group; then the rows back in order
+  Tensor y = (prod.cast(dtypes::float32) * s).permute({0, 2, 1, 4, 3, 5}).reshape({rows, w.n, w.k}).sum(-1);
+  y = y.reshape({rows, t, kInt8Streams, kInt8Rows}).permute({0, 2, 1, 3}).reshape({rows, w.n});
+  Shape out = x.shape();
+  out.back() = w.n;
   return y.reshape(out);
 }
 

@@ -139,6 +139,25 @@ bool ggml_int8_narrow(uint32_t type);
 // llama.cpp's. A type without ggml_int8_dot, or shapes that don't match the bytes, is a ValueError.
 Tensor ggml_int8_linear(const Tensor& x, const Tensor& bytes, uint32_t type, int64_t n);
 
+// A Q4_0 or Q8_0 weight in the int8 matvec's own layout (ggml_int8_pack, once, as llama.cpp repacks its weights for
+// the CPU): the rows in tiles of 16 taken from four far-apart places, each tile's integers and half scales side by
+// side, so that the matvec's tile reads whole vectors and the prefetcher four streams. Holds q (the integers: Q4_0's
+// nibbles, two rows a byte; Q8_0's int8) and d (the blocks' scales, half), realized
+struct GGMLInt8Weight {
+  Tensor q, d;
+  uint32_t type = 0;
+  int64_t n = 0, k = 0;
+  // the (n, k) float32 weight, lazily: bit-exact with ggml_data_to_tensor of the bytes it came from
+  Tensor dequantize() const;
+};
+// whether ggml_int8_pack takes n rows of `type`: Q4_0 and Q8_0, rows a multiple of 16
+bool ggml_int8_packs(uint32_t type, int64_t n);
+// the (n, k) weight of GGML type `type` packed in `bytes` (1-D uint8) in that layout; what ggml_int8_packs refuses, or
+// bytes that don't match, is a ValueError
+GGMLInt8Weight ggml_int8_pack(const Tensor& bytes, uint32_t type, int64_t n, int64_t k);
+// ggml_int8_linear's product on a packed weight: the same arithmetic, summed in another order
+Tensor ggml_int8_linear(const Tensor& x, const GGMLInt8Weight& w);
+
 struct GGUFFile {
   GGUFMetadata kv;
   StateDict tensors;  // by name, in the file's order, shaped as ne reversed

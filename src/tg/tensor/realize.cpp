@@ -81,8 +81,11 @@ std::vector<uint8_t> Tensor::data_bytes() const {
     return b.op() == op && st != nullptr && st->contiguous() && uop_size(b) == n;
   };
   const bool whole_copy = whole_view_of(uop(), Ops::COPY);
-  Tensor t = whole_copy ? tensor_from_uop(uop(), std::nullopt) : contiguous();
-  t.realize();
+  // a buffer seen whole and in order (a TinyJit's output, read each call) is read as it is: its contiguous() would
+  // be a kernelize of no kernel that still walks every live tensor's graph
+  const bool whole_buffer = whole_view_of(uop(), Ops::BUFFER);
+  Tensor t = whole_copy || whole_buffer ? tensor_from_uop(uop(), std::nullopt) : contiguous();
+  if (!whole_buffer) t.realize();
   // the scheduler may have moved the copy under a view (a permute of a whole file): then it is made contiguous
   if (whole_copy && !whole_view_of(t.uop(), Ops::BUFFER)) t = t.contiguous(), t.realize();
   UOp base = uop_base(t.uop());
