@@ -317,14 +317,14 @@ TEST_F(GGUF, Int8MatvecIsLlamaCppsArithmetic) {
 // the packed layout's matvec reads the packed weight in one kernel (no float copy of it, nor of its integers) and
 // gives rows in the weight's order, for a row count whose four groups are far apart
 TEST_F(GGUF, Int8PackedMatvecIsOneKernelOverThePackedWeight) {
-  const int64_t rows = 48, cols = 128;
+  const int64_t rows = 48, cols = 512;
   std::vector<uint8_t> raw(static_cast<size_t>(rows * cols / 32 * 18));
   for (size_t i = 0; i < raw.size(); i++) raw[i] = static_cast<uint8_t>(i * 37 + 11);
   for (size_t blk = 0; blk < raw.size(); blk += 18) raw[blk] = 0, raw[blk + 1] = 0x20;  // d = 2^-7
   Tensor bytes = Tensor(raw, Shape{static_cast<int64_t>(raw.size())}).realize();
   GGMLInt8Weight w = ggml_int8_pack(bytes, uint32_t(GGMLType::Q4_0), rows, cols);
-  EXPECT_EQ(w.q.shape(), (Shape{4, 3, 4, 2, 32}));  // (groups, tiles, blocks, two rows a byte, weights)
-  EXPECT_EQ(w.d.shape(), (Shape{4, 3, 4, 4}));
+  EXPECT_EQ(w.q.shape(), (Shape{4, 3, 16, 2, 32}));  // (groups, tiles, blocks, two rows a byte, weights)
+  EXPECT_EQ(w.d.shape(), (Shape{4, 3, 16, 4}));
   EXPECT_EQ(w.d.dtype(), dtypes::float16);
   Tensor x = Tensor(ramp(cols), {1, cols}).realize();
   Tensor y = ggml_int8_linear(x, w);
@@ -337,6 +337,12 @@ TEST_F(GGUF, Int8PackedMatvecIsOneKernelOverThePackedWeight) {
     }
   EXPECT_EQ(reads_q, 1);
   run_schedule(sched, vars);
+  // a prefill multiplies a float copy of the dequantized weight: once freed, nothing of it stays (a realized cast
+  // of the scales would, held by the weight's graph from then on)
+  Tensor chunk = Tensor(ramp(17 * cols), {17, cols}).realize();
+  const int64_t held = GlobalCounters::mem_used;
+  { chunk.matmul(w.dequantize().contiguous().T()).realize(); }
+  EXPECT_EQ(GlobalCounters::mem_used, held);
   std::vector<float> got = y.tolist<float>(), dense = x.matmul(w.dequantize().T()).tolist<float>();
   for (int64_t r = 0; r < rows; r++)
     EXPECT_NEAR(got[size_t(r)], dense[size_t(r)], 0.02 * std::fabs(dense[size_t(r)]) + 0.05) << r;

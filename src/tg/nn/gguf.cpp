@@ -638,7 +638,11 @@ GGMLInt8Weight ggml_int8_pack(const Tensor& bytes, uint32_t type, int64_t n, int
 
 Tensor GGMLInt8Weight::dequantize() const {
   const int64_t t = int8_tiles(n), nb = k / 32;
-  Tensor v = as_f32(int8_values(*this)) * d.reshape({kInt8Streams, t, nb, kInt8Rows, 1}).cast(dtypes::float32);
+  // the scales broadcast before their cast: a cast of the small tensor is what a prefill's schedule would realize,
+  // and the weight would hold that float copy of its scales from then on
+  Tensor v =
+      as_f32(int8_values(*this)) *
+      d.reshape({kInt8Streams, t, nb, kInt8Rows, 1}).expand({kInt8Streams, t, nb, kInt8Rows, 32}).cast(dtypes::float32);
   return v.permute({0, 1, 3, 2, 4}).reshape({n, k});
 }
 
