@@ -5,7 +5,7 @@
 # that take twice the last-level cache (at least 256 MiB; a 2-core cloud VM may sit on a 480 MiB L3) to leave it; the
 # matvec runs under TinyJit, as a decode step does, so the time is the kernel's and not Python's. The quantized types are
 # also timed with integers: ggml_int8_linear (x quantized to int8 blocks, integer dot products; its x quantization's
-# kernels included) on the file's bytes ("int8") and, for Q4_0 and Q8_0, on the weight laid out by ggml_int8_pack
+# kernels included) on the file's bytes ("int8") and, for Q4_0, Q8_0 and Q4_K, on the weight laid out by ggml_int8_pack
 # ("packed": as the LLM decode step runs them on the CPU).
 #   PYTHONPATH=build/python python3 bench/bench_gguf_matvec.py [--shapes 4096x4096,4096x11008] [--types q4_0,q8_0]
 import argparse, os, platform, time
@@ -14,7 +14,7 @@ from tinygrad import Tensor, Device, TinyJit
 from tinygrad.nn.state import ggml_data_to_tensor, ggml_int8_linear, ggml_int8_pack, GGMLInt8Weight
 
 TYPES = {"f16": (1, 1, 2), "q8_0": (8, 32, 34), "q4_0": (2, 32, 18), "q4_K": (12, 256, 144), "q6_K": (14, 256, 210)}
-PACKS = ("q4_0", "q8_0")
+PACKS = ("q4_0", "q8_0", "q4_K")
 SCALE_AT = {"q8_0": [0], "q4_0": [0], "q4_K": [0, 2], "q6_K": [208]}
 
 def median_time(f, n):
@@ -77,8 +77,10 @@ def main():
       paths = [("", copies, lambda x, raw: (x @ ggml_data_to_tensor(raw, n * k, typ).reshape(n, k).T).realize())]
       if name != "f16": paths.append((" int8", copies, lambda x, raw: ggml_int8_linear(x, raw, typ, n).realize()))
       if name in PACKS:  # the LLM's decode step: the weight laid out once at load (ggml_int8_pack), then multiplied
-        packed = [(w.q, w.d) for w in (ggml_int8_pack(c, typ, n, k) for c in copies)]  # TinyJit's inputs: tensors
-        paths.append((" packed", packed, lambda x, q, d: ggml_int8_linear(x, GGMLInt8Weight(q, d, typ, n, k)).realize()))
+        # TinyJit's inputs are tensors: the weight's passed apart
+        packed = [tuple(t for t in (w.q, w.d, w.dmin, w.sc, w.m) if t is not None)
+                  for w in (ggml_int8_pack(c, typ, n, k) for c in copies)]
+        paths.append((" packed", packed, lambda x, *ts: ggml_int8_linear(x, GGMLInt8Weight(*ts[:2], typ, n, k, *ts[2:])).realize()))
       for label, ws, f in paths:
         matvec = TinyJit(f)
         i = [0]

@@ -123,15 +123,16 @@ def test_dequant_matches_ggml_reference_bit_exact(name):
   assert got.shape == (24 * bs,) and got.dtype == np.float32
   np.testing.assert_array_equal(bits(got), bits(np_dequant(name, raw)))
 
-@pytest.mark.parametrize("name", ["q4_0", "q8_0"])
+@pytest.mark.parametrize("name", ["q4_0", "q8_0", "q4_K"])
 def test_int8_pack_keeps_the_weights_and_the_matvec(name):
   # ggml_int8_pack lays a Q4_0 / Q8_0 weight out for the int8 matvec (ours; llama.cpp repacks too): its dequantization
   # is the file's bit for bit, and the matvec on it is ggml_int8_linear's on the bytes (same products, another order)
   typ, bs, ts = TYPES[name]
-  n, k = 32, 64
+  n, k = 32, 512
   raw = random_blocks(name, n * k // bs, np.random.default_rng(5))
   raw = np.frombuffer(raw, np.uint8).copy()
-  raw.reshape(-1, ts)[:2, 0:2] = np.frombuffer(np.float16(0.5).tobytes(), np.uint8)  # no 65504s: sums stay finite
+  halves = [0, 2] if name == "q4_K" else [0]
+  for at in halves: raw.reshape(-1, ts)[:3, at:at+2] = np.frombuffer(np.float16(0.5).tobytes(), np.uint8)  # finite sums
   b = Tensor(raw)
   w = ggml_int8_pack(b, typ, n, k)
   assert isinstance(w, GGMLInt8Weight) and (w.n, w.k, w.ggml_type) == (n, k, typ) and w.d.dtype == dtypes.half

@@ -587,62 +587,120 @@ Tensor axis_bit(const Shape& shape, size_t axis, const std::string& device) {
   return Tensor::full(one, true, {.device = device, .dtype = dtypes::bool_}).pad(pad).expand(shape);
 }
 
-// the weight's integers over (G, T, blocks, 4, 32) as int32: Q4_0's nibbles (a byte's low one in lanes 0-1, its high
-// one in lanes 2-3, computed in bytes) less 8, Q8_0's bytes
+// the weight's integers over (G, T, blocks, 4, 32) as int32: Q4_0's and Q4_K's nibbles (a byte's low one in lanes
+// 0-1, its high one in lanes 2-3, computed in bytes; Q4_0's less 8), Q8_0's bytes
 Tensor int8_values(const GGMLInt8Weight& w) {
   const int64_t t = int8_tiles(w.n), nb = w.k / 32;
-  if (w.type != static_cast<uint32_t>(GGMLType::Q4_0)) return as_i32(w.q);
+  if (w.type == static_cast<uint32_t>(GGMLType::Q8_0)) return as_i32(w.q);
   Shape full{kInt8Streams, t, nb, 2, 2, 32};
   Tensor b = w.q.reshape({kInt8Streams, t, nb, 1, 2, 32}).expand(full);
-  return (as_i32(axis_bit(full, 3, w.q.device()).where(b.rshift(4), b) & 15) - 8)
-      .reshape({kInt8Streams, t, nb, kInt8Rows, 32});
+  Tensor q = as_i32(axis_bit(full, 3, w.q.device()).where(b.rshift(4), b) & 15);
+  return (w.type == static_cast<uint32_t>(GGMLType::Q4_0) ? q - 8 : q).reshape({kInt8Streams, t, nb, kInt8Rows, 32});
+}
+
+// a Q4_K super-block's half (d or dmin, (G, T, super-blocks, 4)) over its 8 blocks of 32: (G, T, blocks, 4, last)
+Tensor per_block(const Tensor& h, int64_t t, int64_t nb, int64_t last) {
+  return h.reshape({kInt8Streams, t, nb / 8, 1, kInt8Rows, 1})
+      .expand({kInt8Streams, t, nb / 8, 8, kInt8Rows, last})
+      .reshape({kInt8Streams, t, nb, kInt8Rows, last});
+}
+
+// each weight's scale, float32 over (G, T, blocks, 4, 32): the block's d (Q4_K: d * its 6-bit scale), broadcast
+// before its cast (a cast of the small tensor is what a schedule would realize apart, and a weight's graph would
+// then hold that float copy of its scales)
+Tensor int8_scales(const GGMLInt8Weight& w) {
+  const int64_t t = int8_tiles(w.n), nb = w.k / 32;
+  Shape full{kInt8Streams, t, nb, kInt8Rows, 32};
+  if (w.type != static_cast<uint32_t>(GGMLType::Q4_K))
+    return w.d.reshape({kInt8Streams, t, nb, kInt8Rows, 1}).expand(full).cast(dtypes::float32);
+  return per_block(w.d, t, nb, 32).cast(dtypes::float32) *
+         w.sc->reshape({kInt8Streams, t, nb, kInt8Rows, 1}).expand(full).cast(dtypes::float32);
+}
+// Q4_K's min of each block, -dmin * m, over (G, T, 4, blocks): dmin and m are kept row by row (the min's term is a
+// small matvec of its own, which reads them contiguously)
+Tensor int8_mins(const GGMLInt8Weight& w) {
+  const int64_t t = int8_tiles(w.n), nb = w.k / 32;
+  Tensor dmin = w.dmin->reshape({kInt8Streams, t, kInt8Rows, nb / 8, 1})
+                    .expand({kInt8Streams, t, kInt8Rows, nb / 8, 8})
+                    .reshape({kInt8Streams, t, kInt8Rows, nb});
+  return -(dmin.cast(dtypes::float32) * w.m->cast(dtypes::float32));
 }
 }  // namespace
 
 bool ggml_int8_packs(uint32_t type, int64_t n) {
   const auto t = static_cast<GGMLType>(type);
-  return (t == GGMLType::Q4_0 || t == GGMLType::Q8_0) && n > 0 && n % (kInt8Streams * kInt8Rows) == 0;
+  return (t == GGMLType::Q4_0 || t == GGMLType::Q8_0 || t == GGMLType::Q4_K) && n > 0 &&
+         n % (kInt8Streams * kInt8Rows) == 0;
 }
 
 GGMLInt8Weight ggml_int8_pack(const Tensor& bytes, uint32_t type, int64_t n, int64_t k) {
   auto tr = ggml_type_traits(type);
   TG_CHECK_AS(ValueError, tr.has_value() && ggml_int8_packs(type, n), "ggml_int8_pack: ", n, " rows of GGML type ",
-              type, " have no int8 layout (Q4_0 and Q8_0 do, in rows of ", kInt8Streams * kInt8Rows, ")");
-  TG_CHECK_AS(ValueError, k > 0 && k % 32 == 0, "ggml_int8_pack: a row of ", k, " is not whole blocks of 32");
-  const int64_t nb = k / 32, ts = tr->type_size, nbytes = n * nb * ts, t = int8_tiles(n);
+              type, " have no int8 layout (Q4_0, Q8_0 and Q4_K do, in rows of ", kInt8Streams * kInt8Rows, ")");
+  TG_CHECK_AS(ValueError, k > 0 && k % tr->block_size == 0, "ggml_int8_pack: a row of ", k, " is not whole blocks of ",
+              tr->block_size, " (", tr->name, ")");
+  const int64_t nb = k / 32, nbt = k / tr->block_size, ts = tr->type_size, nbytes = n * nbt * ts, t = int8_tiles(n);
   TG_CHECK_AS(ValueError, bytes.ndim() == 1 && bytes.dtype() == dtypes::uint8 && bytes.shape()[0].as_int() >= nbytes,
               "ggml_int8_pack: ", n, "x", k, " ", tr->name, " weights take ", nbytes, " bytes, got ", bytes.dtype(),
               " of shape ", shape_str(bytes.shape()));
-  Tensor raw = bytes.shrink({{0, nbytes}}).reshape({n, nb, ts});
-  // (n, ...) -> (G, T, blocks, 4 rows, ...)
-  auto tiled = [&](const Tensor& v, int64_t last) {
-    return v.reshape({kInt8Streams, t, kInt8Rows, nb, last}).permute({0, 1, 3, 2, 4});
+  const auto type_ = static_cast<GGMLType>(type);
+  Tensor raw = bytes.shrink({{0, nbytes}}).reshape({n, nbt, ts});
+  auto field = [&](int64_t a, int64_t e) { return raw.shrink({{0, n}, {0, nbt}, {a, e}}); };
+  // (n, blocks, last) -> (G, T, blocks, 4 rows, last)
+  auto tiled = [&](const Tensor& v, int64_t blocks, int64_t last) {
+    return v.reshape({kInt8Streams, t, kInt8Rows, blocks, last}).permute({0, 1, 3, 2, 4});
+  };
+  // a half of each type block (at byte a): (G, T, type blocks, 4)
+  // a device without half (PoCL without cl_khr_fp16) keeps them as float32, rebuilt from the bits (Blocks::f16)
+  const bool half = is_dtype_supported(dtypes::float16, bytes.device());
+  auto halves = [&](int64_t a) {  // each type block's half at byte a, (n, type blocks, 1)
+    return half ? field(a, a + 2).bitcast(dtypes::float16)
+                : Blocks{raw.reshape({n * nbt, ts}), n * nbt, {1}}.f16(a).reshape({n, nbt, 1});
+  };
+  auto half_at = [&](int64_t a) {
+    return tiled(halves(a), nbt, 1).reshape({kInt8Streams, t, nbt, kInt8Rows}).contiguous();
   };
   auto integers = [&]() {
-    if (static_cast<GGMLType>(type) != GGMLType::Q4_0)
-      return tiled(raw.shrink({{0, n}, {0, nb}, {2, 34}}).bitcast(dtypes::int8), 32);
-    Tensor qs = raw.shrink({{0, n}, {0, nb}, {2, 18}});
-    Tensor v = tiled((qs & 15).cat({qs.rshift(4)}, -1), 32)  // weight j of a block: byte j % 16's nibble
-                   .reshape({kInt8Streams, t, nb, 2, 2, 32});
+    if (type_ == GGMLType::Q8_0) return tiled(field(2, 34).bitcast(dtypes::int8), nb, 32);
+    // each block of 32's nibbles, weight j at j's place: Q4_0's bytes hold weights l and l + 16, Q4_K's 32 bytes
+    // two blocks (low nibbles the first)
+    Tensor v = type_ == GGMLType::Q4_0 ? [&] {
+      Tensor qs = field(2, 18);
+      return (qs & 15).cat({qs.rshift(4)}, -1);
+    }()
+                                       : [&] {
+                                           Tensor qs = field(16, 144).reshape({n, nbt, 4, 1, 32});
+                                           return (qs & 15).cat({qs.rshift(4)}, 3).reshape({n, nb, 32});
+                                         }();
+    v = tiled(v, nb, 32).reshape({kInt8Streams, t, nb, 2, 2, 32});
     Mask lo{{0, kInt8Streams}, {0, t}, {0, nb}, {0, 1}, {0, 2}, {0, 32}}, hi = lo;
     hi[3] = {1, 2};
     return (v.shrink(lo) | v.shrink(hi).lshift(4)).reshape({kInt8Streams, t, nb, 2, 32});
   };
-  Tensor q = integers().contiguous();
-  Tensor d = tiled(raw.shrink({{0, n}, {0, nb}, {0, 2}}).bitcast(dtypes::float16), 1)
-                 .reshape({kInt8Streams, t, nb, kInt8Rows});
-  d = d.contiguous();
-  Tensor::realize({q, d});
-  return GGMLInt8Weight{q, d, type, n, k};
+  GGMLInt8Weight w{integers().contiguous(), half_at(0), type, n, k};
+  std::vector<Tensor> all{w.q, w.d};
+  if (type_ == GGMLType::Q4_K) {
+    // get_scale_min_k4: blocks 0-3 from the low 6 bits of bytes 0-3 (scales) and 4-7 (mins), blocks 4-7 from bytes
+    // 8-11's nibbles with bytes 0-7's top two bits above them
+    Tensor a = field(4, 8), b = field(8, 12), c = field(12, 16);
+    // the scales tiled as d; dmin and the mins row by row, (G, T, 4, blocks): the min's term is a small matvec of its
+    // own that reads them contiguously
+    w.sc = tiled(((a & 63).cat({(c & 15) | a.rshift(6).lshift(4)}, -1)).reshape({n, nb, 1}), nb, 1)
+               .reshape({kInt8Streams, t, nb, kInt8Rows})
+               .contiguous();
+    w.dmin = halves(2).reshape({kInt8Streams, t, kInt8Rows, nbt}).contiguous();
+    w.m =
+        (b & 63).cat({c.rshift(4) | b.rshift(6).lshift(4)}, -1).reshape({kInt8Streams, t, kInt8Rows, nb}).contiguous();
+    all.insert(all.end(), {*w.dmin, *w.sc, *w.m});
+  }
+  Tensor::realize(all);
+  return w;
 }
 
 Tensor GGMLInt8Weight::dequantize() const {
-  const int64_t t = int8_tiles(n), nb = k / 32;
-  // the scales broadcast before their cast: a cast of the small tensor is what a prefill's schedule would realize,
-  // and the weight would hold that float copy of its scales from then on
-  Tensor v =
-      as_f32(int8_values(*this)) *
-      d.reshape({kInt8Streams, t, nb, kInt8Rows, 1}).expand({kInt8Streams, t, nb, kInt8Rows, 32}).cast(dtypes::float32);
+  Tensor v = as_f32(int8_values(*this)) * int8_scales(*this);
+  if (type == static_cast<uint32_t>(GGMLType::Q4_K))
+    v = v + int8_mins(*this).permute({0, 1, 3, 2}).reshape({kInt8Streams, int8_tiles(n), k / 32, kInt8Rows, 1});
   return v.permute({0, 1, 3, 2, 4}).reshape({n, k});
 }
 
@@ -655,11 +713,16 @@ Tensor ggml_int8_linear(const Tensor& x, const GGMLInt8Weight& w) {
   Tensor prod = int8_values(w).reshape({1, kInt8Streams, t, nb, kInt8Rows, 32}) *
                 xq.qx.reshape({rows, 1, 1, nb, 1, 32}).expand(full).cast(dtypes::int32);  // widened after the broadcast
   // the scales broadcast before they multiply (a product of the two small tensors would be realized on its own)
-  Tensor s = w.d.reshape({1, kInt8Streams, t, nb, kInt8Rows, 1}).expand(full).cast(dtypes::float32) *
+  Tensor s = int8_scales(w).reshape({1, kInt8Streams, t, nb, kInt8Rows, 32}).expand(full) *
              xq.dx.reshape({rows, 1, 1, nb, 1, 1}).expand(full);
   // summed over (T, G, 4 rows): a tile of 16 rows, four from each group; then the rows back in order
   Tensor y = (prod.cast(dtypes::float32) * s).permute({0, 2, 1, 4, 3, 5}).reshape({rows, w.n, w.k}).sum(-1);
   y = y.reshape({rows, t, kInt8Streams, kInt8Rows}).permute({0, 2, 1, 3}).reshape({rows, w.n});
+  if (w.type == static_cast<uint32_t>(GGMLType::Q4_K)) {  // + each block's min times x's block sum: a small reduce
+    Tensor sums = xq.qx.cast(dtypes::int32).sum(-1).cast(dtypes::float32) * xq.dx.reshape({rows, nb});
+    Tensor mins = int8_mins(w).reshape({1, w.n, nb});
+    y = y + (mins * sums.reshape({rows, 1, nb})).sum(-1);
+  }
   Shape out = x.shape();
   out.back() = w.n;
   return y.reshape(out);
