@@ -663,15 +663,12 @@ GGMLInt8Weight ggml_int8_pack(const Tensor& bytes, uint32_t type, int64_t n, int
   auto integers = [&]() {
     if (type_ == GGMLType::Q8_0) return tiled(field(2, 34).bitcast(dtypes::int8), nb, 32);
     // each block of 32's nibbles, weight j at j's place: Q4_0's bytes hold weights l and l + 16, Q4_K's 32 bytes
-    // two blocks (low nibbles the first)
-    Tensor v = type_ == GGMLType::Q4_0 ? [&] {
-      Tensor qs = field(2, 18);
-      return (qs & 15).cat({qs.rshift(4)}, -1);
-    }()
-                                       : [&] {
-                                           Tensor qs = field(16, 144).reshape({n, nbt, 4, 1, 32});
-                                           return (qs & 15).cat({qs.rshift(4)}, 3).reshape({n, nb, 32});
-                                         }();
+    // two blocks (low nibbles the first). A select on a padded constant, not a cat: one kernel lays the weight out
+    const bool k4 = type_ == GGMLType::Q4_K;
+    Shape both = k4 ? Shape{n, nbt, 4, 2, 32} : Shape{n, nb, 2, 16};
+    Tensor qs = k4 ? field(16, 144).reshape({n, nbt, 4, 1, 32}).expand(both)
+                   : field(2, 18).reshape({n, nb, 1, 16}).expand(both);
+    Tensor v = (axis_bit(both, k4 ? 3 : 2, bytes.device()).where(qs.rshift(4), qs) & 15).reshape({n, nb, 32});
     v = tiled(v, nb, 32).reshape({kInt8Streams, t, nb, 2, 2, 32});
     Mask lo{{0, kInt8Streams}, {0, t}, {0, nb}, {0, 1}, {0, 2}, {0, 32}}, hi = lo;
     hi[3] = {1, 2};
