@@ -351,8 +351,15 @@ void bind_gguf(py::module_ m) {
       .def_readonly("sc", &nn::GGMLInt8Weight::sc)
       .def_readonly("m", &nn::GGMLInt8Weight::m)
       .def("dequantize", &nn::GGMLInt8Weight::dequantize, "the (n, k) float32 weight, lazily");
-  m.def("ggml_int8_pack", &nn::ggml_int8_pack, py::arg("t"), py::arg("ggml_type"), py::arg("n"), py::arg("k"),
-        "the (n, k) Q4_0 / Q8_0 / Q4_K weight packed in the uint8 tensor t, laid out (realized) for ggml_int8_linear");
+  m.def(
+      "ggml_int8_pack",
+      [](const Tensor& t, uint32_t type, int64_t n, int64_t k) {
+        nn::GGMLInt8Weight w = nn::ggml_int8_pack(t, type, n, k);
+        Tensor::realize(w.tensors());
+        return w;
+      },
+      py::arg("t"), py::arg("ggml_type"), py::arg("n"), py::arg("k"),
+      "the (n, k) Q4_0 / Q8_0 / Q4_K weight packed in the uint8 tensor t, laid out (realized) for ggml_int8_linear");
   m.def("ggml_int8_linear", static_cast<Tensor (*)(const Tensor&, const nn::GGMLInt8Weight&)>(&nn::ggml_int8_linear),
         py::arg("x"), py::arg("w"), "x (..., k) @ W.T for a weight that ggml_int8_pack laid out");
   m.def(

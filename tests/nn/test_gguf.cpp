@@ -326,6 +326,7 @@ TEST_F(GGUF, Int8PackedMatvecIsOneKernelOverThePackedWeight) {
   for (size_t blk = 0; blk < raw.size(); blk += 18) raw[blk] = 0, raw[blk + 1] = 0x20;  // d = 2^-7
   Tensor bytes = Tensor(raw, Shape{static_cast<int64_t>(raw.size())}).realize();
   GGMLInt8Weight w = ggml_int8_pack(bytes, uint32_t(GGMLType::Q4_0), rows, cols);
+  Tensor::realize(w.tensors());
   EXPECT_EQ(w.q.shape(), (Shape{4, 3, 16, 2, 32}));  // (groups, tiles, blocks, two rows a byte, weights)
   EXPECT_EQ(w.d.shape(), (Shape{4, 3, 16, 4}));
   EXPECT_EQ(w.d.dtype(), is_dtype_supported(dtypes::float16) ? dtypes::float16 : dtypes::float32);

@@ -55,11 +55,9 @@ Transformer::Weight projection(const nn::GGUFFile& f, const std::string& name, c
     return w;
   Tensor bytes = Tensor(p.bytes).realize();
   if (nn::ggml_int8_packs(t, shape[0].as_int())) {  // laid out for the matvec once; every path reads that copy
-    w.packed = nn::ggml_int8_pack(bytes, t, shape[0].as_int(), shape[1].as_int());
+    w.packed = nn::ggml_int8_pack(bytes, t, shape[0].as_int(), shape[1].as_int());  // realized with the others
     w.w = w.packed->dequantize();
-    // the file's pages of it are read no more: given back (they stay in the page cache), or the process would hold
-    // the weights twice (TinyLlama Q4_0: 1.5 GB resident, 0.6 of it the mapped file)
-    if (std::optional<Buffer> b = uop_realized(bytes.uop())) b->release_file_pages();
+    w.bytes = bytes;  // until then
   } else {
     w.bytes = bytes, w.type = t;
   }
@@ -231,7 +229,25 @@ Transformer::Transformer(const nn::GGUFFile& f, int64_t max_context, DType activ
     }
     layers_.push_back(std::move(l));
   }
-  free_cached_memory(device);  // what laying the weights out (ggml_int8_pack) used on the way
+  // the weights laid out for the int8 matvec, in one schedule (one realize per weight walked every live graph each
+  // time: seconds of a load); then the file's pages of them are read no more: given back (they stay in the page
+  // cache), or the process would hold those weights twice (TinyLlama Q4_0: 1.5 GB resident, 0.6 of it the file)
+  std::vector<Weight*> packed{&output_};
+  for (Layer& l : layers_)
+    for (std::optional<Weight>* w : {&l.wq, &l.wk, &l.wv, &l.wqkv, &l.w_gate})
+      if (*w) packed.push_back(&**w);
+  for (Layer& l : layers_) packed.insert(packed.end(), {&l.wo, &l.w_up, &l.w_down});
+  std::vector<Tensor> laid;
+  for (Weight* w : packed)
+    if (w->packed)
+      for (const Tensor& t : w->packed->tensors()) laid.push_back(t);
+  Tensor::realize(laid);
+  for (Weight* w : packed)
+    if (w->packed) {
+      if (std::optional<Buffer> b = uop_realized(w->bytes->uop())) b->release_file_pages();
+      w->bytes.reset();
+    }
+  free_cached_memory(device);  // what laying the weights out used on the way
 }
 
 // in float32 whatever the activations' type (a half's square overflows at 256), back to it after

@@ -675,7 +675,6 @@ GGMLInt8Weight ggml_int8_pack(const Tensor& bytes, uint32_t type, int64_t n, int
     return (v.shrink(lo) | v.shrink(hi).lshift(4)).reshape({kInt8Streams, t, nb, 2, 32});
   };
   GGMLInt8Weight w{integers().contiguous(), half_at(0), type, n, k};
-  std::vector<Tensor> all{w.q, w.d};
   if (type_ == GGMLType::Q4_K) {
     // get_scale_min_k4: blocks 0-3 from the low 6 bits of bytes 0-3 (scales) and 4-7 (mins), blocks 4-7 from bytes
     // 8-11's nibbles with bytes 0-7's top two bits above them
@@ -688,10 +687,15 @@ GGMLInt8Weight ggml_int8_pack(const Tensor& bytes, uint32_t type, int64_t n, int
     w.dmin = halves(2).reshape({kInt8Streams, t, kInt8Rows, nbt}).contiguous();
     w.m =
         (b & 63).cat({c.rshift(4) | b.rshift(6).lshift(4)}, -1).reshape({kInt8Streams, t, kInt8Rows, nb}).contiguous();
-    all.insert(all.end(), {*w.dmin, *w.sc, *w.m});
   }
-  Tensor::realize(all);
   return w;
+}
+
+std::vector<Tensor> GGMLInt8Weight::tensors() const {
+  std::vector<Tensor> out{q, d};
+  for (const std::optional<Tensor>& t : {dmin, sc, m})
+    if (t) out.push_back(*t);
+  return out;
 }
 
 Tensor GGMLInt8Weight::dequantize() const {

@@ -152,11 +152,14 @@ struct GGMLInt8Weight {
   std::optional<Tensor> dmin = std::nullopt, sc = std::nullopt, m = std::nullopt;
   // the (n, k) float32 weight, lazily: bit-exact with ggml_data_to_tensor of the bytes it came from
   Tensor dequantize() const;
+  // the tensors it holds (q, d, and Q4_K's three): what to realize, several weights' in one Tensor::realize
+  std::vector<Tensor> tensors() const;
 };
 // whether ggml_int8_pack takes n rows of `type`: Q4_0, Q8_0 and Q4_K, rows a multiple of 16
 bool ggml_int8_packs(uint32_t type, int64_t n);
-// the (n, k) weight of GGML type `type` packed in `bytes` (1-D uint8) in that layout; what ggml_int8_packs refuses, or
-// bytes that don't match, is a ValueError
+// the (n, k) weight of GGML type `type` packed in `bytes` (1-D uint8) in that layout, lazily (realize its tensors(),
+// a model's weights together: each realize walks every live tensor's graph); what ggml_int8_packs refuses, or bytes
+// that don't match, is a ValueError
 GGMLInt8Weight ggml_int8_pack(const Tensor& bytes, uint32_t type, int64_t n, int64_t k);
 // ggml_int8_linear's product on a packed weight: the same arithmetic, summed in another order
 Tensor ggml_int8_linear(const Tensor& x, const GGMLInt8Weight& w);

@@ -29,9 +29,10 @@ std::pair<std::vector<ScheduleItem>, VarVals> schedule_uops(std::vector<UOp> uop
   if (todo.empty()) return {};
   std::vector<std::pair<UOp, UOp>> kernelized = get_kernelize_map(UOp::sink(todo));
   apply_map_to_tensors(kernelized, "Apply Kernelize Map");
-  for (UOp& u : todo) u = u.substitute(kernelized);
+  // one substitute of them all: each substitute builds its table of the whole map (per tensor, a schedule of a
+  // model's weights took seconds)
+  UOp sink = UOp::sink(todo).substitute(kernelized);
   kernelized.clear();
-  UOp sink = UOp::sink(todo);
   todo.clear();
   std::vector<std::pair<UOp, UOp>> remove_assign;  // after scheduling, the tensors are just their buffers
   for (const UOp& u : sink.toposort())
