@@ -62,7 +62,7 @@ class Transformer {
 
   // a projection's weight: the lazy dequantization every path can use, and, for a type with an int8 dot product on a
   // device that computes it, what the decode step's matvec reads instead: Q4_0 and Q8_0 laid out for it once
-  // (`packed`, which w then dequantizes: the file's bytes are read once, at load), the other types' bytes as stored
+  // (`packed`; a prefill multiplies w, the file's), the other types' bytes as stored
   struct Weight {
     Tensor w;
     std::optional<Tensor> bytes;
@@ -71,6 +71,7 @@ class Transformer {
   };
 
  private:
+  std::vector<const Weight*> projections() const;
   struct Layer {
     Layer(Tensor attn_norm, Weight wo, Tensor ffn_norm, Weight w_up, Weight w_down, Tensor cache_k, Tensor cache_v)
         : attn_norm(std::move(attn_norm)),
