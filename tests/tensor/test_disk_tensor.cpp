@@ -170,6 +170,39 @@ TEST_F(DiskTensor, FromFileOntoTheCpuMapsIt) {
   EXPECT_FALSE(mapped());
 }
 
+// Buffer::release_file_pages: a mapped file's pages given back (an LLM's weights once laid out anew) read the same
+// when touched again, and counted in the process's resident file pages no more; a buffer of its own memory keeps
+// its bytes (the call does nothing to it)
+TEST_F(DiskTensor, ReleasedFilePagesReadTheSameAndLeaveTheResidentSet) {
+  const int64_t n = 8 << 20;  // 8 MiB: a change the resident set shows above its noise
+  std::vector<uint8_t> bytes(static_cast<size_t>(n));
+  for (size_t i = 0; i < bytes.size(); i++) bytes[i] = static_cast<uint8_t>(i * 7 + i / 4096);
+  std::string p = file("release", bytes);
+  auto rss_file_kb = [] {
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("RssFile:", 0) == 0) return int64_t(std::stoll(line.substr(8)));
+    return int64_t(-1);
+  };
+  Tensor c = Tensor::from_file(p, {.device = "CPU"});
+  Buffer b = *uop_realized(c.uop());
+  EXPECT_EQ(c.sum({}, false, dtypes::uint64).item<uint64_t>(), [&] {  // every page read by a kernel
+    uint64_t s = 0;
+    for (uint8_t v : bytes) s += v;
+    return s;
+  }());
+  const int64_t before = rss_file_kb();
+  b.view(n - 8192, dtypes::uint8, 4096).release_file_pages();  // a view's whole pages
+  const int64_t after = rss_file_kb();
+  if (before >= 0) {
+    EXPECT_LT(after, before - 4096) << "RssFile " << before << " -> " << after << " kB";
+  }
+  EXPECT_EQ(c.tolist<uint8_t>(), bytes);
+  Tensor own = Tensor(std::vector<int32_t>{1, 2, 3}, {3}).realize();
+  uop_realized(own.uop())->release_file_pages();
+  EXPECT_EQ(own.tolist<int32_t>(), (std::vector<int32_t>{1, 2, 3}));
+}
+
 TEST_F(DiskTensor, ViewsAndCopiesCompileNoKernels) {
   std::string p = file("nokernels", iota_bytes(4096));
   Tensor t = Tensor::from_file(p);

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "tg/helpers/knobs.h"
+#include "tg/runtime/buffers.h"
 #include "tg/runtime/device.h"
 #include "tg/runtime/ops_cpu.h"
 #include "tg/uop/uop.h"
@@ -58,6 +59,7 @@ Transformer::Weight projection(const nn::GGUFFile& f, const std::string& name, c
     // sgemm's panels 8x faster than one from this layout. So the file's pages stay resident too (given back with
     // MADV_DONTNEED, each prefill faulted them in again: 1.3 s of a 64-token prompt on this VM)
     w.packed = nn::ggml_int8_pack(bytes, t, shape[0].as_int(), shape[1].as_int());
+    w.bytes = bytes;  // what a prefill reads, and whose pages a decode gives back (release_file_pages)
   } else {
     w.bytes = bytes, w.type = t;
   }
@@ -236,7 +238,17 @@ Transformer::Transformer(const nn::GGUFFile& f, int64_t max_context, DType activ
     if (w->packed)
       for (const Tensor& t : w->packed->tensors()) laid.push_back(t);
   Tensor::realize(laid);
+  release_file_pages();
   free_cached_memory(device);  // what laying the weights out used on the way
+}
+
+// the file's pages of the weights the decode step reads laid out, given back (they stay in the page cache, and a
+// prefill, which reads the file's blocks, faults them in again): a generating or serving process holds those weights
+// once (TinyLlama Q4_0: 0.6 GB less resident)
+void Transformer::release_file_pages() const {
+  for (const Weight* w : projections())
+    if (w->packed && w->bytes)
+      if (std::optional<Buffer> b = uop_realized(w->bytes->uop())) b->release_file_pages();
 }
 
 std::vector<const Transformer::Weight*> Transformer::projections() const {
@@ -372,11 +384,15 @@ Tensor Transformer::forward(const std::vector<int64_t>& tokens, int64_t start_po
       std::vector<int64_t> chunk(tokens.begin() + at, tokens.begin() + at + n);
       Tensor logits = n == 1 ? forward(chunk, start_pos + at) : step(chunk, start_pos + at, UOp());
       if (at + n == T) {
-        // the chunks' float copies of the weights are free now and the allocator keeps them for the next prompt's:
-        // given back, each prefill asked the system for them again, and fresh memory advised into huge pages is
-        // compacted on its first touch (TinyLlama Q4_0 here: a 64-token prefill at 18 tokens/s against 50, for 0.35
-        // GB less resident)
-        return logits.realize();
+        logits.realize();
+        // what the prompt used given back: the chunks' float copies of the weights (the allocator kept them for
+        // reuse) and the file's pages of the laid-out weights (release_file_pages), so that a served model holds
+        // its file's other pages, the layout, its caches and little more. The next prompt asks the system for fresh
+        // memory again: where memory advised into huge pages is compacted on first touch and the machine's memory is
+        // fragmented, that is slow (MADVISE_HUGEPAGE=0 avoids it)
+        free_cached_memory(logits.device());
+        release_file_pages();
+        return logits;
       }
     }
   }

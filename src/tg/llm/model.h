@@ -72,6 +72,7 @@ class Transformer {
 
  private:
   std::vector<const Weight*> projections() const;
+  void release_file_pages() const;
   struct Layer {
     Layer(Tensor attn_norm, Weight wo, Tensor ffn_norm, Weight w_up, Weight w_down, Tensor cache_k, Tensor cache_v)
         : attn_norm(std::move(attn_norm)),

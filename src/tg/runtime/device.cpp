@@ -113,6 +113,13 @@ Opaque MallocAllocator::map_file(const std::string& path, size_t nbytes) {
   TG_CHECK(fd >= 0, "can't open ", py_str_repr(path), " to map it: ", std::strerror(errno));
   return tg::map_file(fd, nbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE, false, cat("mapping ", py_str_repr(path)));
 }
+void MallocAllocator::release_file_pages(Opaque opaque, size_t offset, size_t nbytes, const BufferSpec& spec) {
+  if (spec.file.empty()) return;
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto lo = reinterpret_cast<uintptr_t>(opaque) + offset, hi = lo + nbytes;
+  const uintptr_t a = (lo + page - 1) / page * page, b = hi / page * page;
+  if (a < b) ::madvise(reinterpret_cast<void*>(a), b - a, MADV_DONTNEED);  // advice: a failure keeps the pages
+}
 void MallocAllocator::copyin(Opaque dest, const void* src, size_t nbytes) { std::memcpy(dest, src, nbytes); }
 void MallocAllocator::copyout(void* dest, Opaque src, size_t nbytes) { std::memcpy(dest, src, nbytes); }
 Opaque MallocAllocator::offset(Opaque buf, size_t, size_t offset) { return static_cast<char*>(buf) + offset; }
@@ -502,6 +509,13 @@ std::vector<uint8_t> Buffer::as_bytes() const {
 void* Buffer::host_ptr() const {
   const BufferData& d = data();
   return d.allocated ? d.allocator->host_ptr(d.buf) : nullptr;
+}
+
+void Buffer::release_file_pages() const {
+  const BufferData& d = data();
+  const BufferData& b = d.base ? *d.base : d;  // a view's pages are its base's
+  if (!b.allocated) return;
+  b.allocator->release_file_pages(b.buf, static_cast<size_t>(d.offset), static_cast<size_t>(d.nbytes()), b.spec);
 }
 
 int64_t Buffer::lb_refcount() const { return base().data().lb_refcount; }

@@ -70,6 +70,10 @@ class Allocator {
   // where this allocator can't reach src's memory (the copy then goes through the host)
   virtual bool transfer(Opaque, Opaque /*src*/, size_t /*nbytes*/, Allocator& /*src_allocator*/) { return false; }
   virtual bool maps_files() const { return false; }  // whether a BufferSpec's file is mapped (host memory)
+  // the pages wholly inside bytes [offset, offset+nbytes) of a buffer that maps a file, given back to the system:
+  // the mapping stays, and a read faults them in from the file again. Only for pages no one wrote (a written page of
+  // the copy-on-write mapping would read the file's bytes again). Nothing for a buffer that maps no file
+  virtual void release_file_pages(Opaque, size_t /*offset*/, size_t /*nbytes*/, const BufferSpec&) {}
 
  protected:
   virtual Opaque alloc_impl(size_t nbytes, const BufferSpec& spec) = 0;  // tinygrad's _alloc
@@ -100,6 +104,7 @@ class MallocAllocator : public LRUAllocator {
   Opaque offset(Opaque buf, size_t nbytes, size_t offset) override;
   void* host_ptr(Opaque buf) const override { return buf; }
   bool maps_files() const override { return true; }
+  void release_file_pages(Opaque opaque, size_t offset, size_t nbytes, const BufferSpec& spec) override;
   static std::shared_ptr<MallocAllocator> instance();
 
  protected:
@@ -292,6 +297,9 @@ class Buffer {
   std::vector<uint8_t> as_bytes() const;  // tinygrad's as_buffer: a host copy
   // the host address of its bytes when the host reaches them directly (an allocated buffer in host memory), else null
   void* host_ptr() const;
+  // its pages given back where it is a view of a mapped file no one wrote (Allocator::release_file_pages): a
+  // model's weights once laid out anew, read no more
+  void release_file_pages() const;
 
   // the lazy-buffer refcount the scheduler/memory planner keeps (tinygrad's lb_refcount), on the base
   int64_t lb_refcount() const;
