@@ -1,7 +1,5 @@
 #include "tg/llm/model.h"
 
-#include <malloc.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -56,10 +54,9 @@ Transformer::Weight projection(const nn::GGUFFile& f, const std::string& name, c
   Tensor bytes = Tensor(p.bytes).realize();
   if (nn::ggml_int8_packs(t, shape[0].as_int())) {  // laid out once for the decode's matvec (realized with the others)
     // A prefill still multiplies the file's weight: a float copy dequantized from the file's blocks packs into the
-    // sgemm's panels 8x faster than one from this layout. So the file's pages stay resident too (given back with
-    // MADV_DONTNEED, each prefill faulted them in again: 1.3 s of a 64-token prompt on this VM)
+    // sgemm's panels 8x faster than one from this layout
     w.packed = nn::ggml_int8_pack(bytes, t, shape[0].as_int(), shape[1].as_int());
-    w.bytes = bytes;  // what a prefill reads, and whose pages a decode gives back (release_file_pages)
+    w.bytes = bytes;  // what a prefill reads, and whose pages are given back after it (release_file_pages)
   } else {
     w.bytes = bytes, w.type = t;
   }
@@ -69,7 +66,6 @@ Transformer::Weight projection(const nn::GGUFFile& f, const std::string& name, c
 // the memory the device's allocator keeps for reuse, given back to the system
 void free_cached_memory(const std::string& device) {
   if (auto* lru = dynamic_cast<LRUAllocator*>(Device::get(device).allocator.get())) lru->free_cache();
-  ::malloc_trim(0);
 }
 
 Tensor rms_norm(const Tensor& x, const Tensor& w, double eps) {
@@ -247,7 +243,7 @@ Transformer::Transformer(const nn::GGUFFile& f, int64_t max_context, DType activ
 // once (TinyLlama Q4_0: 0.6 GB less resident)
 void Transformer::release_file_pages() const {
   for (const Weight* w : projections())
-    if (w->packed && w->bytes)
+    if (w->packed)
       if (std::optional<Buffer> b = uop_realized(w->bytes->uop())) b->release_file_pages();
 }
 

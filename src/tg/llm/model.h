@@ -61,8 +61,8 @@ class Transformer {
   int64_t prefill_chunk = 256;
 
   // a projection's weight: the lazy dequantization every path can use, and, for a type with an int8 dot product on a
-  // device that computes it, what the decode step's matvec reads instead: Q4_0 and Q8_0 laid out for it once
-  // (`packed`; a prefill multiplies w, the file's), the other types' bytes as stored
+  // device that computes it, what the decode step's matvec reads instead: Q4_0, Q8_0 and Q4_K laid out for it once
+  // (`packed`; `bytes` then the file's, which a prefill reads through w), the other types' bytes as stored
   struct Weight {
     Tensor w;
     std::optional<Tensor> bytes;

@@ -276,6 +276,15 @@ namespace {
 Tensor as_f32(const Tensor& x) { return x.cast(dtypes::float32); }
 Tensor as_i32(const Tensor& x) { return x.cast(dtypes::int32); }
 
+// the index (0 or 1) along axis `axis` (of size 2) of `shape`, as a bool: a padded constant the codegen folds once
+// the axis is unrolled (a select on it becomes the branch of that lane)
+Tensor axis_bit(const Shape& shape, size_t axis, const std::string& device) {
+  Shape one(shape.size(), 1);
+  Mask pad(shape.size(), {0, 0});
+  pad[axis] = {1, 0};
+  return Tensor::full(one, true, {.device = device, .dtype = dtypes::bool_}).pad(pad).expand(shape);
+}
+
 struct Blocks {
   Tensor b;                   // (nb, type_size) uint8
   int64_t nb;                 // blocks
@@ -324,14 +333,10 @@ struct Blocks {
     m.back() = {i, i + 1};
     return m;
   }
-  // the index (0 or 1) along layout axis `axis`, of size 2, as a bool over the layout: a padded constant, which the
-  // codegen folds once the axis is unrolled (a select on it becomes the branch of that lane)
+  // the index (0 or 1) along layout axis `axis`, of size 2, as a bool over the layout (axis_bit)
   Tensor index_bit(size_t axis) const {
     TG_ASSERT(dims.at(axis) == 2, "a selector axis has size 2, got ", dims.at(axis));
-    Shape one(dims.size() + 1, 1);
-    Mask pad(dims.size() + 1, {0, 0});
-    pad[axis + 1] = {1, 0};
-    return Tensor::full(one, true, {.device = b.device(), .dtype = dtypes::bool_}).pad(pad).expand(full());
+    return axis_bit(full(), axis + 1, b.device());
   }
 };
 
@@ -578,15 +583,6 @@ namespace {
 constexpr int64_t kInt8Streams = 4, kInt8Rows = 4;
 int64_t int8_tiles(int64_t n) { return n / (kInt8Streams * kInt8Rows); }
 
-// the index (0 or 1) along axis `axis` (of size 2) of `shape`, as a bool: a padded constant the codegen folds once
-// the axis is unrolled (Blocks::index_bit's for any shape)
-Tensor axis_bit(const Shape& shape, size_t axis, const std::string& device) {
-  Shape one(shape.size(), 1);
-  Mask pad(shape.size(), {0, 0});
-  pad[axis] = {1, 0};
-  return Tensor::full(one, true, {.device = device, .dtype = dtypes::bool_}).pad(pad).expand(shape);
-}
-
 // the weight's integers over (G, T, blocks, 4, 32) as int32: Q4_0's and Q4_K's nibbles (a byte's low one in lanes
 // 0-1, its high one in lanes 2-3, computed in bytes; Q4_0's less 8), Q8_0's bytes
 Tensor int8_values(const GGMLInt8Weight& w) {
@@ -650,14 +646,14 @@ GGMLInt8Weight ggml_int8_pack(const Tensor& bytes, uint32_t type, int64_t n, int
   auto tiled = [&](const Tensor& v, int64_t blocks, int64_t last) {
     return v.reshape({kInt8Streams, t, kInt8Rows, blocks, last}).permute({0, 1, 3, 2, 4});
   };
-  // a half of each type block (at byte a): (G, T, type blocks, 4)
-  // a device without half (PoCL without cl_khr_fp16) keeps them as float32, rebuilt from the bits (Blocks::f16)
+  // each type block's half at byte a, (n, type blocks, 1); a device without half (PoCL without cl_khr_fp16) keeps
+  // them as float32, rebuilt from the bits (Blocks::f16)
   const bool half = is_dtype_supported(dtypes::float16, bytes.device());
-  auto halves = [&](int64_t a) {  // each type block's half at byte a, (n, type blocks, 1)
+  auto halves = [&](int64_t a) {
     return half ? field(a, a + 2).bitcast(dtypes::float16)
                 : Blocks{raw.reshape({n * nbt, ts}), n * nbt, {1}}.f16(a).reshape({n, nbt, 1});
   };
-  auto half_at = [&](int64_t a) {
+  auto half_at = [&](int64_t a) {  // the same tiled: (G, T, type blocks, 4)
     return tiled(halves(a), nbt, 1).reshape({kInt8Streams, t, nbt, kInt8Rows}).contiguous();
   };
   auto integers = [&]() {
