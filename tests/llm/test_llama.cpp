@@ -115,9 +115,10 @@ TEST_F(Llama, HalfActivationsFollowFloat32) {
             std::string::npos);
 }
 
-// A decode step's matvecs on Q4_0 / Q8_0 weights on the CPU multiply int8 (x quantized to blocks of 32, as llama.cpp
-// does; LLM_INT8=1, the default): the logits follow the float matvecs' (LLM_INT8=0) within x's quantization error,
-// after prefill (whose last row's output projection is a matvec too) and after a cached decode step
+// The matvecs and matmuls on Q4_0 / Q8_0 weights on the CPU multiply int8 (x quantized to blocks of 32, as llama.cpp
+// does; LLM_INT8=1, the default; a prefill's too where the weight is laid out for it): the logits follow the float
+// matmuls' (LLM_INT8=0) within x's quantization error, after prefill and after a cached decode step (whose cache the
+// int8 prefill wrote: the error compounds, 3.3% of the largest logit for Q8_0 here)
 TEST_F(Llama, Int8DecodeFollowsTheFloatMatvecs) {
   for (nn::GGMLType type : {nn::GGMLType::Q4_0, nn::GGMLType::Q8_0}) {
     write_tiny_llama(path, uint32_t(type));
@@ -141,7 +142,7 @@ TEST_F(Llama, Int8DecodeFollowsTheFloatMatvecs) {
     ASSERT_EQ(pre_i.size(), pre_f.size());
     for (size_t i = 0; i < next_f.size(); i++) {
       ASSERT_NEAR(pre_i[i], pre_f[i], 0.02f * scale) << "prefill, logit " << i;
-      ASSERT_NEAR(next_i[i], next_f[i], 0.02f * scale) << "decode, logit " << i;
+      ASSERT_NEAR(next_i[i], next_f[i], 0.04f * scale) << "decode, logit " << i;
     }
   }
 }

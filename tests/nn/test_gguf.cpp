@@ -261,8 +261,10 @@ TEST_F(GGUF, Int8MatvecIsLlamaCppsArithmetic) {
       }
     Tensor bytes = Tensor(raw, Shape{static_cast<int64_t>(raw.size())}).realize();
     std::vector<float> w = ggml_data_to_tensor(bytes, rows * cols, uint32_t(type)).tolist<float>();
+    // y's rows: x's product, then, for more rows (a prefill's), -0.5 x's: x's int8 values negated, its scales halved
     auto check = [&](const Tensor& y) {
-      EXPECT_EQ(y.shape(), (Shape{1, rows}));
+      const int64_t xrows = y.shape()[0].as_int();
+      EXPECT_EQ(y.shape(), (Shape{xrows, rows}));
       auto [sched, vars] = Tensor::schedule_with_vars({y});
       std::string src;
       for (const ScheduleItem& si : sched) {
@@ -281,8 +283,12 @@ TEST_F(GGUF, Int8MatvecIsLlamaCppsArithmetic) {
           mag += std::fabs(double(w[static_cast<size_t>(r * cols + i)]) * xq[static_cast<size_t>(i)]);
         }
         ASSERT_NEAR(got[static_cast<size_t>(r)], want, 1e-5 * mag + 1e-6) << "row " << r;
+        if (xrows > 1) {
+          ASSERT_NEAR(got[static_cast<size_t>(rows + r)], -0.5 * want, 1e-5 * mag + 1e-6) << "second row " << r;
+        }
       }
     };
+    Tensor x2 = x.cat({x * -0.5f}, 0).realize();
     check(ggml_int8_linear(x, bytes, uint32_t(type), rows));
     // Q4_0, Q8_0 and Q4_K laid out for the matvec (ggml_int8_pack): the same weights (bit-exact), the same arithmetic
     EXPECT_EQ(ggml_int8_packs(uint32_t(type), rows),
@@ -291,6 +297,7 @@ TEST_F(GGUF, Int8MatvecIsLlamaCppsArithmetic) {
       GGMLInt8Weight packed = ggml_int8_pack(bytes, uint32_t(type), rows, cols);
       EXPECT_EQ(packed.dequantize().reshape({rows * cols}).tolist<float>(), w);
       check(ggml_int8_linear(x, packed));
+      check(ggml_int8_linear(x2, packed));  // a prefill's rows: the int8 matmul
     }
   }
   std::string err = error_of([&] { ggml_int8_linear(x, x, uint32_t(GGMLType::F16), 1); });
@@ -300,19 +307,19 @@ TEST_F(GGUF, Int8MatvecIsLlamaCppsArithmetic) {
   EXPECT_NE(err.find("weights take 2304 bytes"), std::string::npos) << err;
   err = error_of([&] { ggml_int8_linear(Tensor::ones({1, 96}), x, uint32_t(GGMLType::Q4_K), 4); });
   EXPECT_NE(err.find("is not whole blocks of 256 (q4_K)"), std::string::npos) << err;
-  // the packed layout takes Q4_0 and Q8_0 in rows of 16, the bytes they need, and an x as long as its rows
-  Tensor q40 = Tensor(std::vector<uint8_t>(16 * 2 * 18), Shape{16 * 2 * 18});
-  err = error_of([&] { ggml_int8_pack(q40, uint32_t(GGMLType::Q4_0), 8, 64); });
-  EXPECT_NE(err.find("8 rows of GGML type 2 have no int8 layout"), std::string::npos) << err;
-  err = error_of([&] { ggml_int8_pack(q40, uint32_t(GGMLType::Q6_K), 16, 256); });
-  EXPECT_NE(err.find("16 rows of GGML type 14 have no int8 layout"), std::string::npos) << err;
-  err = error_of([&] { ggml_int8_pack(q40, uint32_t(GGMLType::Q4_K), 16, 64); });
+  // the packed layout takes Q4_0 and Q8_0 in rows of 64, the bytes they need, and an x as long as its rows
+  Tensor q40 = Tensor(std::vector<uint8_t>(64 * 2 * 18), Shape{64 * 2 * 18});
+  err = error_of([&] { ggml_int8_pack(q40, uint32_t(GGMLType::Q4_0), 16, 64); });
+  EXPECT_NE(err.find("16 rows of GGML type 2 have no int8 layout"), std::string::npos) << err;
+  err = error_of([&] { ggml_int8_pack(q40, uint32_t(GGMLType::Q6_K), 64, 256); });
+  EXPECT_NE(err.find("64 rows of GGML type 14 have no int8 layout"), std::string::npos) << err;
+  err = error_of([&] { ggml_int8_pack(q40, uint32_t(GGMLType::Q4_K), 64, 64); });
   EXPECT_NE(err.find("a row of 64 is not whole blocks of 256 (q4_K)"), std::string::npos) << err;
-  err = error_of([&] { ggml_int8_pack(q40, uint32_t(GGMLType::Q4_0), 16, 96); });
-  EXPECT_NE(err.find("16x96 q4_0 weights take 864 bytes"), std::string::npos) << err;
-  err = error_of([&] { ggml_int8_pack(q40, uint32_t(GGMLType::Q4_0), 16, 48); });
+  err = error_of([&] { ggml_int8_pack(q40, uint32_t(GGMLType::Q4_0), 64, 96); });
+  EXPECT_NE(err.find("64x96 q4_0 weights take 3456 bytes"), std::string::npos) << err;
+  err = error_of([&] { ggml_int8_pack(q40, uint32_t(GGMLType::Q4_0), 64, 48); });
   EXPECT_NE(err.find("a row of 48 is not whole blocks of 32 (q4_0)"), std::string::npos) << err;
-  GGMLInt8Weight small = ggml_int8_pack(q40, uint32_t(GGMLType::Q4_0), 16, 64);
+  GGMLInt8Weight small = ggml_int8_pack(q40, uint32_t(GGMLType::Q4_0), 64, 64);
   err = error_of([&] { ggml_int8_linear(Tensor::ones({1, 32}), small); });
   EXPECT_NE(err.find("the input's last axis (32) is not the weight's 64"), std::string::npos) << err;
 }
@@ -320,15 +327,16 @@ TEST_F(GGUF, Int8MatvecIsLlamaCppsArithmetic) {
 // the packed layout's matvec reads the packed weight in one kernel (no float copy of it, nor of its integers) and
 // gives rows in the weight's order, for a row count whose four groups are far apart
 TEST_F(GGUF, Int8PackedMatvecIsOneKernelOverThePackedWeight) {
-  const int64_t rows = 48, cols = 512;
+  const int64_t rows = 192, cols = 512;
   std::vector<uint8_t> raw(static_cast<size_t>(rows * cols / 32 * 18));
   for (size_t i = 0; i < raw.size(); i++) raw[i] = static_cast<uint8_t>(i * 37 + 11);
   for (size_t blk = 0; blk < raw.size(); blk += 18) raw[blk] = 0, raw[blk + 1] = 0x20;  // d = 2^-7
   Tensor bytes = Tensor(raw, Shape{static_cast<int64_t>(raw.size())}).realize();
   GGMLInt8Weight w = ggml_int8_pack(bytes, uint32_t(GGMLType::Q4_0), rows, cols);
   Tensor::realize(w.tensors());
-  EXPECT_EQ(w.q.shape(), (Shape{4, 3, 16, 2, 32}));  // (groups, tiles, blocks, two rows a byte, weights)
-  EXPECT_EQ(w.d.shape(), (Shape{4, 3, 16, 4}));
+  // (groups, tiles, blocks, quads c | c + 4 a byte, rows, weights)
+  EXPECT_EQ(w.q.shape(), (Shape{4, 3, 16, 4, 16, 4}));
+  EXPECT_EQ(w.d.shape(), (Shape{4, 3, 16, 16}));
   EXPECT_EQ(w.d.dtype(), is_dtype_supported(dtypes::float16) ? dtypes::float16 : dtypes::float32);
   Tensor x = Tensor(ramp(cols), {1, cols}).realize();
   Tensor y = ggml_int8_linear(x, w);

@@ -128,7 +128,7 @@ def test_int8_pack_keeps_the_weights_and_the_matvec(name):
   # ggml_int8_pack lays a Q4_0 / Q8_0 weight out for the int8 matvec (ours; llama.cpp repacks too): its dequantization
   # is the file's bit for bit, and the matvec on it is ggml_int8_linear's on the bytes (same products, another order)
   typ, bs, ts = TYPES[name]
-  n, k = 32, 512
+  n, k = 64, 512
   raw = random_blocks(name, n * k // bs, np.random.default_rng(5))
   raw = np.frombuffer(raw, np.uint8).copy()
   halves = [0, 2] if name == "q4_K" else [0]
@@ -140,7 +140,7 @@ def test_int8_pack_keeps_the_weights_and_the_matvec(name):
   np.testing.assert_array_equal(bits(w.dequantize().numpy()), bits(want))
   x = Tensor(np.random.default_rng(6).standard_normal((2, k)).astype(np.float32))
   np.testing.assert_allclose(ggml_int8_linear(x, w).numpy(), ggml_int8_linear(x, b, typ, n).numpy(), rtol=1e-5, atol=1e-3)
-  with pytest.raises(ValueError, match="no int8 layout"): ggml_int8_pack(b, typ, 8, k)
+  with pytest.raises(ValueError, match="no int8 layout"): ggml_int8_pack(b, typ, 32, k)
 
 @pytest.mark.skipif(not is_dtype_supported(dtypes.half), reason="F16 weights are half tensors")
 def test_plain_types():

@@ -125,6 +125,24 @@ std::optional<int64_t> reduce_period(const ShapeTracker& st, const Shape& full, 
   return std::nullopt;
 }
 
+// how far st's reads move for `step` along `axis`, the same from its first element and from the one at 1 on the other
+// axes (a view real_strides can't read as a stride: a packed weight's nibbles); nullopt when they differ or are hidden
+std::optional<int64_t> steps_along(const ShapeTracker& st, const Shape& full, int axis, int64_t step) {
+  std::optional<int64_t> move;
+  for (int64_t base = 0; base < 2; base++) {
+    std::vector<int64_t> at(full.size(), 0);
+    for (size_t d = 0; d < full.size(); d++) at[d] = std::min(base, full[d].as_int() - 1);
+    at[static_cast<size_t>(axis)] = 0;
+    std::optional<int64_t> from = offset_at(st, at);
+    at[static_cast<size_t>(axis)] += step;
+    if (at[static_cast<size_t>(axis)] >= full[static_cast<size_t>(axis)].as_int()) return std::nullopt;
+    std::optional<int64_t> to = offset_at(st, at);
+    if (!from || !to || (move && *move != *to - *from)) return std::nullopt;
+    move = *to - *from;
+  }
+  return move;
+}
+
 }  // namespace
 
 std::optional<CpuTile> cpu_packed_matvec_tile(const Kernel& k) {
@@ -132,30 +150,53 @@ std::optional<CpuTile> cpu_packed_matvec_tile(const Kernel& k) {
   const UOp r = k.reduceop();
   if (r.arg<ReduceArg>().op != Ops::ADD || r.dtype() != dtypes::float32) return std::nullopt;
   const int fr = k.first_reduce(), n = k.shape_len();
-  if (fr != 1 || n != 2) return std::nullopt;  // one output axis, one reduce axis
+  // one reduce axis after the weight's rows, and maybe the activations' rows before them (a matmul of a few rows:
+  // a prefill's chunk)
+  if ((fr != 1 && fr != 2) || n != fr + 1) return std::nullopt;
   const Shape full = k.full_shape();
-  if (full[0].is_sym() || full[1].is_sym()) return std::nullopt;
+  for (const sint& s : full)
+    if (s.is_sym()) return std::nullopt;
+  const int w_rows = fr - 1;  // the weight's rows: the activations broadcast along them
   std::vector<UOp> reduced = r.toposort();
-  bool packed = false, broadcast = false;
+  bool packed = false, broadcast = false, tokens = fr == 2;
   int64_t period = 1;
   for (size_t i = 0; i < k.bufs.size(); i++) {
     const UOp& b = k.bufs[i];
     if (std::find(reduced.begin(), reduced.end(), b) == reduced.end() || b.op() == Ops::STORE) continue;
     if (b.op() == Ops::LOAD) {
       const DType dt = b.dtype().scalar();
-      packed |= (dtypes::is_int(dt) && dt.itemsize() <= 2) || dt == dtypes::float16 || dt == dtypes::bfloat16;
-      std::optional<sint> s = real_strides(k.sts[i])[0];
-      broadcast |= s && *s == 0;
+      const bool weight = (dtypes::is_int(dt) && dt.itemsize() <= 2) || dt == dtypes::float16 || dt == dtypes::bfloat16;
+      packed |= weight;
+      std::vector<std::optional<sint>> st = real_strides(k.sts[i]);
+      broadcast |= st[static_cast<size_t>(w_rows)] && *st[static_cast<size_t>(w_rows)] == 0;
+      // each load is the weight's (the same for every activation row) or the activations' (broadcast along the
+      // weight's rows)
+      auto zero = [&](int a) {
+        const std::optional<sint>& s = st[static_cast<size_t>(a)];
+        return s ? *s == 0 : steps_along(k.sts[i], full, a, 1) == std::optional<int64_t>(0);
+      };
+      if (fr == 2 && !zero(0) && !zero(w_rows)) tokens = false;
     }
-    std::optional<int64_t> p = reduce_period(k.sts[i], full, 1, 256);
+    std::optional<int64_t> p = reduce_period(k.sts[i], full, fr, 256);
     if (!p) return std::nullopt;
     period = std::max(period, *p);
   }
-  if (!packed || !broadcast) return std::nullopt;
+  if (!packed || !broadcast || (fr == 2 && !tokens)) return std::nullopt;
+  // a weight laid out for the dot-product instruction (nn::GGMLInt8Weight): a byte load whose rows are 4 bytes apart
+  // and whose quads of 4 weights 64, 16 rows of a quad side by side
+  bool quad_rows = false;
+  for (size_t i = 0; i < k.bufs.size(); i++) {
+    const UOp& b = k.bufs[i];
+    if (b.op() == Ops::LOAD && b.dtype().scalar().itemsize() == 1 && dtypes::is_int(b.dtype().scalar()) &&
+        std::find(reduced.begin(), reduced.end(), b) != reduced.end() && full[static_cast<size_t>(w_rows)] % 16 == 0)
+      quad_rows |= steps_along(k.sts[i], full, w_rows, 1) == std::optional<int64_t>(4) &&
+                   steps_along(k.sts[i], full, fr, 4) == std::optional<int64_t>(64);
+  }
   // the unroll: a block of 32 weights (a K-quant's super-block of 256 is 8 of them: what varies between those is the
   // same for every lane of an iteration, a select of whole vectors), or 32 of a plain F16 row. Unrolling a whole
   // super-block ran slower (Q4_K 4.7 against 5.4 GiB/s) and took clang seconds per kernel
-  if (full[1].as_int() % 32 != 0 || period > 256 || (period > 32 && period % 32 != 0)) return std::nullopt;
+  if (full[static_cast<size_t>(fr)].as_int() % 32 != 0 || period > 256 || (period > 32 && period % 32 != 0))
+    return std::nullopt;
   // Rows: 8 of blocks of 32 (AVX-512, 4096x4096: Q4_0 8.4 -> 9.4 GiB/s, Q8_0 17 -> 18), 4 of super-blocks (Q6_K
   // 6.7 against 3.6 with 8); half as many within 16 registers (8 x 32 lanes would fill all of AVX2's with
   // accumulators; AVX2 code, Q4_K: 3.5 GiB/s with 2 rows, 2.4-2.8 with 4)
@@ -170,8 +211,19 @@ std::optional<CpuTile> cpu_packed_matvec_tile(const Kernel& k) {
   const int lanes = cpu_tile_lanes(k.opts),
             most = (period <= 32 ? std::min(8, lanes / 32) : std::min(4, lanes / 64)) * (ints ? 2 : 1);
   std::vector<std::pair<int, int>> ups;
-  if (int rows = pow2_amount(full[0], most); rows > 1) ups.push_back({0, rows});
-  if (auto opts = apply_tile(k, ups, {{1, 32}})) return CpuTile{.opts = *opts, .reduce_lanes = true};
+  // The layout's tile: 64 rows (16 of each of its four groups), whose products sum as integers over each block
+  // (Lowering::integer_block_sums): a quad of x's block times 16 rows' quad is one dot-product instruction, and a
+  // block's 8 are added as vectors, converted and scaled once (AVX-512, 2048x5632 Q4_0: decode 0.16 -> 0.14 ms,
+  // a prefill's 64 rows 9.9 ms as a float copy's matmul -> 4.0). The activations' rows stay a loop: upcast too,
+  // their tiles spilled (2 rows: 5.3 ms)
+  if (quad_rows && ints) {
+    if (int rows = pow2_amount(full[static_cast<size_t>(w_rows)], 64); rows >= 16) ups.push_back({w_rows, rows});
+    if (auto opts = apply_tile(k, ups, {{fr, 32}}))
+      return CpuTile{.opts = *opts, .reduce_lanes = true, .block_sums = true};
+    return std::nullopt;
+  }
+  if (int rows = pow2_amount(full[static_cast<size_t>(w_rows)], most); rows > 1) ups.push_back({w_rows, rows});
+  if (auto opts = apply_tile(k, ups, {{fr, 32}})) return CpuTile{.opts = *opts, .reduce_lanes = true};
   return std::nullopt;
 }
 

@@ -33,8 +33,11 @@ bool big_cpu_kernel(const Kernel& k);
 struct CpuTile {
   std::vector<Opt> opts;
   bool reduce_lanes = false;
+  bool block_sums = false;  // Lowering::integer_block_sums
   // how the codegen lowers the tile: its vector ALUs kept, a reduce-lanes tile's horizontal sums after the loop
-  Lowering lowering() const { return {.vector_alus = true, .deferred_horizontal_reduce = reduce_lanes}; }
+  Lowering lowering() const {
+    return {.vector_alus = true, .deferred_horizontal_reduce = reduce_lanes, .integer_block_sums = block_sums};
+  }
 };
 std::optional<CpuTile> cpu_vector_tile(const Kernel& k);
 // the first tile cpu_vector_tile tries: a matvec over packed weights (one output axis, one reduce axis; an input of

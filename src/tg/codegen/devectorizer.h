@@ -28,6 +28,11 @@ struct ReduceContext {
   // and sums the lanes once, after the loop, instead of summing them into the accumulator on every iteration:
   // independent vector FMAs instead of a serial chain (a different order of the additions)
   bool defer_horizontal = false;
+  // with it, a sum of float(p) * s over an output's lanes, p a product of integers and s the same over all of them,
+  // is float(the integer sum) * s: the products in the order (quad, output, 4 lanes) that a dot-product instruction
+  // takes when a quad of 4 lanes of every output lies side by side in memory (nn::GGMLInt8Weight's layout), the
+  // quads' sums added as whole vectors, and one scale and accumulator lane an output
+  bool integer_block_sums = false;
 };
 const PatternMatcher<UOp>& load_store_indexing();
 const PatternMatcher<UOp>& load_store_folding();

@@ -1,5 +1,6 @@
 // the devectorizer's reduces: pm_reduce (REDUCE -> DEFINE_ACC+ASSIGN, or a closed form) and pm_horizontal_tree
 #include <algorithm>
+#include <numeric>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -149,6 +150,95 @@ bool lanes_equal(const UOp& u, std::vector<std::pair<int64_t, int64_t>> pairs) {
   return true;
 }
 
+// ReduceContext::integer_block_sums: float(p) * s over an output's h lanes (n lanes, [output][h]), s the same on all
+// of them, as float(the output's integer sum) * s. The products reordered to (quad, output, 4 lanes): each quad of an
+// output is one lane of a dot-product instruction (the renderer's), and a quad's lanes over all outputs are whole
+// vectors, as a weight laid out (quad, row, 4) loads them, multiplied by the activations' quad broadcast; the quads'
+// sums are then added as whole vectors. Both NOOPs keep their vector whole (the GEP pushing would split it)
+// the integer sums of a * b over each output's h lanes (n lanes, [output][h]): the products reordered to (quad,
+// output, 4 lanes), each quad's four summed (one lane of a dot-product instruction), the quads' sums added as whole
+// vectors of the outputs. Both NOOPs keep their vector whole (the GEP pushing would split it into lanes)
+UOp block_dot(const UOp& a, const UOp& b, int64_t n, int64_t h) {
+  const int64_t out = n / h, quads = h / 4;
+  std::vector<int64_t> order;  // lane (q, o, j) of the reordered product: lane o * h + 4q + j of a * b
+  for (int64_t q = 0; q < quads; q++)
+    for (int64_t o = 0; o < out; o++)
+      for (int64_t j = 0; j < 4; j++) order.push_back(o * h + 4 * q + j);
+  UOp whole = UOp::make(Ops::NOOP, a.dtype(), {a.gep(order).alu(Ops::MUL, {b.gep(order)})});
+  UOp dot;  // (q, o)
+  for (int64_t j = 0; j < 4; j++) {
+    std::vector<int64_t> lanes;
+    for (int64_t m = 0; m < quads * out; m++) lanes.push_back(4 * m + j);
+    dot = j == 0 ? whole.gep(lanes) : dot.alu(Ops::ADD, {whole.gep(lanes)});
+  }
+  dot = UOp::make(Ops::NOOP, dot.dtype(), {dot});
+  UOp sum;
+  for (int64_t q = 0; q < quads; q++) {
+    std::vector<int64_t> lanes;
+    for (int64_t o = 0; o < out; o++) lanes.push_back(q * out + o);
+    sum = q == 0 ? dot.gep(lanes) : sum.alu(Ops::ADD, {dot.gep(lanes)});
+  }
+  return sum;
+}
+
+// x's sum over each output's h lanes: when every output's lanes are the same (activations broadcast along a weight's
+// rows), the first output's, by halvings, broadcast; else every output's
+UOp block_total(const UOp& x, int64_t n, int64_t h) {
+  const int64_t out = n / h;
+  std::vector<std::pair<int64_t, int64_t>> same;
+  for (int64_t o = 1; o < out; o++)
+    for (int64_t l = 0; l < h; l++) same.emplace_back(l, o * h + l);
+  if (!lanes_equal(x, same)) {
+    UOp sum;
+    for (int64_t l = 0; l < h; l++) {
+      std::vector<int64_t> lanes;
+      for (int64_t o = 0; o < out; o++) lanes.push_back(o * h + l);
+      sum = l == 0 ? x.gep(lanes) : sum.alu(Ops::ADD, {x.gep(lanes)});
+    }
+    return sum;
+  }
+  std::vector<int64_t> first(static_cast<size_t>(h));
+  std::iota(first.begin(), first.end(), 0);
+  UOp v = UOp::make(Ops::NOOP, x.dtype().scalar().vec(static_cast<int>(h)), {x.gep(first)});
+  for (int64_t w = h / 2; w >= 1; w /= 2) {
+    std::vector<int64_t> lo(static_cast<size_t>(w)), hi(static_cast<size_t>(w));
+    std::iota(lo.begin(), lo.end(), 0), std::iota(hi.begin(), hi.end(), w);
+    v = v.gep(lo).alu(Ops::ADD, {v.gep(hi)});
+  }
+  return v.broadcast(static_cast<int>(out));
+}
+
+// ReduceContext::integer_block_sums: float(p) * s over an output's h lanes (n lanes, [output][h]), s the same on all
+// of them, as float(the output's integer sum) * s, the sum in the order of a dot-product instruction's operands
+// (block_dot: a weight laid out (quad, row, 4) loads whole vectors of them, multiplied by the activations' quad
+// broadcast). A factor u + c, c a constant (a weight's integers less their offset: Q4_0's 8, Q8_0's 128 as we store
+// it), is u's products plus c times the other factor's sum, taken once for all outputs where they share it
+std::optional<UOp> integer_block_sum(const UOp& p, const UOp& sc, DType f, int64_t n, int64_t h) {
+  const int64_t out = n / h;
+  std::vector<std::pair<int64_t, int64_t>> same;
+  for (int64_t o = 0; o < out; o++)
+    for (int64_t l = 1; l < h; l++) same.emplace_back(o * h, o * h + l);
+  if (!lanes_equal(sc, same)) return std::nullopt;
+  UOp sum;
+  for (size_t i = 0; i < 2 && !sum; i++) {
+    const UOp &a = p.src(i), &x = p.src(1 - i);
+    if (a.op() != Ops::ADD) continue;
+    for (size_t k = 0; k < 2 && !sum; k++) {
+      const UOp& c = a.src(k);
+      const bool uniform = c.op() == Ops::CONST ||
+                           (c.op() == Ops::VECTORIZE && c.src(0).op() == Ops::CONST &&
+                            std::all_of(c.src().begin(), c.src().end(), [&](const UOp& s) { return s == c.src(0); }));
+      if (!uniform) continue;
+      UOp cv = UOp::const_(c.dtype().scalar(), (c.op() == Ops::CONST ? c : c.src(0)).const_arg());
+      sum = block_dot(a.src(1 - k), x, n, h) + block_total(x, n, h) * cv.broadcast(static_cast<int>(out));
+    }
+  }
+  if (!sum) sum = block_dot(p.src(0), p.src(1), n, h);
+  std::vector<int64_t> first;
+  for (int64_t o = 0; o < out; o++) first.push_back(o * h);
+  return sum.cast(f.vec(static_cast<int>(out))) * sc.gep(first);
+}
+
 // A deferred horizontal sum of float(p) * s, with p a product of integers and s the same on each group of g lanes
 // (g = 4, or 2 where an output's h lanes aren't whole fours; a group lies within one output's lanes): the group's
 // integer products summed first, float(p[gj] + ... + p[gj+g-1]) * s[gj], a g-th of the lanes. The integer adds are
@@ -158,7 +248,7 @@ bool lanes_equal(const UOp& u, std::vector<std::pair<int64_t, int64_t>> pairs) {
 // product's lanes) and emit it; the others compute it as written. A quantized matvec's blocks of integer products
 // (nn::ggml_int8_linear) become a few dot instructions where they were a conversion and an FMA a lane. nullopt when
 // inp isn't one, or h is odd
-std::optional<UOp> group_integer_products(const UOp& inp, int64_t h) {
+std::optional<UOp> group_integer_products(const UOp& inp, int64_t h, bool block_sums) {
   const int64_t g = h % 4 == 0 ? 4 : 2;
   if (h % 2 != 0 || inp.op() != Ops::MUL || !dtypes::is_float(inp.dtype().scalar())) return std::nullopt;
   for (size_t i = 0; i < 2; i++) {
@@ -171,8 +261,10 @@ std::optional<UOp> group_integer_products(const UOp& inp, int64_t h) {
       if (std::holds_alternative<double>(lo) || std::holds_alternative<double>(hi)) return i128(1) << 64;
       return std::max(as_i128(hi), -as_i128(lo));
     };
-    if (mag(p.src(0)) * mag(p.src(1)) * g >= (i128(1) << 31)) continue;
     const int64_t n = inp.dtype().count();
+    if (block_sums && h % 4 == 0 && mag(p.src(0)) * mag(p.src(1)) * h < (i128(1) << 31))
+      if (std::optional<UOp> summed = integer_block_sum(p, sc, c.dtype().scalar(), n, h)) return summed;
+    if (mag(p.src(0)) * mag(p.src(1)) * g >= (i128(1) << 31)) continue;
     std::vector<std::pair<int64_t, int64_t>> same;
     std::vector<std::vector<int64_t>> lanes(static_cast<size_t>(g));
     for (int64_t j = 0; j < n; j += g)
@@ -198,7 +290,8 @@ UOp reduce_to_acc(M m, ReduceContext& ctx) {
   Ops rop = red.arg<Ops>();
   if (ctx.defer_horizontal && !reduce_range.empty() && inp.dtype() != red.dtype()) {
     if (rop == Ops::ADD)
-      if (std::optional<UOp> grouped = group_integer_products(inp, inp.dtype().count() / red.dtype().count()))
+      if (std::optional<UOp> grouped =
+              group_integer_products(inp, inp.dtype().count() / red.dtype().count(), ctx.integer_block_sums))
         inp = *grouped;
     std::vector<UOp> src{inp.const_like(identity_element(rop, inp.dtype().scalar()))};
     src.insert(src.end(), reduce_range.begin(), reduce_range.end());

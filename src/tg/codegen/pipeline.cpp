@@ -46,7 +46,9 @@ UOp step_expander(const UOp& sink, const RenderOpts&, const Lowering&) {
 }
 UOp step_remove_reduce(const UOp& sink, const RenderOpts&, const Lowering& lowering) {
   static const PatternMatcher<UOp, ReduceContext> pm = pm_reduce() + with_ctx<ReduceContext>(gep_pushing());
-  ReduceContext ctx{.acc_num = 0, .defer_horizontal = lowering.deferred_horizontal_reduce};
+  ReduceContext ctx{.acc_num = 0,
+                    .defer_horizontal = lowering.deferred_horizontal_reduce,
+                    .integer_block_sums = lowering.integer_block_sums};
   return graph_rewrite(sink, pm, ctx, {.name = "remove_reduce"});
 }
 UOp step_devectorize(const UOp& sink, const RenderOpts& opts, const Lowering& lowering) {

@@ -52,11 +52,9 @@ Transformer::Weight projection(const nn::GGUFFile& f, const std::string& name, c
       (!nn::ggml_int8_narrow(t) && !cpu_target().vnni))
     return w;
   Tensor bytes = Tensor(p.bytes).realize();
-  if (nn::ggml_int8_packs(t, shape[0].as_int())) {  // laid out once for the decode's matvec (realized with the others)
-    // A prefill still multiplies the file's weight: a float copy dequantized from the file's blocks packs into the
-    // sgemm's panels 8x faster than one from this layout
+  if (nn::ggml_int8_packs(t, shape[0].as_int())) {  // laid out once for the int8 matmuls (realized with the others)
     w.packed = nn::ggml_int8_pack(bytes, t, shape[0].as_int(), shape[1].as_int());
-    w.bytes = bytes;  // what a prefill reads, and whose pages are given back after it (release_file_pages)
+    w.bytes = bytes;  // read once, to lay it out: its pages are given back after (release_file_pages)
   } else {
     w.bytes = bytes, w.type = t;
   }
@@ -72,19 +70,20 @@ Tensor rms_norm(const Tensor& x, const Tensor& w, double eps) {
   return x * (x.square().mean(-1, true) + eps).rsqrt() * w;
 }
 
-// x @ w.T (+ b): GGUF keeps a projection as (out, in). One row (a decode step) dequantizes w inside the matvec; more
-// rows (a prefill chunk) multiply a float copy made for this call, so that w itself stays packed (the scheduler would
-// otherwise realize its dequantization, and w would be that float copy from then on: 4 GB for TinyLlama's 600 MB)
-// In the activations' type (x's): a float32 weight converted inside the kernel that reads it (or into the copy).
-// A decode step's matvec on a block-type weight multiplies integers instead (nn::ggml_int8_linear: x quantized to
-// int8 blocks, as llama.cpp does), where the weight kept its bytes for it.
+// x @ w.T (+ b): GGUF keeps a projection as (out, in). A weight laid out for the int8 matmul (Q4_0, Q8_0, Q4_K on
+// the CPU) multiplies integers for any number of rows, a decode step's or a prefill chunk's (nn::ggml_int8_linear: x
+// quantized to int8 blocks, as llama.cpp does). Otherwise one row (a decode step) dequantizes w inside the matvec
+// (or multiplies its bytes' integers, where the weight kept them); more rows (a prefill chunk) multiply a float copy
+// made for this call, so that w itself stays packed (the scheduler would otherwise realize its dequantization, and w
+// would be that float copy from then on: 4 GB for TinyLlama's 600 MB). In the activations' type (x's): a float32
+// weight converted inside the kernel that reads it (or into the copy).
 Tensor project(const Tensor& x, const Transformer::Weight& w, const std::optional<Tensor>& b = std::nullopt) {
   const bool rows = x.numel() > x.shape().back().as_int();
   Tensor wx = w.w.cast(x.dtype());
-  Tensor y = rows       ? x.matmul(wx.contiguous().T())
-             : w.packed ? nn::ggml_int8_linear(x, *w.packed).cast(x.dtype())
-             : w.bytes  ? nn::ggml_int8_linear(x, *w.bytes, w.type, w.w.shape()[0].as_int()).cast(x.dtype())
-                        : x.matmul(wx.T());
+  Tensor y = w.packed  ? nn::ggml_int8_linear(x, *w.packed).cast(x.dtype())
+             : rows    ? x.matmul(wx.contiguous().T())
+             : w.bytes ? nn::ggml_int8_linear(x, *w.bytes, w.type, w.w.shape()[0].as_int()).cast(x.dtype())
+                       : x.matmul(wx.T());
   return b ? y + b->cast(x.dtype()) : y;
 }
 
@@ -238,9 +237,8 @@ Transformer::Transformer(const nn::GGUFFile& f, int64_t max_context, DType activ
   free_cached_memory(device);  // what laying the weights out used on the way
 }
 
-// the file's pages of the weights the decode step reads laid out, given back (they stay in the page cache, and a
-// prefill, which reads the file's blocks, faults them in again): a generating or serving process holds those weights
-// once (TinyLlama Q4_0: 0.6 GB less resident)
+// the file's pages of the weights laid out, given back once they are (they stay in the page cache): a generating or
+// serving process holds those weights once (TinyLlama Q4_0: 0.6 GB less resident)
 void Transformer::release_file_pages() const {
   for (const Weight* w : projections())
     if (w->packed)
@@ -381,13 +379,12 @@ Tensor Transformer::forward(const std::vector<int64_t>& tokens, int64_t start_po
       Tensor logits = n == 1 ? forward(chunk, start_pos + at) : step(chunk, start_pos + at, UOp());
       if (at + n == T) {
         logits.realize();
-        // what the prompt used given back: the chunks' float copies of the weights (the allocator kept them for
-        // reuse) and the file's pages of the laid-out weights (release_file_pages), so that a served model holds
-        // its file's other pages, the layout, its caches and little more. The next prompt asks the system for fresh
-        // memory again: where memory advised into huge pages is compacted on first touch and the machine's memory is
-        // fragmented, that is slow (MADVISE_HUGEPAGE=0 avoids it)
+        // what the prompt used given back: the chunks' float copies of the weights not laid out (the allocator
+        // kept them for reuse), so that a served model holds its file's other pages, the layout, its caches and
+        // little more. The next prompt asks the system for fresh memory again: where memory advised into huge pages
+        // is compacted on first touch and the machine's memory is fragmented, that is slow (MADVISE_HUGEPAGE=0
+        // avoids it)
         free_cached_memory(logits.device());
-        release_file_pages();
         return logits;
       }
     }

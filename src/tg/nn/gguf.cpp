@@ -575,44 +575,54 @@ Tensor ggml_int8_linear(const Tensor& x, const Tensor& bytes, uint32_t type, int
 // *** the int8 matvec's own layout ***
 
 namespace {
-// GGMLInt8Weight's layout: the rows in kInt8Streams far-apart groups (g: rows g*n/G ..), each walked 4 rows (a tile's
-// quarter) at a time, so that a tile of 16 rows reads four places of memory (four streams of the hardware
-// prefetcher, where one stream read at 60% of the machine's bandwidth here); q (G, T, blocks, lanes, 32) with its 4
-// rows in the lanes, d (G, T, blocks, 4) half. Row r of the weight is g * n / G + 4 * t + i, i its lane in the tile
-// quarter
-constexpr int64_t kInt8Streams = 4, kInt8Rows = 4;
+// GGMLInt8Weight's layout: the rows in kInt8Streams far-apart groups (G: rows G*n/4 ..), each walked 16 rows at a
+// time, so that a tile of 64 rows reads four places of memory (four streams of the hardware prefetcher, where one
+// stream read at 60% of the machine's bandwidth here). Within a group's 16 rows and a block of 32, the integers are in
+// the order of a dot-product instruction's operand: (8 quads of the block, 16 rows, 4 weights), so that each 64 bytes
+// are four weights of 16 rows, multiplied by the same four of x in every 32-bit lane, and the 8 quads' products sum
+// as whole vectors into the block's 16 integer sums. q (G, T, blocks, 8, 16, 4) (Q8_0: its int8 + 128, as uint8; Q4_0
+// and Q4_K: (G, T, blocks, 4, 16, 4), quad c's nibble low and quad c + 4's high), d (G, T, blocks, 16) half. Row r of
+// the weight is G * n / 4 + 16 * t + i
+constexpr int64_t kInt8Streams = 4, kInt8Rows = 16, kQuads = 8;
 int64_t int8_tiles(int64_t n) { return n / (kInt8Streams * kInt8Rows); }
 
-// the weight's integers over (G, T, blocks, 4, 32) as int32: Q4_0's and Q4_K's nibbles (a byte's low one in lanes
-// 0-1, its high one in lanes 2-3, computed in bytes; Q4_0's less 8), Q8_0's bytes
-Tensor int8_values(const GGMLInt8Weight& w) {
-  const int64_t t = int8_tiles(w.n), nb = w.k / 32;
-  if (w.type == static_cast<uint32_t>(GGMLType::Q8_0)) return as_i32(w.q);
-  Shape full{kInt8Streams, t, nb, 2, 2, 32};
-  Tensor b = w.q.reshape({kInt8Streams, t, nb, 1, 2, 32}).expand(full);
-  Tensor q = as_i32(axis_bit(full, 3, w.q.device()).where(b.rshift(4), b) & 15);
-  return (w.type == static_cast<uint32_t>(GGMLType::Q4_0) ? q - 8 : q).reshape({kInt8Streams, t, nb, kInt8Rows, 32});
+// a weight's tensor with `rows` rows of activations in front, (rows, shape...): the broadcast made on the stored
+// tensor itself, before any arithmetic (the scheduler realizes a computed value it sees expanded: here that would be
+// a copy of the weight's integers, widened, per product)
+Tensor leading(const Tensor& t, const Shape& shape, int64_t rows) {
+  Shape one{1}, full{rows};
+  for (const sint& s : shape) one.push_back(s), full.push_back(s);
+  return t.reshape(one).expand(full);
 }
 
-// a Q4_K super-block's half (d or dmin, (G, T, super-blocks, 4)) over its 8 blocks of 32: (G, T, blocks, 4, last)
-Tensor per_block(const Tensor& h, int64_t t, int64_t nb, int64_t last) {
-  return h.reshape({kInt8Streams, t, nb / 8, 1, kInt8Rows, 1})
-      .expand({kInt8Streams, t, nb / 8, 8, kInt8Rows, last})
-      .reshape({kInt8Streams, t, nb, kInt8Rows, last});
+// the weight's integers over (rows, G, T, blocks, 8, 16, 4) as int32: Q4_0's and Q4_K's nibbles (a byte's low one in
+// quads 0-3, its high one in quads 4-7, computed in bytes; Q4_0's less 8), Q8_0's bytes less 128
+Tensor int8_values(const GGMLInt8Weight& w, int64_t rows) {
+  const int64_t t = int8_tiles(w.n), nb = w.k / 32;
+  if (w.type == static_cast<uint32_t>(GGMLType::Q8_0))
+    return as_i32(leading(w.q, {kInt8Streams, t, nb, kQuads, kInt8Rows, 4}, rows)) - 128;
+  Shape full{rows, kInt8Streams, t, nb, 2, kQuads / 2, kInt8Rows, 4};
+  Tensor b = w.q.reshape({1, kInt8Streams, t, nb, 1, kQuads / 2, kInt8Rows, 4}).expand(full);
+  Tensor q = as_i32(axis_bit(full, 4, w.q.device()).where(b.rshift(4), b) & 15);
+  return (w.type == static_cast<uint32_t>(GGMLType::Q4_0) ? q - 8 : q)
+      .reshape({rows, kInt8Streams, t, nb, kQuads, kInt8Rows, 4});
 }
 
-// each weight's scale, float32 over (G, T, blocks, 4, 32): the block's d (Q4_K: d * its 6-bit scale), broadcast
-// before its cast (a cast of the small tensor is what a schedule would realize apart, and a weight's graph would
-// then hold that float copy of its scales)
-Tensor int8_scales(const GGMLInt8Weight& w) {
+// each weight's scale, float32 over (rows, G, T, blocks, 8, 16, 4): the block's d (Q4_K: d * its 6-bit scale)
+Tensor int8_scales(const GGMLInt8Weight& w, int64_t rows) {
   const int64_t t = int8_tiles(w.n), nb = w.k / 32;
-  Shape full{kInt8Streams, t, nb, kInt8Rows, 32};
-  if (w.type != static_cast<uint32_t>(GGMLType::Q4_K))
-    return w.d.reshape({kInt8Streams, t, nb, kInt8Rows, 1}).expand(full).cast(dtypes::float32);
-  return per_block(w.d, t, nb, 32).cast(dtypes::float32) *
-         w.sc->reshape({kInt8Streams, t, nb, kInt8Rows, 1}).expand(full).cast(dtypes::float32);
+  Shape full{rows, kInt8Streams, t, nb, kQuads, kInt8Rows, 4};
+  auto per_block = [&](const Tensor& v) {  // (G, T, blocks, 16) over the 32 weights of each block
+    return v.reshape({1, kInt8Streams, t, nb, 1, kInt8Rows, 1}).expand(full).cast(dtypes::float32);
+  };
+  if (w.type != static_cast<uint32_t>(GGMLType::Q4_K)) return per_block(w.d);
+  // Q4_K's d is a super-block's (G, T, super-blocks, 16): over its 8 blocks of 32 first
+  Tensor d = w.d.reshape({kInt8Streams, t, nb / 8, 1, kInt8Rows})
+                 .expand({kInt8Streams, t, nb / 8, 8, kInt8Rows})
+                 .reshape({kInt8Streams, t, nb, kInt8Rows});
+  return per_block(d) * per_block(*w.sc);
 }
-// Q4_K's min of each block, -dmin * m, over (G, T, 4, blocks): dmin and m are kept row by row (the min's term is a
+// Q4_K's min of each block, -dmin * m, over (G, T, 16, blocks): dmin and m are kept row by row (the min's term is a
 // small matvec of its own, which reads them contiguously)
 Tensor int8_mins(const GGMLInt8Weight& w) {
   const int64_t t = int8_tiles(w.n), nb = w.k / 32;
@@ -642,7 +652,7 @@ GGMLInt8Weight ggml_int8_pack(const Tensor& bytes, uint32_t type, int64_t n, int
   const auto type_ = static_cast<GGMLType>(type);
   Tensor raw = bytes.shrink({{0, nbytes}}).reshape({n, nbt, ts});
   auto field = [&](int64_t a, int64_t e) { return raw.shrink({{0, n}, {0, nbt}, {a, e}}); };
-  // (n, blocks, last) -> (G, T, blocks, 4 rows, last)
+  // (n, blocks, last) -> (G, T, blocks, 16 rows, last)
   auto tiled = [&](const Tensor& v, int64_t blocks, int64_t last) {
     return v.reshape({kInt8Streams, t, kInt8Rows, blocks, last}).permute({0, 1, 3, 2, 4});
   };
@@ -653,11 +663,16 @@ GGMLInt8Weight ggml_int8_pack(const Tensor& bytes, uint32_t type, int64_t n, int
     return half ? field(a, a + 2).bitcast(dtypes::float16)
                 : Blocks{raw.reshape({n * nbt, ts}), n * nbt, {1}}.f16(a).reshape({n, nbt, 1});
   };
-  auto half_at = [&](int64_t a) {  // the same tiled: (G, T, type blocks, 4)
+  auto half_at = [&](int64_t a) {  // the same tiled: (G, T, type blocks, 16)
     return tiled(halves(a), nbt, 1).reshape({kInt8Streams, t, nbt, kInt8Rows}).contiguous();
   };
+  // (n, blocks, 32) -> (G, T, blocks, 8 quads, 16 rows, 4)
+  auto quads = [&](const Tensor& v) {
+    return v.reshape({kInt8Streams, t, kInt8Rows, nb, kQuads, 4}).permute({0, 1, 3, 4, 2, 5});
+  };
   auto integers = [&]() {
-    if (type_ == GGMLType::Q8_0) return tiled(field(2, 34).bitcast(dtypes::int8), nb, 32);
+    if (type_ == GGMLType::Q8_0)  // + 128: the dot product's unsigned operand
+      return quads((field(2, 34).bitcast(dtypes::int8).cast(dtypes::int32) + 128).cast(dtypes::uint8));
     // each block of 32's nibbles, weight j at j's place: Q4_0's bytes hold weights l and l + 16, Q4_K's 32 bytes
     // two blocks (low nibbles the first). A select on a padded constant, not a cat: one kernel lays the weight out
     const bool k4 = type_ == GGMLType::Q4_K;
@@ -665,17 +680,18 @@ GGMLInt8Weight ggml_int8_pack(const Tensor& bytes, uint32_t type, int64_t n, int
     Tensor qs = k4 ? field(16, 144).reshape({n, nbt, 4, 1, 32}).expand(both)
                    : field(2, 18).reshape({n, nb, 1, 16}).expand(both);
     Tensor v = (axis_bit(both, k4 ? 3 : 2, bytes.device()).where(qs.rshift(4), qs) & 15).reshape({n, nb, 32});
-    v = tiled(v, nb, 32).reshape({kInt8Streams, t, nb, 2, 2, 32});
-    Mask lo{{0, kInt8Streams}, {0, t}, {0, nb}, {0, 1}, {0, 2}, {0, 32}}, hi = lo;
+    // quads 0-3 in the low nibbles, 4-7 in the high ones
+    v = quads(v).reshape({kInt8Streams, t, nb, 2, kQuads / 2, kInt8Rows, 4});
+    Mask lo{{0, kInt8Streams}, {0, t}, {0, nb}, {0, 1}, {0, kQuads / 2}, {0, kInt8Rows}, {0, 4}}, hi = lo;
     hi[3] = {1, 2};
-    return (v.shrink(lo) | v.shrink(hi).lshift(4)).reshape({kInt8Streams, t, nb, 2, 32});
+    return (v.shrink(lo) | v.shrink(hi).lshift(4)).reshape({kInt8Streams, t, nb, kQuads / 2, kInt8Rows, 4});
   };
   GGMLInt8Weight w{integers().contiguous(), half_at(0), type, n, k};
   if (type_ == GGMLType::Q4_K) {
     // get_scale_min_k4: blocks 0-3 from the low 6 bits of bytes 0-3 (scales) and 4-7 (mins), blocks 4-7 from bytes
     // 8-11's nibbles with bytes 0-7's top two bits above them
     Tensor a = field(4, 8), b = field(8, 12), c = field(12, 16);
-    // the scales tiled as d; dmin and the mins row by row, (G, T, 4, blocks): the min's term is a small matvec of its
+    // the scales tiled as d; dmin and the mins row by row, (G, T, 16, blocks): the min's term is a small matvec of its
     // own that reads them contiguously
     w.sc = tiled(((a & 63).cat({(c & 15) | a.rshift(6).lshift(4)}, -1)).reshape({n, nb, 1}), nb, 1)
                .reshape({kInt8Streams, t, nb, kInt8Rows})
@@ -695,10 +711,14 @@ std::vector<Tensor> GGMLInt8Weight::tensors() const {
 }
 
 Tensor GGMLInt8Weight::dequantize() const {
-  Tensor v = as_f32(int8_values(*this)) * int8_scales(*this);
+  const int64_t t = int8_tiles(n), nb = k / 32;
+  // (G, T, blocks, 8, 16, 4) -> (G, T, 16 rows, blocks, 8, 4): row by row, a row's blocks in order
+  Tensor v = (as_f32(int8_values(*this, 1)) * int8_scales(*this, 1))
+                 .reshape({kInt8Streams, t, nb, kQuads, kInt8Rows, 4})
+                 .permute({0, 1, 4, 2, 3, 5});
   if (type == static_cast<uint32_t>(GGMLType::Q4_K))
-    v = v + int8_mins(*this).permute({0, 1, 3, 2}).reshape({kInt8Streams, int8_tiles(n), k / 32, kInt8Rows, 1});
-  return v.permute({0, 1, 3, 2, 4}).reshape({n, k});
+    v = v + int8_mins(*this).reshape({kInt8Streams, t, kInt8Rows, nb, 1, 1});
+  return v.reshape({n, k});
 }
 
 Tensor ggml_int8_linear(const Tensor& x, const GGMLInt8Weight& w) {
@@ -706,14 +726,12 @@ Tensor ggml_int8_linear(const Tensor& x, const GGMLInt8Weight& w) {
               x.shape().back().as_int(), ") is not the weight's ", w.k);
   const Int8Rows xq = quantize_rows(x);
   const int64_t rows = xq.rows, t = int8_tiles(w.n), nb = w.k / 32;
-  Shape full{rows, kInt8Streams, t, nb, kInt8Rows, 32};
-  Tensor prod = int8_values(w).reshape({1, kInt8Streams, t, nb, kInt8Rows, 32}) *
-                xq.qx.reshape({rows, 1, 1, nb, 1, 32}).expand(full).cast(dtypes::int32);  // widened after the broadcast
+  Shape full{rows, kInt8Streams, t, nb, kQuads, kInt8Rows, 4};
+  Tensor prod = int8_values(w, rows) * xq.qx.reshape({rows, 1, 1, nb, kQuads, 1, 4}).expand(full).cast(dtypes::int32);
   // the scales broadcast before they multiply (a product of the two small tensors would be realized on its own)
-  Tensor s = int8_scales(w).reshape({1, kInt8Streams, t, nb, kInt8Rows, 32}).expand(full) *
-             xq.dx.reshape({rows, 1, 1, nb, 1, 1}).expand(full);
-  // summed over (T, G, 4 rows): a tile of 16 rows, four from each group; then the rows back in order
-  Tensor y = (prod.cast(dtypes::float32) * s).permute({0, 2, 1, 4, 3, 5}).reshape({rows, w.n, w.k}).sum(-1);
+  Tensor s = int8_scales(w, rows) * xq.dx.reshape({rows, 1, 1, nb, 1, 1, 1}).expand(full);
+  // summed over (T, G, 16 rows): a tile of 64 rows, 16 from each group; then the rows back in order
+  Tensor y = (prod.cast(dtypes::float32) * s).permute({0, 2, 1, 5, 3, 4, 6}).reshape({rows, w.n, w.k}).sum(-1);
   y = y.reshape({rows, t, kInt8Streams, kInt8Rows}).permute({0, 2, 1, 3}).reshape({rows, w.n});
   if (w.type == static_cast<uint32_t>(GGMLType::Q4_K)) {  // + each block's min times x's block sum: a small reduce
     Tensor sums = xq.qx.cast(dtypes::int32).sum(-1).cast(dtypes::float32) * xq.dx.reshape({rows, nb});

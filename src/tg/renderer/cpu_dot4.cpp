@@ -5,6 +5,7 @@
 // by the target's ISA macros: one source compiles for every CPU_ARCH, the generic body where no instruction fits.
 #include <algorithm>
 #include <limits>
+#include <unordered_map>
 
 #include "tg/helpers/helpers.h"
 #include "tg/renderer/cstyle.h"
@@ -15,21 +16,77 @@ namespace {
 
 constexpr const char* kDotName = "__tg_dot4_";
 
-// x's lanes' bounds, seen through the GEPs and VECTORIZEs that pick them (whose own bounds are the dtype's)
-std::pair<i128, i128> lane_bounds(const UOp& x) {
-  std::vector<UOp> work{x};
-  i128 lo = std::numeric_limits<i128>::max(), hi = std::numeric_limits<i128>::min();
-  for (size_t budget = 4096; !work.empty() && budget > 0; budget--) {
-    UOp y = work.back();
-    work.pop_back();
-    if (y.op() == Ops::GEP || y.op() == Ops::VECTORIZE) {
-      work.insert(work.end(), y.src().begin(), y.src().end());
-      continue;
+// x's lanes' bounds, seen through the GEPs and VECTORIZEs that pick them (whose own bounds are the dtype's) and
+// the integer arithmetic between them: an upcast kernel's operands are vectors gathered from vectors, whose stored
+// bounds stop at the first GEP. A few levels deep; past them a node's own bounds
+using Bounds = std::pair<i128, i128>;
+using BoundsMemo = std::unordered_map<const UOpNode*, Bounds>;
+Bounds lane_bounds_of(const UOp& x, int depth, BoundsMemo& memo);
+Bounds lane_bounds(const UOp& x) {
+  BoundsMemo memo;
+  return lane_bounds_of(x, 0, memo);
+}
+Bounds lane_bounds_uncached(const UOp& x, int depth, BoundsMemo& memo);
+Bounds lane_bounds_of(const UOp& x, int depth, BoundsMemo& memo) {
+  if (auto it = memo.find(x.get()); it != memo.end()) return it->second;
+  Bounds b = lane_bounds_uncached(x, depth, memo);
+  memo.emplace(x.get(), b);
+  return b;
+}
+Bounds lane_bounds_uncached(const UOp& x, int depth, BoundsMemo& memo) {
+  auto lane_bounds = [&](const UOp& y, int d) { return lane_bounds_of(y, d, memo); };
+  auto own = [&]() { return std::pair<i128, i128>{as_i128(x.vmin()), as_i128(x.vmax())}; };
+  if (depth > 12 || !dtypes::is_int(x.dtype().scalar())) return own();
+  const DType t = x.dtype().scalar();
+  const i128 tlo = as_i128(dtypes::min(t)), thi = as_i128(dtypes::max(t));
+  auto clamp = [&](i128 lo, i128 hi) -> std::pair<i128, i128> {
+    if (lo < tlo || hi > thi) return {tlo, thi};  // may wrap
+    return {lo, hi};
+  };
+  switch (x.op()) {
+    case Ops::GEP: return lane_bounds(x.src(0), depth + 1);
+    case Ops::VECTORIZE: {
+      i128 lo = std::numeric_limits<i128>::max(), hi = std::numeric_limits<i128>::min();
+      for (const UOp& s : x.src()) {  // mostly the same few sources, lane by lane
+        auto [l, h] = lane_bounds(s, depth + 1);
+        lo = std::min(lo, l), hi = std::max(hi, h);
+      }
+      return {lo, hi};
     }
-    lo = std::min(lo, as_i128(y.vmin())), hi = std::max(hi, as_i128(y.vmax()));
+    case Ops::CAST: {
+      if (!dtypes::is_int(x.src(0).dtype().scalar())) return own();
+      auto [l, h] = lane_bounds(x.src(0), depth + 1);
+      return clamp(l, h);
+    }
+    case Ops::ADD:
+    case Ops::SUB:
+    case Ops::MUL:
+    case Ops::AND:
+    case Ops::SHR:
+    case Ops::IDIV: {
+      auto [a0, a1] = lane_bounds(x.src(0), depth + 1);
+      auto [b0, b1] = lane_bounds(x.src(1), depth + 1);
+      switch (x.op()) {
+        case Ops::ADD: return clamp(a0 + b0, a1 + b1);
+        case Ops::SUB: return clamp(a0 - b1, a1 - b0);
+        case Ops::MUL: {
+          if (std::max({-a0, a1, -b0, b1}) > (i128(1) << 40)) return own();
+          i128 v[4] = {a0 * b0, a0 * b1, a1 * b0, a1 * b1};
+          return clamp(*std::min_element(v, v + 4), *std::max_element(v, v + 4));
+        }
+        case Ops::AND:
+          if (b0 == b1 && a0 >= 0 && b0 >= 0) return {0, std::min(a1, b1)};
+          return own();
+        case Ops::SHR:
+          if (b0 == b1 && b0 >= 0 && b0 < 64 && a0 >= 0) return {a0 >> b0, a1 >> b0};
+          return own();
+        default:  // IDIV by a positive constant, of a nonnegative value
+          if (b0 == b1 && b0 > 0 && a0 >= 0) return {a0 / b0, a1 / b0};
+          return own();
+      }
+    }
+    default: return own();
   }
-  if (!work.empty()) return {as_i128(x.vmin()), as_i128(x.vmax())};
-  return {lo, hi};
 }
 
 bool within(const UOp& x, int64_t lo, int64_t hi) {
@@ -189,7 +246,8 @@ std::string ClangRenderer::render_dot4(const std::string& name, int64_t n) const
     out += cat("  union { ", u8, " v; cb c[", chunks, "]; } x = {a};\n");
     out += cat("  union { ", s8, " v; cb c[", chunks, "]; } y = {b};\n");
     out += cat("  union { ", i32, " v; ci c[", chunks, "]; } r;\n");
-    out += cat("  for (int i = 0; i < ", chunks, "; i++) r.c[i] = ", expr, ";\n");
+    // unrolled whole, so that the unions stay in registers (a loop over 32 chunks stays a loop through memory)
+    out += cat("#pragma unroll\n  for (int i = 0; i < ", chunks, "; i++) r.c[i] = ", expr, ";\n");
     out += "  return r.v;\n";
   };
   body("defined(__AVX512VNNI__)", 64, "__builtin_ia32_vpdpbusd512((ci){0}, (ci)x.c[i], (ci)y.c[i])");
@@ -202,15 +260,24 @@ std::string ClangRenderer::render_dot4(const std::string& name, int64_t n) const
          "1, 1, 1, 1})");
   if (!first) out += "#else\n";
   // plain C: the products widened as vectors, each group's four lanes picked by shuffles and added (the compiler
-  // makes pmaddwd and adds of it; a loop over lanes would stay scalar)
-  out += cat("  typedef int wide __attribute__((vector_size(", 16 * n, ")));\n");
-  out += "  wide p = __builtin_convertvector(a, wide) * __builtin_convertvector(b, wide);\n  return ";
+  // makes pmaddwd and adds of it; a loop over lanes would stay scalar), in chunks of 16 lanes: one expression over a
+  // tile's 512 lanes took clang minutes to compile for SSE
+  const int64_t lanes = std::min<int64_t>(n, 16), chunks = n / lanes;
+  out += cat("  typedef unsigned char gu __attribute__((vector_size(", 4 * lanes, ")));\n");
+  out += cat("  typedef signed char gs __attribute__((vector_size(", 4 * lanes, ")));\n");
+  out += cat("  typedef int gi __attribute__((vector_size(", 4 * lanes, ")));\n");
+  out += cat("  typedef int gw __attribute__((vector_size(", 16 * lanes, ")));\n");
+  out += cat("  union { ", u8, " v; gu c[", chunks, "]; } x = {a};\n");
+  out += cat("  union { ", s8, " v; gs c[", chunks, "]; } y = {b};\n");
+  out += cat("  union { ", i32, " v; gi c[", chunks, "]; } r;\n");
+  out += cat("#pragma unroll\n  for (int i = 0; i < ", chunks, "; i++) {\n");
+  out += "    gw p = __builtin_convertvector(x.c[i], gw) * __builtin_convertvector(y.c[i], gw);\n    r.c[i] = ";
   for (int64_t k = 0; k < 4; k++) {
     out += cat(k ? " + " : "", "__builtin_shufflevector(p, p");
-    for (int64_t j = 0; j < n; j++) out += cat(", ", 4 * j + k);
+    for (int64_t j = 0; j < lanes; j++) out += cat(", ", 4 * j + k);
     out += ")";
   }
-  out += ";\n";
+  out += ";\n  }\n  return r.v;\n";
   if (!first) out += "#endif\n";
   return out + "}";
 }

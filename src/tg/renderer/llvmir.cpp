@@ -343,7 +343,7 @@ LLVMRenderer::LLVMRenderer() {
   has_local = false;
   has_shared = false;
   global_max = std::nullopt;
-  upcast_max = 32;  // the CPU's vector tiles (codegen/cpu_tiles.cpp)
+  upcast_max = 64;  // the CPU's vector tiles (codegen/cpu_tiles.cpp): 64 rows of a packed int8 weight
   // as the C renderer (the same kernels as the CPU's), less libm's exp2, log2 and sin
   code_for_op = {Ops::SQRT, Ops::RECIP, Ops::NEG,  Ops::AND,   Ops::XOR, Ops::OR,  Ops::ADD,   Ops::SUB,
                  Ops::MUL,  Ops::MOD,   Ops::IDIV, Ops::CMPNE, Ops::SHR, Ops::SHL, Ops::CMPLT, Ops::WHERE};

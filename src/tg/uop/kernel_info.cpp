@@ -9,11 +9,11 @@ std::string KernelInfo::repr() const {
   auto py = [](bool b) { return b ? "True" : "False"; };
   return cat("KernelInfo(name=", py_str_repr(name), ", local_dims=", local_dims, ", upcasted=", upcasted,
              ", dont_use_locals=", py(dont_use_locals),
-             lowering == Lowering{}
-                 ? ""
-                 : cat(", lowering=(vector_alus=", py(lowering.vector_alus),
-                       ", deferred_horizontal_reduce=", py(lowering.deferred_horizontal_reduce),
-                       ", polynomial_transcendentals=", py(lowering.polynomial_transcendentals), ")"),
+             lowering == Lowering{} ? ""
+                                    : cat(", lowering=(vector_alus=", py(lowering.vector_alus),
+                                          ", deferred_horizontal_reduce=", py(lowering.deferred_horizontal_reduce),
+                                          ", polynomial_transcendentals=", py(lowering.polynomial_transcendentals),
+                                          ", integer_block_sums=", py(lowering.integer_block_sums), ")"),
              ")");
 }
 uint64_t KernelInfo::hash() const {
@@ -22,7 +22,8 @@ uint64_t KernelInfo::hash() const {
   h = hash_combine(h, static_cast<uint64_t>(upcasted));
   h = hash_combine(h, dont_use_locals);
   return hash_combine(h, uint64_t(lowering.vector_alus) | uint64_t(lowering.deferred_horizontal_reduce) << 1 |
-                             uint64_t(lowering.polynomial_transcendentals) << 2);
+                             uint64_t(lowering.polynomial_transcendentals) << 2 |
+                             uint64_t(lowering.integer_block_sums) << 3);
 }
 
 ObjectArg kernel_info(std::string name, int local_dims, int upcasted, bool dont_use_locals, Lowering lowering) {

@@ -13,6 +13,9 @@ struct Lowering {
   bool vector_alus = false;                 // vector ALUs and accumulators stay vectors (devectorize 0)
   bool deferred_horizontal_reduce = false;  // a vector accumulator's lanes summed once, after the loop
   bool polynomial_transcendentals = false;  // EXP2/LOG2/SIN as polynomials even where the renderer has them
+  // a deferred reduce of integer products scaled per output (a quantized weight's block): each output's products
+  // summed as integers, in the order of a dot-product instruction's operands, then scaled once (ReduceContext)
+  bool integer_block_sums = false;
   bool operator==(const Lowering&) const = default;
 };
 
