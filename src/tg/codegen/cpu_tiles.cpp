@@ -216,7 +216,7 @@ std::optional<CpuTile> cpu_packed_matvec_tile(const Kernel& k) {
   // block's 8 are added as vectors, converted and scaled once (AVX-512, 2048x5632 Q4_0: decode 0.16 -> 0.14 ms,
   // a prefill's 64 rows 9.9 ms as a float copy's matmul -> 4.0). The activations' rows stay a loop: upcast too,
   // their tiles spilled (2 rows: 5.3 ms)
-  if (quad_rows && ints) {
+  if (quad_rows && ints && k.opts.dot_products) {
     if (int rows = pow2_amount(full[static_cast<size_t>(w_rows)], 64); rows >= 16) ups.push_back({w_rows, rows});
     if (auto opts = apply_tile(k, ups, {{fr, 32}}))
       return CpuTile{.opts = *opts, .reduce_lanes = true, .block_sums = true};

@@ -503,6 +503,7 @@ ClangRenderer::ClangRenderer() {
   gep_arr_threshold = 0;
   has_local = false;
   global_max = std::nullopt;
+  dot_products = true;
   upcast_max = 64;  // the CPU's vector tiles (codegen/cpu_tiles.cpp): 64 rows of a packed int8 weight
   infinity = "__builtin_inff()";
   nan = "__builtin_nanf(\"\")";

@@ -115,6 +115,10 @@ struct RenderOpts {
   std::vector<TensorCore> tensor_cores;  // in the order TC's tc_select counts them
   // the device's compiler vectorizes plain loops itself (clang/gcc -O2; not our light LLVM pipeline)
   bool loop_vectorizer = false;
+  // the renderer makes a sum of four 8-bit integer products one lane of a dot-product instruction (the ClangRenderer's
+  // helper, renderer/cpu_dot4.cpp): the CPU tile of a packed int8 weight sums its blocks as integers only there (the
+  // same vectors' products as plain IR took LLVM 18 s a kernel to compile)
+  bool dot_products = false;
 
   static const RenderOpts& generic();  // Renderer(): has_local, no native ops, no matchers
   static const RenderOpts& cpu();      // the ClangRenderer's
