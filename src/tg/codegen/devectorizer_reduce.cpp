@@ -150,11 +150,18 @@ bool lanes_equal(const UOp& u, std::vector<std::pair<int64_t, int64_t>> pairs) {
   return true;
 }
 
-// ReduceContext::integer_block_sums: float(p) * s over an output's h lanes (n lanes, [output][h]), s the same on all
-// of them, as float(the output's integer sum) * s. The products reordered to (quad, output, 4 lanes): each quad of an
-// output is one lane of a dot-product instruction (the renderer's), and a quad's lanes over all outputs are whole
-// vectors, as a weight laid out (quad, row, 4) loads them, multiplied by the activations' quad broadcast; the quads'
-// sums are then added as whole vectors. Both NOOPs keep their vector whole (the GEP pushing would split it)
+// v's lanes summed in `parts` vectors of `width` lanes: lane m of part k is v's lane at(k, m)
+template <class At>
+UOp sum_of_parts(const UOp& v, int64_t parts, int64_t width, At at) {
+  UOp sum;
+  for (int64_t k = 0; k < parts; k++) {
+    std::vector<int64_t> lanes;
+    for (int64_t m = 0; m < width; m++) lanes.push_back(at(k, m));
+    sum = k == 0 ? v.gep(lanes) : sum.alu(Ops::ADD, {v.gep(lanes)});
+  }
+  return sum;
+}
+
 // the integer sums of a * b over each output's h lanes (n lanes, [output][h]): the products reordered to (quad,
 // output, 4 lanes), each quad's four summed (one lane of a dot-product instruction), the quads' sums added as whole
 // vectors of the outputs. Both NOOPs keep their vector whole (the GEP pushing would split it into lanes)
@@ -165,20 +172,10 @@ UOp block_dot(const UOp& a, const UOp& b, int64_t n, int64_t h) {
     for (int64_t o = 0; o < out; o++)
       for (int64_t j = 0; j < 4; j++) order.push_back(o * h + 4 * q + j);
   UOp whole = UOp::make(Ops::NOOP, a.dtype(), {a.gep(order).alu(Ops::MUL, {b.gep(order)})});
-  UOp dot;  // (q, o)
-  for (int64_t j = 0; j < 4; j++) {
-    std::vector<int64_t> lanes;
-    for (int64_t m = 0; m < quads * out; m++) lanes.push_back(4 * m + j);
-    dot = j == 0 ? whole.gep(lanes) : dot.alu(Ops::ADD, {whole.gep(lanes)});
-  }
+  // (q, o): each quad's four products summed; then the quads
+  UOp dot = sum_of_parts(whole, 4, quads * out, [](int64_t j, int64_t m) { return 4 * m + j; });
   dot = UOp::make(Ops::NOOP, dot.dtype(), {dot});
-  UOp sum;
-  for (int64_t q = 0; q < quads; q++) {
-    std::vector<int64_t> lanes;
-    for (int64_t o = 0; o < out; o++) lanes.push_back(q * out + o);
-    sum = q == 0 ? dot.gep(lanes) : sum.alu(Ops::ADD, {dot.gep(lanes)});
-  }
-  return sum;
+  return sum_of_parts(dot, quads, out, [&](int64_t q, int64_t o) { return q * out + o; });
 }
 
 // x's sum over each output's h lanes: when every output's lanes are the same (activations broadcast along a weight's
@@ -188,15 +185,7 @@ UOp block_total(const UOp& x, int64_t n, int64_t h) {
   std::vector<std::pair<int64_t, int64_t>> same;
   for (int64_t o = 1; o < out; o++)
     for (int64_t l = 0; l < h; l++) same.emplace_back(l, o * h + l);
-  if (!lanes_equal(x, same)) {
-    UOp sum;
-    for (int64_t l = 0; l < h; l++) {
-      std::vector<int64_t> lanes;
-      for (int64_t o = 0; o < out; o++) lanes.push_back(o * h + l);
-      sum = l == 0 ? x.gep(lanes) : sum.alu(Ops::ADD, {x.gep(lanes)});
-    }
-    return sum;
-  }
+  if (!lanes_equal(x, same)) return sum_of_parts(x, h, out, [&](int64_t l, int64_t o) { return o * h + l; });
   std::vector<int64_t> first(static_cast<size_t>(h));
   std::iota(first.begin(), first.end(), 0);
   UOp v = UOp::make(Ops::NOOP, x.dtype().scalar().vec(static_cast<int>(h)), {x.gep(first)});
