@@ -734,3 +734,38 @@ TEST(CpuTile, PackedMatvecUnrollsABlock) {
   EXPECT_NE(src.find('?'), std::string::npos) << src;
   EXPECT_FALSE(std::regex_search(src, std::regex(R"(\?[a-z]+[0-9]+\[)"))) << src;
 }
+
+TEST(CpuTile, PaddedConvReadsItsInputUnmasked) {
+  // a tiled conv with padding gets its padded input in memory (a kernel of its own here: the input is a buffer), so
+  // the conv's kernel loads rows without a mask (a masked row is read a lane at a time); the values are the loops'
+  // (small integers: every sum exact), and the gradients still flow through the copy
+  const int64_t C = 32, H = 40, CO = 16;
+  std::vector<float> xv(C * H * H), wv(CO * C * 9);
+  for (size_t i = 0; i < xv.size(); i++) xv[i] = static_cast<float>(static_cast<int64_t>((i * 37) % 7) - 3);
+  for (size_t i = 0; i < wv.size(); i++) wv[i] = static_cast<float>(static_cast<int64_t>((i * 53) % 5) - 2);
+  std::vector<float> out(CO * H * H, 0.0f), dx(xv.size(), 0.0f);
+  for (int64_t co = 0; co < CO; co++)
+    for (int64_t ci = 0; ci < C; ci++)
+      for (int64_t y = 0; y < H; y++)
+        for (int64_t x = 0; x < H; x++)
+          for (int64_t ky = 0; ky < 3; ky++)
+            for (int64_t kx = 0; kx < 3; kx++) {
+              int64_t iy = y + ky - 1, ix = x + kx - 1;
+              if (iy < 0 || iy >= H || ix < 0 || ix >= H) continue;
+              auto xi = static_cast<size_t>((ci * H + iy) * H + ix);
+              out[static_cast<size_t>((co * H + y) * H + x)] +=
+                  xv[xi] * wv[static_cast<size_t>(((co * C + ci) * 3 + ky) * 3 + kx)];
+              dx[xi] += wv[static_cast<size_t>(((co * C + ci) * 3 + ky) * 3 + kx)];
+            }
+  Tensor x = Tensor(xv, {1, C, H, H}, {.device = "CPU", .requires_grad = true}).realize(),
+         w = Tensor(wv, {CO, C, 3, 3}, {.device = "CPU"}).realize();
+  Tensor y = x.conv2d(w, std::nullopt, {.padding = {1}});
+  auto [schedule, vars] = Tensor::schedule_with_vars({y});
+  ASSERT_EQ(schedule.size(), 3u);  // the padded copy, the weight's output-channels-last copy, the conv
+  auto runner = std::dynamic_pointer_cast<CompiledRunner>(lower_schedule_item(schedule.back()).prg);
+  ASSERT_TRUE(runner);
+  EXPECT_EQ(runner->p.src.find("?*("), std::string::npos) << runner->p.src;  // no gated load
+  Tensor y2 = x.conv2d(w, std::nullopt, {.padding = {1}}), g = y2.sum().gradient({x})[0];
+  EXPECT_EQ(y2.tolist<float>(), out);
+  EXPECT_EQ(g.tolist<float>(), dx);
+}
