@@ -701,6 +701,35 @@ TEST(CpuVectorLoop, BigElementwiseTranscendentalsArePlainPolynomialLoops) {
   EXPECT_NE(source_of(x.exp2() * 3).find("__builtin_exp2f"), std::string::npos);
 }
 
+TEST(CpuVectorLoop, SumOfExpAlongOddRowsIsAPlainReassociatedLoop) {
+  // a softmax's denominator over rows no power of two divides (PaddleOCR's 6625 characters): no tile takes the rows,
+  // so the kernel is a plain loop whose exp is the polynomial and whose accumulating add alone may be reordered (the
+  // pragma), which clang's loop vectorizer needs to sum in vector lanes; the sums are the float64 loop's
+  const int64_t rows = 40, n = 6625;
+  std::vector<float> v(static_cast<size_t>(rows * n));
+  for (size_t i = 0; i < v.size(); i++) v[i] = static_cast<float>(static_cast<int64_t>((i * 7919) % 2001) - 1000) / 250;
+  Tensor x = Tensor(v, {rows, n}, {.device = "CPU"}).realize();
+  Tensor s = x.exp().sum(1);
+  auto [schedule, vars] = Tensor::schedule_with_vars({s});
+  auto runner = std::dynamic_pointer_cast<CompiledRunner>(lower_schedule_item(schedule.back()).prg);
+  ASSERT_TRUE(runner);
+  const std::string& src = runner->p.src;
+  EXPECT_NE(src.find("void r_40_6625("), std::string::npos) << src;
+  EXPECT_EQ(src.find("exp2"), std::string::npos) << src;
+  EXPECT_NE(src.find("{ _Pragma(\"clang fp reassociate(on)\") acc0 = (acc0+"), std::string::npos) << src;
+  std::vector<float> got = x.exp().sum(1).tolist<float>();  // (s's schedule was taken, not run)
+  for (int64_t r = 0; r < rows; r++) {
+    double want = 0;
+    for (int64_t i = 0; i < n; i++) want += std::exp(static_cast<double>(v[static_cast<size_t>(r * n + i)]));
+    ASSERT_NEAR(got[static_cast<size_t>(r)], want, want * 1e-5) << r;
+  }
+  // a max (not an add) keeps the reference's code
+  auto [mx, mvars] = Tensor::schedule_with_vars({(x.exp() * 2).max(1)});
+  auto mr = std::dynamic_pointer_cast<CompiledRunner>(lower_schedule_item(mx.back()).prg);
+  ASSERT_TRUE(mr);
+  EXPECT_EQ(mr->p.src.find("_Pragma"), std::string::npos) << mr->p.src;
+}
+
 TEST(CpuTile, PackedMatvecUnrollsABlock) {
   // a matvec over Q4_0 (blocks of 32 weights), F16 or Q4_K (super-blocks of 256) weights: the reduce unrolled by one
   // block of 32, each lane accumulating apart; 8 rows of blocks, 4 of super-blocks, half as many within 16 registers

@@ -485,17 +485,29 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
 }
 
 bool cpu_vector_loop(const Kernel& k) {
-  if (!CPU_VECTOR_TILE || k.opts.simd_lanes <= 0 || !k.opts.loop_vectorizer || !k.reduceops.empty() ||
-      !big_cpu_kernel(k))
+  if (!CPU_VECTOR_TILE || k.opts.simd_lanes <= 0 || !k.opts.loop_vectorizer || k.opts.has_local ||
+      prod_range(k.full_shape(), 0, k.shape_len()) < (int64_t(1) << 16))
     return false;
+  auto is_float = [](const UOp& u) { return u.dtype() == dtypes::float32 || u.dtype() == dtypes::float64; };
   static constexpr OpSet transcendental{Ops::EXP2, Ops::LOG2, Ops::SIN};
   bool any = false;
   for (const UOp& u : k.ast.toposort()) {
     if (!transcendental.has(u.op())) continue;
-    if (u.dtype() != dtypes::float32 && u.dtype() != dtypes::float64) return false;
+    if (!is_float(u)) return false;
     any = true;
   }
-  return any;
+  if (!any || k.reduceops.empty()) return any;
+  // a sum: the innermost loop is its last reduce axis, along which every load reads contiguously or not at all
+  const int n = k.shape_len();
+  if (k.first_reduce() >= n) return false;
+  for (const UOp& r : k.reduceops)
+    if (r.arg<ReduceArg>().op != Ops::ADD || !is_float(r)) return false;
+  for (size_t i = 0; i < k.bufs.size(); i++) {
+    if (k.bufs[i].op() != Ops::LOAD) continue;
+    std::optional<sint> s = real_strides(k.sts[i])[static_cast<size_t>(n - 1)];
+    if (!s || (*s != sint(0) && *s != sint(1))) return false;
+  }
+  return true;
 }
 
 void cpu_row_upcast(Kernel& k) {

@@ -67,7 +67,8 @@ std::pair<std::vector<Opt>, Lowering> hand_coded(const Kernel& k_in) {
       std::any_of(k_in.full_shape().begin(), k_in.full_shape().end(), [](const sint& s) { return s.is_sym(); });
   if (!symbolic && CPU_VECTOR_TILE)
     if (std::optional<CpuTile> tile = cpu_vector_tile(k_in)) return {tile->opts, tile->lowering()};
-  if (!symbolic && cpu_vector_loop(k_in)) return {{}, {.polynomial_transcendentals = true}};
+  if (!symbolic && cpu_vector_loop(k_in))
+    return {{}, {.polynomial_transcendentals = true, .reassociate_reduces = !k_in.reduceops.empty()}};
   Kernel k = k_in.copy();  // the heuristic must not mutate its input
   const int debug = static_cast<int>(DEBUG);
 

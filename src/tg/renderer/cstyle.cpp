@@ -78,7 +78,8 @@ const StringRewrite& base_rewrite() {
       {op(Ops::DEFINE_ACC).named("x"), [](M m, R& ctx) -> Str { return ctx[m["x"].src(0)]; }},  // acc0 = its init
       {op(Ops::ASSIGN).named("x"),
        [](M m, R& ctx) -> Str {  // acc0 = (acc0+val0);
-         return cat(ctx[m["x"].src(0)], " = ", ctx[m["x"].src(1)], ";");
+         std::string s = cat(ctx[m["x"].src(0)], " = ", ctx[m["x"].src(1)], ";");
+         return ctx.reassociating() && dtypes::is_float(m["x"].dtype()) ? ctx.render_reassociated(s) : s;
        }},
       {op(Ops::IF).named("x"), [](M m, R& ctx) -> Str { return cat("if (", ctx[m["x"].src(0)], ") {"); }},  // if (g) {
       {op({Ops::ENDIF, Ops::ENDRANGE}), [](M, R&) -> Str { return "}"; }},                                  // }
@@ -420,6 +421,7 @@ CStyleLanguage::Rendered CStyleLanguage::render_uops(const std::vector<UOp>& uop
   std::unordered_map<const UOpNode*, size_t> buf_pos;
   std::unordered_map<std::string_view, int> c;
   int depth = 1;
+  reassociate_ = !uops.empty() && lowering_of(uops.back()).reassociate_reduces;
   for (const UOp& u : uops) {
     Ops op = u.op();
     if (op == Ops::SINK) {
@@ -510,11 +512,16 @@ ClangRenderer::ClangRenderer() {
   // TODO: AMX tensor cores
   buffer_suffix = " restrict";
   type_map = {{dtypes::bool_, "_Bool"}, {dtypes::half, "__fp16"}, {dtypes::bfloat16, "unsigned short"}};
-  // NOTE: tinygrad decomposes exp2, log2 and sin into polynomials here (transcendental.py), which is not ported yet:
-  // they call libm through clang's builtins instead, resolved when the kernel is loaded into the process
-  // (which has libm; the kernel itself links nothing).
+  // NOTE: tinygrad decomposes exp2, log2 and sin into polynomials here (transcendental.py); ours does where the
+  // heuristic's lowering asks (Lowering::polynomial_transcendentals: the CPU's plain vector loops), and elsewhere
+  // calls libm through clang's builtins, resolved when the kernel is loaded into the process (which has libm; the
+  // kernel itself links nothing).
   extra_matcher = &clang_extra_matcher();
   // NOTE: tinygrad uses "__attribute__((ms_abi)) void" as kernel_typedef on win32
+}
+
+std::string ClangRenderer::render_reassociated(const std::string& statement) const {
+  return cat("{ _Pragma(\"clang fp reassociate(on)\") ", statement, " }");
 }
 
 Str ClangRenderer::render_op(Ops op, const std::vector<std::string>& a, DType dtype) const {

@@ -71,18 +71,25 @@ class CStyleLanguage : public Renderer {
   // r[u]: the variable name or inline text of a uop rendered earlier in this render() (for rules)
   const std::string& operator[](const UOp& u) const;
   bool rendering_threaded() const { return split_range_ != nullptr; }
+  // an accumulator's update (acc0 = (acc0+val0);) in a kernel whose reduces may be reordered
+  // (Lowering::reassociate_reduces): as it is here; clang's gets the permission its loop vectorizer needs
+  virtual std::string render_reassociated(const std::string& statement) const { return statement; }
+  bool reassociating() const { return reassociate_; }
 
  protected:
   const UOpNode* split_range_ = nullptr;  // set while rendering ClangRenderer::render_threaded
 
  private:
   std::unordered_map<const UOpNode*, std::string> r_;
+  bool reassociate_ = false;  // this render's kernel's Lowering::reassociate_reduces
 };
 
 class ClangRenderer : public CStyleLanguage {
  public:
   ClangRenderer();
   Str render_op(Ops op, const std::vector<std::string>& operands, DType dtype) const override;
+  // { _Pragma("clang fp reassociate(on)") acc0 = (acc0+val0); }: that add alone may be reordered
+  std::string render_reassociated(const std::string& statement) const override;
   // typedef float float4 __attribute__((aligned(16),vector_size(16)));
   std::string render_vector_prefix(DType dt) const;
   std::vector<std::string> render_defines(const std::vector<UOp>& uops) const;

@@ -100,10 +100,11 @@ std::string arg_text(const Arg& a, Ref ref) {
                        " ", pairs_text(w->upcast_axes[0]), " ", pairs_text(w->upcast_axes[1]), " ",
                        pairs_text(w->upcast_axes[2]), " ", ints_text(w->reduce_axes), ")");
           if (const KernelInfo* k = dynamic_cast<const KernelInfo*>(x.get()))
-            return cat(
-                "kernel(", quoted(k->name), " ", k->local_dims, " ", k->upcasted, " ", k->dont_use_locals ? 1 : 0, " ",
-                k->lowering.vector_alus ? 1 : 0, " ", k->lowering.deferred_horizontal_reduce ? 1 : 0, " ",
-                k->lowering.polynomial_transcendentals ? 1 : 0, " ", k->lowering.integer_block_sums ? 1 : 0, ")");
+            return cat("kernel(", quoted(k->name), " ", k->local_dims, " ", k->upcasted, " ",
+                       k->dont_use_locals ? 1 : 0, " ", k->lowering.vector_alus ? 1 : 0, " ",
+                       k->lowering.deferred_horizontal_reduce ? 1 : 0, " ",
+                       k->lowering.polynomial_transcendentals ? 1 : 0, " ", k->lowering.integer_block_sums ? 1 : 0, " ",
+                       k->lowering.reassociate_reduces ? 1 : 0, ")");
           if (const UOpArg* u = dynamic_cast<const UOpArg*>(x.get())) return cat("uop(@", ref(u->u), ")");
           return "?";
         }
@@ -379,6 +380,7 @@ std::vector<UOp> load_python_program(const std::string& name, std::string_view s
       Lowering lw;
       lw.vector_alus = rd.integer() != 0, lw.deferred_horizontal_reduce = rd.integer() != 0,
       lw.polynomial_transcendentals = rd.integer() != 0, lw.integer_block_sums = rd.integer() != 0;
+      lw.reassociate_reduces = rd.integer() != 0;
       rd.expect(')');
       a = ObjectArg(std::make_shared<const KernelInfo>(kn, ld, up, dul, lw));
     } else if (starts("uop(")) {

@@ -13,7 +13,8 @@ std::string KernelInfo::repr() const {
                                     : cat(", lowering=(vector_alus=", py(lowering.vector_alus),
                                           ", deferred_horizontal_reduce=", py(lowering.deferred_horizontal_reduce),
                                           ", polynomial_transcendentals=", py(lowering.polynomial_transcendentals),
-                                          ", integer_block_sums=", py(lowering.integer_block_sums), ")"),
+                                          ", integer_block_sums=", py(lowering.integer_block_sums),
+                                          ", reassociate_reduces=", py(lowering.reassociate_reduces), ")"),
              ")");
 }
 uint64_t KernelInfo::hash() const {
@@ -23,7 +24,7 @@ uint64_t KernelInfo::hash() const {
   h = hash_combine(h, dont_use_locals);
   return hash_combine(h, uint64_t(lowering.vector_alus) | uint64_t(lowering.deferred_horizontal_reduce) << 1 |
                              uint64_t(lowering.polynomial_transcendentals) << 2 |
-                             uint64_t(lowering.integer_block_sums) << 3);
+                             uint64_t(lowering.integer_block_sums) << 3 | uint64_t(lowering.reassociate_reduces) << 4);
 }
 
 ObjectArg kernel_info(std::string name, int local_dims, int upcasted, bool dont_use_locals, Lowering lowering) {

@@ -16,6 +16,9 @@ struct Lowering {
   // a deferred reduce of integer products scaled per output (a quantized weight's block): each output's products
   // summed as integers, in the order of a dot-product instruction's operands, then scaled once (ReduceContext)
   bool integer_block_sums = false;
+  // a reduce's accumulating adds may be reordered: the C compiler's loop vectorizer then sums them in vector lanes
+  // (a plain loop's reduce, codegen/cpu_tiles.h cpu_vector_loop)
+  bool reassociate_reduces = false;
   bool operator==(const Lowering&) const = default;
 };
 
