@@ -109,6 +109,49 @@ TEST(LayerForward, Conv1dSame) {
   expect_near(y, conv_ref(x.reshape({2, 2, 1, 7}), c2, 0, 1), "conv1d");
 }
 
+TEST(LayerForward, ConvTranspose2dWhoseWindowsTileTheOutput) {
+  // stride == kernel (a 2x2 stride-2 upsampling): each input pixel's block of the output, one matmul over the input
+  // channels (no input spread by the stride, s^2 fewer multiply-adds); the values and the input's gradient are the
+  // loops' (small integers: exact)
+  const int64_t C = 6, CO = 5, H = 4, W = 3;
+  std::vector<float> xv(static_cast<size_t>(2 * C * H * W)), wv(static_cast<size_t>(C * CO * 4)), bv(CO);
+  for (size_t i = 0; i < xv.size(); i++) xv[i] = static_cast<float>(static_cast<int64_t>((i * 37) % 7) - 3);
+  for (size_t i = 0; i < wv.size(); i++) wv[i] = static_cast<float>(static_cast<int64_t>((i * 53) % 5) - 2);
+  for (size_t i = 0; i < bv.size(); i++) bv[i] = static_cast<float>(i);
+  Tensor x = Tensor(xv, {2, C, H, W}, {.requires_grad = true}), w = Tensor(wv, {C, CO, 2, 2});
+  Tensor y = x.conv_transpose2d(w, Tensor(bv, {CO}), {.stride = {2}});
+  ASSERT_EQ(y.shape(), (Shape{2, CO, 2 * H, 2 * W}));
+  Tensor dx = (y * y).sum().gradient({x})[0];
+  std::vector<double> want(static_cast<size_t>(2 * CO * 4 * H * W));
+  auto at = [&](int64_t n, int64_t o, int64_t yy, int64_t xx) {
+    return static_cast<size_t>(((n * CO + o) * 2 * H + yy) * 2 * W + xx);
+  };
+  for (int64_t n = 0; n < 2; n++)
+    for (int64_t o = 0; o < CO; o++)
+      for (int64_t yy = 0; yy < 2 * H; yy++)
+        for (int64_t xx = 0; xx < 2 * W; xx++) {
+          double s = bv[static_cast<size_t>(o)];
+          for (int64_t c = 0; c < C; c++)
+            s += xv[static_cast<size_t>(((n * C + c) * H + yy / 2) * W + xx / 2)] *
+                 wv[static_cast<size_t>(((c * CO + o) * 2 + yy % 2) * 2 + xx % 2)];
+          want[at(n, o, yy, xx)] = s;
+        }
+  std::vector<float> got = y.tolist<float>(), gx = dx.tolist<float>();
+  for (size_t i = 0; i < want.size(); i++) ASSERT_EQ(got[i], static_cast<float>(want[i])) << i;
+  for (int64_t n = 0; n < 2; n++)  // d(sum y^2)/dx = sum over x's block of 2 y w
+    for (int64_t c = 0; c < C; c++)
+      for (int64_t iy = 0; iy < H; iy++)
+        for (int64_t ix = 0; ix < W; ix++) {
+          double g = 0;
+          for (int64_t o = 0; o < CO; o++)
+            for (int64_t a = 0; a < 2; a++)
+              for (int64_t b = 0; b < 2; b++)
+                g += 2 * want[at(n, o, 2 * iy + a, 2 * ix + b)] *
+                     wv[static_cast<size_t>(((c * CO + o) * 2 + a) * 2 + b)];
+          ASSERT_EQ(gx[static_cast<size_t>(((n * C + c) * H + iy) * W + ix)], static_cast<float>(g));
+        }
+}
+
 TEST(LayerForward, ConvTranspose2dGrouped) {
   Tensor::manual_seed(7);
   nn::ConvTranspose2d ct(2, 4, 3, {.stride = {2}, .padding = {1}, .groups = 2, .output_padding = {1}});

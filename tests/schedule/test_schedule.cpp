@@ -312,6 +312,14 @@ TEST(Kernelize, PackMatmulOperandOnCpu) {
   EXPECT_EQ(kernel_outputs(copied8), (V{2048 * 256, 8 * 2048}));
   EXPECT_FALSE(reads_panels(copied8));
   EXPECT_EQ(kernel_outputs(rows(16).matmul(Tensor::empty({2048, 256}, {.device = "CPU"}).T())), (V{16 * 2048}));
+  // columns that no 8 lanes divide (a classifier's 6625 characters) leave the tile no vector axis: B is packed into
+  // panels padded with zero columns from 16 rows of x on, the padded product realized and its padding dropped after
+  // (the next kernel reads a shrunk view); 8 rows don't pay for the copy, and 6624 columns (8 divides) need no panels
+  const int64_t NP = (6625 + P - 1) / P * P;
+  EXPECT_EQ(kernel_outputs(mm(40, 120, 6625, "CPU") + 1), (V{120 * NP, 40 * NP, 40 * 6625}));
+  EXPECT_TRUE(reads_panels(mm(40, 120, 6625, "CPU")));
+  EXPECT_EQ(kernel_outputs(mm(8, 120, 6625, "CPU")), (V{8 * 6625}));
+  EXPECT_EQ(kernel_outputs(mm(40, 120, 6624, "CPU")), (V{40 * 6624}));
 }
 
 // the packed forms compute what the unpacked ones do (the values, not just the kernels)
@@ -321,9 +329,12 @@ TEST(Kernelize, PackedMatmulsMatchUnpacked) {
     Tensor::manual_seed(5);
     Tensor x = Tensor::randn({2, 256, 96}, {.device = "CPU"}), w = Tensor::randn({512, 96}, {.device = "CPU"});
     Tensor g = Tensor::randn({4, 1024, 512}, {.device = "CPU"}), xw = Tensor::randn({4, 1024, 96}, {.device = "CPU"});
-    Tensor fwd = x.matmul(w.T()), wgrad = (g.unsqueeze(3) * xw.unsqueeze(2)).sum({0, 1});
-    Tensor::realize({fwd, wgrad});
-    return std::make_pair(fwd.tolist<float>(), wgrad.tolist<float>());
+    Tensor wr = Tensor::randn({96, 1001}, {.device = "CPU"});  // ragged columns: padded panels
+    Tensor fwd = x.matmul(w.T()), wgrad = (g.unsqueeze(3) * xw.unsqueeze(2)).sum({0, 1}), ragged = x.matmul(wr);
+    Tensor::realize({fwd, wgrad, ragged});
+    std::vector<float> f = fwd.tolist<float>(), r = ragged.tolist<float>();
+    f.insert(f.end(), r.begin(), r.end());
+    return std::make_pair(f, wgrad.tolist<float>());
   };
   auto [f1, w1] = run(true);
   auto [f0, w0] = run(false);

@@ -382,6 +382,32 @@ Tensor Tensor::conv_transpose2d(const Tensor& weight, const std::optional<Tensor
               shape_str(ws), " with groups=", o.groups);
   std::vector<int64_t> stride = as_tuple(o.stride, nd, "stride"), dilation = as_tuple(o.dilation, nd, "dilation"),
                        out_pad = as_tuple(o.output_padding, nd, "output_padding");
+  // Windows that tile the output (stride == kernel, no padding, one group: a 2x2 stride-2 upsampling): each input
+  // pixel writes its own KH x KW block, a matmul over the input channels, (bs, cout, *HW, *spatial), whose blocks are
+  // then interleaved into the output. The general form spreads the input by the stride (zeros between) and convolves
+  // it: s^2 times the multiply-adds, all but one in s^2 of them with a zero (PaddleOCR's detector's two 2x2
+  // upsamplings, with the spread input's copies: 10.3 -> 1.5 ms)
+  const bool tiles = o.groups == 1 &&
+                     std::all_of(padding.begin(), padding.end(), [](auto p) { return p.first == 0 && p.second == 0; });
+  bool blocks = tiles;
+  for (size_t i = 0; i < nd; i++) blocks &= stride[i] == HW[i] && dilation[i] == 1 && out_pad[i] == 0;
+  if (blocks) {
+    Shape xr{xs[0], xs[1], 1}, wr{1, ws[0], ws[1]}, out{xs[0], ws[1]};
+    xr.insert(xr.end(), nd, 1);
+    xr.insert(xr.end(), xs.begin() + 2, xs.end());
+    wr.insert(wr.end(), HW.begin(), HW.end());
+    wr.insert(wr.end(), nd, 1);
+    std::vector<int64_t> order{0, 1};
+    for (size_t i = 0; i < nd; i++) {
+      order.insert(order.end(), {static_cast<int64_t>(2 + nd + i), static_cast<int64_t>(2 + i)});
+      out.push_back(xs[2 + i] * HW[i]);
+    }
+    Tensor ret = (reshape(xr) * weight.reshape(wr)).sum(1).permute(order).reshape(out);
+    if (!bias) return ret;
+    Shape bshape{1, -1};
+    bshape.insert(bshape.end(), nd, 1);
+    return ret.add(bias->reshape(bshape));
+  }
   std::vector<int64_t> flat;
   for (size_t i = nd; i-- > 0;) {
     sint full = (HW[i] - 1) * dilation[i];
