@@ -10,6 +10,8 @@
 #include <string>
 
 #include "scoped_env.h"
+#include "tg/runtime/buffers.h"
+#include "tg/shape/uop_shape.h"
 #include "tg/tensor/jit.h"
 
 using namespace tg;
@@ -95,6 +97,45 @@ TEST_F(Jit, AReplayRunsExactlyTheCapturedKernels) {
   for (const ExecItem& ei : f.jit_cache())
     for (const Buffer& b : ei.bufs) input_slots += !b;
   EXPECT_GE(input_slots, 2u);
+}
+
+TEST_F(Jit, KernelsOfWeightsAloneRunOnceUntilAWeightChanges) {
+  // the copy of w transposed reads only w (from outside the function, written by no kernel of it): the first replay
+  // runs it, later replays skip it, until w is written (an assign, a copyin) and a replay runs it again; each result
+  // is the plain computation's with the w of that moment. JIT_HOIST=0 runs every kernel every time
+  for (const char* hoist : {"1", "0"}) {
+    ScopedEnv env("JIT_HOIST", hoist);
+    const bool on = std::string(hoist) == "1";
+    std::vector<float> wv = iota(12, 1.0f);
+    Tensor w = vec(wv, {3, 4});
+    TinyJit f([&](Tensor x) { return (x + w.T().contiguous().reshape({12})).realize(); });
+    auto want = [&](int call) {
+      std::vector<double> r(12);
+      for (int i = 0; i < 12; i++) r[i] = call + i + wv[static_cast<size_t>((i % 3) * 4 + i / 3)];
+      return r;
+    };
+    std::vector<int64_t> ran;
+    for (int call = 0; call < 8; call++) {
+      if (call == 5) {  // a kernel writes w
+        for (float& v : wv) v *= 2;
+        w.assign(Tensor(wv, {3, 4})).realize();
+      }
+      if (call == 7) {  // a copy into w's buffer
+        for (float& v : wv) v += 1;
+        std::optional<Buffer> b = uop_realized(uop_base(w.uop()));
+        ASSERT_TRUE(b.has_value());
+        b->copyin(wv.data(), wv.size() * sizeof(float));
+      }
+      Tensor x = vec(iota(12, float(call)), {12});
+      int64_t before = GlobalCounters::kernel_count;
+      Tensor out = f(x);
+      ran.push_back(GlobalCounters::kernel_count - before);
+      expect_near(out.tolist<float>(), want(call));
+    }
+    ASSERT_EQ(f.jit_cache().size(), 2u);
+    // calls 0-1 run the function, 2 is the first replay; 5 and 7 follow a write to w
+    EXPECT_EQ(ran, on ? (std::vector<int64_t>{2, 2, 2, 1, 1, 2, 1, 2}) : (std::vector<int64_t>(8, 2))) << hoist;
+  }
 }
 
 TEST_F(Jit, KernelsRunWithCapturingOffAreNotCaptured) {  // tinygrad's Context(CAPTURING=0)

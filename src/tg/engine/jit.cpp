@@ -12,18 +12,6 @@ namespace tg {
 
 namespace {
 
-// which bufs of an ExecItem it writes
-std::vector<bool> written_bufs(const ExecItem& ei) {
-  std::vector<bool> w(ei.bufs.size(), false);
-  if (auto* cr = dynamic_cast<const CompiledRunner*>(ei.prg.get())) {
-    for (size_t i = 0; i < ei.bufs.size() && i < cr->p.globals.size(); i++)
-      w[i] = std::find(cr->p.outs.begin(), cr->p.outs.end(), cr->p.globals[i]) != cr->p.outs.end();
-  } else if (!w.empty() && dynamic_cast<const ViewOp*>(ei.prg.get()) == nullptr) {
-    w[0] = true;  // a copy writes its destination (a view op writes nothing)
-  }
-  return w;
-}
-
 class CaptureScope {
  public:
   explicit CaptureScope(JitCapture* c) { capturing = c; }
@@ -31,6 +19,56 @@ class CaptureScope {
   CaptureScope(const CaptureScope&) = delete;
   CaptureScope& operator=(const CaptureScope&) = delete;
 };
+
+// Which items compute the same every call (JIT_HOIST): a kernel or copy without Variables whose outputs no Tensor
+// holds and no other item touches (no other buffer of the captured graph overlaps their bytes), and whose inputs are
+// buffers no item writes (the function's state: weights) or outputs of such items. A model's layout copies of its
+// weights (a conv's weight stored output-channels-last, a matmul's panels) are such items: the replay runs them
+// once, and again only when one of the buffers they read was written since (Buffer::version)
+std::vector<bool> invariant_items(const std::vector<ExecItem>& items, const std::vector<Buffer>& inputs) {
+  std::vector<bool> hoisted(items.size(), false);
+  if (!JIT_HOIST) return hoisted;
+  std::unordered_set<Buffer> input_bases;
+  for (const Buffer& b : inputs) input_bases.insert(b.base());
+  struct Use {
+    Buffer buf;
+    size_t item;
+    bool written;
+  };
+  std::unordered_map<Buffer, std::vector<Use>> uses;  // base -> every buffer of every item on it
+  std::vector<std::vector<bool>> written;
+  for (size_t j = 0; j < items.size(); j++) {
+    written.push_back(items[j].written());
+    for (size_t i = 0; i < items[j].bufs.size(); i++)
+      uses[items[j].bufs[i].base()].push_back({items[j].bufs[i], j, written[j][i]});
+  }
+  auto overlap = [](const Buffer& a, const Buffer& b) {
+    return a.offset() < b.offset() + b.nbytes() && b.offset() < a.offset() + a.nbytes();
+  };
+  std::unordered_set<Buffer> invariant;  // the hoisted items' outputs
+  for (size_t j = 0; j < items.size(); j++) {
+    const ExecItem& ei = items[j];
+    const auto* cr = dynamic_cast<const CompiledRunner*>(ei.prg.get());
+    if (cr == nullptr ? dynamic_cast<const BufferCopy*>(ei.prg.get()) == nullptr : !cr->p.vars.empty()) continue;
+    bool ok = std::find(written[j].begin(), written[j].end(), true) != written[j].end();
+    for (size_t i = 0; i < ei.bufs.size() && ok; i++) {
+      const Buffer& b = ei.bufs[i];
+      ok = !input_bases.count(b.base());
+      if (written[j][i]) {  // only this item touches these bytes, and no Tensor holds them
+        ok = ok && b.lb_refcount() == 0;
+        for (const Use& u : uses[b.base()])
+          ok = ok && (!overlap(u.buf, b) || (u.buf == b && (u.item == j || !u.written)));
+      } else if (!invariant.count(b)) {  // state: no item writes these bytes
+        for (const Use& u : uses[b.base()]) ok = ok && !(u.written && overlap(u.buf, b));
+      }
+    }
+    if (!ok) continue;
+    hoisted[j] = true;
+    for (size_t i = 0; i < ei.bufs.size(); i++)
+      if (written[j][i]) invariant.insert(ei.bufs[i]);
+  }
+  return hoisted;
+}
 
 }  // namespace
 
@@ -59,11 +97,22 @@ void JitRecorder::capture(const std::function<void()>& fn) {
 CapturedJit::CapturedJit(std::vector<ExecItem> items, const std::vector<Buffer>& input_buffers,
                          std::vector<std::string> input_names)
     : expected_names_(std::move(input_names)) {
-  // memory planning over the whole captured graph: intermediates with disjoint lifetimes share storage
+  hoisted_ = invariant_items(items, input_buffers);
+  if (const auto n = std::count(hoisted_.begin(), hoisted_.end(), true); DEBUG >= 1 && n > 0)
+    std::cout << "JIT hoisted " << n << " of " << items.size() << " kernels (their inputs are the function's state)\n";
+  // memory planning over the whole captured graph: intermediates with disjoint lifetimes share storage, except what
+  // the hoisted items write (kept from one call to the next)
   std::vector<std::vector<Buffer>> lists;
-  for (const ExecItem& ei : items) lists.push_back(ei.bufs);
+  std::vector<Buffer> kept;
+  for (size_t j = 0; j < items.size(); j++) {
+    lists.push_back(items[j].bufs);
+    if (!hoisted_[j]) continue;
+    std::vector<bool> w = items[j].written();
+    for (size_t i = 0; i < w.size(); i++)
+      if (w[i]) kept.push_back(items[j].bufs[i]);
+  }
   std::unordered_map<Buffer, Buffer> assigned;
-  for (auto& [from, to] : internal_memory_planner(lists)) assigned[from] = to;
+  for (auto& [from, to] : internal_memory_planner(lists, kept)) assigned[from] = to;
   for (ExecItem& ei : items) {
     for (Buffer& b : ei.bufs) {
       if (auto it = assigned.find(b); it != assigned.end()) b = it->second;
@@ -71,12 +120,24 @@ CapturedJit::CapturedJit(std::vector<ExecItem> items, const std::vector<Buffer>&
     }
     jit_cache_.push_back(std::move(ei));
   }
+  // the buffers from outside the function that the hoisted items read: their versions decide a rerun
+  std::unordered_set<Buffer> seen;  // the bases the hoisted items write, then the ones recorded
+  for (size_t j = 0; j < jit_cache_.size(); j++) {
+    std::vector<bool> w = jit_cache_[j].written();
+    for (size_t i = 0; i < w.size() && hoisted_[j]; i++)
+      if (w[i]) seen.insert(jit_cache_[j].bufs[i].base());
+  }
+  for (size_t j = 0; j < jit_cache_.size(); j++) {
+    if (!hoisted_[j]) continue;
+    for (const Buffer& b : jit_cache_[j].bufs)
+      if (seen.insert(b.base()).second) hoisted_reads_.push_back({b.base(), 0});
+  }
 
   // where the inputs go
   input_written_.assign(input_buffers.size(), false);
   for (size_t j = 0; j < jit_cache_.size(); j++) {
     const ExecItem& ei = jit_cache_[j];
-    std::vector<bool> w = written_bufs(ei);
+    std::vector<bool> w = ei.written();
     for (size_t i = 0; i < ei.bufs.size(); i++) {
       const Buffer& b = ei.bufs[i];
       auto k = std::find(input_buffers.begin(), input_buffers.end(), b);
@@ -115,7 +176,25 @@ void CapturedJit::operator()(const std::vector<Buffer>& input_buffers, const Var
   } clear{*this};
   for (auto& s : input_replace_) jit_cache_[s.j].bufs[s.i] = bufs[s.input];
   if (DEBUG >= 1 && jit_cache_.size() >= 10) std::cout << "jit execs " << jit_cache_.size() << " kernels\n";
-  for (size_t j = 0; j < jit_cache_.size();) j += run_together(std::span(jit_cache_).subspan(j), vars, true, true);
+  // the hoisted items run on the first replay, and again when a buffer they read was written since
+  bool stale = !hoisted_ran_;
+  for (const auto& [b, v] : hoisted_reads_) stale |= b.version() != v;
+  const size_t n = jit_cache_.size();
+  auto skipped = [&](size_t j) { return hoisted_[j] && !stale; };
+  for (size_t j = 0; j < n;) {
+    if (skipped(j)) {
+      j++;
+      continue;
+    }
+    size_t e = j + 1;
+    while (e < n && !skipped(e)) e++;
+    for (size_t i = j; i < e;) i += run_together(std::span(jit_cache_).subspan(i, e - i), vars, true, true);
+    j = e;
+  }
+  if (stale) {
+    hoisted_ran_ = true;
+    for (auto& [b, v] : hoisted_reads_) v = b.version();
+  }
 }
 
 }  // namespace tg

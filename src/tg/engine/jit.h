@@ -60,6 +60,11 @@ class CapturedJit {
   std::vector<Slot> input_replace_;      // jit_cache_[j].bufs[i] is input `input`: swapped in per call, cleared after
   std::vector<bool> input_written_;      // per input: a captured kernel writes it (an assign to an input)
   std::unordered_set<Buffer> internal_;  // every other buffer (and base) the replay touches
+  // the items that compute the same every call (invariant_items in jit.cpp): run on the first replay and whenever a
+  // buffer in hoisted_reads_ (from outside the function) has a new version
+  std::vector<bool> hoisted_;
+  bool hoisted_ran_ = false;
+  std::vector<std::pair<Buffer, uint64_t>> hoisted_reads_;  // (base, its version when the hoisted items last ran)
   std::vector<std::string> expected_names_;
 };
 

@@ -240,6 +240,24 @@ ExecItem lower_schedule_item(const ScheduleItem& si) {
   throw Error(cat("can't lower a schedule item with ast ", ast.op()));
 }
 
+std::vector<bool> ExecItem::written() const {
+  std::vector<bool> w(bufs.size(), false);
+  if (auto* cr = dynamic_cast<const CompiledRunner*>(prg.get())) {
+    for (size_t i = 0; i < bufs.size() && i < cr->p.globals.size(); i++)
+      w[i] = std::find(cr->p.outs.begin(), cr->p.outs.end(), cr->p.globals[i]) != cr->p.outs.end();
+  } else if (!w.empty() && dynamic_cast<const ViewOp*>(prg.get()) == nullptr) {
+    w[0] = true;  // a copy writes its destination (a view op writes nothing)
+  }
+  return w;
+}
+
+// the buffers an item wrote get a new version (Buffer::version)
+static void mark_written(const ExecItem& ei) {
+  std::vector<bool> w = ei.written();
+  for (size_t i = 0; i < w.size(); i++)
+    if (w[i]) ei.bufs[i].mark_written();
+}
+
 static void update_stats(const Runner& prg, std::optional<double> et) {
   GlobalCounters::kernel_count++;
   GlobalCounters::global_ops += prg.estimates.ops;
@@ -254,6 +272,7 @@ std::optional<double> ExecItem::run(const VarVals& vars, bool wait, bool do_upda
   const bool profile = profile_enabled();
   const double st_us = profile ? profile_now_us() : 0;
   const std::optional<double> et = (*prg)(bufs, with_fixedvars(vars), wait || debug >= 2 || profile);
+  mark_written(*this);
   if (profile)
     profile_range(prg->device, ansistrip(prg->display_name), st_us, et ? *et * 1e6 : profile_now_us() - st_us,
                   dynamic_cast<const BufferCopy*>(prg.get()) != nullptr);
@@ -363,6 +382,7 @@ size_t run_together(std::span<ExecItem> items, const VarVals& vars, bool do_upda
         shares[j].run(i - first_share[j]);
       },
       std::min(threads, cpu_threads()));
+  for (size_t j = 0; j < k; j++) mark_written(items[j]);
   if (do_update_stats)
     for (size_t j = 0; j < k; j++) update_stats(*items[j].prg, std::nullopt);
   return k;

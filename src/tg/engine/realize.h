@@ -74,6 +74,8 @@ struct ExecItem {
   // jit: a TinyJit replay (buffers already allocated; DEBUG=2 prints the line in magenta)
   std::optional<double> run(const VarVals& vars = {}, bool wait = false, bool do_update_stats = true, bool jit = false);
   VarVals with_fixedvars(const VarVals& vars) const;  // vars, and this item's own
+  // which of bufs it writes: a kernel's outputs, a copy's destination (a view op writes nothing)
+  std::vector<bool> written() const;
 };
 
 // Runs items[0], or, where items begin with one kernel on each device of a tuple (compiled runners of one AST with

@@ -86,6 +86,7 @@ enum : uint8_t { CODE = 1, KERNELIZE = 2, STARTUP = 4 };
   I(NO_MEMORY_PLANNER, 0, 0, "1: no buffer reuse across the schedule")                                                 \
   I(JIT, 1, 0, "0: TinyJit runs the function every call")                                                              \
   I(CAPTURING, 1, 0, "0: kernels run now are not captured by the TinyJit capturing them")                              \
+  I(JIT_HOIST, 1, 0, "0: a TinyJit replay reruns the kernels whose inputs didn't change (weights' layout copies)")     \
   S(SUM_DTYPE, "float32", 0, "the accumulation dtype of float sums")                                                   \
   I(FUSE_OPTIM, 0, 0, "1: optimizers update all params in one fused kernel")                                           \
   I(LLM_INT8, 1, 0, "0: a decode step's matvecs on Q4_0/Q8_0 weights dequantize to float (1: int8 on the CPU)")        \

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -384,6 +385,7 @@ struct BufferData {
   Opaque buf = nullptr;
   bool allocated = false;
   int64_t lb_refcount = 0, allocated_views = 0;
+  std::atomic<uint64_t> version = 0;  // on the base (Buffer::version)
 
   int64_t nbytes() const { return size * dtype.itemsize(); }
   void deallocate() {
@@ -475,6 +477,7 @@ Buffer& Buffer::copyin(const void* src, size_t nbytes) {
            repr());
   TG_CHECK(d.allocated, "can't copyin to unallocated buffer");
   d.allocator->copyin(d.buf, src, nbytes);
+  mark_written();
   return *this;
 }
 void Buffer::copyout(void* dest, size_t nbytes) const {
@@ -490,6 +493,7 @@ Buffer& Buffer::copy_from(const Buffer& src) {
   ensure_allocated();
   BufferData &d = data(), &s = src.data();
   TG_CHECK(s.allocated, "can't copy from an unallocated buffer ", src.repr());
+  mark_written();
   if (d.nbytes() == 0) return *this;
   const auto n = static_cast<size_t>(d.nbytes());
   if (d.allocator->transfer(d.buf, s.buf, n, *s.allocator)) return *this;
@@ -505,6 +509,9 @@ std::vector<uint8_t> Buffer::as_bytes() const {
   copyout(ret.data(), ret.size());
   return ret;
 }
+
+uint64_t Buffer::version() const { return base().data().version.load(std::memory_order_relaxed); }
+void Buffer::mark_written() const { base().data().version.fetch_add(1, std::memory_order_relaxed); }
 
 void* Buffer::host_ptr() const {
   const BufferData& d = data();

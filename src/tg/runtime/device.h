@@ -301,6 +301,11 @@ class Buffer {
   // model's weights once laid out anew, read no more
   void release_file_pages() const;
 
+  // how many times its memory (its base's) was written: by copyin, copy_from, a kernel or copy that stores into it
+  // (ExecItem::run), an allreduce. A TinyJit replay skips the kernels whose inputs kept their versions (CapturedJit)
+  uint64_t version() const;
+  void mark_written() const;
+
   // the lazy-buffer refcount the scheduler/memory planner keeps (tinygrad's lb_refcount), on the base
   int64_t lb_refcount() const;
   Buffer& ref(int64_t cnt);
