@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <tuple>
 
 #include "tg/helpers/knobs.h"
 #include "tg/schedule/schedule.h"
@@ -24,10 +25,13 @@ class CaptureScope {
 // holds and no other item touches (no other buffer of the captured graph overlaps their bytes), and whose inputs are
 // buffers no item writes (the function's state: weights) or outputs of such items. A model's layout copies of its
 // weights (a conv's weight stored output-channels-last, a matmul's panels) are such items: the replay runs them
-// once, and again only when one of the buffers they read was written since (Buffer::version)
-std::vector<bool> invariant_items(const std::vector<ExecItem>& items, const std::vector<Buffer>& inputs) {
+// once, and again only when one of the buffers they read was written since (Buffer::version). Returns which items,
+// and the bases of the state they read
+std::pair<std::vector<bool>, std::vector<Buffer>> invariant_items(const std::vector<ExecItem>& items,
+                                                                  const std::vector<Buffer>& inputs) {
   std::vector<bool> hoisted(items.size(), false);
-  if (!JIT_HOIST) return hoisted;
+  std::vector<Buffer> state;
+  if (!JIT_HOIST) return {hoisted, state};
   std::unordered_set<Buffer> input_bases;
   for (const Buffer& b : inputs) input_bases.insert(b.base());
   struct Use {
@@ -45,7 +49,7 @@ std::vector<bool> invariant_items(const std::vector<ExecItem>& items, const std:
   auto overlap = [](const Buffer& a, const Buffer& b) {
     return a.offset() < b.offset() + b.nbytes() && b.offset() < a.offset() + a.nbytes();
   };
-  std::unordered_set<Buffer> invariant;  // the hoisted items' outputs
+  std::unordered_set<Buffer> invariant, read;  // the hoisted items' outputs; the state's bases they read
   for (size_t j = 0; j < items.size(); j++) {
     const ExecItem& ei = items[j];
     const auto* cr = dynamic_cast<const CompiledRunner*>(ei.prg.get());
@@ -64,10 +68,14 @@ std::vector<bool> invariant_items(const std::vector<ExecItem>& items, const std:
     }
     if (!ok) continue;
     hoisted[j] = true;
-    for (size_t i = 0; i < ei.bufs.size(); i++)
-      if (written[j][i]) invariant.insert(ei.bufs[i]);
+    for (size_t i = 0; i < ei.bufs.size(); i++) {
+      if (written[j][i])
+        invariant.insert(ei.bufs[i]);
+      else if (!invariant.count(ei.bufs[i]) && read.insert(ei.bufs[i].base()).second)
+        state.push_back(ei.bufs[i].base());
+    }
   }
-  return hoisted;
+  return {hoisted, state};
 }
 
 }  // namespace
@@ -97,7 +105,9 @@ void JitRecorder::capture(const std::function<void()>& fn) {
 CapturedJit::CapturedJit(std::vector<ExecItem> items, const std::vector<Buffer>& input_buffers,
                          std::vector<std::string> input_names)
     : expected_names_(std::move(input_names)) {
-  hoisted_ = invariant_items(items, input_buffers);
+  std::vector<Buffer> state;
+  std::tie(hoisted_, state) = invariant_items(items, input_buffers);
+  for (const Buffer& b : state) hoisted_reads_.push_back({b, 0});
   if (const auto n = std::count(hoisted_.begin(), hoisted_.end(), true); DEBUG >= 1 && n > 0)
     std::cout << "JIT hoisted " << n << " of " << items.size() << " kernels (their inputs are the function's state)\n";
   // memory planning over the whole captured graph: intermediates with disjoint lifetimes share storage, except what
@@ -119,18 +129,6 @@ CapturedJit::CapturedJit(std::vector<ExecItem> items, const std::vector<Buffer>&
       b.ensure_allocated();
     }
     jit_cache_.push_back(std::move(ei));
-  }
-  // the buffers from outside the function that the hoisted items read: their versions decide a rerun
-  std::unordered_set<Buffer> seen;  // the bases the hoisted items write, then the ones recorded
-  for (size_t j = 0; j < jit_cache_.size(); j++) {
-    std::vector<bool> w = jit_cache_[j].written();
-    for (size_t i = 0; i < w.size() && hoisted_[j]; i++)
-      if (w[i]) seen.insert(jit_cache_[j].bufs[i].base());
-  }
-  for (size_t j = 0; j < jit_cache_.size(); j++) {
-    if (!hoisted_[j]) continue;
-    for (const Buffer& b : jit_cache_[j].bufs)
-      if (seen.insert(b.base()).second) hoisted_reads_.push_back({b.base(), 0});
   }
 
   // where the inputs go
