@@ -1,6 +1,7 @@
 #include "tg/llm/server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <condition_variable>
 #include <ctime>
@@ -135,6 +136,7 @@ struct Server::Impl {
   Queue queue;
   std::string name, format, error;
   int port = -1;
+  socket_t listening = INVALID_SOCKET;  // the socket bind() made (httplib hands it to its options)
   std::atomic<uint64_t> requests{0};
   int64_t created = std::time(nullptr);
 
@@ -394,6 +396,10 @@ struct Server::Impl {
     });
     svr.new_task_queue = [n = opt.threads] { return new httplib::ThreadPool(static_cast<size_t>(std::max(n, 1))); };
     svr.set_keep_alive_timeout(2);
+    svr.set_socket_options([this](socket_t sock) {
+      httplib::default_socket_options(sock);
+      listening = sock;
+    });
   }
 };
 
@@ -408,8 +414,14 @@ bool Server::bind() {
   } else {
     s.port = s.svr.bind_to_port(s.opt.host, s.opt.port) ? s.opt.port : -1;
   }
-  if (s.port < 0) s.error = cat("can't bind ", s.opt.host, ":", s.opt.port);
-  return s.port >= 0;
+  if (s.port < 0) {
+    s.error = cat("can't bind ", s.opt.host, ":", s.opt.port);
+    return false;
+  }
+  // Debian's httplib listens with a backlog of 5: a burst of clients overflowed it (connections reset under load).
+  // listen() again on a listening socket sets the new backlog.
+  if (::listen(s.listening, SOMAXCONN) != 0) s.error = cat("can't listen on ", s.opt.host, ":", s.port);
+  return s.error.empty();
 }
 int Server::port() const { return impl_->port; }
 const std::string& Server::error() const { return impl_->error; }
