@@ -72,6 +72,15 @@ PatternMatcher<UOp, const RenderOpts> get_late_rewrite_patterns(OpSet ops, bool 
     pat.push_back({op(Ops::LOG2, {x}).dtype(approx), [](M m) { return xlog2(m[x]); }});
   if (!ops.has(Ops::SIN) || force_transcendental)
     pat.push_back({op(Ops::SIN, {x}).dtype(approx), [](M m) { return xsin(m[x]); }});
+  // the other floats (bfloat16, the fp8s) through float32, where the renderer lacks the op
+  const std::vector<DType> narrow = {dtypes::bfloat16, dtypes::fp8e4m3, dtypes::fp8e5m2};
+  for (Ops o : {Ops::EXP2, Ops::LOG2, Ops::SIN})
+    if (!ops.has(o))
+      pat.push_back({op(o, {x}).dtype(narrow).named("t"), [](M m) {
+                       UOp t = m["t"];
+                       UOp f = UOp::make(t.op(), dtypes::float32, {m[x].cast(dtypes::float32)});
+                       return f.cast(t.dtype());
+                     }});
   // SQRT as x ** 0.5
   if (!ops.has(Ops::SQRT)) pat.push_back({op(Ops::SQRT, {x}), [](M m) { return xpow(m[x], m[x].const_like(0.5)); }});
   // rewrite MOD to AND (which should always be supported, but not for generic in tests): x % (2**y) -> x & (2**y-1)
