@@ -674,8 +674,9 @@ TEST(CpuTile, BigSumsGetVectorAccumulators) {
 }
 
 TEST(CpuVectorLoop, BigElementwiseTranscendentalsArePlainPolynomialLoops) {
-  // on the CPU device a big exp2/log2/sin kernel keeps no opts (one element per iteration) and computes the
-  // polynomial (no libm call), which clang vectorizes; a small one keeps the reference's opts and __builtin_exp2f
+  // on the CPU device a kernel of 64K iterations or more with exp2/log2/sin keeps no opts (one element per iteration),
+  // which clang vectorizes; a small one keeps the reference's opts. Both compute the polynomial (no libm call), as the
+  // reference's clang renderer: every kernel gets the same bits
   auto source_of = [](const Tensor& t) {
     auto [schedule, vars] = Tensor::schedule_with_vars({t});
     auto runner = std::dynamic_pointer_cast<CompiledRunner>(lower_schedule_item(schedule.back()).prg);
@@ -689,7 +690,8 @@ TEST(CpuVectorLoop, BigElementwiseTranscendentalsArePlainPolynomialLoops) {
   EXPECT_NE(big.find("void E_1048576("), std::string::npos) << big.substr(0, 200);
   EXPECT_EQ(big.find("exp2"), std::string::npos);
   std::string small = source_of(x.shrink({{0, 64}}).exp2() + 1);
-  EXPECT_NE(small.find("__builtin_exp2f"), std::string::npos) << small;
+  EXPECT_NE(small.find("void E_16_4("), std::string::npos) << small;
+  EXPECT_EQ(small.find("exp2"), std::string::npos) << small;
   // the polynomial's results: within a few ulp of the host's libm
   std::vector<float> got = x.exp2().tolist<float>(), lg = (x.abs() + 1e-3f).log2().tolist<float>();
   for (size_t i = 0; i < v.size(); i += 97) {
@@ -697,15 +699,15 @@ TEST(CpuVectorLoop, BigElementwiseTranscendentalsArePlainPolynomialLoops) {
     float a = std::abs(v[i]) + 1e-3f;
     ASSERT_NEAR(lg[i], std::log2(a), std::max(1e-6, std::abs(std::log2(a)) * 4e-7)) << a;
   }
-  ScopedEnv off("CPU_VECTOR_TILE", "0");  // the switch for our CPU opts turns this off too
-  EXPECT_NE(source_of(x.exp2() * 3).find("__builtin_exp2f"), std::string::npos);
+  ScopedEnv off("CPU_VECTOR_TILE", "0");  // the switch for our CPU opts turns this off too: the reference's opts
+  EXPECT_EQ(source_of(x.exp2() * 3).find("void E_1048576("), std::string::npos);
 }
 
 TEST(CpuVectorLoop, SumOfExpAlongOddRowsIsAPlainReassociatedLoop) {
   // a softmax's denominator over rows no power of two divides (PaddleOCR's 6625 characters): no tile takes the rows,
   // so the kernel is a plain loop whose exp is the polynomial and whose accumulating add alone may be reordered (the
   // pragma), which clang's loop vectorizer needs to sum in vector lanes; the sums are the float64 loop's
-  const int64_t rows = 160, n = 6625;  // (a big kernel: 1M iterations)
+  const int64_t rows = 40, n = 6625;
   std::vector<float> v(static_cast<size_t>(rows * n));
   for (size_t i = 0; i < v.size(); i++) v[i] = static_cast<float>(static_cast<int64_t>((i * 7919) % 2001) - 1000) / 250;
   Tensor x = Tensor(v, {rows, n}, {.device = "CPU"}).realize();
@@ -714,7 +716,7 @@ TEST(CpuVectorLoop, SumOfExpAlongOddRowsIsAPlainReassociatedLoop) {
   auto runner = std::dynamic_pointer_cast<CompiledRunner>(lower_schedule_item(schedule.back()).prg);
   ASSERT_TRUE(runner);
   const std::string& src = runner->p.src;
-  EXPECT_NE(src.find("void r_160_6625("), std::string::npos) << src;
+  EXPECT_NE(src.find("void r_40_6625("), std::string::npos) << src;
   EXPECT_EQ(src.find("exp2"), std::string::npos) << src;
   EXPECT_NE(src.find("{ _Pragma(\"clang fp reassociate(on)\") acc0 = (acc0+"), std::string::npos) << src;
   std::vector<float> got = x.exp().sum(1).tolist<float>();  // (s's schedule was taken, not run)
@@ -728,13 +730,11 @@ TEST(CpuVectorLoop, SumOfExpAlongOddRowsIsAPlainReassociatedLoop) {
   auto mr = std::dynamic_pointer_cast<CompiledRunner>(lower_schedule_item(mx.back()).prg);
   ASSERT_TRUE(mr);
   EXPECT_EQ(mr->p.src.find("_Pragma"), std::string::npos) << mr->p.src;
-  // nor a sum that compares a value an exp computed (a max pool's backward compares its recomputed inputs with the
-  // forward's max, which libm's exp gave in that kernel: the polynomial's last bit would differ)
+  // a sum that compares a value an exp computed with another kernel's (a max pool's backward finds the forward's max
+  // among its recomputed inputs): the same polynomial in both kernels, so the max is found in every row
   Tensor m = x.exp().max(1, true).realize();
-  auto [eq, evars] = Tensor::schedule_with_vars({x.exp().eq(m).cast(dtypes::float32).sum(1)});
-  auto er = std::dynamic_pointer_cast<CompiledRunner>(lower_schedule_item(eq.back()).prg);
-  ASSERT_TRUE(er);
-  EXPECT_NE(er->p.src.find("__builtin_exp2f"), std::string::npos) << er->p.src;
+  std::vector<float> found = x.exp().eq(m).cast(dtypes::float32).sum(1).tolist<float>();
+  for (int64_t r = 0; r < rows; r++) ASSERT_GE(found[static_cast<size_t>(r)], 1.0f) << r;
 }
 
 TEST(CpuTile, PackedMatvecUnrollsABlock) {

@@ -485,7 +485,9 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
 }
 
 bool cpu_vector_loop(const Kernel& k) {
-  if (!CPU_VECTOR_TILE || !k.opts.loop_vectorizer || k.opts.has_local || !big_cpu_kernel(k)) return false;
+  if (!CPU_VECTOR_TILE || k.opts.simd_lanes <= 0 || !k.opts.loop_vectorizer || k.opts.has_local ||
+      prod_range(k.full_shape(), 0, k.shape_len()) < (int64_t(1) << 16))
+    return false;
   auto is_float = [](const UOp& u) { return u.dtype() == dtypes::float32 || u.dtype() == dtypes::float64; };
   static constexpr OpSet transcendental{Ops::EXP2, Ops::LOG2, Ops::SIN};
   bool any = false;
@@ -500,12 +502,6 @@ bool cpu_vector_loop(const Kernel& k) {
   if (k.first_reduce() >= n) return false;
   for (const UOp& r : k.reduceops)
     if (r.arg<ReduceArg>().op != Ops::ADD || !is_float(r)) return false;
-  // nor a comparison of a value an exp2/log2/sin computed: it may be another kernel's value recomputed (a max pool's
-  // backward finds the forward's max among its recomputed inputs), which libm gave there, bit for bit
-  for (const UOp& u : k.ast.toposort())
-    if (u.op() == Ops::CMPNE || u.op() == Ops::CMPLT)
-      for (const UOp& s : u.toposort())
-        if (transcendental.has(s.op())) return false;
   for (size_t i = 0; i < k.bufs.size(); i++) {
     if (k.bufs[i].op() != Ops::LOAD) continue;
     std::optional<sint> s = real_strides(k.sts[i])[static_cast<size_t>(n - 1)];

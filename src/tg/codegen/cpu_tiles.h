@@ -48,15 +48,12 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k);
 // decode lane-wise, and each lane accumulates apart, summed after the loop (on AVX-512, 4096x11008: Q4_0 2.6 -> 9.3
 // GiB/s of weights, F16 9.8 -> 22.3). nullopt when the kernel is not one
 std::optional<CpuTile> cpu_packed_matvec_tile(const Kernel& k);
-// a big CPU kernel (big_cpu_kernel) with exp2/log2/sin, elementwise or a sum along its innermost axis (read
-// contiguously) that no tile took (a softmax's denominator over rows no power of two divides): left as plain loops
-// (no opts), its transcendental ops rendered as polynomials (Lowering::polynomial_transcendentals) and a sum's adds
-// free to be reordered (Lowering::reassociate_reduces), so the C compiler's loop vectorizer runs the innermost loop a
-// whole vector register at a time, where the upcast form keeps a scalar libm call per element (16M exp2: 42 -> 8 ms).
-// Only big kernels: the polynomial and libm's exp2 differ in the last bit, and a kernel that recomputes a value
-// another kernel computed must get the same bits (a max pool's backward compares the recomputed input with the
-// forward's max: at 64K, hlb_cifar10's step took no gradient through its pools and diverged). CPU_VECTOR_TILE=0
-// turns it off with the tiles
+// a CPU kernel of 64K iterations or more with exp2/log2/sin, elementwise or a sum along its innermost axis (read
+// contiguously) that no tile took (a softmax's denominator over rows of 6625): left as plain loops (no opts), a sum's
+// adds free to be reordered (Lowering::reassociate_reduces), so the C compiler's loop vectorizer runs the innermost
+// loop a whole vector register at a time (its transcendentals are polynomials, as in every kernel of the clang
+// renderer), where the upcast form keeps scalar code (16M exp2: 42 -> 8 ms). CPU_VECTOR_TILE=0 turns it off with the
+// tiles
 bool cpu_vector_loop(const Kernel& k);
 // ours, big CPU kernels: also upcast the axis the output stores contiguously, a few elements of a row per iteration
 // (CPU_ROW_UPCAST=0 off)

@@ -500,6 +500,10 @@ const RenderOpts& RenderOpts::cpu() {
 
 ClangRenderer::ClangRenderer() {
   device = "CPU";
+  // exp2, log2 and sin as polynomials (uop/transcendental.h), as the reference renders them for clang: every kernel
+  // computes them with the same bits (a kernel that recomputes another's value, as a max pool's backward compares its
+  // recomputed inputs with the forward's max, must), and a plain loop vectorizes them
+  code_for_op = code_for_op - OpSet{Ops::EXP2, Ops::LOG2, Ops::SIN};
   float4 = "(float4)";
   float4_style = {"{", "}"};
   gep_arr_threshold = 0;
@@ -512,10 +516,6 @@ ClangRenderer::ClangRenderer() {
   // TODO: AMX tensor cores
   buffer_suffix = " restrict";
   type_map = {{dtypes::bool_, "_Bool"}, {dtypes::half, "__fp16"}, {dtypes::bfloat16, "unsigned short"}};
-  // NOTE: tinygrad decomposes exp2, log2 and sin into polynomials here (transcendental.py); ours does where the
-  // heuristic's lowering asks (Lowering::polynomial_transcendentals: the CPU's plain vector loops), and elsewhere
-  // calls libm through clang's builtins, resolved when the kernel is loaded into the process (which has libm; the
-  // kernel itself links nothing).
   extra_matcher = &clang_extra_matcher();
   // NOTE: tinygrad uses "__attribute__((ms_abi)) void" as kernel_typedef on win32
 }
@@ -527,9 +527,6 @@ std::string ClangRenderer::render_reassociated(const std::string& statement) con
 Str ClangRenderer::render_op(Ops op, const std::vector<std::string>& a, DType dtype) const {
   const char* f = dtype.scalar() == dtypes::float64 ? "" : "f";
   if (op == Ops::SQRT) return cat("__builtin_sqrt", f, "(", a[0], ")");
-  if (op == Ops::EXP2) return cat("__builtin_exp2", f, "(", a[0], ")");
-  if (op == Ops::LOG2) return cat("__builtin_log2", f, "(", a[0], ")");
-  if (op == Ops::SIN) return cat("__builtin_sin", f, "(", a[0], ")");
   return CStyleLanguage::render_op(op, a, dtype);
 }
 
@@ -667,8 +664,6 @@ const PatternMatcher<UOp>& clang_extra_matcher() {
              std::optional<UOp> d = clang_dot4(m["x"]);
              return d ? *d : UOp{};
            }},
-          // the other libm builtins are scalar too (vector ALUs survive when a kernel renders with devectorize=0)
-          {op({Ops::EXP2, Ops::LOG2, Ops::SIN}).named("alu"), no_vectorized_alu_rule},
       } +
       extra_pm();
   return pm;
