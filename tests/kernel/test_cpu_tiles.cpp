@@ -737,6 +737,51 @@ TEST(CpuVectorLoop, SumOfExpAlongOddRowsIsAPlainReassociatedLoop) {
   for (int64_t r = 0; r < rows; r++) ASSERT_GE(found[static_cast<size_t>(r)], 1.0f) << r;
 }
 
+TEST(CpuWindowLoop, DepthwiseConvRunsAlongItsRows) {
+  // a depthwise 5x5 conv (one input channel per output channel, its input padded in memory: PaddleOCR's recognizer)
+  // is a sum of 25 terms that no tile takes: its window is unrolled whole (no upcast), so the innermost loop runs along
+  // the output row and clang vectorizes it; the values are the loops' (small integers: every sum exact)
+  const int64_t C = 24, H = 12, W = 80, K = 5;
+  std::vector<float> xv(C * (H + 4) * (W + 4), 0.0f), wv(C * K * K);
+  for (int64_t c = 0; c < C; c++)
+    for (int64_t y = 2; y < H + 2; y++)
+      for (int64_t x = 2; x < W + 2; x++)
+        xv[static_cast<size_t>((c * (H + 4) + y) * (W + 4) + x)] = static_cast<float>((c * 7 + y * 5 + x * 3) % 9) - 4;
+  for (size_t i = 0; i < wv.size(); i++) wv[i] = static_cast<float>(static_cast<int64_t>((i * 53) % 5) - 2);
+  Tensor xp = Tensor(xv, {1, C, H + 4, W + 4}, {.device = "CPU"}).realize(),
+         w = Tensor(wv, {C, 1, K, K}, {.device = "CPU"}).realize();
+  auto source_of = [](const Tensor& t) {
+    auto [schedule, vars] = Tensor::schedule_with_vars({t});
+    auto runner = std::dynamic_pointer_cast<CompiledRunner>(lower_schedule_item(schedule.back()).prg);
+    return runner ? runner->p.src : std::string("(not compiled)");
+  };
+  Tensor y = xp.conv2d(w, std::nullopt, {.groups = C});
+  std::string src = source_of(y);
+  EXPECT_NE(src.find("void r_24_12_80_5_5("), std::string::npos) << src.substr(0, 300);
+  std::vector<float> got = xp.conv2d(w, std::nullopt, {.groups = C}).tolist<float>();  // (y's schedule was taken)
+  ASSERT_EQ(got.size(), static_cast<size_t>(C * H * W));
+  for (int64_t c = 0; c < C; c++)
+    for (int64_t oy = 0; oy < H; oy++)
+      for (int64_t ox = 0; ox < W; ox++) {
+        float want = 0;
+        for (int64_t ky = 0; ky < K; ky++)
+          for (int64_t kx = 0; kx < K; kx++)
+            want += xv[static_cast<size_t>((c * (H + 4) + oy + ky) * (W + 4) + ox + kx)] *
+                    wv[static_cast<size_t>((c * K + ky) * K + kx)];
+        ASSERT_EQ(got[static_cast<size_t>((c * H + oy) * W + ox)], want) << c << " " << oy << " " << ox;
+      }
+  // not one: a window of more than 64 terms (9x9), a kernel under 64K iterations, and CPU_VECTOR_TILE=0
+  Tensor w9 = Tensor::ones({C, 1, 9, 9}, {.device = "CPU"});
+  EXPECT_EQ(source_of(xp.conv2d(w9, std::nullopt, {.groups = C})).find("_9_9("), std::string::npos);
+  Tensor small = xp.shrink({{0, 1}, {0, 2}, {0, 16}, {0, 20}});
+  Tensor ws = w.shrink({{0, 2}, {0, 1}, {0, 5}, {0, 5}});
+  std::string small_src = source_of(small.conv2d(ws, std::nullopt, {.groups = 2}));
+  ScopedEnv off("CPU_VECTOR_TILE", "0");
+  EXPECT_EQ(source_of(xp.conv2d(w, std::nullopt, {.groups = C})).find("void r_24_12_80_5_5("), std::string::npos);
+  std::string ref_src = source_of(small.conv2d(ws, std::nullopt, {.groups = 2}));  // the reference's opts
+  EXPECT_EQ(ref_src.substr(ref_src.find('(')), small_src.substr(small_src.find('(')));
+}
+
 TEST(CpuTile, PackedMatvecUnrollsABlock) {
   // a matvec over Q4_0 (blocks of 32 weights), F16 or Q4_K (super-blocks of 256) weights: the reduce unrolled by one
   // block of 32, each lane accumulating apart; 8 rows of blocks, 4 of super-blocks, half as many within 16 registers

@@ -510,6 +510,36 @@ bool cpu_vector_loop(const Kernel& k) {
   return true;
 }
 
+std::optional<std::vector<Opt>> cpu_window_loop(const Kernel& k) {
+  const int n = k.shape_len(), fr = k.first_reduce();
+  if (!CPU_VECTOR_TILE || k.opts.simd_lanes <= 0 || !k.opts.loop_vectorizer || k.opts.has_local ||
+      k.reduceops.empty() || fr == 0 || fr >= n || k.upcasted > 0 ||
+      prod_range(k.full_shape(), 0, n) < (int64_t(1) << 16))
+    return std::nullopt;
+  for (const UOp& r : k.reduceops)
+    if (r.arg<ReduceArg>().op != Ops::ADD || r.dtype() != dtypes::float32) return std::nullopt;
+  int64_t window = 1;
+  for (int a = fr; a < n; a++) {
+    const sint& s = k.full_shape()[static_cast<size_t>(a)];
+    if (!s.is_int()) return std::nullopt;
+    window *= s.as_int();
+  }
+  const sint& row = k.full_shape()[static_cast<size_t>(fr - 1)];
+  if (window > 64 || !row.is_int() || row.as_int() < 16) return std::nullopt;
+  // the row: stored at stride 1, and read at stride 1 or 0 by every load
+  for (size_t i = 0; i < k.bufs.size(); i++) {
+    std::optional<sint> s = real_strides(k.sts[i])[static_cast<size_t>(fr - 1)];
+    if (!s || (*s != sint(1) && (*s != sint(0) || k.bufs[i].op() != Ops::LOAD))) return std::nullopt;
+  }
+  Kernel u = k.copy();
+  try {
+    for (int a = n - 1; a >= fr; a--) u.apply_opt({OptOps::UNROLL, a - fr, 0});
+  } catch (const KernelOptError&) {
+    return std::nullopt;
+  }
+  return u.applied_opts;
+}
+
 void cpu_row_upcast(Kernel& k) {
   if (CPU_ROW_UPCAST) {
     auto out_strides = real_strides(k.sts[0]);

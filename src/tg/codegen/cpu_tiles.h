@@ -55,6 +55,13 @@ std::optional<CpuTile> cpu_packed_matvec_tile(const Kernel& k);
 // renderer), where the upcast form keeps scalar code (16M exp2: 42 -> 8 ms). CPU_VECTOR_TILE=0 turns it off with the
 // tiles
 bool cpu_vector_loop(const Kernel& k);
+// a CPU kernel of 64K iterations or more summing a small window (64 terms at most: a depthwise conv's 5x5) that no
+// tile took, whose innermost output axis is stored contiguously and read contiguously or not at all by every load:
+// its reduce unrolled whole, so the innermost loop runs along the output row and the C compiler's loop vectorizer
+// runs it a whole vector register at a time, a window's shifted row an unaligned vector load (the upcast form loads
+// aligned float4s and shuffles them lane by lane: the recognizer's 5x5 depthwise convs at ~24 GFLOP/s on AVX2).
+// nullopt when the kernel is not one. CPU_VECTOR_TILE=0 turns it off with the tiles
+std::optional<std::vector<Opt>> cpu_window_loop(const Kernel& k);
 // ours, big CPU kernels: also upcast the axis the output stores contiguously, a few elements of a row per iteration
 // (CPU_ROW_UPCAST=0 off)
 void cpu_row_upcast(Kernel& k);

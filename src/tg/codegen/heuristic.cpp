@@ -69,6 +69,8 @@ std::pair<std::vector<Opt>, Lowering> hand_coded(const Kernel& k_in) {
     if (std::optional<CpuTile> tile = cpu_vector_tile(k_in)) return {tile->opts, tile->lowering()};
   if (!symbolic && cpu_vector_loop(k_in))
     return {{}, {.polynomial_transcendentals = true, .reassociate_reduces = !k_in.reduceops.empty()}};
+  if (!symbolic)
+    if (std::optional<std::vector<Opt>> opts = cpu_window_loop(k_in)) return {*opts, {}};
   Kernel k = k_in.copy();  // the heuristic must not mutate its input
   const int debug = static_cast<int>(DEBUG);
 
