@@ -57,7 +57,8 @@ install_deps() {
 }
 
 build_and_run() {
-  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+  # the compiler named as tools/test.sh names it: a build/ configured by another is wiped and rebuilt there
+  cmake -S . -B build -G Ninja -DCMAKE_CXX_COMPILER=g++ -DCMAKE_BUILD_TYPE=Release
   ninja -C build -j2
   # the main job: MNIST training (examples/beautiful_mnist.cpp) on the data tools/fetch_mnist.py puts in data/mnist
   python3 tools/fetch_mnist.py
