@@ -755,10 +755,11 @@ TEST(CpuWindowLoop, DepthwiseConvRunsAlongItsRows) {
     auto runner = std::dynamic_pointer_cast<CompiledRunner>(lower_schedule_item(schedule.back()).prg);
     return runner ? runner->p.src : std::string("(not compiled)");
   };
-  Tensor y = xp.conv2d(w, std::nullopt, {.groups = C});
+  // (times a constant: a constant's view, of stride 0 along the row, is among the kernel's buffers)
+  Tensor y = xp.conv2d(w, std::nullopt, {.groups = C}) * 2;
   std::string src = source_of(y);
   EXPECT_NE(src.find("void r_24_12_80_5_5("), std::string::npos) << src.substr(0, 300);
-  std::vector<float> got = xp.conv2d(w, std::nullopt, {.groups = C}).tolist<float>();  // (y's schedule was taken)
+  std::vector<float> got = (xp.conv2d(w, std::nullopt, {.groups = C}) * 2).tolist<float>();  // (y's was taken)
   ASSERT_EQ(got.size(), static_cast<size_t>(C * H * W));
   for (int64_t c = 0; c < C; c++)
     for (int64_t oy = 0; oy < H; oy++)
@@ -768,7 +769,7 @@ TEST(CpuWindowLoop, DepthwiseConvRunsAlongItsRows) {
           for (int64_t kx = 0; kx < K; kx++)
             want += xv[static_cast<size_t>((c * (H + 4) + oy + ky) * (W + 4) + ox + kx)] *
                     wv[static_cast<size_t>((c * K + ky) * K + kx)];
-        ASSERT_EQ(got[static_cast<size_t>((c * H + oy) * W + ox)], want) << c << " " << oy << " " << ox;
+        ASSERT_EQ(got[static_cast<size_t>((c * H + oy) * W + ox)], 2 * want) << c << " " << oy << " " << ox;
       }
   // not one: a window of more than 64 terms (9x9), a kernel under 64K iterations, and CPU_VECTOR_TILE=0
   Tensor w9 = Tensor::ones({C, 1, 9, 9}, {.device = "CPU"});
@@ -780,6 +781,37 @@ TEST(CpuWindowLoop, DepthwiseConvRunsAlongItsRows) {
   EXPECT_EQ(source_of(xp.conv2d(w, std::nullopt, {.groups = C})).find("void r_24_12_80_5_5("), std::string::npos);
   std::string ref_src = source_of(small.conv2d(ws, std::nullopt, {.groups = 2}));  // the reference's opts
   EXPECT_EQ(ref_src.substr(ref_src.find('(')), small_src.substr(small_src.find('(')));
+}
+
+TEST(CpuWindowLoop, PaddedDepthwiseConvReadsItsPaddedInputFromMemory) {
+  // a depthwise conv with padding too small for the tiles (PaddleOCR's classifier: 24 channels of 3 x 96, 5x5) gets
+  // its padded input in memory as the tiled convs do, so the window loop takes it (a masked window is not one); the
+  // values are the loops'
+  const int64_t C = 24, H = 3, W = 96, K = 5;
+  std::vector<float> xv(C * H * W), wv(C * K * K);
+  for (size_t i = 0; i < xv.size(); i++) xv[i] = static_cast<float>(static_cast<int64_t>((i * 37) % 7) - 3);
+  for (size_t i = 0; i < wv.size(); i++) wv[i] = static_cast<float>(static_cast<int64_t>((i * 53) % 5) - 2);
+  Tensor x = Tensor(xv, {1, C, H, W}, {.device = "CPU"}).realize(), w = Tensor(wv, {C, 1, K, K}, {.device = "CPU"});
+  w.realize();
+  auto [schedule, vars] = Tensor::schedule_with_vars({x.conv2d(w, std::nullopt, {.groups = C, .padding = {2}})});
+  ASSERT_EQ(schedule.size(), 2u);  // the padded copy, the conv
+  auto runner = std::dynamic_pointer_cast<CompiledRunner>(lower_schedule_item(schedule.back()).prg);
+  ASSERT_TRUE(runner);
+  EXPECT_NE(runner->p.src.find("void r_24_3_96_5_5("), std::string::npos) << runner->p.src.substr(0, 300);
+  EXPECT_EQ(runner->p.src.find("?*("), std::string::npos) << runner->p.src;  // no gated load
+  std::vector<float> got = x.conv2d(w, std::nullopt, {.groups = C, .padding = {2}}).tolist<float>();
+  for (int64_t c = 0; c < C; c++)
+    for (int64_t oy = 0; oy < H; oy++)
+      for (int64_t ox = 0; ox < W; ox++) {
+        float want = 0;
+        for (int64_t ky = 0; ky < K; ky++)
+          for (int64_t kx = 0; kx < K; kx++) {
+            int64_t iy = oy + ky - 2, ix = ox + kx - 2;
+            if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+            want += xv[static_cast<size_t>((c * H + iy) * W + ix)] * wv[static_cast<size_t>((c * K + ky) * K + kx)];
+          }
+        ASSERT_EQ(got[static_cast<size_t>((c * H + oy) * W + ox)], want) << c << " " << oy << " " << ox;
+      }
 }
 
 TEST(CpuTile, PackedMatvecUnrollsABlock) {

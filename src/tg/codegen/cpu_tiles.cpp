@@ -526,10 +526,10 @@ std::optional<std::vector<Opt>> cpu_window_loop(const Kernel& k) {
   }
   const sint& row = k.full_shape()[static_cast<size_t>(fr - 1)];
   if (window > 64 || !row.is_int() || row.as_int() < 16) return std::nullopt;
-  // the row: stored at stride 1, and read at stride 1 or 0 by every load
+  // the row: stored at stride 1, and read at stride 1 or 0 by every load (a constant's view is one of 0)
   for (size_t i = 0; i < k.bufs.size(); i++) {
     std::optional<sint> s = real_strides(k.sts[i])[static_cast<size_t>(fr - 1)];
-    if (!s || (*s != sint(1) && (*s != sint(0) || k.bufs[i].op() != Ops::LOAD))) return std::nullopt;
+    if (!s || (*s != sint(1) && (*s != sint(0) || k.bufs[i].op() == Ops::STORE))) return std::nullopt;
   }
   Kernel u = k.copy();
   try {

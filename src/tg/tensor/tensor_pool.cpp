@@ -185,6 +185,15 @@ bool tiled_conv(const Shape& os, const Shape& ws, const std::string& device) {
   return prod(os) * prod(Shape(ws.begin() + 1, ws.end())) >= (sint(1) << 20) &&
          Device::get(first).renderer->simd_lanes > 0;
 }
+// whether a conv is a sum over a small window that the CPU runs as a plain loop along its output rows
+// (cpu_window_loop, codegen/cpu_tiles.h: 64K multiply-adds or more, a window of at most 64, a depthwise conv's), its
+// rows read at stride 1 and 16 or more long: it too reads its padded input from memory, so its rows load unmasked
+bool window_conv(const Shape& os, const Shape& ws, const std::vector<int64_t>& stride, const std::string& device) {
+  const std::string first = is_multi_device(device) ? device_names(device).at(0) : device;
+  sint window = prod(Shape(ws.begin() + 1, ws.end()));
+  return window <= 64 && prod(os) * window >= (sint(1) << 16) && stride.back() == 1 && os.back() >= 16 &&
+         Device::get(first).renderer->simd_lanes > 0;
+}
 // the tiles' lanes run along rows of 8 or more; shorter rows take them along channels
 bool short_rows(sint row) { return row % 8 != 0; }
 
@@ -329,7 +338,8 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, c
   // and a masked row (the padding, as a view) is read a lane at a time where an unmasked one is one vector load
   // (AVX-512: PaddleOCR's detector's 96 -> 24 channel 3x3 conv on 160x160, 16.0 -> 4.7 ms with the copy)
   const bool tiled = tiled_conv(out, ws, device());
-  if (tiled && std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p > 0; })) {
+  if ((tiled || window_conv(out, ws, as_tuple(o.stride, nd, "stride"), device())) &&
+      std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p > 0; })) {
     xp = xp.contiguous();
     x = windows();
   }
