@@ -484,10 +484,16 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
   return std::nullopt;
 }
 
+namespace {
+// a kernel of 64K iterations or more on a CPU target whose C compiler vectorizes plain loops (the plain loops' gate)
+bool plain_loop_kernel(const Kernel& k) {
+  return CPU_VECTOR_TILE && k.opts.simd_lanes > 0 && k.opts.loop_vectorizer && !k.opts.has_local &&
+         prod_range(k.full_shape(), 0, k.shape_len()) >= (int64_t(1) << 16);
+}
+}  // namespace
+
 bool cpu_vector_loop(const Kernel& k) {
-  if (!CPU_VECTOR_TILE || k.opts.simd_lanes <= 0 || !k.opts.loop_vectorizer || k.opts.has_local ||
-      prod_range(k.full_shape(), 0, k.shape_len()) < (int64_t(1) << 16))
-    return false;
+  if (!plain_loop_kernel(k)) return false;
   auto is_float = [](const UOp& u) { return u.dtype() == dtypes::float32 || u.dtype() == dtypes::float64; };
   static constexpr OpSet transcendental{Ops::EXP2, Ops::LOG2, Ops::SIN};
   bool any = false;
@@ -512,10 +518,7 @@ bool cpu_vector_loop(const Kernel& k) {
 
 std::optional<std::vector<Opt>> cpu_window_loop(const Kernel& k) {
   const int n = k.shape_len(), fr = k.first_reduce();
-  if (!CPU_VECTOR_TILE || k.opts.simd_lanes <= 0 || !k.opts.loop_vectorizer || k.opts.has_local ||
-      k.reduceops.empty() || fr == 0 || fr >= n || k.upcasted > 0 ||
-      prod_range(k.full_shape(), 0, n) < (int64_t(1) << 16))
-    return std::nullopt;
+  if (!plain_loop_kernel(k) || k.reduceops.empty() || fr == 0 || fr >= n || k.upcasted > 0) return std::nullopt;
   for (const UOp& r : k.reduceops)
     if (r.arg<ReduceArg>().op != Ops::ADD || r.dtype() != dtypes::float32) return std::nullopt;
   int64_t window = 1;

@@ -177,22 +177,24 @@ Tensor stored_dim_last(const Tensor& t, int64_t dim) {
   return t.permute(to).contiguous().permute(back);
 }
 
-// whether a conv (output shape os, weight shape ws) is big enough for the CPU vector tiles (2^20 multiply-adds,
-// codegen/cpu_tiles.h) and on a device that takes them (RenderOpts::simd_lanes): such convs take layouts that suit
-// the tiles; elsewhere (small convs, GPUs) the same graphs without copies. On a tuple of devices, its first decides.
-bool tiled_conv(const Shape& os, const Shape& ws, const std::string& device) {
+// whether a device takes the CPU vector tiles (RenderOpts::simd_lanes); on a tuple of devices, its first decides
+bool cpu_tiles_device(const std::string& device) {
   const std::string first = is_multi_device(device) ? device_names(device).at(0) : device;
-  return prod(os) * prod(Shape(ws.begin() + 1, ws.end())) >= (sint(1) << 20) &&
-         Device::get(first).renderer->simd_lanes > 0;
+  return Device::get(first).renderer->simd_lanes > 0;
+}
+// whether a conv (output shape os, weight shape ws) is big enough for the CPU vector tiles (2^20 multiply-adds,
+// codegen/cpu_tiles.h) and on a device that takes them: such convs take layouts that suit the tiles; elsewhere
+// (small convs, GPUs) the same graphs without copies
+bool tiled_conv(const Shape& os, const Shape& ws, const std::string& device) {
+  return prod(os) * prod(Shape(ws.begin() + 1, ws.end())) >= (sint(1) << 20) && cpu_tiles_device(device);
 }
 // whether a conv is a sum over a small window that the CPU runs as a plain loop along its output rows
 // (cpu_window_loop, codegen/cpu_tiles.h: 64K multiply-adds or more, a window of at most 64, a depthwise conv's), its
 // rows read at stride 1 and 16 or more long: it too reads its padded input from memory, so its rows load unmasked
 bool window_conv(const Shape& os, const Shape& ws, const std::vector<int64_t>& stride, const std::string& device) {
-  const std::string first = is_multi_device(device) ? device_names(device).at(0) : device;
   sint window = prod(Shape(ws.begin() + 1, ws.end()));
   return window <= 64 && prod(os) * window >= (sint(1) << 16) && stride.back() == 1 && os.back() >= 16 &&
-         Device::get(first).renderer->simd_lanes > 0;
+         cpu_tiles_device(device);
 }
 // the tiles' lanes run along rows of 8 or more; shorter rows take them along channels
 bool short_rows(sint row) { return row % 8 != 0; }
