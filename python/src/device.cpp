@@ -4,6 +4,8 @@
 #include <cstring>
 
 #include "common.h"
+#include "tg/codegen/heuristic.h"
+#include "tg/codegen/program.h"
 #include "tg/engine/realize.h"
 #include "tg/runtime/ops_python.h"
 #include "tg/schedule/schedule.h"
@@ -71,6 +73,44 @@ struct HeldBuffer {
   HeldBuffer& operator=(const HeldBuffer&) = delete;
   ~HeldBuffer() { PyBuffer_Release(&view); }
 };
+
+// an Opt as the Python record's fields (op name, axis, arg) and back: tinygrad.renderer.Opt is built in Python
+py::tuple opt_fields(const tg::Opt& o) {
+  std::string op = tg::optops_str(o.op).substr(7);  // "OptOps.UPCAST" -> "UPCAST"
+  py::object axis = o.axis ? py::object(py::int_(*o.axis)) : py::object(py::none());
+  py::object arg = py::none();
+  if (auto* i = std::get_if<int>(&o.arg)) arg = py::int_(*i);
+  if (auto* t = std::get_if<std::tuple<int, int, int>>(&o.arg))
+    arg = py::make_tuple(std::get<0>(*t), std::get<1>(*t), std::get<2>(*t));
+  return py::make_tuple(op, axis, arg);
+}
+tg::Opt to_opt(const std::string& op, py::object axis, py::object arg) {
+  static const std::pair<const char*, tg::OptOps> names[] = {{"TC", tg::OptOps::TC},
+                                                             {"UPCAST", tg::OptOps::UPCAST},
+                                                             {"UNROLL", tg::OptOps::UNROLL},
+                                                             {"LOCAL", tg::OptOps::LOCAL},
+                                                             {"GROUP", tg::OptOps::GROUP},
+                                                             {"GROUPTOP", tg::OptOps::GROUPTOP},
+                                                             {"NOLOCALS", tg::OptOps::NOLOCALS},
+                                                             {"PADTO", tg::OptOps::PADTO},
+                                                             {"SWAP", tg::OptOps::SWAP}};
+  tg::Opt o{tg::OptOps::UPCAST, std::nullopt, std::monostate{}};
+  bool found = false;
+  for (auto& [n, v] : names)
+    if (op == n) o.op = v, found = true;
+  if (!found) throw py::value_error(tg::cat("Opt: unknown OptOps.", op));
+  if (!axis.is_none()) o.axis = axis.cast<int>();
+  if (py::isinstance<py::tuple>(arg)) {
+    auto t = arg.cast<std::vector<int>>();
+    if (t.size() != 3)
+      throw py::value_error(
+          tg::cat("Opt: a TC arg is (tc_select, tc_opt, use_tensor_cores), got ", t.size(), " values"));
+    o.arg = std::make_tuple(t[0], t[1], t[2]);
+  } else if (!arg.is_none()) {
+    o.arg = arg.cast<int>();
+  }
+  return o;
+}
 
 tg::Program::Dims dims_arg(py::handle t, const char* what) {
   std::vector<int64_t> v = t.cast<std::vector<int64_t>>();
@@ -239,6 +279,86 @@ void bind_device(py::module_& m) {
       .def("__eq__", [](const Buffer& a, const Buffer& b) { return a == b; })
       .def("__hash__", [](const Buffer& b) { return std::hash<Buffer>()(b); });
 
+  // tinygrad.engine.realize.CompiledRunner's engine side: a rendered ProgramSpec (its name, source and uops) built by
+  // its device (compiled, loaded) and run on Buffers with the Variables' values
+  py::class_<tg::CompiledRunner, std::shared_ptr<tg::CompiledRunner>>(m, "CompiledProgram")
+      .def(
+          py::init([](const std::string& name, const std::string& src, const std::string& device, const tg::UOp& ast,
+                      const std::vector<tg::UOp>& uops, std::optional<tg::LaunchSize> global_size,
+                      std::optional<tg::LaunchSize> local_size) {
+            if (uops.empty())
+              throw py::value_error(tg::cat("CompiledRunner: ProgramSpec '", name,
+                                            "' needs its uops (the engine reads its buffers and variables from them)"));
+            tg::ProgramSpec p = tg::ProgramSpec::from_uops(name, src, tg::Device::canonicalize(device), ast, uops,
+                                                           global_size, local_size);
+            return std::make_shared<tg::CompiledRunner>(std::move(p), name);
+          }),
+          py::arg("name"), py::arg("src"), py::arg("device"), py::arg("ast"), py::arg("uops"), py::arg("global_size"),
+          py::arg("local_size"))
+      .def_property_readonly("lib", [](const tg::CompiledRunner& r) { return py::bytes(r.lib); })
+      .def(
+          "__call__",
+          [](tg::CompiledRunner& r, const std::vector<Buffer>& bufs, const tg::VarVals& vars, bool wait) {
+            TG_CHECK(bufs.size() == r.p.globals.size(), "kernel ", r.p.name, " takes ", r.p.globals.size(),
+                     " buffers, got ", bufs.size());
+            for (const Buffer& b : bufs)
+              TG_CHECK(b.is_allocated(), "kernel ", r.p.name, " got an unallocated ", b.repr());
+            return r(bufs, vars, wait);
+          },
+          py::arg("bufs"), py::arg("var_vals"), py::arg("wait") = false);
+
+  // tinygrad.codegen.kernel.Kernel's engine side: an AST with the opts applied to it, rendered by a renderer
+  py::class_<tg::Kernel>(m, "KernelState")
+      .def(py::init([](const tg::UOp& ast, tg::Renderer& r) { return tg::Kernel(ast, r); }), py::arg("ast"),
+           py::arg("opts"))
+      .def(
+          "apply_opt",
+          [](tg::Kernel& k, const std::string& op, py::object axis, py::object arg, bool append_opt) {
+            try {
+              k.apply_opt(to_opt(op, axis, arg), append_opt);
+            } catch (const tg::KernelOptError& e) {
+              PyErr_SetString(py::module_::import("tinygrad.codegen.kernel").attr("KernelOptError").ptr(), e.what());
+              throw py::error_already_set();
+            }
+          },
+          py::arg("op"), py::arg("axis"), py::arg("arg"), py::arg("append_opt") = true)
+      .def("apply_default_opts", &tg::apply_default_opts)
+      .def("hand_coded_optimizations",
+           [](const tg::Kernel& k) {
+             py::list out;
+             for (const tg::Opt& o : tg::hand_coded_optimizations(k)) out.append(opt_fields(o));
+             return out;
+           })
+      .def_property_readonly("applied_opts",
+                             [](const tg::Kernel& k) {
+                               py::list out;
+                               for (const tg::Opt& o : k.applied_opts) out.append(opt_fields(o));
+                               return out;
+                             })
+      .def_property_readonly("ast", [](const tg::Kernel& k) { return k.ast; })
+      .def_property_readonly("name", [](const tg::Kernel& k) { return k.name(); })
+      .def_property_readonly("full_shape", [](const tg::Kernel& k) { return py::tuple(py::cast(k.full_shape())); })
+      .def_property_readonly("output_shape", [](const tg::Kernel& k) { return py::tuple(py::cast(k.output_shape())); })
+      .def_property_readonly("shape_len", &tg::Kernel::shape_len)
+      .def_property_readonly("first_reduce", &tg::Kernel::first_reduce)
+      .def_property_readonly("first_upcast", &tg::Kernel::first_upcast)
+      .def_property_readonly("upcasted", [](const tg::Kernel& k) { return k.upcasted; })
+      .def_property_readonly("local_dims", [](const tg::Kernel& k) { return k.local_dims; })
+      .def("copy", &tg::Kernel::copy)
+      // the kernel rendered (tinygrad's to_program): (name, src, device, uops, global_size, local_size, mem_estimate)
+      .def(
+          "render",
+          [](const tg::Kernel& k, tg::Renderer& r) {
+            tg::ProgramSpec p = tg::to_program(k, r, true);
+            auto size = [](const std::optional<tg::LaunchSize>& l) -> py::object {
+              if (!l) return py::none();
+              return py::cast(std::vector<int64_t>(l->begin(), l->end()));
+            };
+            return py::make_tuple(p.name, p.src, p.device, py::cast(p.uops), size(p.global_size), size(p.local_size),
+                                  p.mem_estimate);
+          },
+          py::arg("opts"));
+
   py::class_<tg::ScheduleItem>(m, "ScheduleItem")
       .def_readonly("ast", &tg::ScheduleItem::ast)
       .def_property_readonly("bufs", [](const tg::ScheduleItem& si) { return py::tuple(py::cast(si.bufs)); })
@@ -261,8 +381,24 @@ void bind_device(py::module_& m) {
   m.def(
       "schedule_with_vars",
       [](const std::vector<tg::Tensor>& ts) {
+        // the values keyed by their Variables (unbound DEFINE_VARs), as the reference's: found in the graphs before
+        // the schedule replaces them with buffers
+        std::map<std::string, tg::UOp> defs;
+        std::vector<tg::UOp> roots;
+        for (const tg::Tensor& t : ts) roots.push_back(t.uop());
+        for (const tg::UOp& x : tg::UOp::sink(roots).toposort())
+          if (x.op() == tg::Ops::DEFINE_VAR)  // the Variable itself (a tensor graph's has a view of its device)
+            defs.emplace(x.arg<tg::VarArg>().name, tg::UOp::make(tg::Ops::DEFINE_VAR, x.dtype(), {}, x.arg()));
         auto [s, vars] = tg::Tensor::schedule_with_vars(ts);
-        return py::make_tuple(schedule_list(s), vars);
+        py::dict var_vals;
+        for (const auto& [name, v] : vars) {
+          auto it = defs.find(name);
+          if (it != defs.end())
+            var_vals[py::cast(it->second)] = v;
+          else
+            var_vals[py::str(name)] = v;
+        }
+        return py::make_tuple(schedule_list(s), var_vals);
       },
       py::arg("tensors"));
   m.def(

@@ -6,6 +6,7 @@
 #include "tg/helpers/helpers.h"
 #include "tg/helpers/knobs.h"
 #include "tg/shape/shapetracker.h"
+#include "tg/uop/kernel_info.h"
 
 namespace tgpy {
 
@@ -158,6 +159,11 @@ tg::Arg to_arg(py::handle h) {
       return t;
     }
   }
+  // the reference's KernelInfo record (tinygrad.uop.ops.KernelInfo): the engine's
+  if (py::isinstance(h, py::module_::import("tinygrad.uop.ops").attr("KernelInfo")))
+    return tg::ObjectArg(
+        std::make_shared<tg::KernelInfo>(h.attr("name").cast<std::string>(), h.attr("local_dims").cast<int>(),
+                                         h.attr("upcasted").cast<int>(), h.attr("dont_use_locals").cast<bool>()));
   throw py::type_error(tg::cat("can't use ", std::string(py::repr(h)), " as a UOp arg"));
 }
 

@@ -135,9 +135,38 @@ py::object argobject_getattr(const std::shared_ptr<tg::ArgObject>& o, const std:
     if (name == "dont_use_locals") return py::bool_(ki->dont_use_locals);
   }
   if (auto* st = dynamic_cast<const tg::ShapeTrackerArg*>(o.get())) {
-    if (name == "shape") return py::tuple(py::cast(st->st.shape()));
-    if (name == "size") return py::cast(st->st.size());
-    if (name == "contiguous") return py::bool_(st->st.contiguous());
+    const tg::ShapeTracker& t = st->st;
+    if (name == "shape") return py::tuple(py::cast(t.shape()));
+    if (name == "size") return py::cast(t.size());
+    if (name == "contiguous") return py::bool_(t.contiguous());
+    if (name == "views") {  // tinygrad.shape.view.View records of the engine's views
+      py::object view = py::module_::import("tinygrad.shape.view").attr("View");
+      py::list vs;
+      for (const tg::View& v : t.views) {
+        py::object mask = py::none();
+        if (v.mask) {
+          py::list m;
+          for (const auto& [b, e] : *v.mask) m.append(py::make_tuple(py::cast(b), py::cast(e)));
+          mask = py::tuple(m);
+        }
+        vs.append(
+            view(py::tuple(py::cast(v.shape)), py::tuple(py::cast(v.strides)), py::cast(v.offset), mask, v.contiguous));
+      }
+      return py::tuple(vs);
+    }
+    // the movement ops, each a new ShapeTracker (tinygrad's ShapeTracker.reshape ...)
+    auto method = [&](auto fn) {
+      return py::cpp_function([t, fn](py::object a) { return from_arg(tg::st_arg(fn(t, a))); });
+    };
+    if (name == "reshape")
+      return method([](const tg::ShapeTracker& s, py::object a) { return s.reshape(a.cast<tg::Shape>()); });
+    if (name == "expand")
+      return method([](const tg::ShapeTracker& s, py::object a) { return s.expand(a.cast<tg::Shape>()); });
+    if (name == "permute")
+      return method([](const tg::ShapeTracker& s, py::object a) { return s.permute(a.cast<std::vector<int64_t>>()); });
+    if (name == "shrink")
+      return method([](const tg::ShapeTracker& s, py::object a) { return s.shrink(a.cast<tg::Mask>()); });
+    if (name == "pad") return method([](const tg::ShapeTracker& s, py::object a) { return s.pad(a.cast<tg::Mask>()); });
   }
   if (auto* k = dynamic_cast<const tg::KernelArg*>(o.get())) {
     if (name == "ast") return py::cast(k->ast);
@@ -300,8 +329,8 @@ void bind_uop(py::module_& m) {
                  arg = to_arg(v);
                else if (key == "tag")
                  return u.replace(op, dt, src, arg).with_tag(to_arg(v));
-               else
-                 throw py::type_error("replace() got an unexpected keyword argument '" + key + "'");
+               else  // the reference asserts on a field UOp doesn't have
+                 throw tg::AssertionError(tg::cat("UOp.replace: no field '", key, "' (op, dtype, src, arg, tag)"));
              }
              return u.replace(op, dt, src, arg);
            })
@@ -316,11 +345,23 @@ void bind_uop(py::module_& m) {
                                const tg::ShapeTracker* st = tg::uop_st(u);
                                return st ? from_arg(tg::st_arg(*st)) : py::none();
                              })
-      .def_property_readonly("device",
+      .def_property_readonly("_device",
                              [](const UOp& u) -> py::object {
                                auto d = tg::uop_device(u);
                                if (d) return tgpy::device_object(*d);
                                return py::none();
+                             })
+      .def_property_readonly("device",  // the reference asserts a node has one (a CONST has none)
+                             [](const UOp& u) -> py::object {
+                               auto d = tg::uop_device(u);
+                               if (!d) throw tg::AssertionError(tg::cat("no device on ", u.op()));
+                               return tgpy::device_object(*d);
+                             })
+      .def_property_readonly("buf_uop",
+                             [](const UOp& u) {  // the BUFFER an ASSIGN writes (or the BUFFER itself)
+                               if (u.op() == Ops::BUFFER) return u;
+                               if (u.op() != Ops::ASSIGN) throw tg::AssertionError(tg::cat("must be ASSIGN ", u.op()));
+                               return tg::uop_base(u.src(0));
                              })
       .def_property_readonly("base", &tg::uop_base)
       // multi-device (tinygrad's UOp.axis, bounds, multi, mselect, allreduce, copy_to_device, shard)
@@ -372,6 +413,16 @@ void bind_uop(py::module_& m) {
              return u.substitute(v);
            })
       .def("simplify", [](const UOp& u) { return u.simplify(); })
+      .def("const_factor", [](const UOp& u) { return u.const_factor(); })
+      // the live nodes that have this one among their sources (tinygrad's children: weak references, each called
+      // for its node)
+      .def_property_readonly("children",
+                             [](const UOp& u) {
+                               py::list out;
+                               py::object ref = py::module_::import("tinygrad.uop.ops").attr("_ChildRef");
+                               for (const UOp& p : tg::uop_live_parents(u)) out.append(ref(py::cast(p)));
+                               return out;
+                             })
       // simplify, and a constant's value where it folds to one (tinygrad's ssimplify: int | float | UOp)
       .def("ssimplify",
            [](const UOp& u) -> py::object {
@@ -501,7 +552,10 @@ void bind_uop(py::module_& m) {
                     return py::isinstance<tg::UOpNode>(end) ? UOp::range(d, end.cast<UOp>(), idx)
                                                             : UOp::range(d, end.cast<int64_t>(), idx);
                   })
-      .def_static("unique", &UOp::unique);
+      .def_static("unique", &UOp::unique)
+      .def_static("new_buffer", [](const std::string& device, tg::sint size, DType dtype) {
+        return tg::uop_new_buffer(tg::Device::canonicalize(device), size, dtype);
+      });
   m.def("uop_intern_count", &tg::uop_intern_count);
 
   // *** UPat ***
@@ -549,6 +603,41 @@ void bind_uop(py::module_& m) {
                   })
       .def_static("any", [](py::args pats) { return tg::any(to_upats(pats)); })
       .def("named", [](const UPat& p, const std::string& n) { return p.named(n); })
+      // every way the pattern matches uop, each a dict of its named captures (store's entries first), as
+      // tinygrad's UPat.match; [] when it doesn't match
+      .def(
+          "match",
+          [](const UPat& p, const UOp& u, py::dict store) {
+            std::unordered_map<uint64_t, std::string> names;  // the pattern's capture names, by id
+            std::vector<const tg::UPatNode*> stack{p.get()};
+            while (!stack.empty()) {
+              const tg::UPatNode* n = stack.back();
+              stack.pop_back();
+              if (!n->name.empty()) names.emplace(n->name_id, n->name);
+              for (const UPat& c : n->src) stack.push_back(c.get());
+            }
+            struct Env {
+              const std::unordered_map<uint64_t, std::string>* names;
+              py::dict store;
+              py::list out;
+            } env{&names, store, py::list()};
+            tg::Match m;
+            tg::match_upat(
+                p.get(), u.get(), m,
+                [](void* e, const tg::Match& mm) {
+                  Env& en = *static_cast<Env*>(e);
+                  py::dict d(en.store);
+                  for (size_t i = 0; i < mm.n; i++) {
+                    auto it = en.names->find(mm.caps[i].first);
+                    if (it != en.names->end()) d[py::str(it->second)] = py::cast(UOp::borrow(mm.caps[i].second));
+                  }
+                  en.out.append(d);
+                  return false;  // every match
+                },
+                &env);
+            return env.out;
+          },
+          py::arg("uop"), py::arg("store"))
       .def(
           "cast",
           [](const UPat& p, py::object d) {

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <tinygrad/tinygrad.h>
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <functional>
@@ -128,6 +129,18 @@ TEST(UOpLifetime, SharedNodesLiveWhileAnyHandleDoes) {
   EXPECT_EQ(keep.src(0).src(0).arg<VarArg>().name, "a");
   keep = UOp();
   EXPECT_EQ(uop_intern_count(), before);
+}
+
+TEST(UOpLifetime, LiveParentsAreTheNodesAliveNow) {  // tinygrad's UOp.children
+  UOp a = UOp::variable("live_parents_a", int64_t(0), int64_t(10));
+  EXPECT_TRUE(uop_live_parents(a).empty());
+  UOp b = a * a, c = a + 2;
+  std::vector<UOp> parents = uop_live_parents(a);
+  EXPECT_EQ(parents.size(), 2u);
+  EXPECT_TRUE(std::find(parents.begin(), parents.end(), b) != parents.end());
+  parents.clear();
+  b = UOp();
+  EXPECT_EQ(uop_live_parents(a), std::vector<UOp>{c});
 }
 
 // *** (c) a 200,000-deep chain on a 256 KB stack ***

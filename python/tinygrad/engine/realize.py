@@ -8,7 +8,7 @@ from tinygrad.device import Device, Buffer
 from tinygrad.engine.schedule import ScheduleItem
 from tinygrad.renderer import Estimates, ProgramSpec  # noqa: F401
 from tinygrad.uop.ops import UOp
-from tinygrad._unsupported import UnsupportedValue, unsupported_class, unsupported_function
+from tinygrad._unsupported import UnsupportedValue, unsupported_function
 
 def run_schedule(schedule:list[ScheduleItem], var_vals:dict[str, int]|None=None, do_update_stats=True):
   """Runs the kernels of a schedule (Tensor.schedule_with_vars) in order, with the bound Variables' values."""
@@ -59,9 +59,29 @@ class CapturedRunner(Runner):
 class BufferXfer(BufferCopy): pass  # NOTE: a device-to-device transfer is the engine's choice; from Python it is a copy
 
 _ENGINE_RUNS = "the engine compiles and runs kernels itself (src/tg/engine/realize.h); use Tensor.schedule + run_schedule"
-CompiledRunner = unsupported_class("tinygrad.engine.realize.CompiledRunner", _ENGINE_RUNS, (Runner,))
+class CompiledRunner(Runner):
+  """A ProgramSpec's source compiled by its device's compiler and loaded (the engine's CompiledRunner); called with
+  the Buffers its DEFINE_GLOBALs name, in order, and the values of its Variables."""
+  def __init__(self, p:ProgramSpec, precompiled:Optional[bytes]=None, prg=None):
+    if precompiled is not None or prg is not None:
+      raise NotImplementedError("CompiledRunner: a precompiled library or program is not supported on tinygrad.cpp (the "
+                                "engine compiles the ProgramSpec's source itself)")
+    self.p = p
+    self._prg = _C.CompiledProgram(p.function_name, p.src, p.device, p.ast, p.uops or [], p.global_size, p.local_size)
+    self.lib = self._prg.lib
+    super().__init__(p.name, p.device, p.estimates)
+  def __reduce__(self): return self.__class__, (self.p,)
+  def __call__(self, rawbufs:list[Buffer], var_vals:Optional[dict[UOp, int]]=None, wait=False) -> Optional[float]:
+    vals = {k if isinstance(k, str) else k.arg[0]: v for k,v in (var_vals or {}).items()}
+    return self._prg(list(rawbufs), vals, wait)
 get_runner = unsupported_function("tinygrad.engine.realize.get_runner", _ENGINE_RUNS)
-get_kernel = unsupported_function("tinygrad.engine.realize.get_kernel", "the engine picks each kernel's opts itself (hand-coded, BEAM=, NOOPT=)")
+def get_kernel(renderer, ast:UOp):
+  """A Kernel of ast with the engine's default opts (none under NOOPT=1, else the hand-coded ones; BEAM search is the
+  engine's own when it runs the kernel)."""
+  from tinygrad.codegen.kernel import Kernel
+  k = Kernel(ast, opts=renderer)
+  k._k.apply_default_opts()
+  return k
 method_cache = UnsupportedValue("tinygrad.engine.realize.method_cache", "the method cache is the engine's "
                                 "(src/tg/engine/realize.h), keyed on the kernel's AST")
 capturing = UnsupportedValue("tinygrad.engine.realize.capturing", "TinyJit captures inside the engine (CapturedJit, "

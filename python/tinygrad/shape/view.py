@@ -2,6 +2,7 @@
 # over plain ints (strides_for_shape, merge_dims) is here as the reference has it
 from __future__ import annotations
 import itertools, operator
+from dataclasses import dataclass
 from typing import Optional
 
 def canonicalize_strides(shape:tuple[int, ...], strides:tuple[int, ...]) -> tuple[int, ...]:
@@ -30,8 +31,15 @@ def merge_dims(shape:tuple[int, ...], strides:tuple[int, ...], mask:Optional[tup
     absorb = single(i)
   return tuple(ret)
 
+@dataclass(frozen=True)
 class View:
-  def __init__(self, *args, **kwargs):
-    raise NotImplementedError("View: the engine's views are not exposed to Python; use ShapeTracker.from_shape")
+  """One view of a ShapeTracker (ShapeTracker.views), as the engine holds it: a record, read-only."""
+  shape: tuple
+  strides: tuple
+  offset: int
+  mask: Optional[tuple]
+  contiguous: bool
   @staticmethod
-  def create(*args, **kwargs): View()
+  def create(*args, **kwargs):
+    raise NotImplementedError("View.create: views are made by the engine's ShapeTrackers on tinygrad.cpp; use "
+                              "ShapeTracker.from_shape and its movement ops")

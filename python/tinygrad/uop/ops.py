@@ -102,3 +102,9 @@ def track_rewrites(named=False, name_fxn:Callable|None=None):
 class TrackedPatternMatcher(PatternMatcher): pass  # every matcher is tracked by the engine under VIZ=1
 RewriteContext = unsupported_class("tinygrad.uop.ops.RewriteContext", "graph_rewrite's state lives in the engine (src/tg/uop/upat.h)")
 graph_rewrite_map = unsupported_function("tinygrad.uop.ops.graph_rewrite_map", "graph_rewrite_map is not bound from the engine")
+
+class _ChildRef:
+  """One of UOp.children: called, it gives the parent node (the reference's weak references to its children)."""
+  __slots__ = ("_u",)
+  def __init__(self, u:UOp): self._u = u
+  def __call__(self) -> UOp: return self._u

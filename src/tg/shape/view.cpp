@@ -301,9 +301,9 @@ View View::flip(const std::vector<bool>& arg) const {
 std::optional<View> View::reshape(const Shape& new_shape) const {
   if (shape == new_shape) return *this;
   for (const sint& s : new_shape)
-    TG_CHECK(s.is_sym() || s >= 0, "shape can't contain negative numbers ", shape_str(new_shape));
-  TG_CHECK(!sym_ne(prod(shape), prod(new_shape)), "size mismatched, can't reshape self.shape=", shape_str(shape),
-           " -> new_shape=", shape_str(new_shape));
+    TG_CHECK_AS(ValueError, s.is_sym() || s >= 0, "shape can't contain negative numbers ", shape_str(new_shape));
+  TG_CHECK_AS(ValueError, !sym_ne(prod(shape), prod(new_shape)),
+              "size mismatched, can't reshape self.shape=", shape_str(shape), " -> new_shape=", shape_str(new_shape));
   if (std::find(shape.begin(), shape.end(), sint(0)) != shape.end()) return create(new_shape);
   if (new_shape.empty() && mask)
     for (auto& [mx, my] : *mask)

@@ -213,6 +213,19 @@ UOp UOp::borrow(const UOpNode* n) {
   return UOp(const_cast<UOpNode*>(n));
 }
 
+std::vector<UOp> uop_live_parents(const UOp& u) {
+  std::vector<UOp> out;
+  for (size_t i = 0; i < kShards; i++) {
+    std::lock_guard lock(shards()[i].mu);
+    for (UOpNode* n : shards()[i].set) {
+      bool has = false;
+      for (const UOp& s : n->src) has = has || s.get() == u.get();
+      if (has && try_acquire(n)) out.push_back(UOpInternals::adopt(n));
+    }
+  }
+  return out;
+}
+
 size_t uop_intern_count() {
   size_t n = 0;
   for (size_t i = 0; i < kShards; i++) {

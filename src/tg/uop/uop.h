@@ -312,5 +312,7 @@ UOp special_size(const UOp& special);
 
 // introspection for tests: how many nodes are interned now
 size_t uop_intern_count();
+// the interned nodes alive now that have u among their sources (tinygrad's UOp.children; a scan of the whole table)
+std::vector<UOp> uop_live_parents(const UOp& u);
 
 }  // namespace tg
