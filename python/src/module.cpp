@@ -131,8 +131,15 @@ tg::Arg to_arg(py::handle h) {
     for (py::handle x : s) strings = strings && py::isinstance<py::str>(x);
     if (strings) return tg::ObjectArg(std::make_shared<tg::DeviceTupleArg>(s.cast<std::vector<std::string>>()));
     if (n >= 1 && py::isinstance<py::str>(s[0])) {
-      if (n == 3) return tg::VarArg{s[0].cast<std::string>(), to_const(s[1]), to_const(s[2])};
-      if (n == 2 && py::isinstance<tg::UOp>(s[1])) {  // a symbolic size
+      if (n == 3) {  // a bound may be given as a CONST UOp (the reference's test_uops does)
+        auto bound = [](py::handle x) {
+          if (py::isinstance<tg::UOpNode>(x) && x.cast<tg::UOp>().op() == tg::Ops::CONST)
+            return x.cast<tg::UOp>().const_arg();
+          return to_const(x);
+        };
+        return tg::VarArg{s[0].cast<std::string>(), bound(s[1]), bound(s[2])};
+      }
+      if (n == 2 && py::isinstance<tg::UOpNode>(s[1])) {  // a symbolic size
         tg::UOp sz = s[1].cast<tg::UOp>();
         return tg::SpecialArg{s[0].cast<std::string>(), tg::as_int(sz.vmax()), std::make_shared<tg::UOpArg>(sz)};
       }

@@ -739,11 +739,12 @@ void bind_uop(py::module_& m) {
       py::arg("sink"), py::arg("pm"), py::arg("ctx") = py::none(), py::arg("bottom_up") = false,
       py::arg("name") = py::none(), py::arg("bpm") = py::none());
   m.def("symbolic_simple", [] { return from_cpp(tg::symbolic_simple()); });
-  // the reference's symbolic ends with gep_pushing, so symbolic_flat and sym have it too; the engine keeps it in the
-  // codegen layer (codegen/devectorizer.h) and adds it where the codegen rewrites
+  // the reference's symbolic ends with gep_pushing, so symbolic_flat and sym have it too, and its sym has the
+  // codegen-time rules (VECTORIZE of consts -> VCONST ...); the engine keeps those in the codegen layer
+  // (codegen/devectorizer.h: sym_codegen is sym + gep_pushing + them) and adds them where the codegen rewrites
   m.def("symbolic", [] { return from_cpp(tg::symbolic() + tg::gep_pushing()); });
   m.def("symbolic_flat", [] { return from_cpp(tg::symbolic_flat() + tg::gep_pushing()); });
-  m.def("sym", [] { return from_cpp(tg::sym() + tg::gep_pushing()); });
+  m.def("sym", [] { return from_cpp(tg::sym_codegen()); });
   m.def("expander", [] { return from_cpp(tg::expander()); });
   m.def("type_verify", [](py::handle uops) {
     if (py::isinstance<tg::UOpNode>(uops))

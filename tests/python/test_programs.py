@@ -113,3 +113,20 @@ def test_schedule_with_vars_keys_the_values_by_variable():
   a = UOp.variable("a", 1, 10)
   _, var_vals = (Tensor(a.bind(1)) + Tensor.empty((2, 1)).reshape((2, a.bind(1)))).schedule_with_vars()
   assert var_vals == {a: 1} and list(var_vals)[0] is a
+
+def test_uop_args_given_as_uops():
+  # a Variable's bounds given as CONST UOps, a SPECIAL's symbolic size
+  a = UOp(Ops.DEFINE_VAR, dtypes.float.vec(16), arg=("a", UOp.const(dtypes.float, 0), UOp.const(dtypes.float, 1)))
+  assert a.arg == ("a", 0.0, 1.0)
+  assert UOp(Ops.WMMA, dtypes.float.vec(16), (a, a, a)).st is None
+  n = UOp.variable("n", 1, 10)
+  assert UOp(Ops.SPECIAL, dtypes.int, (), ("gidx0", n * 2)).arg == ("gidx0", n * 2)
+
+def test_sym_folds_vector_consts():
+  # the reference's sym has the codegen-time rules: a VECTORIZE of CONSTs is a VCONST, and an ALU of VCONSTs folds
+  from tinygrad.uop.symbolic import sym
+  from tinygrad.uop.ops import graph_rewrite
+  three = UOp.const(dtypes.int, 3)
+  vec = UOp(Ops.VECTORIZE, dtypes.int.vec(4), (three,) * 4) + UOp.const(dtypes.int.vec(4), (0, 1, 2, 3))
+  out = graph_rewrite(vec, sym)
+  assert out.op is Ops.VCONST and out.arg == (3, 4, 5, 6)
