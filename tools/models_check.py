@@ -141,6 +141,40 @@ def run_bert_pretraining():
   Tensor.realize(lm, seq)
   return {"prediction_logits": lm, "seq_relationship_logits": seq}
 
+def run_bert_train():
+  # test/models/test_real_world.py's test_bert: the tiny BERT's pretraining step with LAMB under TinyJit, three steps
+  # (run, capture, replay) on get_fake_data_bert's batch, with weights() (so no two parameters are one buffer, which
+  # the reference makes of parameters created alike); the capture's kernels
+  from extra.models.bert import BertForPretraining
+  from examples.mlperf.helpers import get_fake_data_bert
+  from tinygrad import TinyJit
+  from tinygrad.nn import optim
+  from tinygrad.nn.state import get_parameters
+  np.random.seed(2002)
+  m = BertForPretraining(attention_probs_dropout_prob=0.0, hidden_dropout_prob=0.0, vocab_size=30522, type_vocab_size=2,
+                         max_position_embeddings=512, hidden_size=128, intermediate_size=512, num_attention_heads=2,
+                         num_hidden_layers=2)
+  weights(m)
+  opt = optim.LAMB(get_parameters(m))
+  @TinyJit
+  def train(input_ids, segment_ids, attention_mask, masked_positions, masked_lm_ids, masked_lm_weights, next_sentence_labels):
+    lm_logits, seq_relationship_logits = m(input_ids, attention_mask, masked_positions, segment_ids)
+    loss = m.loss(lm_logits, seq_relationship_logits, masked_lm_ids, masked_lm_weights, next_sentence_labels)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    return loss.realize()
+  data = get_fake_data_bert(BS=4)
+  args = [data[k].realize() for k in ("input_ids", "segment_ids", "input_mask", "masked_lm_positions", "masked_lm_ids",
+                                      "masked_lm_weights", "next_sentence_labels")]
+  losses = []
+  with Tensor.train():
+    for i in range(3):
+      if i == 1: GlobalCounters.reset()
+      losses.append(train(*args).numpy())
+      if i == 1: kernels = GlobalCounters.kernel_count
+  return {"loss": Tensor(np.stack(losses)), **get_state_dict(m)}, kernels
+
 def run_resnext():
   from extra.models.resnet import ResNeXt50_32X4D
   m = ResNeXt50_32X4D(num_classes=10)
@@ -239,8 +273,8 @@ print("\nRESULT " + json.dumps({"kernels": kernels, "secs": round(time.monotonic
 MODELS = ["bert", "resnet", "efficientnet", "convnext", "vit", "transformer", "unet", "hlb_cifar10", "gpt2", "llama"]
 # more configurations of the same files (Bottleneck, grouped convs, all of b0, the pretraining heads, a UNet with
 # linear projections and a label embedding, the training step replayed by TinyJit): run them with -k or --all
-EXTRA_MODELS = ["resnet50", "resnext", "efficientnet_b0", "bert_pretraining", "unet_linear", "hlb_cifar10_grads",
-                "hlb_cifar10_jit"]
+EXTRA_MODELS = ["resnet50", "resnext", "efficientnet_b0", "bert_pretraining", "bert_train", "unet_linear",
+                "hlb_cifar10_grads", "hlb_cifar10_jit"]
 # float16 models (the UNet computes in half where the device supports it) get a looser tolerance
 TOLERANCE = {"unet": (5e-2, 5e-2), "unet_linear": (5e-2, 5e-2)}
 

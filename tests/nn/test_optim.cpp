@@ -240,9 +240,9 @@ TEST(Optim, ParamsAndBuffers) {
   EXPECT_EQ(opt.lr.shape(), (Shape{1}));
   EXPECT_EQ(opt.lr.dtype(), dtypes::float32);
   EXPECT_THROW(optim::SGD({b}), Error);  // no param that requires grad
-  // two tensors with one graph are still two params
+  // two tensors made alike are two params (the second has a buffer of its own: ParamsMadeAlikeStayApart)
   Tensor z1 = Tensor::zeros({4}, {.requires_grad = true}), z2 = Tensor::zeros({4}, {.requires_grad = true});
-  ASSERT_EQ(z1.uop(), z2.uop());
+  ASSERT_NE(z1.uop(), z2.uop());
   EXPECT_EQ(optim::Adam({z1, z2}).params.size(), 2u);
 }
 
@@ -368,5 +368,45 @@ TEST(Optim, FitsALeastSquaresProblem) {
     std::vector<float> got = w.tolist<float>();
     EXPECT_NEAR(got[0], 2, 0.2);
     EXPECT_NEAR(got[1], -3, 0.2);
+  }
+}
+
+// two parameters made alike (Tensor::ones twice, two LayerNorms' weights) are one graph node until they are given
+// their own buffers: each gets its own gradient and its own updates
+TEST(Optim, ParamsMadeAlikeStayApart) {
+  Tensor::train tr;
+  Tensor ca(std::vector<float>{1.f, 2.f, 3.f}, {3}), cb(std::vector<float>{-5.f, 0.f, 5.f}, {3});
+  {  // requires_grad at creation
+    Tensor w1 = Tensor::ones({3}, {.requires_grad = true}), w2 = Tensor::ones({3}, {.requires_grad = true});
+    EXPECT_NE(w1.uop(), w2.uop());
+    (w1 * ca + w2 * cb).sum().backward();
+    EXPECT_EQ(w1.grad()->tolist<float>(), (std::vector<float>{1, 2, 3}));
+    EXPECT_EQ(w2.grad()->tolist<float>(), (std::vector<float>{-5, 0, 5}));
+    EXPECT_EQ(w1.tolist<float>(), (std::vector<float>{1, 1, 1}));
+  }
+  {  // requires_grad set by the optimizer (a LayerNorm's weight is Tensor::ones)
+    Tensor w1 = Tensor::ones({3}), w2 = Tensor::ones({3});
+    auto opt = optim::SGD({w1, w2}, {.lr = 0.1});
+    for (int step = 0; step < 2; step++) {
+      opt.zero_grad();
+      (w1 * ca + w2 * cb).sum().backward();
+      opt.step();
+    }
+    std::vector<float> g1 = w1.tolist<float>(), g2 = w2.tolist<float>();
+    std::vector<float> want1{0.8f, 0.6f, 0.4f}, want2{2.f, 1.f, 0.f};
+    for (size_t i = 0; i < 3; i++) {
+      EXPECT_NEAR(g1[i], want1[i], 1e-6);
+      EXPECT_NEAR(g2[i], want2[i], 1e-6);
+    }
+  }
+  {  // one tensor alone keeps its graph; a tensor reading a buffer is left as it is (its gradient flows on)
+    Tensor w = Tensor::ones({3});
+    UOp before = w.uop();
+    w.requires_grad_(true);
+    EXPECT_EQ(w.uop(), before);
+    Tensor x = Tensor(std::vector<float>{1.f, 2.f, 3.f}, {3}).realize();
+    Tensor y(x.uop(), TensorOptions{});
+    y.requires_grad_(true);
+    EXPECT_EQ(y.uop(), x.uop());
   }
 }
