@@ -336,6 +336,12 @@ void bind_device(py::module_& m) {
                                return out;
                              })
       .def_property_readonly("ast", [](const tg::Kernel& k) { return k.ast; })
+      .def_property_readonly("sts",  // the ShapeTracker of each buffer, the output's first
+                             [](const tg::Kernel& k) {
+                               py::list out;
+                               for (const tg::ShapeTracker& st : k.sts) out.append(from_arg(tg::st_arg(st)));
+                               return out;
+                             })
       .def_property_readonly("name", [](const tg::Kernel& k) { return k.name(); })
       .def_property_readonly("full_shape", [](const tg::Kernel& k) { return py::tuple(py::cast(k.full_shape())); })
       .def_property_readonly("output_shape", [](const tg::Kernel& k) { return py::tuple(py::cast(k.output_shape())); })

@@ -161,7 +161,7 @@ TRACEMETA, TRANSCENDENTAL, DEVECTORIZE = ContextVar("TRACEMETA", 1), ContextVar(
 CACHELEVEL, DISABLE_COMPILER_CACHE, LRU = ContextVar("CACHELEVEL", 2), ContextVar("DISABLE_COMPILER_CACHE", 0), ContextVar("LRU", 1)
 SPLIT_REDUCEOP, NO_MEMORY_PLANNER = ContextVar("SPLIT_REDUCEOP", 1), ContextVar("NO_MEMORY_PLANNER", 0)
 FUSE_ARANGE, FUSE_CONV_BW = ContextVar("FUSE_ARANGE", 1), ContextVar("FUSE_CONV_BW", 0)
-WINO = ContextVar("WINO", 0, unsupported="winograd convolutions are not in the engine's conv2d")
+WINO = ContextVar("WINO", 0)
 AMX = ContextVar("AMX", 0, unsupported="Apple's AMX tensor cores are not a CPU target of the engine")
 RING = ContextVar("RING", 1)
 

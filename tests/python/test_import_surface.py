@@ -61,12 +61,12 @@ def test_autogen_modules_raise_on_use():
   with pytest.raises(AttributeError): cuda.__wrapped__  # dunders stay missing: copy/pickle/inspect probe them
 
 def test_unsupported_context_vars():
-  from tinygrad.helpers import Context, WINO, IMAGE
-  assert WINO.value == 0 and IMAGE.value == 0
-  with pytest.raises(NotImplementedError, match="WINO=1"):
-    with Context(WINO=1): pass
+  from tinygrad.helpers import Context, AMX, IMAGE
+  assert AMX.value == 0 and IMAGE.value == 0
+  with pytest.raises(NotImplementedError, match="AMX=1"):
+    with Context(AMX=1): pass
   with pytest.raises(NotImplementedError): IMAGE.value = 2
-  with Context(WINO=0): pass  # the default is fine
+  with Context(AMX=0): pass  # the default is fine
 
 # *** the real ones ***
 

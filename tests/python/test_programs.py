@@ -130,3 +130,12 @@ def test_sym_folds_vector_consts():
   vec = UOp(Ops.VECTORIZE, dtypes.int.vec(4), (three,) * 4) + UOp.const(dtypes.int.vec(4), (0, 1, 2, 3))
   out = graph_rewrite(vec, sym)
   assert out.op is Ops.VCONST and out.arg == (3, 4, 5, 6)
+
+def test_wino_context_gives_the_direct_convs_values():
+  from tinygrad import nn
+  from tinygrad.helpers import WINO
+  conv, x = nn.Conv2d(4, 6, 3, padding=1), Tensor.rand(2, 4, 10, 7)
+  direct = conv(x).numpy()
+  with Context(WINO=1):
+    assert WINO.value == 1
+    np.testing.assert_allclose(conv(x).numpy(), direct, atol=1e-5, rtol=1e-4)

@@ -8,6 +8,7 @@
 
 #include "gradcheck.h"
 #include "kernel_count.h"
+#include "tg/helpers/knobs.h"
 #include "tg/runtime/device.h"
 #include "tg/tensor/tensor.h"
 
@@ -331,4 +332,40 @@ TEST_F(NNBackward, GatherTriangleAndCumulativeKernelCounts) {
   EXPECT_EQ(count([](const Tensor& x) { return x.scaled_dot_product_attention(x, x, std::nullopt, 0.0, true); },
                   {2, 4, 8}, 0.1),
             12);
+}
+
+// WINO=1: 3x3 stride-1 convs as Winograd's F(4x4, 3x3): the direct conv's values (padded, grouped, with a bias, output
+// sizes that are no multiple of 4, conv1d and conv3d), its derivatives by finite differences, and the reference's
+// four kernels for a conv of realized tensors (test_winograd.py's test_four_kernels)
+TEST_F(NNBackward, WinogradConv) {
+  struct Case {
+    Shape x, w;
+    Conv2dOptions o;
+    bool bias;
+  };
+  const std::vector<Case> cases = {
+      {{1, 4, 9, 9}, {4, 4, 3, 3}, {}, false},
+      {{2, 4, 7, 10}, {6, 2, 3, 3}, {.groups = 2, .padding = {1}}, true},
+      {{1, 3, 11}, {2, 3, 3}, {.padding = {2, 0}}, true},
+      {{1, 2, 5, 6, 4}, {2, 2, 3, 3, 3}, {.padding = {1}}, false},
+  };
+  for (const Case& c : cases) {
+    Tensor x = param(prod(c.x).as_int(), c.x, 0.1), w = param(prod(c.w).as_int(), c.w, 0.2);
+    std::optional<Tensor> b;
+    if (c.bias) b = param(c.w[0].as_int(), {c.w[0]}, 0.3);
+    std::vector<float> direct = x.conv2d(w, b, c.o).tolist<float>(), wino;
+    {
+      Context ctx{{"WINO", 1}};
+      wino = x.conv2d(w, b, c.o).tolist<float>();
+    }
+    ASSERT_EQ(direct.size(), wino.size()) << shape_str(c.x);
+    for (size_t i = 0; i < direct.size(); i++)  // (the transforms' sums round differently: relative 1e-4)
+      EXPECT_NEAR(direct[i], wino[i], 1e-4 * (1 + std::abs(direct[i]))) << shape_str(c.x) << " at " << i;
+  }
+  Context ctx{{"WINO", 1}};
+  expect_grad_matches([](const std::vector<Tensor>& x) { return x[0].conv2d(x[1], x[2], {.padding = {1}}); },
+                      {vals(1 * 2 * 5 * 6, 0.4), vals(3 * 2 * 3 * 3, 0.5), vals(3, 0.6)},
+                      {{1, 2, 5, 6}, {3, 2, 3, 3}, {3}});
+  Tensor x = param(4 * 9 * 9, {1, 4, 9, 9}, 0.7), w = param(4 * 4 * 3 * 3, {4, 4, 3, 3}, 0.8);
+  EXPECT_EQ(realize_all({x.conv2d(w)}), 4);
 }

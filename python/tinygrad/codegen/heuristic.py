@@ -1,4 +1,8 @@
-# tinygrad.codegen.heuristic: the engine picks each kernel's opts itself (src/tg/codegen/heuristic.h), hand-coded or BEAM=
-from tinygrad._unsupported import unsupported_function
-hand_coded_optimizations = unsupported_function("tinygrad.codegen.heuristic.hand_coded_optimizations",
-                                                "the engine applies its heuristic inside the codegen (src/tg/codegen/heuristic.h)")
+# tinygrad.codegen.heuristic: the opts the engine's heuristic picks for a Kernel (src/tg/codegen/heuristic.h: the
+# reference's hand-coded rules, and on CPUs the vector tiles)
+from __future__ import annotations
+from tinygrad.renderer import Opt
+
+def hand_coded_optimizations(k) -> list[Opt]:
+  """The opts the heuristic picks for Kernel k (k is unchanged; apply them with k.apply_opts)."""
+  return k.hand_coded_optimizations()

@@ -18,6 +18,7 @@ class Kernel:
     self.opts, self._k, self.uops = opts, _C.KernelState(ast, opts), None
 
   ast = property(lambda self: self._k.ast)
+  sts = property(lambda self: self._k.sts)
   name = property(lambda self: self._k.name)
   full_shape = property(lambda self: self._k.full_shape)
   output_shape = property(lambda self: self._k.output_shape)

@@ -78,6 +78,7 @@ enum : uint8_t { CODE = 1, KERNELIZE = 2, STARTUP = 4 };
   I(DONT_REALIZE_EXPAND, 0, knob_flag::KERNELIZE, "1: an expanded reduce is recomputed, not realized")                 \
   I(DONT_GROUP_REDUCES, 0, knob_flag::KERNELIZE, "1: reduces over the same input are not grouped")                     \
   I(FUSE_CONV_BW, 0, knob_flag::KERNELIZE, "1: the grouper fuses a conv's backward reduces")                           \
+  I(WINO, 0, 0, "1: 3x3 stride-1 convs as Winograd's F(4x4, 3x3) (tensor/tensor_winograd.cpp)")                        \
   I(RING, 1, knob_flag::KERNELIZE, "allreduce: 0 naive, 2 ring, 1 ring on 3+ devices above the threshold")             \
   I(RING_ALLREDUCE_THRESHOLD, 256'000, knob_flag::KERNELIZE, "RING=1: the elements above which it takes the ring")     \
   I(DP, 1, knob_flag::STARTUP, "0: a process started by mpirun runs alone (no data parallelism over the ranks)")       \

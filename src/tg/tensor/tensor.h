@@ -586,6 +586,10 @@ class Tensor {
 
   // [nn] private helpers
   Tensor pool(const Shape& k, std::vector<int64_t> stride = {1}, std::vector<int64_t> dilation = {1}) const;
+  // conv2d of a 3x3 (3 per spatial dim) kernel, stride and dilation 1, as Winograd's F(4x4, 3x3) (WINO=1,
+  // tensor_winograd.cpp); pads: (before, after) per spatial dim
+  Tensor winograd_conv(const Tensor& weight, int64_t groups, const std::vector<std::pair<int64_t, int64_t>>& pads,
+                       std::optional<DType> acc) const;
   Tensor cumalu(int64_t axis, Ops op, bool include_initial = false) const;
   Tensor split_cumalu(int64_t axis, Ops op) const;
   Tensor do_reduction(const std::string& reduction) const;

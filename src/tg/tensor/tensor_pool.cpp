@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "tg/gradient/gradient.h"
+#include "tg/helpers/knobs.h"
 #include "tg/renderer/renderer.h"
 #include "tg/runtime/device.h"
 #include "tg/shape/uop_shape.h"
@@ -325,6 +326,20 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, c
   size_t nd = ws.size() - 2;
   Shape HW = trailing(ws, nd);
   std::vector<int64_t> pads = resolve_pool_pads(o.padding, nd, xs);
+  auto ones = [](const std::vector<int64_t>& v) {
+    return std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 1; });
+  };
+  if (WINO && std::all_of(HW.begin(), HW.end(), [](const sint& k) { return k == sint(3); }) &&
+      ones(as_tuple(o.stride, nd, "stride")) && ones(as_tuple(o.dilation, nd, "dilation"))) {
+    // Winograd's F(4x4, 3x3): its own graph, differentiated as it is; its output made contiguous both ways
+    Tensor ret = winograd_conv(weight, o.groups, flat_to_grouped(pads), o.dtype);
+    if (bias) {
+      Shape bshape{1, -1};
+      bshape.insert(bshape.end(), nd, 1);
+      ret = ret.add(bias->reshape(bshape));
+    }
+    return ret.contiguous().contiguous_backward();
+  }
   // the windows of the padded input, (bs, groups*cin, *oyx, *HW). The derivatives are not taken through them (which
   // gives a scatter with div/mod indexing) but by ConvGrad, through CUSTOM_GRAD below
   Tensor xp = pad(flat_to_mask(pads, xs.size()));
