@@ -179,9 +179,9 @@ Tensor stored_dim_last(const Tensor& t, int64_t dim) {
 }
 
 // whether a device takes the CPU vector tiles (RenderOpts::simd_lanes); on a tuple of devices, its first decides
-bool cpu_tiles_device(const std::string& device) {
+bool cpu_tiles_device(const std::string& device) {  // (CPU_VECTOR_TILE=0: no tiles, so no layouts for them)
   const std::string first = is_multi_device(device) ? device_names(device).at(0) : device;
-  return Device::get(first).renderer->simd_lanes > 0;
+  return CPU_VECTOR_TILE && Device::get(first).renderer->simd_lanes > 0;
 }
 // whether a conv (output shape os, weight shape ws) is big enough for the CPU vector tiles (2^20 multiply-adds,
 // codegen/cpu_tiles.h) and on a device that takes them: such convs take layouts that suit the tiles; elsewhere
