@@ -85,19 +85,10 @@ py::tuple opt_fields(const tg::Opt& o) {
   return py::make_tuple(op, axis, arg);
 }
 tg::Opt to_opt(const std::string& op, py::object axis, py::object arg) {
-  static const std::pair<const char*, tg::OptOps> names[] = {{"TC", tg::OptOps::TC},
-                                                             {"UPCAST", tg::OptOps::UPCAST},
-                                                             {"UNROLL", tg::OptOps::UNROLL},
-                                                             {"LOCAL", tg::OptOps::LOCAL},
-                                                             {"GROUP", tg::OptOps::GROUP},
-                                                             {"GROUPTOP", tg::OptOps::GROUPTOP},
-                                                             {"NOLOCALS", tg::OptOps::NOLOCALS},
-                                                             {"PADTO", tg::OptOps::PADTO},
-                                                             {"SWAP", tg::OptOps::SWAP}};
   tg::Opt o{tg::OptOps::UPCAST, std::nullopt, std::monostate{}};
-  bool found = false;
-  for (auto& [n, v] : names)
-    if (op == n) o.op = v, found = true;
+  bool found = false;  // the reference's OptOps, by name
+  for (int v = static_cast<int>(tg::OptOps::TC); v <= static_cast<int>(tg::OptOps::SWAP); v++)
+    if (tg::optops_str(static_cast<tg::OptOps>(v)) == "OptOps." + op) o.op = static_cast<tg::OptOps>(v), found = true;
   if (!found) throw py::value_error(tg::cat("Opt: unknown OptOps.", op));
   if (!axis.is_none()) o.axis = axis.cast<int>();
   if (py::isinstance<py::tuple>(arg)) {
