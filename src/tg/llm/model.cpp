@@ -61,11 +61,6 @@ Transformer::Weight projection(const nn::GGUFFile& f, const std::string& name, c
   return w;
 }
 
-// the memory the device's allocator keeps for reuse, given back to the system
-void free_cached_memory(const std::string& device) {
-  if (auto* lru = dynamic_cast<LRUAllocator*>(Device::get(device).allocator.get())) lru->free_cache();
-}
-
 Tensor rms_norm(const Tensor& x, const Tensor& w, double eps) {
   return x * (x.square().mean(-1, true) + eps).rsqrt() * w;
 }

@@ -78,6 +78,17 @@ void LRUAllocator::free_cache() {
     for (Opaque o : opaques) Allocator::free(o, nbytes);
 }
 
+size_t LRUAllocator::cached_bytes() {
+  std::lock_guard lock(mu_);
+  size_t n = 0;
+  for (auto& [nbytes, opaques] : cache_) n += nbytes * opaques.size();
+  return n;
+}
+
+void free_cached_memory(const std::string& device) {
+  if (auto* lru = dynamic_cast<LRUAllocator*>(Device::get(device).allocator.get())) lru->free_cache();
+}
+
 // more bytes than the machine has is an error, not an allocation (a sanitizer aborts on one; malloc may overcommit)
 static void check_host_bytes(size_t nbytes, const char* what) {
   static const size_t total = static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGESIZE));

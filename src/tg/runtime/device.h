@@ -88,11 +88,15 @@ class LRUAllocator : public Allocator {
   Opaque alloc(size_t nbytes, const BufferSpec& spec = {}) override;
   void free(Opaque opaque, size_t nbytes, const BufferSpec& spec = {}) override;
   void free_cache();
+  size_t cached_bytes();  // what the cache holds now
 
  private:
   std::mutex mu_;
   std::map<size_t, std::vector<Opaque>> cache_;
 };
+
+// the memory a device's allocator keeps for reuse (an LRUAllocator's cache) given back to the system
+void free_cached_memory(const std::string& device);
 
 // Host memory, 64-byte aligned (a cache line; enough for AVX-512 loads). Shared by CPU and PYTHON.
 class MallocAllocator : public LRUAllocator {
