@@ -200,16 +200,24 @@ bool window_conv(const Shape& os, const Shape& ws, const std::vector<int64_t>& s
 // the tiles' lanes run along rows of 8 or more; shorter rows take them along channels
 bool short_rows(sint row) { return row % 8 != 0; }
 
+bool all_ones(const std::vector<int64_t>& v) {  // a stride or dilation of 1 in every dim
+  return std::all_of(v.begin(), v.end(), [](int64_t s) { return s == 1; });
+}
+// a conv's output plus its bias, one per output channel (dim 1) over nd spatial dims
+Tensor add_channel_bias(const Tensor& ret, const std::optional<Tensor>& bias, size_t nd) {
+  if (!bias) return ret;
+  Shape bshape{1, -1};
+  bshape.insert(bshape.end(), nd, 1);
+  return ret.add(bias->reshape(bshape));
+}
+
 // whether the input gradient of a tiled 2-D conv with lanes along the channels goes a kernel row at a time
 // (ConvGrad): stride and dilation 1, one group, a kernel of more than one row, and the row sums' buffer (KH times
 // the input gradient's size, less its padded rows) at most 32 MiB, so its extra pass stays cheaper than the rows of
 // padding it skips
 bool rows_split(bool tiled_cl, const Shape& is, const Shape& ws, const Shape& os, sint groups,
                 const std::vector<int64_t>& stride, const std::vector<int64_t>& dilation) {
-  auto ones = [](const std::vector<int64_t>& v) {
-    return std::all_of(v.begin(), v.end(), [](int64_t s) { return s == 1; });
-  };
-  return tiled_cl && ws.size() == 4 && groups == 1 && ones(stride) && ones(dilation) && ws[2] > 1 &&
+  return tiled_cl && ws.size() == 4 && groups == 1 && all_ones(stride) && all_ones(dilation) && ws[2] > 1 &&
          ws[2] * is[0] * ws[1] * os[2] * is[3] * 4 <= (sint(32) << 20);
 }
 
@@ -326,19 +334,11 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, c
   size_t nd = ws.size() - 2;
   Shape HW = trailing(ws, nd);
   std::vector<int64_t> pads = resolve_pool_pads(o.padding, nd, xs);
-  auto ones = [](const std::vector<int64_t>& v) {
-    return std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 1; });
-  };
   if (WINO && std::all_of(HW.begin(), HW.end(), [](const sint& k) { return k == sint(3); }) &&
-      ones(as_tuple(o.stride, nd, "stride")) && ones(as_tuple(o.dilation, nd, "dilation"))) {
+      all_ones(as_tuple(o.stride, nd, "stride")) && all_ones(as_tuple(o.dilation, nd, "dilation"))) {
     // Winograd's F(4x4, 3x3): its own graph, differentiated as it is; its output made contiguous both ways
     Tensor ret = winograd_conv(weight, o.groups, flat_to_grouped(pads), o.dtype);
-    if (bias) {
-      Shape bshape{1, -1};
-      bshape.insert(bshape.end(), nd, 1);
-      ret = ret.add(bias->reshape(bshape));
-    }
-    return ret.contiguous().contiguous_backward();
+    return add_channel_bias(ret, bias, nd).contiguous().contiguous_backward();
   }
   // the windows of the padded input, (bs, groups*cin, *oyx, *HW). The derivatives are not taken through them (which
   // gives a scatter with div/mod indexing) but by ConvGrad, through CUSTOM_GRAD below
@@ -387,10 +387,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, c
     ret = ret.apply_uop(UOp::make(Ops::CUSTOM_GRAD, ret.dtype(), {ret.uop(), xp.uop(), weight.uop()}, ObjectArg(fn)),
                         {&ret, &xp, &weight});
   }
-  if (!bias) return ret;
-  Shape bshape{1, -1};
-  bshape.insert(bshape.end(), nd, 1);
-  return ret.add(bias->reshape(bshape));
+  return add_channel_bias(ret, bias, nd);
 }
 
 // a conv2d of the input, spread out by the stride, with the kernel flipped and its in/out channels swapped
@@ -429,11 +426,7 @@ Tensor Tensor::conv_transpose2d(const Tensor& weight, const std::optional<Tensor
       order.insert(order.end(), {static_cast<int64_t>(2 + nd + i), static_cast<int64_t>(2 + i)});
       out.push_back(xs[2 + i] * HW[i]);
     }
-    Tensor ret = (reshape(xr) * weight.reshape(wr)).sum(1).permute(order).reshape(out);
-    if (!bias) return ret;
-    Shape bshape{1, -1};
-    bshape.insert(bshape.end(), nd, 1);
-    return ret.add(bias->reshape(bshape));
+    return add_channel_bias((reshape(xr) * weight.reshape(wr)).sum(1).permute(order).reshape(out), bias, nd);
   }
   std::vector<int64_t> flat;
   for (size_t i = nd; i-- > 0;) {

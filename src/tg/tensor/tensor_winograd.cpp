@@ -51,14 +51,16 @@ Tensor apply_transform(const Matrix& m, const Tensor& t, size_t nd) {
   Tensor te = t.reshape(r).expand(e);
   // column c of m along output dim d: constants of out's shape, each row its own full() so they fold
   TensorOptions o{t.device(), t.dtype(), false};
-  auto column = [&](size_t d, int64_t c) {
+  std::vector<std::vector<Tensor>> column(nd);  // [d][c]
+  for (size_t d = 0; d < nd; d++) {
     Shape one = out;
     one[d] = 1;
-    std::vector<Tensor> parts;
-    for (int64_t k = 1; k < rows; k++)
-      parts.push_back(Tensor::full(one, m[static_cast<size_t>(k)][static_cast<size_t>(c)], o));
-    return Tensor::full(one, m[0][static_cast<size_t>(c)], o).cat(parts, static_cast<int64_t>(d));
-  };
+    for (size_t c = 0; c < static_cast<size_t>(cols); c++) {
+      std::vector<Tensor> parts;
+      for (size_t k = 1; k < m.size(); k++) parts.push_back(Tensor::full(one, m[k][c], o));
+      column[d].push_back(Tensor::full(one, m[0][c], o).cat(parts, static_cast<int64_t>(d)));
+    }
+  }
   std::optional<Tensor> ret;
   std::vector<int64_t> idx(nd, 0);
   Mask whole;
@@ -67,7 +69,7 @@ Tensor apply_transform(const Matrix& m, const Tensor& t, size_t nd) {
     Mask at = whole;  // te[c_1..c_nd]: a shrink to one index of each of the first nd dims, dropped
     for (size_t d = 0; d < nd; d++) at[d] = {idx[d], idx[d] + 1};
     Tensor term = te.shrink(at).reshape(out);
-    for (size_t d = 0; d < nd; d++) term = term * column(d, idx[d]);
+    for (size_t d = 0; d < nd; d++) term = term * column[d][static_cast<size_t>(idx[d])];
     ret = ret ? *ret + term : term;
     size_t d = nd;  // the next index tuple, the last dim fastest
     while (d > 0 && ++idx[d - 1] == cols) idx[--d] = 0;
