@@ -531,7 +531,11 @@ Int8Rows quantize_rows(const Tensor& x) {
   Tensor xb = x.reshape({rows, k / 32, 32}).cast(dtypes::float32);
   Tensor dx = xb.abs().max(-1, true) / 127.0f;
   Tensor inv = (dx == 0.0f).where(dx.zeros_like(), 1.0f / dx);
-  return {(xb * inv).round().cast(dtypes::int8).contiguous(), dx.contiguous(), rows, k};
+  // rounded half away from zero, as ggml's quantize_row_q8_0_ref rounds (roundf): a half of x's sign added, then
+  // truncated by the cast. Tensor::round (half to even) selects between two branches per lane, which kept this
+  // kernel scalar
+  Tensor v = xb * inv;
+  return {(v + (v < 0.0f).where(v.full_like(-0.5), v.full_like(0.5))).cast(dtypes::int8).contiguous(), dx.contiguous(), rows, k};
 }
 }  // namespace
 
