@@ -225,6 +225,79 @@ std::optional<UOp> clang_dot4(const UOp& root) {
   return dot + sums * root.const_like(d->c);
 }
 
+// a dot helper's call: its name, without the arguments
+std::string dot_name(const UOp& u) {
+  if (u.op() != Ops::CUSTOM || !std::holds_alternative<std::string>(u.arg())) return "";
+  const std::string& f = u.arg<std::string>();
+  return f.rfind(kDotName, 0) == 0 ? f.substr(0, f.find('(')) : "";
+}
+
+std::optional<UOp> clang_dot4_sum(const UOp& root) {
+  const int64_t m = root.dtype().count();
+  if (root.op() != Ops::ADD || root.dtype().scalar() != dtypes::int32 || m < 2) return std::nullopt;
+  // the ADD tree's leaves (a few dozen at most)
+  std::vector<UOp> leaves, work{root};
+  while (!work.empty()) {
+    UOp x = work.back();
+    work.pop_back();
+    if (x.op() == Ops::ADD && x.dtype() == root.dtype() && leaves.size() + work.size() < 64) {
+      work.push_back(x.src(1)), work.push_back(x.src(0));
+    } else {
+      leaves.push_back(x);
+    }
+  }
+  // a helper's whole product (n lanes, (slice, m) in order) among the leaves as its n / m slices, each once
+  UOp dot;
+  std::vector<bool> seen;
+  std::vector<UOp> others;
+  // a leaf's lanes of one vector: a GEP, or pm_render's VECTORIZE of single-lane GEPs
+  auto picked = [](const UOp& l) -> std::pair<UOp, std::vector<int64_t>> {
+    if (l.op() == Ops::GEP) return {l.src(0), tuple_ints(l.arg())};
+    if (l.op() != Ops::VECTORIZE || l.src(0).op() != Ops::GEP) return {};
+    std::vector<int64_t> idx;
+    for (const UOp& g : l.src()) {
+      if (g.op() != Ops::GEP || g.src(0) != l.src(0).src(0) || g.dtype().count() != 1) return {};
+      idx.push_back(tuple_ints(g.arg())[0]);
+    }
+    return {l.src(0).src(0), idx};
+  };
+  for (const UOp& l : leaves) {
+    auto [d, idx] = picked(l);
+    if (d && d.op() == Ops::NOOP) d = d.src(0);
+    const std::string name = d ? dot_name(d) : "";
+    if (name.empty() || name.find('s') != std::string::npos || (dot && d != dot) || d.dtype().count() % m != 0) {
+      others.push_back(l);
+      continue;
+    }
+    if (static_cast<int64_t>(idx.size()) != m || idx[0] % m != 0) return std::nullopt;
+    for (int64_t i = 0; i < m; i++)
+      if (idx[static_cast<size_t>(i)] != idx[0] + i) return std::nullopt;
+    if (!dot) dot = d, seen.assign(static_cast<size_t>(d.dtype().count() / m), false);
+    if (seen[static_cast<size_t>(idx[0] / m)]) return std::nullopt;
+    seen[static_cast<size_t>(idx[0] / m)] = true;
+  }
+  // or a sum helper's call (its start zero) that the other leaves start instead
+  if (!dot) {
+    for (size_t i = 0; i < others.size() && !dot; i++) {
+      const UOp& o = others[i];
+      if (dot_name(o).find('s') == std::string::npos || o.dtype() != root.dtype() ||
+          uniform_const(o.src(2)) != std::optional<int64_t>(0))
+        continue;
+      dot = o;
+      others.erase(others.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+    if (!dot || others.empty()) return std::nullopt;
+    UOp start = others[0];
+    for (size_t i = 1; i < others.size(); i++) start = start + others[i];
+    return dot.replace(std::nullopt, std::nullopt, std::vector<UOp>{dot.src(0), dot.src(1), start});
+  }
+  if (std::find(seen.begin(), seen.end(), false) != seen.end()) return std::nullopt;
+  UOp start = others.empty() ? root.const_like(0) : others[0];
+  for (size_t i = 1; i < others.size(); i++) start = start + others[i];
+  return UOp::make(Ops::CUSTOM, root.dtype(), {dot.src(0), dot.src(1), start},
+                   cat(dot_name(dot), "s", m, "({0}, {1}, {2})"));
+}
+
 // the helper a CUSTOM of clang_dot4 calls: `int16 __tg_dot4_16n(unsigned_char64 a, signed_char64 b)`, each lane
 // the sum of four lanes' products; `n` in the name: a's values keep pmaddubsw's pair sums within 16 bits
 std::string ClangRenderer::render_dot4(const std::string& name, int64_t n) const {
@@ -282,16 +355,77 @@ std::string ClangRenderer::render_dot4(const std::string& name, int64_t n) const
   return out + "}";
 }
 
+// the helper a CUSTOM of clang_dot4_sum calls: `int16 __tg_dot4_64ns16(unsigned_char256 a, signed_char256 b, int16
+// c)`, c plus the n / m slices of the dot helper's n lanes (`__tg_dot4_64n`'s) as one vector: each dot-product
+// instruction accumulates into the slice's sum (vpdpbusd's first operand), where the slices were added after. The
+// generic body calls the dot helper (emitted beside it) and adds its slices
+std::string ClangRenderer::render_dot4_sum(const std::string& name, int64_t n, int64_t m) const {
+  const std::string base = name.substr(0, name.rfind('s'));
+  const std::string i32 = render_dtype(dtypes::int32.vec(m)), i32n = render_dtype(dtypes::int32.vec(n)),
+                    u8 = render_dtype(dtypes::uint8.vec(4 * n)), s8 = render_dtype(dtypes::int8.vec(4 * n));
+  std::string out = cat("static inline __attribute__((always_inline)) ", i32, " ", name, "(", u8, " a, ", s8, " b, ",
+                        i32, " c) {\n");
+  bool first = true;
+  auto body = [&](const std::string& cond, int64_t bytes, const std::string& step) {
+    const int64_t lanes = bytes / 4;  // int32 lanes a chunk
+    if (m % lanes != 0) return;
+    const int64_t per = m / lanes, chunks = 4 * n / bytes;
+    out += cat(first ? "#if " : "#elif ", cond, "\n");
+    first = false;
+    out += cat("  typedef int ci __attribute__((vector_size(", bytes, ")));\n");
+    out += cat("  typedef char cb __attribute__((vector_size(", bytes, ")));\n");
+    out += cat("  typedef short cs __attribute__((vector_size(", bytes, ")));\n");
+    out += cat("  union { ", u8, " v; cb c[", chunks, "]; } x = {a};\n");
+    out += cat("  union { ", s8, " v; cb c[", chunks, "]; } y = {b};\n");
+    out += cat("  union { ", i32, " v; ci c[", per, "]; } r = {c};\n");
+    out += cat("#pragma unroll\n  for (int i = 0; i < ", chunks, "; i++) r.c[i % ", per, "] = ", step, ";\n");
+    out += "  return r.v;\n";
+  };
+  body("defined(__AVX512VNNI__)", 64, "__builtin_ia32_vpdpbusd512(r.c[i % " + std::to_string(m / 16) +
+                                          "], (ci)x.c[i], (ci)y.c[i])");
+  body("defined(__AVXVNNI__) || (defined(__AVX512VNNI__) && defined(__AVX512VL__))", 32,
+       "__builtin_ia32_vpdpbusd256(r.c[i % " + std::to_string(m / 8) + "], (ci)x.c[i], (ci)y.c[i])");
+  if (name[name.rfind('s') - 1] == 'n')
+    body("defined(__AVX2__)", 32,
+         "r.c[i % " + std::to_string(m / 8) +
+             "] + __builtin_ia32_pmaddwd256(__builtin_ia32_pmaddubsw256(x.c[i], y.c[i]), (cs){1, 1, 1, 1, 1, 1, 1, 1, "
+             "1, 1, 1, 1, 1, 1, 1, 1})");
+  if (!first) out += "#else\n";
+  out += cat("  typedef int gi __attribute__((vector_size(", 4 * m, ")));\n");
+  out += cat("  union { ", i32n, " v; gi c[", n / m, "]; } d = {", base, "(a, b)};\n");
+  out += cat("  ", i32, " r = c;\n#pragma unroll\n  for (int i = 0; i < ", n / m, "; i++) r += d.c[i];\n");
+  out += "  return r;\n";
+  if (!first) out += "#endif\n";
+  return out + "}";
+}
+
+std::vector<DType> dot4_dtypes(const std::vector<UOp>& uops) {
+  std::vector<DType> out;
+  for (const UOp& u : uops)
+    if (const std::string name = dot_name(u); !name.empty()) {
+      const DType dt = dtypes::int32.vec(static_cast<int>(u.src(0).dtype().count() / 4));
+      if (std::find(out.begin(), out.end(), dt) == out.end()) out.push_back(dt);
+    }
+  return out;
+}
+
 std::vector<std::string> ClangRenderer::render_dot4_defines(const std::vector<UOp>& uops) const {
   std::vector<std::string> names, out;
-  for (const UOp& u : uops) {
-    if (u.op() != Ops::CUSTOM || !std::holds_alternative<std::string>(u.arg())) continue;
-    const std::string& f = u.arg<std::string>();
-    if (f.rfind(kDotName, 0) != 0) continue;
-    std::string name = f.substr(0, f.find('('));
-    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+  auto add = [&](const std::string& name, auto render) {
+    if (std::find(names.begin(), names.end(), name) != names.end()) return;
     names.push_back(name);
-    out.push_back(render_dot4(name, u.dtype().count()));
+    out.push_back(render());
+  };
+  for (const UOp& u : uops) {
+    const std::string name = dot_name(u);
+    if (name.empty()) continue;
+    const int64_t n = u.src(0).dtype().count() / 4;
+    if (const size_t at = name.rfind('s'); at != std::string::npos) {  // a sum's: the dot helper first (its fallback)
+      add(name.substr(0, at), [&] { return render_dot4(name.substr(0, at), n); });
+      add(name, [&] { return render_dot4_sum(name, n, u.dtype().count()); });
+    } else {
+      add(name, [&] { return render_dot4(name, n); });
+    }
   }
   return out;
 }

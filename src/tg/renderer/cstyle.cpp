@@ -662,6 +662,7 @@ const PatternMatcher<UOp>& clang_extra_matcher() {
           {op(Ops::ADD).named("x"),
            [](M m) {
              std::optional<UOp> d = clang_dot4(m["x"]);
+             if (!d) d = clang_dot4_sum(m["x"]);
              return d ? *d : UOp{};
            }},
       } +
@@ -688,7 +689,10 @@ std::vector<DType> uops_to_dtypes(const std::vector<UOp>& uops) {
 
 std::vector<std::string> ClangRenderer::render_defines(const std::vector<UOp>& uops) const {
   std::vector<std::string> prefix;
-  for (DType dt : uops_to_dtypes(uops))
+  std::vector<DType> dts = uops_to_dtypes(uops);
+  for (DType dt : dot4_dtypes(uops))  // what the dot helpers use that the kernel may not
+    if (!contains(dts, dt)) dts.push_back(dt);
+  for (DType dt : dts)
     if (dt.count() > 1) prefix.push_back(render_vector_prefix(dt));
   // TODO: the AMX defines for WMMA
   for (std::string& f : render_dot4_defines(uops)) prefix.push_back(std::move(f));

@@ -23,6 +23,11 @@ const PatternMatcher<UOp>& clang_extra_matcher();
 // A sum of four GEPs of one int32 product vector, lanes k, k+4, ... (the devectorizer's grouped integer products),
 // whose factors fit 8 bits: a CUSTOM call of the ClangRenderer's dot-product helper (cpu_dot4.cpp). nullopt otherwise
 std::optional<UOp> clang_dot4(const UOp& root);  // ClangRenderer's: double->half via float, scalar SQRT, extra_pm
+// A sum of the slices of one such call's lanes (and other terms): one call of a helper that accumulates the slices in
+// the dot-product instructions (vpdpbusd's first operand), the other terms its start. nullopt otherwise
+std::optional<UOp> clang_dot4_sum(const UOp& root);
+// the vector types the dot helpers of these uops use (a sum's helper: the whole product's, which no uop may have)
+std::vector<DType> dot4_dtypes(const std::vector<UOp>& uops);
 // bfloat16 in software: stored as its 16 bits, computed in float, casts rounding to nearest even (for targets
 // without bf16 arithmetic: clang 14's C on x86, LLVM IR without compiler-rt's __truncsfbf2)
 const PatternMatcher<UOp>& software_bf16();
@@ -96,6 +101,7 @@ class ClangRenderer : public CStyleLanguage {
   // the helpers clang_dot4's CUSTOMs call (cpu_dot4.cpp), one per name
   std::vector<std::string> render_dot4_defines(const std::vector<UOp>& uops) const;
   std::string render_dot4(const std::string& name, int64_t n) const;
+  std::string render_dot4_sum(const std::string& name, int64_t n, int64_t m) const;
   std::string render_kernel(const std::string& function_name, const std::vector<std::string>& kernel,
                             const std::vector<KernelParam>& bufs, const std::vector<UOp>& uops,
                             const std::optional<std::vector<std::string>>& prefix = std::nullopt) const override;
