@@ -81,16 +81,16 @@ std::string sum_program(const std::string& name, int64_t n, int64_t m) {
   const std::string i32 = r.render_dtype(dtypes::int32.vec(static_cast<int>(m))),
                     u8 = r.render_dtype(dtypes::uint8.vec(static_cast<int>(4 * n))),
                     s8 = r.render_dtype(dtypes::int8.vec(static_cast<int>(4 * n)));
-  src += cat("int main(void) {\n  int bad = 0;\n  for (int t = 0; t < 64; t++) {\n    ", u8, " a; ", s8, " b; ", i32,
-             " c;\n", "    for (int i = 0; i < ", 4 * n, "; i++) {\n", "      a[i] = (unsigned char)((i * 37 + t * 101) % ",
-             amax + 1, ");\n", "      b[i] = (signed char)((i * 53 + t * 29) % 256 - 128);\n", "    }\n",
-             "    for (int j = 0; j < ", m, "; j++) c[j] = (j * 7919 + t * 13) % 20001 - 10000;\n",
-             "    if (t == 0) for (int i = 0; i < ", 4 * n, "; i++) a[i] = ", amax, ", b[i] = -128;  // the extremes\n",
-             "    ", i32, " r = ", name, "(a, b, c);\n", "    for (int j = 0; j < ", m, "; j++) {\n",
-             "      int want = c[j];\n", "      for (int q = 0; q < ", n / m, "; q++)\n",
-             "        for (int k = 0; k < 4; k++) want += (int)a[4*(q*", m, "+j)+k] * (int)b[4*(q*", m, "+j)+k];\n",
-             "      if (r[j] != want) { if (bad++ < 4) printf(\"lane %d: %d, want %d\\n\", j, r[j], want); }\n",
-             "    }\n  }\n  return bad != 0;\n}\n");
+  src += cat(
+      "int main(void) {\n  int bad = 0;\n  for (int t = 0; t < 64; t++) {\n    ", u8, " a; ", s8, " b; ", i32, " c;\n",
+      "    for (int i = 0; i < ", 4 * n, "; i++) {\n", "      a[i] = (unsigned char)((i * 37 + t * 101) % ", amax + 1,
+      ");\n", "      b[i] = (signed char)((i * 53 + t * 29) % 256 - 128);\n", "    }\n", "    for (int j = 0; j < ", m,
+      "; j++) c[j] = (j * 7919 + t * 13) % 20001 - 10000;\n", "    if (t == 0) for (int i = 0; i < ", 4 * n,
+      "; i++) a[i] = ", amax, ", b[i] = -128;  // the extremes\n", "    ", i32, " r = ", name, "(a, b, c);\n",
+      "    for (int j = 0; j < ", m, "; j++) {\n", "      int want = c[j];\n", "      for (int q = 0; q < ", n / m,
+      "; q++)\n", "        for (int k = 0; k < 4; k++) want += (int)a[4*(q*", m, "+j)+k] * (int)b[4*(q*", m,
+      "+j)+k];\n", "      if (r[j] != want) { if (bad++ < 4) printf(\"lane %d: %d, want %d\\n\", j, r[j], want); }\n",
+      "    }\n  }\n  return bad != 0;\n}\n");
   return src;
 }
 
@@ -111,14 +111,14 @@ TEST(CpuDot4, EveryIsasBodyComputesTheDotProducts) {
   std::filesystem::create_directories(dir);
   // (name, n, m): a dot helper's n lanes, or (m > 0) a sum helper's m of n
   for (auto [name, n, m] : std::vector<std::tuple<std::string, int64_t, int64_t>>{{"__tg_dot4_16n", 16, 0},
-                                                                                {"__tg_dot4_16", 16, 0},
-                                                                                {"__tg_dot4_8n", 8, 0},
-                                                                                {"__tg_dot4_64n", 64, 0},
-                                                                                {"__tg_dot4_3n", 3, 0},
-                                                                                {"__tg_dot4_128ns16", 128, 16},
-                                                                                {"__tg_dot4_64s32", 64, 32},
-                                                                                {"__tg_dot4_32ns8", 32, 8},
-                                                                                {"__tg_dot4_12ns4", 12, 4}}) {
+                                                                                  {"__tg_dot4_16", 16, 0},
+                                                                                  {"__tg_dot4_8n", 8, 0},
+                                                                                  {"__tg_dot4_64n", 64, 0},
+                                                                                  {"__tg_dot4_3n", 3, 0},
+                                                                                  {"__tg_dot4_128ns16", 128, 16},
+                                                                                  {"__tg_dot4_64s32", 64, 32},
+                                                                                  {"__tg_dot4_32ns8", 32, 8},
+                                                                                  {"__tg_dot4_12ns4", 12, 4}}) {
     const std::string c = (dir / (name + ".c")).string();
     std::ofstream(c) << (m > 0 ? sum_program(name, n, m) : program(name, n));
     for (const Target& t : targets) {

@@ -535,7 +535,8 @@ Int8Rows quantize_rows(const Tensor& x) {
   // truncated by the cast. Tensor::round (half to even) selects between two branches per lane, which kept this
   // kernel scalar
   Tensor v = xb * inv;
-  return {(v + (v < 0.0f).where(v.full_like(-0.5), v.full_like(0.5))).cast(dtypes::int8).contiguous(), dx.contiguous(), rows, k};
+  return {(v + (v < 0.0f).where(v.full_like(-0.5), v.full_like(0.5))).cast(dtypes::int8).contiguous(), dx.contiguous(),
+          rows, k};
 }
 }  // namespace
 

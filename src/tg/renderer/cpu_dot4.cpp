@@ -363,8 +363,8 @@ std::string ClangRenderer::render_dot4_sum(const std::string& name, int64_t n, i
   const std::string base = name.substr(0, name.rfind('s'));
   const std::string i32 = render_dtype(dtypes::int32.vec(m)), i32n = render_dtype(dtypes::int32.vec(n)),
                     u8 = render_dtype(dtypes::uint8.vec(4 * n)), s8 = render_dtype(dtypes::int8.vec(4 * n));
-  std::string out = cat("static inline __attribute__((always_inline)) ", i32, " ", name, "(", u8, " a, ", s8, " b, ",
-                        i32, " c) {\n");
+  std::string out =
+      cat("static inline __attribute__((always_inline)) ", i32, " ", name, "(", u8, " a, ", s8, " b, ", i32, " c) {\n");
   bool first = true;
   auto body = [&](const std::string& cond, int64_t bytes, const std::string& step) {
     const int64_t lanes = bytes / 4;  // int32 lanes a chunk
@@ -381,8 +381,8 @@ std::string ClangRenderer::render_dot4_sum(const std::string& name, int64_t n, i
     out += cat("#pragma unroll\n  for (int i = 0; i < ", chunks, "; i++) r.c[i % ", per, "] = ", step, ";\n");
     out += "  return r.v;\n";
   };
-  body("defined(__AVX512VNNI__)", 64, "__builtin_ia32_vpdpbusd512(r.c[i % " + std::to_string(m / 16) +
-                                          "], (ci)x.c[i], (ci)y.c[i])");
+  body("defined(__AVX512VNNI__)", 64,
+       "__builtin_ia32_vpdpbusd512(r.c[i % " + std::to_string(m / 16) + "], (ci)x.c[i], (ci)y.c[i])");
   body("defined(__AVXVNNI__) || (defined(__AVX512VNNI__) && defined(__AVX512VL__))", 32,
        "__builtin_ia32_vpdpbusd256(r.c[i % " + std::to_string(m / 8) + "], (ci)x.c[i], (ci)y.c[i])");
   if (name[name.rfind('s') - 1] == 'n')
