@@ -646,6 +646,32 @@ static UOp dedup_lanes(const UOp& alu) {
   return u == 1 ? small.broadcast(static_cast<int>(n)) : small.gep(idx);
 }
 
+// ours: a widening conversion of halves put together from the lanes of whole vectors (a tile's scales, loaded 16 rows
+// at a time) converts each vector and puts the floats together. Clang 14 holds a vector of __fp16 in integer
+// registers and builds the put-together one a word insert per lane (42 of a packed int8 matmul's 260 instructions a
+// block); each vector's own conversion is one vcvtph2ps. nullopt unless every lane comes from a whole vector, in order
+static UOp widen_halves_by_piece(const UOp& c) {
+  const UOp& v = c.src(0);
+  if (v.op() != Ops::VECTORIZE || v.dtype().scalar() != dtypes::float16 || c.dtype().scalar() != dtypes::float32)
+    return {};
+  std::vector<UOp> lanes;
+  for (size_t i = 0; i < v.src().size();) {
+    const UOp& g = v.src(i);
+    if (g.op() != Ops::GEP || g.dtype().count() != 1 || g.src(0).dtype().count() < 2) return {};
+    const UOp& piece = g.src(0);
+    const auto n = static_cast<size_t>(piece.dtype().count());
+    if (i + n > v.src().size()) return {};
+    for (size_t k = 0; k < n; k++) {
+      const UOp& gk = v.src(i + k);
+      if (gk.op() != Ops::GEP || gk.src(0) != piece || tuple_ints(gk.arg())[0] != static_cast<int64_t>(k)) return {};
+    }
+    UOp f = piece.cast(dtypes::float32.vec(static_cast<int>(n)));
+    for (size_t k = 0; k < n; k++) lanes.push_back(f.gep(static_cast<int64_t>(k)));
+    i += n;
+  }
+  return UOp::make(Ops::VECTORIZE, c.dtype(), lanes);
+}
+
 const PatternMatcher<UOp>& clang_extra_matcher() {
   static const PatternMatcher<UOp> pm =
       software_bf16() +
@@ -657,6 +683,7 @@ const PatternMatcher<UOp>& clang_extra_matcher() {
              return m["x"].cast(dtypes::float32).cast(dtypes::float16);
            }},                                                   // (half)double -> (half)(float)double
           {op(Ops::SQRT).named("alu"), no_vectorized_alu_rule},  // sqrt(float4) -> 4 sqrts
+          {op(Ops::CAST).named("c"), [](M m) { return widen_halves_by_piece(m["c"]); }},
           {op(GroupOp::ALU | OpSet{Ops::CAST, Ops::BITCAST}).named("alu"), [](M m) { return dedup_lanes(m["alu"]); }},
           // ours: four lanes' 8-bit products summed -> the dot-product helper (vpdpbusd where the target has it)
           {op(Ops::ADD).named("x"),

@@ -163,7 +163,7 @@ int cpu_tile_lanes(const RenderOpts& opts) {
 }
 
 bool unaligned_vector_loads(const RenderOpts& opts, DType scalar) {
-  return opts.simd_lanes > 0 && dtypes::is_int(scalar) && scalar.itemsize() <= 2;
+  return opts.simd_lanes > 0 && ((dtypes::is_int(scalar) && scalar.itemsize() <= 2) || scalar == dtypes::float16);
 }
 
 }  // namespace tg

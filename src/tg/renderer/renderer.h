@@ -147,8 +147,10 @@ class Renderer : public RenderOpts {
 // CPU_TILE_LANES=64, 128 or 256 overrides it
 int cpu_tile_lanes(const RenderOpts& opts);
 
-// ours: on targets with vector register tiles (the CPU), loads of 1- and 2-byte integers group into vectors of up to a
-// register's width at any address (a quantized weight's blocks of 18 or 34 bytes), so their vector types are unaligned
+// ours: on targets with vector register tiles (the CPU), loads of 1- and 2-byte integers and of halves group into
+// vectors of up to a register's width at any address (a quantized weight's blocks of 18 or 34 bytes; the 16 rows'
+// scales of a packed int8 weight, one vcvtph2ps where they were four-half loads put together by word inserts), so
+// their vector types are unaligned
 bool unaligned_vector_loads(const RenderOpts& opts, DType scalar);
 
 }  // namespace tg
