@@ -186,6 +186,30 @@ TEST(ClangRenderer, ExtraMatcherDoubleToHalf) {  // (half)double -> (half)(float
   EXPECT_EQ(out, d.cast(dtypes::float32).cast(dtypes::half));
 }
 
+// ours: halves put together from two whole loaded vectors, widened -> each vector widened, the floats put together
+// (one vcvtph2ps each, where clang built the halves' vector a word insert per lane); a lane out of order keeps the cast
+TEST(ClangRenderer, ExtraMatcherWidensHalvesByPiece) {
+  ClangRenderer r;
+  auto load = [](int64_t arg) {
+    return UOp::make(Ops::DEFINE_GLOBAL, dtypes::float16.vec(4).ptr(4), {}, ConstValue(arg))
+        .index(UOp::const_(dtypes::int32, 0))
+        .load();
+  };
+  UOp a = load(0), b = load(1);
+  std::vector<UOp> lanes;
+  for (const UOp& v : {a, b})
+    for (int64_t i = 0; i < 4; i++) lanes.push_back(v.gep(i));
+  UOp out = graph_rewrite(UOp::make(Ops::VECTORIZE, dtypes::float16.vec(8), lanes).cast(dtypes::float32.vec(8)),
+                          *r.extra_matcher);
+  ASSERT_EQ(out.op(), Ops::VECTORIZE);
+  EXPECT_EQ(out.src(1), a.cast(dtypes::float32.vec(4)).gep(1));
+  EXPECT_EQ(out.src(6), b.cast(dtypes::float32.vec(4)).gep(2));
+  std::swap(lanes[0], lanes[1]);
+  UOp kept = graph_rewrite(UOp::make(Ops::VECTORIZE, dtypes::float16.vec(8), lanes).cast(dtypes::float32.vec(8)),
+                           *r.extra_matcher);
+  EXPECT_EQ(kept.op(), Ops::CAST);
+}
+
 // *** ProgramSpec and the entry shim ***
 
 TEST(ProgramSpec, FromUops) {
