@@ -580,14 +580,16 @@ Tensor ggml_int8_linear(const Tensor& x, const Tensor& bytes, uint32_t type, int
 // *** the int8 matvec's own layout ***
 
 namespace {
-// GGMLInt8Weight's layout: the rows in kInt8Streams far-apart groups (G: rows G*n/4 ..), each walked 16 rows at a
-// time, so that a tile of 64 rows reads four places of memory (four streams of the hardware prefetcher, where one
-// stream read at 60% of the machine's bandwidth here). Within a group's 16 rows and a block of 32, the integers are in
+// GGMLInt8Weight's layout: a tile of 64 consecutive rows (t: rows 64t ..) is 4 groups of 16 (G), and each group's rows
+// lie in a far-apart part of memory (all tiles' group G together), so that a tile reads four places of memory (four
+// streams of the hardware prefetcher, where one stream read at 60% of the machine's bandwidth here) and its outputs
+// come out in the rows' order (a view of them in another order kept the next kernel, the activations' quantization,
+// from vectorizing). Within a group's 16 rows and a block of 32, the integers are in
 // the order of a dot-product instruction's operand: (8 quads of the block, 16 rows, 4 weights), so that each 64 bytes
 // are four weights of 16 rows, multiplied by the same four of x in every 32-bit lane, and the 8 quads' products sum
 // as whole vectors into the block's 16 integer sums. q (G, T, blocks, 8, 16, 4) (Q8_0: its int8 + 128, as uint8; Q4_0
 // and Q4_K: (G, T, blocks, 4, 16, 4), quad c's nibble low and quad c + 4's high), d (G, T, blocks, 16) half. Row r of
-// the weight is G * n / 4 + 16 * t + i
+// the weight is 64 * t + 16 * G + i
 constexpr int64_t kInt8Streams = 4, kInt8Rows = 16, kQuads = 8;
 int64_t int8_tiles(int64_t n) { return n / (kInt8Streams * kInt8Rows); }
 
@@ -627,8 +629,8 @@ Tensor int8_scales(const GGMLInt8Weight& w, int64_t rows) {
                  .reshape({kInt8Streams, t, nb, kInt8Rows});
   return per_block(d) * per_block(*w.sc);
 }
-// Q4_K's min of each block, -dmin * m, over (G, T, 16, blocks): dmin and m are kept row by row (the min's term is a
-// small matvec of its own, which reads them contiguously)
+// Q4_K's min of each block, -dmin * m, row by row (n rows shaped (4, n / 64, 16), blocks): dmin and m are kept in
+// the rows' order (the min's term is a small matvec of its own, which reads them contiguously)
 Tensor int8_mins(const GGMLInt8Weight& w) {
   const int64_t t = int8_tiles(w.n), nb = w.k / 32;
   Tensor dmin = w.dmin->reshape({kInt8Streams, t, kInt8Rows, nb / 8, 1})
@@ -659,7 +661,7 @@ GGMLInt8Weight ggml_int8_pack(const Tensor& bytes, uint32_t type, int64_t n, int
   auto field = [&](int64_t a, int64_t e) { return raw.shrink({{0, n}, {0, nbt}, {a, e}}); };
   // (n, blocks, last) -> (G, T, blocks, 16 rows, last)
   auto tiled = [&](const Tensor& v, int64_t blocks, int64_t last) {
-    return v.reshape({kInt8Streams, t, kInt8Rows, blocks, last}).permute({0, 1, 3, 2, 4});
+    return v.reshape({t, kInt8Streams, kInt8Rows, blocks, last}).permute({1, 0, 3, 2, 4});
   };
   // each type block's half at byte a, (n, type blocks, 1); a device without half (PoCL without cl_khr_fp16) keeps
   // them as float32, rebuilt from the bits (Blocks::f16)
@@ -673,7 +675,7 @@ GGMLInt8Weight ggml_int8_pack(const Tensor& bytes, uint32_t type, int64_t n, int
   };
   // (n, blocks, 32) -> (G, T, blocks, 8 quads, 16 rows, 4)
   auto quads = [&](const Tensor& v) {
-    return v.reshape({kInt8Streams, t, kInt8Rows, nb, kQuads, 4}).permute({0, 1, 3, 4, 2, 5});
+    return v.reshape({t, kInt8Streams, kInt8Rows, nb, kQuads, 4}).permute({1, 0, 3, 4, 2, 5});
   };
   auto integers = [&]() {
     if (type_ == GGMLType::Q8_0)  // + 128: the dot product's unsigned operand
@@ -696,8 +698,8 @@ GGMLInt8Weight ggml_int8_pack(const Tensor& bytes, uint32_t type, int64_t n, int
     // get_scale_min_k4: blocks 0-3 from the low 6 bits of bytes 0-3 (scales) and 4-7 (mins), blocks 4-7 from bytes
     // 8-11's nibbles with bytes 0-7's top two bits above them
     Tensor a = field(4, 8), b = field(8, 12), c = field(12, 16);
-    // the scales tiled as d; dmin and the mins row by row, (G, T, 16, blocks): the min's term is a small matvec of its
-    // own that reads them contiguously
+    // the scales tiled as d; dmin and the mins in the rows' order, (n rows as (4, n / 64, 16), blocks): the min's term
+    // is a small matvec of its own that reads them contiguously
     w.sc = tiled(((a & 63).cat({(c & 15) | a.rshift(6).lshift(4)}, -1)).reshape({n, nb, 1}), nb, 1)
                .reshape({kInt8Streams, t, nb, kInt8Rows})
                .contiguous();
@@ -717,12 +719,12 @@ std::vector<Tensor> GGMLInt8Weight::tensors() const {
 
 Tensor GGMLInt8Weight::dequantize() const {
   const int64_t t = int8_tiles(n), nb = k / 32;
-  // (G, T, blocks, 8, 16, 4) -> (G, T, 16 rows, blocks, 8, 4): row by row, a row's blocks in order
+  // (G, T, blocks, 8, 16, 4) -> (T, G, 16 rows, blocks, 8, 4): row by row, a row's blocks in order
   Tensor v = (as_f32(int8_values(*this, 1)) * int8_scales(*this, 1))
                  .reshape({kInt8Streams, t, nb, kQuads, kInt8Rows, 4})
-                 .permute({0, 1, 4, 2, 3, 5});
+                 .permute({1, 0, 4, 2, 3, 5});
   if (type == static_cast<uint32_t>(GGMLType::Q4_K))
-    v = v + int8_mins(*this).reshape({kInt8Streams, t, kInt8Rows, nb, 1, 1});
+    v = v + int8_mins(*this).reshape({t, kInt8Streams, kInt8Rows, nb, 1, 1});
   return v.reshape({n, k});
 }
 
@@ -735,9 +737,8 @@ Tensor ggml_int8_linear(const Tensor& x, const GGMLInt8Weight& w) {
   Tensor prod = int8_values(w, rows) * xq.qx.reshape({rows, 1, 1, nb, kQuads, 1, 4}).expand(full).cast(dtypes::int32);
   // the scales broadcast before they multiply (a product of the two small tensors would be realized on its own)
   Tensor s = int8_scales(w, rows) * xq.dx.reshape({rows, 1, 1, nb, 1, 1, 1}).expand(full);
-  // summed over (T, G, 16 rows): a tile of 64 rows, 16 from each group; then the rows back in order
+  // summed over (T, G, 16 rows): a tile of 64 rows, 16 from each group, which is the rows' order
   Tensor y = (prod.cast(dtypes::float32) * s).permute({0, 2, 1, 5, 3, 4, 6}).reshape({rows, w.n, w.k}).sum(-1);
-  y = y.reshape({rows, t, kInt8Streams, kInt8Rows}).permute({0, 2, 1, 3}).reshape({rows, w.n});
   if (w.type == static_cast<uint32_t>(GGMLType::Q4_K)) {  // + each block's min times x's block sum: a small reduce
     Tensor sums = xq.qx.cast(dtypes::int32).sum(-1).cast(dtypes::float32) * xq.dx.reshape({rows, nb});
     Tensor mins = int8_mins(w).reshape({1, w.n, nb});

@@ -140,7 +140,8 @@ bool ggml_int8_narrow(uint32_t type);
 Tensor ggml_int8_linear(const Tensor& x, const Tensor& bytes, uint32_t type, int64_t n);
 
 // A Q4_0, Q8_0 or Q4_K weight in the int8 matmul's own layout (ggml_int8_pack, once, as llama.cpp repacks its weights
-// for the CPU): the rows in tiles of 64, 16 from each of four far-apart places, each tile's integers and half scales
+// for the CPU): the rows in tiles of 64 consecutive rows, each tile's 4 groups of 16 in four far-apart places (the
+// outputs come out in the rows' order), each tile's integers and half scales
 // side by side, a block's integers in the order of a dot-product instruction's operand (4 weights of 16 rows a 64-byte
 // vector), so that the tile reads whole vectors, sums a block as integers, and the prefetcher follows four streams.
 // Holds q (the integers: Q4_0's and Q4_K's nibbles, two quads a byte; Q8_0's int8 + 128) and d (the blocks' scales,
@@ -150,7 +151,7 @@ struct GGMLInt8Weight {
   uint32_t type = 0;
   int64_t n = 0, k = 0;
   // Q4_K: d per super-block (half) and each block of 32's 6-bit scale (uint8), tiled as d; dmin per super-block and
-  // each block's 6-bit min row by row, (G, T, 16, blocks)
+  // each block's 6-bit min in the rows' order, (n rows as (4, n / 64, 16), blocks)
   std::optional<Tensor> dmin = std::nullopt, sc = std::nullopt, m = std::nullopt;
   // the (n, k) float32 weight, lazily: bit-exact with ggml_data_to_tensor of the bytes it came from
   Tensor dequantize() const;
