@@ -80,3 +80,14 @@ def test_arange_to_a_bound_variable():
   assert Tensor.arange(Variable("a", 1, 6).bind(4), 7).reshape(3).tolist() == [4, 5, 6]
   assert Tensor.arange(Variable("b", 1, 5).bind(4), Variable("e", 6, 10).bind(7)).reshape(3).tolist() == [4, 5, 6]
   with pytest.raises(ValueError, match="step 1"): Tensor.arange(0, Variable("a", 1, 10).bind(4), 2)
+
+def test_a_window_rounded_up_broadcasts_against_one():
+  # a size that is an expression of a Variable (a KV cache's window in whole 16s) broadcasts against 1 as itself: the
+  # broadcast shape was max(1, size), simplified into another node than the size, and the expand to it failed
+  keys = Tensor.arange(256).float().reshape(64, 4).realize()
+  for p in (0, 3, 17):
+    sp = Variable("sp", 0, 40).bind(p)
+    n = (sp + 4 + 15) // 16 * 16
+    scores = Tensor.ones(1, 2, 3, 4).matmul(keys.shrink(((0, n), (0, 4))).reshape(1, 1, n, 4).transpose(2, 3))
+    rows = (p + 19) // 16 * 16
+    assert scores.sum().item() == 6 * np.arange(rows * 4).sum()

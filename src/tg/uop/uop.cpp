@@ -252,7 +252,8 @@ UOp UOp::make(Ops op, DType dtype, std::vector<UOp> src, Arg arg, Arg tag) {
   auto [vmin, vmax] = compute_min_max(op, dtype, src, arg);
   OpSet src_ops;
   for (const UOp& s : src) src_ops.add(s.op());
-  auto* n = new UOpNode{op, dtype, std::move(src), std::move(arg), std::move(tag), h, src_ops, vmin, vmax};
+  static std::atomic<uint64_t> made{0};
+  auto* n = new UOpNode{op, dtype, std::move(src), std::move(arg), std::move(tag), h, src_ops, vmin, vmax, ++made};
   UOpNode* other = nullptr;
   {
     std::lock_guard lock(sh.mu);

@@ -162,6 +162,9 @@ struct UOpNode {  // never mutated after interning, except the refcount
   uint64_t hash;          // of (op, dtype, arg, tag, child addresses): identity-stable, not run-stable
   OpSet src_ops;          // ops of the direct sources (the matcher's early reject)
   ConstValue vmin, vmax;  // value bounds, computed once when the node is made (tinygrad's _min_max)
+  // the order nodes were made in: a node's sources are older (smaller), so a graph whose root is older than a node
+  // can't hold it (apply_map_to_tensors skips the graphs older than every key of its map)
+  uint64_t seq = 0;
   mutable std::atomic<uint32_t> refs{1};
   mutable std::atomic<int16_t> axis_cache{-2};  // the sharded axis of a multi-device graph: -2 not computed, -1 None
   // lazily computed properties of tensor-level graphs, owned by the node (tinygrad's cached_property st, _device):
