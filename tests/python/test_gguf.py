@@ -138,8 +138,12 @@ def test_int8_pack_keeps_the_weights_and_the_matvec(name):
   assert isinstance(w, GGMLInt8Weight) and (w.n, w.k, w.ggml_type) == (n, k, typ) and w.d.dtype == dtypes.half
   want = np_dequant(name, raw.tobytes()).reshape(n, k)
   np.testing.assert_array_equal(bits(w.dequantize().numpy()), bits(want))
-  x = Tensor(np.random.default_rng(6).standard_normal((2, k)).astype(np.float32))
-  np.testing.assert_allclose(ggml_int8_linear(x, w).numpy(), ggml_int8_linear(x, b, typ, n).numpy(), rtol=1e-5, atol=1e-3)
+  # a decode step's row, and a prefill's rows: 8 (tiles of 4 rows by 16 of the weight's, the offset of Q4_0's and
+  # Q8_0's integers summed apart), 2 and 5 (other tiles)
+  for rows in (1, 2, 5, 8):
+    x = Tensor(np.random.default_rng(6 + rows).standard_normal((rows, k)).astype(np.float32))
+    np.testing.assert_allclose(ggml_int8_linear(x, w).numpy(), ggml_int8_linear(x, b, typ, n).numpy(), rtol=1e-5,
+                               atol=1e-3, err_msg=f"{rows} rows")
   with pytest.raises(ValueError, match="no int8 layout"): ggml_int8_pack(b, typ, 32, k)
 
 @pytest.mark.skipif(not is_dtype_supported(dtypes.half), reason="F16 weights are half tensors")

@@ -205,19 +205,29 @@ std::optional<CpuTile> cpu_packed_matvec_tile(const Kernel& k) {
   // blocks of 32: Q4_0 10.2 -> 12.1 GiB/s, Q8_0 20.1 -> 20.2, Q4_K 10.2 -> 11.1 with 8 of super-blocks)
   const UOp& in = r.src(0);
   bool ints = false;
-  if (in.op() == Ops::MUL)
+  auto int_product = [](const UOp& f) {
+    return f.op() == Ops::CAST && f.src(0).op() == Ops::MUL && dtypes::is_int(f.src(0).dtype());
+  };
+  if (in.op() == Ops::MUL)  // (float(p) [+ e]) * s
     for (const UOp& f : in.src())
-      ints |= f.op() == Ops::CAST && f.src(0).op() == Ops::MUL && dtypes::is_int(f.src(0).dtype());
+      ints |= int_product(f) || (f.op() == Ops::ADD && (int_product(f.src(0)) || int_product(f.src(1))));
   const int lanes = cpu_tile_lanes(k.opts),
             most = (period <= 32 ? std::min(8, lanes / 32) : std::min(4, lanes / 64)) * (ints ? 2 : 1);
   std::vector<std::pair<int, int>> ups;
   // The layout's tile: 64 rows (16 of each of its four groups), whose products sum as integers over each block
   // (Lowering::integer_block_sums): a quad of x's block times 16 rows' quad is one dot-product instruction, and a
   // block's 8 are added as vectors, converted and scaled once (AVX-512, 2048x5632 Q4_0: decode 0.16 -> 0.14 ms,
-  // a prefill's 64 rows 9.9 ms as a float copy's matmul -> 4.0). The activations' rows stay a loop: upcast too,
-  // their tiles spilled (2 rows: 5.3 ms)
+  // a prefill's 64 rows 9.9 ms as a float copy's matmul -> 4.0; the vector's 8 slices are accumulated in the
+  // instruction, renderer/cpu_dot4.cpp)
   if (quad_rows && ints && k.opts.dot_products) {
-    if (int rows = pow2_amount(full[static_cast<size_t>(w_rows)], 64); rows >= 16) ups.push_back({w_rows, rows});
+    // A prefill's chunk (the activations' rows before the weight's) takes 4 of its rows and 16 of the weight's: each
+    // weight vector, unpacked once, is multiplied by 4 rows' quads (2048x5632 by 512 rows, AVX-512 VNNI: Q4_0 847 ->
+    // 1100 GOP/s, Q8_0 585 -> 1101, Q4_K 881 -> 1185; its AVX2 code 340 -> 351, Q4_K 316 -> 377). The activations'
+    // rows go first, so the 16 weight rows are the lanes of each vector. Their products carry no offset there
+    // (nn::ggml_int8_linear sums it apart): a block sum of each row's x in the tile cost as much as its products
+    if (int tokens = fr == 2 ? pow2_amount(full[0], 4) : 1; tokens > 1) ups.push_back({0, tokens});
+    const int most_rows = ups.empty() ? 64 : 16;
+    if (int rows = pow2_amount(full[static_cast<size_t>(w_rows)], most_rows); rows >= 16) ups.push_back({w_rows, rows});
     if (auto opts = apply_tile(k, ups, {{fr, 32}}))
       return CpuTile{.opts = *opts, .reduce_lanes = true, .block_sums = true};
     return std::nullopt;

@@ -197,17 +197,19 @@ UOp block_total(const UOp& x, int64_t n, int64_t h) {
   return v.broadcast(static_cast<int>(out));
 }
 
-// ReduceContext::integer_block_sums: float(p) * s over an output's h lanes (n lanes, [output][h]), s the same on all
-// of them, as float(the output's integer sum) * s, the sum in the order of a dot-product instruction's operands
+// ReduceContext::integer_block_sums: (float(p) [+ e]) * s over an output's h lanes (n lanes, [output][h]), s (and e)
+// the same on all of them, as (float(the output's integer sum) [+ h * e]) * s, the sum in the order of a dot-product
+// instruction's operands
 // (block_dot: a weight laid out (quad, row, 4) loads whole vectors of them, multiplied by the activations' quad
 // broadcast). A factor u + c, c a constant (a weight's integers less their offset: Q4_0's 8, Q8_0's 128 as we store
 // it), is u's products plus c times the other factor's sum, taken once for all outputs where they share it
-std::optional<UOp> integer_block_sum(const UOp& p, const UOp& sc, DType f, int64_t n, int64_t h) {
+std::optional<UOp> integer_block_sum(const UOp& p, const UOp& sc, const std::optional<UOp>& e, DType f, int64_t n,
+                                     int64_t h) {
   const int64_t out = n / h;
   std::vector<std::pair<int64_t, int64_t>> same;
   for (int64_t o = 0; o < out; o++)
     for (int64_t l = 1; l < h; l++) same.emplace_back(o * h, o * h + l);
-  if (!lanes_equal(sc, same)) return std::nullopt;
+  if (!lanes_equal(sc, same) || (e && !lanes_equal(*e, same))) return std::nullopt;
   UOp sum;
   for (size_t i = 0; i < 2 && !sum; i++) {
     const UOp &a = p.src(i), &x = p.src(1 - i);
@@ -225,7 +227,9 @@ std::optional<UOp> integer_block_sum(const UOp& p, const UOp& sc, DType f, int64
   if (!sum) sum = block_dot(p.src(0), p.src(1), n, h);
   std::vector<int64_t> first;
   for (int64_t o = 0; o < out; o++) first.push_back(o * h);
-  return sum.cast(f.vec(static_cast<int>(out))) * sc.gep(first);
+  UOp total = sum.cast(f.vec(static_cast<int>(out)));
+  if (e) total = total + e->gep(first) * e->gep(first).const_like(static_cast<double>(h));
+  return total * sc.gep(first);
 }
 
 // A deferred horizontal sum of float(p) * s, with p a product of integers and s the same on each group of g lanes
@@ -240,9 +244,19 @@ std::optional<UOp> integer_block_sum(const UOp& p, const UOp& sc, DType f, int64
 std::optional<UOp> group_integer_products(const UOp& inp, int64_t h, bool block_sums) {
   const int64_t g = h % 4 == 0 ? 4 : 2;
   if (h % 2 != 0 || inp.op() != Ops::MUL || !dtypes::is_float(inp.dtype().scalar())) return std::nullopt;
+  auto int_product = [](const UOp& c) {
+    return c.op() == Ops::CAST && c.src(0).op() == Ops::MUL && dtypes::is_int(c.src(0).dtype().scalar());
+  };
   for (size_t i = 0; i < 2; i++) {
-    const UOp &c = inp.src(i), &sc = inp.src(1 - i);
-    if (c.op() != Ops::CAST || c.src(0).op() != Ops::MUL || !dtypes::is_int(c.src(0).dtype().scalar())) continue;
+    UOp c = inp.src(i);
+    const UOp& sc = inp.src(1 - i);
+    // (float(p) + e) * s: a float added to each lane, the same over a block (an integer offset of the weight's taken
+    // out of p, times x's block sum, spread over the block's lanes: nn::ggml_int8_linear), on the block-sum path only
+    std::optional<UOp> e;
+    if (block_sums && c.op() == Ops::ADD)
+      for (size_t j = 0; j < 2 && !e; j++)
+        if (int_product(c.src(j))) e = c.src(1 - j), c = c.src(j);
+    if (!int_product(c)) continue;
     const UOp& p = c.src(0);
     if (p.dtype().scalar().itemsize() < 4) continue;
     auto mag = [](const UOp& x) {
@@ -252,8 +266,8 @@ std::optional<UOp> group_integer_products(const UOp& inp, int64_t h, bool block_
     };
     const int64_t n = inp.dtype().count();
     if (block_sums && h % 4 == 0 && mag(p.src(0)) * mag(p.src(1)) * h < (i128(1) << 31))
-      if (std::optional<UOp> summed = integer_block_sum(p, sc, c.dtype().scalar(), n, h)) return summed;
-    if (mag(p.src(0)) * mag(p.src(1)) * g >= (i128(1) << 31)) continue;
+      if (std::optional<UOp> summed = integer_block_sum(p, sc, e, c.dtype().scalar(), n, h)) return summed;
+    if (e || mag(p.src(0)) * mag(p.src(1)) * g >= (i128(1) << 31)) continue;
     std::vector<std::pair<int64_t, int64_t>> same;
     std::vector<std::vector<int64_t>> lanes(static_cast<size_t>(g));
     for (int64_t j = 0; j < n; j += g)

@@ -603,16 +603,21 @@ Tensor leading(const Tensor& t, const Shape& shape, int64_t rows) {
 }
 
 // the weight's integers over (rows, G, T, blocks, 8, 16, 4) as int32: Q4_0's and Q4_K's nibbles (a byte's low one in
-// quads 0-3, its high one in quads 4-7, computed in bytes; Q4_0's less 8), Q8_0's bytes less 128
-Tensor int8_values(const GGMLInt8Weight& w, int64_t rows) {
-  const int64_t t = int8_tiles(w.n), nb = w.k / 32;
-  if (w.type == static_cast<uint32_t>(GGMLType::Q8_0))
-    return as_i32(leading(w.q, {kInt8Streams, t, nb, kQuads, kInt8Rows, 4}, rows)) - 128;
+// quads 0-3, its high one in quads 4-7, computed in bytes), Q8_0's bytes; less the type's offset (int8_offset: Q4_0's
+// 8, Q8_0's 128) unless `offset` is false (the caller adds offset times x's block sums itself)
+int64_t int8_offset(uint32_t type) {
+  return type == static_cast<uint32_t>(GGMLType::Q4_0) ? 8 : type == static_cast<uint32_t>(GGMLType::Q8_0) ? 128 : 0;
+}
+Tensor int8_values(const GGMLInt8Weight& w, int64_t rows, bool offset = true) {
+  const int64_t t = int8_tiles(w.n), nb = w.k / 32, c = offset ? int8_offset(w.type) : 0;
+  if (w.type == static_cast<uint32_t>(GGMLType::Q8_0)) {
+    Tensor q = as_i32(leading(w.q, {kInt8Streams, t, nb, kQuads, kInt8Rows, 4}, rows));
+    return c ? q - c : q;
+  }
   Shape full{rows, kInt8Streams, t, nb, 2, kQuads / 2, kInt8Rows, 4};
   Tensor b = w.q.reshape({1, kInt8Streams, t, nb, 1, kQuads / 2, kInt8Rows, 4}).expand(full);
   Tensor q = as_i32(axis_bit(full, 4, w.q.device()).where(b.rshift(4), b) & 15);
-  return (w.type == static_cast<uint32_t>(GGMLType::Q4_0) ? q - 8 : q)
-      .reshape({rows, kInt8Streams, t, nb, kQuads, kInt8Rows, 4});
+  return (c ? q - c : q).reshape({rows, kInt8Streams, t, nb, kQuads, kInt8Rows, 4});
 }
 
 // each weight's scale, float32 over (rows, G, T, blocks, 8, 16, 4): the block's d (Q4_K: d * its 6-bit scale)
@@ -732,17 +737,28 @@ Tensor ggml_int8_linear(const Tensor& x, const GGMLInt8Weight& w) {
   TG_CHECK_AS(ValueError, x.shape().back().as_int() == w.k, "ggml_int8_linear: the input's last axis (",
               x.shape().back().as_int(), ") is not the weight's ", w.k);
   const Int8Rows xq = quantize_rows(x);
-  const int64_t rows = xq.rows, t = int8_tiles(w.n), nb = w.k / 32;
+  const int64_t rows = xq.rows, t = int8_tiles(w.n), nb = w.k / 32, c = int8_offset(w.type);
+  // Several rows of x (a prefill chunk) take the weight's offset out of the integer products: it is offset times each
+  // of x's block sums, summed once for all rows (a small kernel) and added to each block's float sum (the
+  // devectorizer's integer_block_sum takes it), so that the main kernel's tile of rows and tokens multiplies the
+  // stored integers only: each token's block sum in the tile took as many instructions as its dot products. A
+  // decode step's one row sums its blocks inside the matvec, as the renderer's dot helper's offset
+  const bool split = rows > 1 && c != 0;
   Shape full{rows, kInt8Streams, t, nb, kQuads, kInt8Rows, 4};
-  Tensor prod = int8_values(w, rows) * xq.qx.reshape({rows, 1, 1, nb, kQuads, 1, 4}).expand(full).cast(dtypes::int32);
+  Tensor prod =
+      int8_values(w, rows, !split) * xq.qx.reshape({rows, 1, 1, nb, kQuads, 1, 4}).expand(full).cast(dtypes::int32);
+  Tensor prod_f = prod.cast(dtypes::float32);
+  if (split)  // - offset * x's block sum, a 32nd on each of the block's lanes (exact: a power of two)
+    prod_f = prod_f + (xq.qx.cast(dtypes::int32).sum(-1).cast(dtypes::float32) * (-static_cast<double>(c) / 32))
+                          .reshape({rows, 1, 1, nb, 1, 1, 1})
+                          .expand(full);
   // the scales broadcast before they multiply (a product of the two small tensors would be realized on its own)
   Tensor s = int8_scales(w, rows) * xq.dx.reshape({rows, 1, 1, nb, 1, 1, 1}).expand(full);
   // summed over (T, G, 16 rows): a tile of 64 rows, 16 from each group, which is the rows' order
-  Tensor y = (prod.cast(dtypes::float32) * s).permute({0, 2, 1, 5, 3, 4, 6}).reshape({rows, w.n, w.k}).sum(-1);
+  Tensor y = (prod_f * s).permute({0, 2, 1, 5, 3, 4, 6}).reshape({rows, w.n, w.k}).sum(-1);
   if (w.type == static_cast<uint32_t>(GGMLType::Q4_K)) {  // + each block's min times x's block sum: a small reduce
     Tensor sums = xq.qx.cast(dtypes::int32).sum(-1).cast(dtypes::float32) * xq.dx.reshape({rows, nb});
-    Tensor mins = int8_mins(w).reshape({1, w.n, nb});
-    y = y + (mins * sums.reshape({rows, 1, nb})).sum(-1);
+    y = y + (int8_mins(w).reshape({1, w.n, nb}) * sums.reshape({rows, 1, nb})).sum(-1);
   }
   Shape out = x.shape();
   out.back() = w.n;
