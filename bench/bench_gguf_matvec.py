@@ -7,7 +7,11 @@
 # also timed with integers: ggml_int8_linear (x quantized to int8 blocks, integer dot products; its x quantization's
 # kernels included) on the file's bytes ("int8") and, for Q4_0, Q8_0 and Q4_K, on the weight laid out by ggml_int8_pack
 # ("packed": as the LLM decode step runs them on the CPU).
+# --prefill M times prefill-shaped matmuls instead: M rows of x by the packed weight (ggml_int8_linear on
+# ggml_int8_pack's layout, x's quantization kernels included) against our float32 matmul of the same shape, in
+# GOP/s (2*M*K*N / time), the weight's one copy staying in the caches as a prefill chunk's does.
 #   PYTHONPATH=build/python python3 bench/bench_gguf_matvec.py [--shapes 4096x4096,4096x11008] [--types q4_0,q8_0]
+#   PYTHONPATH=build/python python3 bench/bench_gguf_matvec.py --prefill 512 [--shapes 4096x4096] [--types q4_0,q8_0]
 import argparse, os, platform, time
 import numpy as np
 from tinygrad import Tensor, Device, TinyJit
@@ -54,8 +58,10 @@ def main():
   ap.add_argument("--shapes", default="4096x4096,4096x11008", help="KxN: x is (1, K), W is (N, K)")
   ap.add_argument("--types", default=",".join(TYPES))
   ap.add_argument("--runs", type=int, default=20)
+  ap.add_argument("--prefill", type=int, default=0, help="rows of x: time prefill-shaped matmuls instead")
   args = ap.parse_args()
   rng = np.random.default_rng(0)
+  if args.prefill: return prefill(args, rng)
   span = max(512 * 2**20, 2 * last_level_cache())
   big = Tensor(rng.standard_normal(span // 4).astype(np.float32)).realize()
   big.sum().realize()
@@ -91,6 +97,31 @@ def main():
         for _ in range(3): step()  # captured, then replayed
         t = median_time(step, args.runs)
         print(f"{shape:>12} {name + label:>10} {t * 1e3:8.3f} {nbytes / t / 2**30:7.2f} {nbytes / t / bw:9.0%}")
+
+def prefill(args, rng):
+  m = args.prefill
+  print(f"machine: {cpu_name()}, {os.cpu_count()} cpus, device {Device.DEFAULT}; x of {m} rows")
+  print(f"{'shape':>12} {'type':>10} {'ms':>8} {'GOP/s':>7} {'float32 ms':>10} {'GFLOP/s':>8} {'ratio':>6}")
+  for shape in args.shapes.split(","):
+    k, n = (int(v) for v in shape.split("x"))
+    x = Tensor(rng.standard_normal((m, k)).astype(np.float32)).realize()
+    wf = Tensor(rng.standard_normal((n, k)).astype(np.float32)).realize()
+    sgemm = TinyJit(lambda x, w: (x @ w.T).realize())
+    def timed(f, *a):
+      for _ in range(3): f(*a)  # captured, then replayed
+      return median_time(lambda: f(*a), args.runs)
+    tf = timed(sgemm, x, wf)
+    for name in args.types.split(","):
+      if name not in PACKS: continue
+      typ = TYPES[name][0]
+      w, _ = weights(name, n, k, rng)
+      p = ggml_int8_pack(w, typ, n, k)
+      parts = tuple(t for t in (p.q, p.d, p.dmin, p.sc, p.m) if t is not None)
+      Tensor.realize(*parts)
+      mm = TinyJit(lambda x, *ts: ggml_int8_linear(x, GGMLInt8Weight(*ts[:2], typ, n, k, *ts[2:])).realize())
+      t = timed(mm, x, *parts)
+      ops = 2 * m * k * n
+      print(f"{shape:>12} {name:>10} {t * 1e3:8.2f} {ops / t / 1e9:7.0f} {tf * 1e3:10.2f} {ops / tf / 1e9:8.0f} {tf / t:6.2f}")
 
 if __name__ == "__main__":
   main()
