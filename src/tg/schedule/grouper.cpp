@@ -4,6 +4,7 @@
 #include "tg/schedule/grouper.h"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -713,10 +714,14 @@ KernelizeTemplate make_template(UOp key, std::string env, std::vector<const Meta
   return t;
 }
 
+std::atomic<size_t> kernelize_misses{0};
+
 }  // namespace
 
+size_t kernelize_cache_misses() { return kernelize_misses.load(); }
+
 std::vector<std::pair<UOp, UOp>> get_kernelize_map(const UOp& big_sink) {
-  if (trace::enabled() || !SCACHE) return kernelize_map(big_sink);
+  if (trace::enabled() || !SCACHE) return kernelize_misses++, kernelize_map(big_sink);
   std::vector<std::pair<UOp, UOp>> to_holes;
   std::vector<UOp> uniques, topo = big_sink.toposort();
   std::vector<const Metadata*> metadata;
@@ -736,6 +741,7 @@ std::vector<std::pair<UOp, UOp>> get_kernelize_map(const UOp& big_sink) {
     if (auto it = cache.find(key.get()); it != cache.end() && it->second.env == env && it->second.metadata == metadata)
       return fill_template(it->second, topo, uniques);
   }
+  kernelize_misses++;
   std::vector<std::pair<UOp, UOp>> map = kernelize_map(big_sink);
   KernelizeTemplate t = make_template(key, std::move(env), std::move(metadata), topo, std::move(to_holes), map);
   std::lock_guard lock(mu);

@@ -27,5 +27,8 @@ std::string metadata_repr(const std::vector<const Metadata*>& m);  // (__add__,)
 
 // the becomes-map: every node of big_sink's graph (and the sink itself) -> its kernelized replacement
 std::vector<std::pair<UOp, UOp>> get_kernelize_map(const UOp& big_sink);
+// how many graphs get_kernelize_map has kernelized anew so far (its cache's misses): a workload that repeats its
+// graphs stops adding to it
+size_t kernelize_cache_misses();
 
 }  // namespace tg
