@@ -298,6 +298,16 @@ std::optional<UOp> clang_dot4_sum(const UOp& root) {
                    cat(dot_name(dot), "s", m, "({0}, {1}, {2})"));
 }
 
+namespace {
+// an ISA body's start: its vector types of `bytes`, and the operands a and b (of u8 and s8) as `chunks` of them
+std::string isa_chunks(const std::string& u8, const std::string& s8, int64_t bytes, int64_t chunks) {
+  return cat("  typedef int ci __attribute__((vector_size(", bytes, ")));\n",
+             "  typedef char cb __attribute__((vector_size(", bytes, ")));\n",
+             "  typedef short cs __attribute__((vector_size(", bytes, ")));\n", "  union { ", u8, " v; cb c[", chunks,
+             "]; } x = {a};\n", "  union { ", s8, " v; cb c[", chunks, "]; } y = {b};\n");
+}
+}  // namespace
+
 // the helper a CUSTOM of clang_dot4 calls: `int16 __tg_dot4_16n(unsigned_char64 a, signed_char64 b)`, each lane
 // the sum of four lanes' products; `n` in the name: a's values keep pmaddubsw's pair sums within 16 bits
 std::string ClangRenderer::render_dot4(const std::string& name, int64_t n) const {
@@ -313,11 +323,7 @@ std::string ClangRenderer::render_dot4(const std::string& name, int64_t n) const
     const int64_t chunks = 4 * n / bytes;
     out += cat(first ? "#if " : "#elif ", cond, "\n");
     first = false;
-    out += cat("  typedef int ci __attribute__((vector_size(", bytes, ")));\n");
-    out += cat("  typedef char cb __attribute__((vector_size(", bytes, ")));\n");
-    out += cat("  typedef short cs __attribute__((vector_size(", bytes, ")));\n");
-    out += cat("  union { ", u8, " v; cb c[", chunks, "]; } x = {a};\n");
-    out += cat("  union { ", s8, " v; cb c[", chunks, "]; } y = {b};\n");
+    out += isa_chunks(u8, s8, bytes, chunks);
     out += cat("  union { ", i32, " v; ci c[", chunks, "]; } r;\n");
     // unrolled whole, so that the unions stay in registers (a loop over 32 chunks stays a loop through memory)
     out += cat("#pragma unroll\n  for (int i = 0; i < ", chunks, "; i++) r.c[i] = ", expr, ";\n");
@@ -372,11 +378,7 @@ std::string ClangRenderer::render_dot4_sum(const std::string& name, int64_t n, i
     const int64_t per = m / lanes, chunks = 4 * n / bytes;
     out += cat(first ? "#if " : "#elif ", cond, "\n");
     first = false;
-    out += cat("  typedef int ci __attribute__((vector_size(", bytes, ")));\n");
-    out += cat("  typedef char cb __attribute__((vector_size(", bytes, ")));\n");
-    out += cat("  typedef short cs __attribute__((vector_size(", bytes, ")));\n");
-    out += cat("  union { ", u8, " v; cb c[", chunks, "]; } x = {a};\n");
-    out += cat("  union { ", s8, " v; cb c[", chunks, "]; } y = {b};\n");
+    out += isa_chunks(u8, s8, bytes, chunks);
     out += cat("  union { ", i32, " v; ci c[", per, "]; } r = {c};\n");
     out += cat("#pragma unroll\n  for (int i = 0; i < ", chunks, "; i++) r.c[i % ", per, "] = ", step, ";\n");
     out += "  return r.v;\n";
