@@ -773,10 +773,26 @@ void apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& map, const cha
   // (UOpNode::seq: their graphs can't hold one). A model's live tensors are mostly its weights and their lazy
   // dequantizations, made at load (TinyLlama: 880 tensors, 6300 nodes), which a realize of one layer never touches:
   // substituting them all rebuilt each node's sources (2.5 ms a realize), walking them all took 2.2
+  // A key that is only a constant's view (CONST 0.0 reshaped: interned, made once, old) is left out of `oldest`: its
+  // image is the same value in another form, so an older graph that holds it keeps its form
+  auto const_view = [](const UOp& k) {
+    std::vector<const UOpNode*> todo{k.get()};
+    while (!todo.empty()) {
+      const UOpNode* n = todo.back();
+      todo.pop_back();
+      if (n->op != Ops::CONST && n->op != Ops::DEVICE && n->op != Ops::VIEW && !GroupOp::Movement.has(n->op))
+        return false;
+      for (const UOp& s : n->src) todo.push_back(s.get());
+    }
+    return true;
+  };
   std::unordered_set<const UOpNode*> keys;
   uint64_t oldest = UINT64_MAX;
   for (const auto& [k, v] : map)
-    if (k != v) keys.insert(k.get()), oldest = std::min(oldest, k.get()->seq);
+    if (k != v) {
+      keys.insert(k.get());
+      if (!const_view(k)) oldest = std::min(oldest, k.get()->seq);
+    }
   if (keys.empty()) return;
   std::unordered_map<const UOpNode*, bool> reaches;    // node -> whether its graph holds a key
   std::vector<std::pair<const UOpNode*, bool>> stack;  // (node, its sources done)
