@@ -4,6 +4,7 @@
 #include <bit>
 #include <tuple>
 
+#include "tg/codegen/devectorizer.h"
 #include "tg/helpers/knobs.h"
 
 namespace tg {
@@ -205,12 +206,9 @@ std::optional<CpuTile> cpu_packed_matvec_tile(const Kernel& k) {
   // blocks of 32: Q4_0 10.2 -> 12.1 GiB/s, Q8_0 20.1 -> 20.2, Q4_K 10.2 -> 11.1 with 8 of super-blocks)
   const UOp& in = r.src(0);
   bool ints = false;
-  auto int_product = [](const UOp& f) {
-    return f.op() == Ops::CAST && f.src(0).op() == Ops::MUL && dtypes::is_int(f.src(0).dtype());
-  };
   if (in.op() == Ops::MUL)  // (float(p) [+ e]) * s
     for (const UOp& f : in.src())
-      ints |= int_product(f) || (f.op() == Ops::ADD && (int_product(f.src(0)) || int_product(f.src(1))));
+      ints |= is_int_product(f) || (f.op() == Ops::ADD && (is_int_product(f.src(0)) || is_int_product(f.src(1))));
   const int lanes = cpu_tile_lanes(k.opts),
             most = (period <= 32 ? std::min(8, lanes / 32) : std::min(4, lanes / 64)) * (ints ? 2 : 1);
   std::vector<std::pair<int, int>> ups;

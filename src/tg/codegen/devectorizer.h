@@ -48,6 +48,8 @@ const PatternMatcher<UOp, ReduceContext>& pm_reduce();  // includes sym
 const PatternMatcher<UOp>& pm_horizontal_tree();
 // rules for the ops the renderer lacks: EXP2, LOG2, SIN -> polynomials (all of them when force_transcendental,
 // TRANSCENDENTAL=2), SQRT -> xpow, MOD -> AND, MUL -> SHL, IDIV -> SHR / magic multiply, NEG, SUB, MULACC
+// float(p), p a product of integers: the int8 matmuls' products (their CPU tile, the devectorizer's integer groups)
+bool is_int_product(const UOp& u);
 PatternMatcher<UOp, const RenderOpts> get_late_rewrite_patterns(OpSet ops, bool force_transcendental = false);
 
 }  // namespace tg

@@ -232,6 +232,14 @@ std::optional<UOp> integer_block_sum(const UOp& p, const UOp& sc, const std::opt
   return total * sc.gep(first);
 }
 
+}  // namespace
+
+bool is_int_product(const UOp& u) {
+  return u.op() == Ops::CAST && u.src(0).op() == Ops::MUL && dtypes::is_int(u.src(0).dtype().scalar());
+}
+
+namespace {
+
 // A deferred horizontal sum of float(p) * s, with p a product of integers and s the same on each group of g lanes
 // (g = 4, or 2 where an output's h lanes aren't whole fours; a group lies within one output's lanes): the group's
 // integer products summed first, float(p[gj] + ... + p[gj+g-1]) * s[gj], a g-th of the lanes. The integer adds are
@@ -244,9 +252,6 @@ std::optional<UOp> integer_block_sum(const UOp& p, const UOp& sc, const std::opt
 std::optional<UOp> group_integer_products(const UOp& inp, int64_t h, bool block_sums) {
   const int64_t g = h % 4 == 0 ? 4 : 2;
   if (h % 2 != 0 || inp.op() != Ops::MUL || !dtypes::is_float(inp.dtype().scalar())) return std::nullopt;
-  auto int_product = [](const UOp& c) {
-    return c.op() == Ops::CAST && c.src(0).op() == Ops::MUL && dtypes::is_int(c.src(0).dtype().scalar());
-  };
   for (size_t i = 0; i < 2; i++) {
     UOp c = inp.src(i);
     const UOp& sc = inp.src(1 - i);
@@ -255,8 +260,8 @@ std::optional<UOp> group_integer_products(const UOp& inp, int64_t h, bool block_
     std::optional<UOp> e;
     if (block_sums && c.op() == Ops::ADD)
       for (size_t j = 0; j < 2 && !e; j++)
-        if (int_product(c.src(j))) e = c.src(1 - j), c = c.src(j);
-    if (!int_product(c)) continue;
+        if (is_int_product(c.src(j))) e = c.src(1 - j), c = c.src(j);
+    if (!is_int_product(c)) continue;
     const UOp& p = c.src(0);
     if (p.dtype().scalar().itemsize() < 4) continue;
     auto mag = [](const UOp& x) {

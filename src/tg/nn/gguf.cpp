@@ -525,6 +525,8 @@ namespace {
 struct Int8Rows {
   Tensor qx, dx;
   int64_t rows, k;
+  // each block's sum of its int8 values, as float32 (rows, k / 32)
+  Tensor block_sums() const { return qx.cast(dtypes::int32).sum(-1).cast(dtypes::float32); }
 };
 Int8Rows quantize_rows(const Tensor& x) {
   const int64_t k = x.shape().back().as_int(), rows = x.numel() / std::max<int64_t>(k, 1);
@@ -749,15 +751,14 @@ Tensor ggml_int8_linear(const Tensor& x, const GGMLInt8Weight& w) {
       int8_values(w, rows, !split) * xq.qx.reshape({rows, 1, 1, nb, kQuads, 1, 4}).expand(full).cast(dtypes::int32);
   Tensor prod_f = prod.cast(dtypes::float32);
   if (split)  // - offset * x's block sum, a 32nd on each of the block's lanes (exact: a power of two)
-    prod_f = prod_f + (xq.qx.cast(dtypes::int32).sum(-1).cast(dtypes::float32) * (-static_cast<double>(c) / 32))
-                          .reshape({rows, 1, 1, nb, 1, 1, 1})
-                          .expand(full);
+    prod_f =
+        prod_f + (xq.block_sums() * (-static_cast<double>(c) / 32)).reshape({rows, 1, 1, nb, 1, 1, 1}).expand(full);
   // the scales broadcast before they multiply (a product of the two small tensors would be realized on its own)
   Tensor s = int8_scales(w, rows) * xq.dx.reshape({rows, 1, 1, nb, 1, 1, 1}).expand(full);
   // summed over (T, G, 16 rows): a tile of 64 rows, 16 from each group, which is the rows' order
   Tensor y = (prod_f * s).permute({0, 2, 1, 5, 3, 4, 6}).reshape({rows, w.n, w.k}).sum(-1);
   if (w.type == static_cast<uint32_t>(GGMLType::Q4_K)) {  // + each block's min times x's block sum: a small reduce
-    Tensor sums = xq.qx.cast(dtypes::int32).sum(-1).cast(dtypes::float32) * xq.dx.reshape({rows, nb});
+    Tensor sums = xq.block_sums() * xq.dx.reshape({rows, nb});
     y = y + (int8_mins(w).reshape({1, w.n, nb}) * sums.reshape({rows, 1, nb})).sum(-1);
   }
   Shape out = x.shape();

@@ -225,12 +225,14 @@ std::optional<UOp> clang_dot4(const UOp& root) {
   return dot + sums * root.const_like(d->c);
 }
 
+namespace {
 // a dot helper's call: its name, without the arguments
 std::string dot_name(const UOp& u) {
   if (u.op() != Ops::CUSTOM || !std::holds_alternative<std::string>(u.arg())) return "";
   const std::string& f = u.arg<std::string>();
   return f.rfind(kDotName, 0) == 0 ? f.substr(0, f.find('(')) : "";
 }
+}  // namespace
 
 std::optional<UOp> clang_dot4_sum(const UOp& root) {
   const int64_t m = root.dtype().count();
@@ -276,6 +278,11 @@ std::optional<UOp> clang_dot4_sum(const UOp& root) {
     if (seen[static_cast<size_t>(idx[0] / m)]) return std::nullopt;
     seen[static_cast<size_t>(idx[0] / m)] = true;
   }
+  auto start = [&](const UOp& zero) {  // the other leaves' sum: the helper's start
+    UOp sum = others.empty() ? zero : others[0];
+    for (size_t i = 1; i < others.size(); i++) sum = sum + others[i];
+    return sum;
+  };
   // or a sum helper's call (its start zero) that the other leaves start instead
   if (!dot) {
     for (size_t i = 0; i < others.size() && !dot; i++) {
@@ -287,14 +294,10 @@ std::optional<UOp> clang_dot4_sum(const UOp& root) {
       others.erase(others.begin() + static_cast<std::ptrdiff_t>(i));
     }
     if (!dot || others.empty()) return std::nullopt;
-    UOp start = others[0];
-    for (size_t i = 1; i < others.size(); i++) start = start + others[i];
-    return dot.replace(std::nullopt, std::nullopt, std::vector<UOp>{dot.src(0), dot.src(1), start});
+    return dot.replace(std::nullopt, std::nullopt, std::vector<UOp>{dot.src(0), dot.src(1), start(UOp())});
   }
   if (std::find(seen.begin(), seen.end(), false) != seen.end()) return std::nullopt;
-  UOp start = others.empty() ? root.const_like(0) : others[0];
-  for (size_t i = 1; i < others.size(); i++) start = start + others[i];
-  return UOp::make(Ops::CUSTOM, root.dtype(), {dot.src(0), dot.src(1), start},
+  return UOp::make(Ops::CUSTOM, root.dtype(), {dot.src(0), dot.src(1), start(root.const_like(0))},
                    cat(dot_name(dot), "s", m, "({0}, {1}, {2})"));
 }
 
@@ -372,7 +375,7 @@ std::string ClangRenderer::render_dot4_sum(const std::string& name, int64_t n, i
   std::string out =
       cat("static inline __attribute__((always_inline)) ", i32, " ", name, "(", u8, " a, ", s8, " b, ", i32, " c) {\n");
   bool first = true;
-  auto body = [&](const std::string& cond, int64_t bytes, const std::string& step) {
+  auto body = [&](const std::string& cond, int64_t bytes, auto step) {
     const int64_t lanes = bytes / 4;  // int32 lanes a chunk
     if (m % lanes != 0) return;
     const int64_t per = m / lanes, chunks = 4 * n / bytes;
@@ -380,18 +383,22 @@ std::string ClangRenderer::render_dot4_sum(const std::string& name, int64_t n, i
     first = false;
     out += isa_chunks(u8, s8, bytes, chunks);
     out += cat("  union { ", i32, " v; ci c[", per, "]; } r = {c};\n");
-    out += cat("#pragma unroll\n  for (int i = 0; i < ", chunks, "; i++) r.c[i % ", per, "] = ", step, ";\n");
+    // chunk i accumulates into its slice's lanes, r.c[i % per] (the step's `acc`)
+    out += cat("#pragma unroll\n  for (int i = 0; i < ", chunks, "; i++) r.c[i % ", per,
+               "] = ", step(cat("r.c[i % ", per, "]")), ";\n");
     out += "  return r.v;\n";
   };
+  using Acc = const std::string&;
   body("defined(__AVX512VNNI__)", 64,
-       "__builtin_ia32_vpdpbusd512(r.c[i % " + std::to_string(m / 16) + "], (ci)x.c[i], (ci)y.c[i])");
+       [](Acc acc) { return cat("__builtin_ia32_vpdpbusd512(", acc, ", (ci)x.c[i], (ci)y.c[i])"); });
   body("defined(__AVXVNNI__) || (defined(__AVX512VNNI__) && defined(__AVX512VL__))", 32,
-       "__builtin_ia32_vpdpbusd256(r.c[i % " + std::to_string(m / 8) + "], (ci)x.c[i], (ci)y.c[i])");
+       [](Acc acc) { return cat("__builtin_ia32_vpdpbusd256(", acc, ", (ci)x.c[i], (ci)y.c[i])"); });
   if (name[name.rfind('s') - 1] == 'n')
-    body("defined(__AVX2__)", 32,
-         "r.c[i % " + std::to_string(m / 8) +
-             "] + __builtin_ia32_pmaddwd256(__builtin_ia32_pmaddubsw256(x.c[i], y.c[i]), (cs){1, 1, 1, 1, 1, 1, 1, 1, "
-             "1, 1, 1, 1, 1, 1, 1, 1})");
+    body("defined(__AVX2__)", 32, [](Acc acc) {
+      return cat(acc,
+                 " + __builtin_ia32_pmaddwd256(__builtin_ia32_pmaddubsw256(x.c[i], y.c[i]), (cs){1, 1, 1, 1, 1, 1, 1, "
+                 "1, 1, 1, 1, 1, 1, 1, 1, 1})");
+    });
   if (!first) out += "#else\n";
   out += cat("  typedef int gi __attribute__((vector_size(", 4 * m, ")));\n");
   out += cat("  union { ", i32n, " v; gi c[", n / m, "]; } d = {", base, "(a, b)};\n");
