@@ -138,6 +138,33 @@ TEST_F(Jit, KernelsOfWeightsAloneRunOnceUntilAWeightChanges) {
   }
 }
 
+TEST_F(Jit, AWeightsKernelIsHoistedWhereTheSchedulesPlannerReusedItsBytes) {
+  // in one realize, w's transposed copy dies after its first reader and the schedule's memory planner gives its
+  // bytes to the next intermediate (b): the capture plans the whole graph itself (the planner's arena views stand
+  // for the buffers the kernels made), so the copy is still hoisted and b gets bytes of its own. Each replay's
+  // result is the plain computation's
+  std::vector<float> wv = iota(12, 1.0f);
+  Tensor w = vec(wv, {3, 4});
+  TinyJit f([&](Tensor x) {
+    // w's copy: no Tensor holds it (or the planner would leave it alone); it reads w alone: hoisted
+    Tensor a = (x + w.T().contiguous().reshape({12})).contiguous();
+    Tensor out = (a * 2).contiguous() + a;  // no Tensor holds a * 2: the schedule's planner puts it where the copy was
+    return out.realize();
+  });
+  std::vector<int64_t> ran;
+  for (int call = 0; call < 5; call++) {
+    Tensor x = vec(iota(12, float(call)), {12});
+    int64_t before = GlobalCounters::kernel_count;
+    Tensor out = f(x);
+    ran.push_back(GlobalCounters::kernel_count - before);
+    std::vector<double> want(12);
+    for (int i = 0; i < 12; i++) want[i] = 3.0 * (call + i + wv[static_cast<size_t>((i % 3) * 4 + i / 3)]);
+    expect_near(out.tolist<float>(), want);
+  }
+  ASSERT_EQ(f.jit_cache().size(), 4u);
+  EXPECT_EQ(ran, (std::vector<int64_t>{4, 4, 4, 3, 3}));
+}
+
 TEST_F(Jit, KernelsRunWithCapturingOffAreNotCaptured) {  // tinygrad's Context(CAPTURING=0)
   for (int64_t capturing : {1, 0}) {
     TinyJit f([&](Tensor x) {

@@ -87,7 +87,15 @@ void JitRecorder::add(const ExecItem& ei, const VarVals& vars) {
   items.push_back(std::move(c));
 }
 
+void JitRecorder::unplan(const std::unordered_map<Buffer, Buffer>& replaced) {
+  for (const auto& [planned, original] : replaced) unplanned_[planned] = original;
+}
+
 Buffer JitRecorder::add_buffer(const Buffer& b) {
+  // a view the schedule's planner put in an arena stands for the buffer the kernel made: the JIT plans its memory
+  // over the whole graph, keeping apart what the hoisted items write (planned by the schedule, a weight's layout
+  // copy could share its bytes with a later intermediate, and be rerun every replay)
+  if (auto it = unplanned_.find(b); it != unplanned_.end()) return add_buffer(it->second);
   if (auto it = replace_.find(b); it != replace_.end()) return it->second;
   if (b.is_allocated() || b.lb_refcount() > 0) return b;
   Buffer nb = b.is_view() ? add_buffer(b.base()).view(b.size(), b.dtype(), b.offset())

@@ -28,6 +28,7 @@ struct JitError : Error {
 class JitRecorder final : public JitCapture {
  public:
   void add(const ExecItem& ei, const VarVals& vars) override;
+  void unplan(const std::unordered_map<Buffer, Buffer>& replaced) override;
   // runs fn with this recorder `capturing` on this thread (one capture at a time)
   void capture(const std::function<void()>& fn);
   std::vector<ExecItem> items;
@@ -36,6 +37,7 @@ class JitRecorder final : public JitCapture {
  private:
   Buffer add_buffer(const Buffer& b);
   std::unordered_map<Buffer, Buffer> replace_;
+  std::unordered_map<Buffer, Buffer> unplanned_;  // a planned view -> the buffer it replaced
 };
 
 class CapturedJit {

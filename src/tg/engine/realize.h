@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "tg/renderer/renderer.h"
@@ -90,6 +91,9 @@ class JitCapture {
  public:
   virtual ~JitCapture() = default;
   virtual void add(const ExecItem& ei, const VarVals& vars) = 0;
+  // the schedule's memory planner put each key in place of its value (a view into one arena): the capture takes the
+  // value for the key, so that it plans the memory of the whole captured graph itself
+  virtual void unplan(const std::unordered_map<Buffer, Buffer>& replaced) = 0;
 };
 inline thread_local JitCapture* capturing = nullptr;
 

@@ -127,7 +127,8 @@ std::vector<std::pair<Buffer, Buffer>> internal_memory_planner(const std::vector
   return assigned;
 }
 
-std::vector<ScheduleItem> memory_planner(std::vector<ScheduleItem> schedule, const std::vector<Buffer>& keep) {
+std::vector<ScheduleItem> memory_planner(std::vector<ScheduleItem> schedule, const std::vector<Buffer>& keep,
+                                         std::unordered_map<Buffer, Buffer>* replaced) {
   // exclude buffers involved in copies, to keep transfers parallel in graphs
   std::vector<Buffer> noopt = keep;
   std::vector<std::vector<Buffer>> bufs;
@@ -136,7 +137,13 @@ std::vector<ScheduleItem> memory_planner(std::vector<ScheduleItem> schedule, con
     if (si.ast.op() != Ops::SINK) noopt.insert(noopt.end(), si.bufs.begin(), si.bufs.end());
   }
   std::unordered_map<Buffer, Buffer> assigned;
-  for (auto& [k, v] : internal_memory_planner(bufs, noopt)) assigned[k] = v;
+  for (auto& [k, v] : internal_memory_planner(bufs, noopt)) {
+    if (replaced != nullptr) {  // an arena's view stands for one buffer alone; a reused buffer for several: not reused
+      if (!v.is_view()) continue;
+      (*replaced)[v] = k;
+    }
+    assigned[k] = v;
+  }
   for (ScheduleItem& si : schedule)
     for (Buffer& b : si.bufs)
       if (auto it = assigned.find(b); it != assigned.end()) b = it->second;

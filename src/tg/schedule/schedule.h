@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -34,8 +35,11 @@ std::pair<std::vector<ScheduleItem>, std::map<std::string, int64_t>> create_sche
 // Buffers whose lifetimes (first to last use in the schedule) don't overlap share memory: on devices whose allocator
 // supports offsets, every planned buffer becomes a view into one arena per device; elsewhere a buffer of the same
 // device, dtype and size is reused. Left alone: allocated buffers, buffers with lb_refcount() > 0, buffers of
-// non-SINK items (copies), and `keep` (the caller passes the buffers live Tensors still point at).
-std::vector<ScheduleItem> memory_planner(std::vector<ScheduleItem> schedule, const std::vector<Buffer>& keep = {});
+// non-SINK items (copies), and `keep` (the caller passes the buffers live Tensors still point at). replaced, when
+// given, gets each arena view put in place of a buffer -> that buffer (what a TinyJit capture plans anew), and no
+// buffer is reused in place of another
+std::vector<ScheduleItem> memory_planner(std::vector<ScheduleItem> schedule, const std::vector<Buffer>& keep = {},
+                                         std::unordered_map<Buffer, Buffer>* replaced = nullptr);
 
 // the planner on lists of buffers (tinygrad's _internal_memory_planner): buffer -> what replaces it
 std::vector<std::pair<Buffer, Buffer>> internal_memory_planner(const std::vector<std::vector<Buffer>>& buffers,

@@ -41,7 +41,11 @@ std::pair<std::vector<ScheduleItem>, VarVals> schedule_uops(std::vector<UOp> uop
   remove_assign.clear();
   auto [schedule, var_vals] = create_schedule_with_vars(sink);
   sink = UOp();  // the kernel graph is gone before the planner runs: buffers no tensor holds can share memory
-  return {memory_planner(std::move(schedule)), std::move(var_vals)};
+  if (capturing == nullptr) return {memory_planner(std::move(schedule)), std::move(var_vals)};
+  std::unordered_map<Buffer, Buffer> replaced;
+  schedule = memory_planner(std::move(schedule), {}, &replaced);
+  capturing->unplan(replaced);
+  return {std::move(schedule), std::move(var_vals)};
 }
 }  // namespace
 
