@@ -737,6 +737,38 @@ TEST(CpuVectorLoop, SumOfExpAlongOddRowsIsAPlainReassociatedLoop) {
   for (int64_t r = 0; r < rows; r++) ASSERT_GE(found[static_cast<size_t>(r)], 1.0f) << r;
 }
 
+TEST(CpuVectorLoop, APadsCopyIsAPlainLoopOfMaskedLoads) {
+  // a conv's padded input (64 channels of 24 x 160, padded by 1): one load gated along the stored row, 64K..1M
+  // elements: no opts, so clang's loop vectorizer loads each row's inside with masked vector loads (the upcast form
+  // loaded lane by lane). A concatenation of two padded inputs (two gated loads) and a copy over 1M elements keep
+  // the reference's opts. Every element is the plain loop's
+  auto source_of = [](const Tensor& t) {
+    auto [schedule, vars] = Tensor::schedule_with_vars({t});
+    if (schedule.empty()) return std::string("(no kernel)");
+    auto runner = std::dynamic_pointer_cast<CompiledRunner>(lower_schedule_item(schedule.back()).prg);
+    return runner ? runner->p.src : std::string("(not compiled)");
+  };
+  const int64_t c = 64, h = 24, w = 160;
+  std::vector<float> v(static_cast<size_t>(c * h * w));
+  for (size_t i = 0; i < v.size(); i++) v[i] = static_cast<float>(i % 1009) - 500.0f;
+  Tensor x = Tensor(v, {c, h, w}, {.device = "CPU"}).realize();
+  const Mask pad1 = {{0, 0}, {1, 1}, {1, 1}};
+  std::string src = source_of(x.pad(pad1).contiguous());
+  EXPECT_NE(src.find("void E_64_26_162("), std::string::npos) << src;
+  EXPECT_EQ(source_of(x.pad(pad1).cat({(x * 2).pad(pad1)}, 0).contiguous()).find("void E_128_26_162("), std::string::npos);
+  Tensor big = Tensor::ones({32, 320, 320}, {.device = "CPU"}).contiguous().realize();
+  EXPECT_EQ(source_of(big.pad(pad1).contiguous()).find("void E_32_322_322("), std::string::npos);
+  std::vector<float> got = x.pad(pad1).tolist<float>();
+  ASSERT_EQ(got.size(), static_cast<size_t>(c * (h + 2) * (w + 2)));
+  for (int64_t ci = 0; ci < c; ci++)
+    for (int64_t y = 0; y < h + 2; y++)
+      for (int64_t xi = 0; xi < w + 2; xi++) {
+        const bool inside = y >= 1 && y <= h && xi >= 1 && xi <= w;
+        const float want = inside ? v[static_cast<size_t>((ci * h + y - 1) * w + xi - 1)] : 0.0f;
+        ASSERT_EQ(got[static_cast<size_t>((ci * (h + 2) + y) * (w + 2) + xi)], want) << ci << " " << y << " " << xi;
+      }
+}
+
 TEST(CpuWindowLoop, DepthwiseConvRunsAlongItsRows) {
   // a depthwise 5x5 conv (one input channel per output channel, its input padded in memory: PaddleOCR's recognizer)
   // is a sum of 25 terms that no tile takes: its window is unrolled whole (no upcast), so the innermost loop runs along

@@ -510,9 +510,27 @@ bool cpu_vector_loop(const Kernel& k) {
     if (!is_float(u)) return false;
     any = true;
   }
+  const int n = k.shape_len();
+  if (!any && k.reduceops.empty() && n > 0) {
+    // an elementwise kernel with one load gated along its innermost axis (a pad's copy: a conv's padded input),
+    // stored at stride 1 and read at stride 1 or 0 by every load, of 1M elements at most: the loop vectorizes into
+    // masked vector loads, where the upcast form loads lane by lane (the recognizer's pad copies ~30 -> ~190 GB/s).
+    // A bigger copy streams from memory, where the upcast form's several streams a thread read faster, and a
+    // concatenation's several gated loads don't vectorize (clang 14)
+    const int last = n - 1;
+    int gated_loads = 0;
+    for (size_t i = 0; i < k.bufs.size(); i++) {
+      const bool store = k.bufs[i].op() == Ops::STORE, gated = axis_is_masked(k.sts[i], last);
+      std::optional<sint> s = real_strides(k.sts[i], true)[static_cast<size_t>(last)];
+      if (!s || !(*s == sint(1) || (!store && *s == sint(0))) || (store && gated)) return false;
+      gated_loads += gated || (k.bufs[i].op() == Ops::LOAD && has_mask(k.sts[i]));
+    }
+    const sint& row = k.full_shape()[static_cast<size_t>(last)];
+    return gated_loads == 1 && row.is_int() && row.as_int() >= 16 &&
+           prod_range(k.full_shape(), 0, n) <= (int64_t(1) << 20);
+  }
   if (!any || k.reduceops.empty()) return any;
   // a sum: the innermost loop is its last reduce axis, along which every load reads contiguously or not at all
-  const int n = k.shape_len();
   if (k.first_reduce() >= n) return false;
   for (const UOp& r : k.reduceops)
     if (r.arg<ReduceArg>().op != Ops::ADD || !is_float(r)) return false;
