@@ -755,7 +755,8 @@ TEST(CpuVectorLoop, APadsCopyIsAPlainLoopOfMaskedLoads) {
   const Mask pad1 = {{0, 0}, {1, 1}, {1, 1}};
   std::string src = source_of(x.pad(pad1).contiguous());
   EXPECT_NE(src.find("void E_64_26_162("), std::string::npos) << src;
-  EXPECT_EQ(source_of(x.pad(pad1).cat({(x * 2).pad(pad1)}, 0).contiguous()).find("void E_128_26_162("), std::string::npos);
+  EXPECT_EQ(source_of(x.pad(pad1).cat({(x * 2).pad(pad1)}, 0).contiguous()).find("void E_128_26_162("),
+            std::string::npos);
   Tensor big = Tensor::ones({32, 320, 320}, {.device = "CPU"}).contiguous().realize();
   EXPECT_EQ(source_of(big.pad(pad1).contiguous()).find("void E_32_322_322("), std::string::npos);
   std::vector<float> got = x.pad(pad1).tolist<float>();
