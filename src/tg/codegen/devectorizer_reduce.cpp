@@ -463,40 +463,69 @@ const PatternMatcher<UOp>& pm_reduce_collapse() {
   return pm;
 }
 
-// the ordered parents of every node under root (tinygrad's u.parents: srcs first, then each src's parents)
-std::unordered_map<const UOpNode*, std::vector<UOp>> all_parents(const UOp& root) {
-  std::unordered_map<const UOpNode*, std::vector<UOp>> ps;
-  for (const UOp& u : root.toposort()) {
-    std::vector<UOp> ret;
-    std::unordered_set<const UOpNode*> seen;
+// root's parents in tinygrad's order (u.parents: its srcs, then each src's parents, first occurrences only). A src
+// whose parents were walked already adds nothing new, so each node is walked once, on an explicit stack (every
+// node's own list was quadratic: a packed matmul's unrolled kernel spent seconds here)
+std::vector<UOp> ordered_parents(const UOp& root) {
+  std::vector<UOp> out;
+  std::unordered_set<const UOpNode*> listed, walked{root.get()};
+  auto list_srcs = [&](const UOp& u) {
     for (const UOp& s : u.src())
-      if (seen.insert(s.get()).second) ret.push_back(s);
-    for (const UOp& s : u.src())
-      for (const UOp& p : ps.at(s.get()))
-        if (seen.insert(p.get()).second) ret.push_back(p);
-    ps[u.get()] = std::move(ret);
+      if (listed.insert(s.get()).second) out.push_back(s);
+  };
+  struct Frame {
+    UOp u;
+    size_t next;
+  };
+  std::vector<Frame> stack{{root, 0}};
+  list_srcs(root);
+  while (!stack.empty()) {
+    Frame& f = stack.back();
+    if (f.next == f.u.src().size()) {
+      stack.pop_back();
+      continue;
+    }
+    UOp s = f.u.src(f.next++);
+    if (!walked.insert(s.get()).second) continue;
+    list_srcs(s);
+    stack.push_back({std::move(s), 0});
   }
-  return ps;
+  return out;
 }
 
 UOp reduce_collapse(M m) {
   UOp red = m["red"];
-  auto ps = all_parents(red);
   const UOp& rng = red.src(1);
-  std::vector<UOp> included, not_included;
-  for (const UOp& x : ps.at(red.get())) {
-    const auto& xp = ps.at(x.get());
-    bool inc = x == rng || std::find(xp.begin(), xp.end(), rng) != xp.end();
-    (inc ? included : not_included).push_back(x);
+  std::unordered_set<const UOpNode*> after_rng;  // the nodes that have rng among their parents
+  for (const UOp& u : red.toposort())
+    for (const UOp& s : u.src())
+      if (s == rng || after_rng.count(s.get())) {
+        after_rng.insert(u.get());
+        break;
+      }
+  std::vector<UOp> included;
+  std::unordered_set<const UOpNode*> not_included;
+  for (const UOp& x : ordered_parents(red)) {
+    if (x == rng || after_rng.count(x.get()))
+      included.push_back(x);
+    else
+      not_included.insert(x.get());
   }
   for (const UOp& x : included)
     if (x.op() == Ops::STORE || x.op() == Ops::REDUCE) return {};
+  // the cheap test first: a sum that uses its range sheds it only where the range is compared (r < cut, idx != r):
+  // every rule below that removes a range matches a comparison (a matmul's sum has none)
+  const UOp& x0 = red.src(0);
+  if ((x0 == rng || after_rng.count(x0.get())) && std::none_of(included.begin(), included.end(), [](const UOp& x) {
+        return x.op() == Ops::CMPLT || x.op() == Ops::CMPNE;
+      }))
+    return {};
   std::vector<std::pair<UOp, UOp>> replaces, back;
+  std::unordered_set<const UOpNode*> replaced;
   static constexpr OpSet keep{Ops::CONST, Ops::VCONST, Ops::DEFINE_GLOBAL, Ops::DEFINE_LOCAL, Ops::DEFINE_VAR};
   for (const UOp& u : included)
     for (const UOp& s : u.src()) {
-      if (std::find(not_included.begin(), not_included.end(), s) == not_included.end() || keep.has(s.op())) continue;
-      if (std::any_of(replaces.begin(), replaces.end(), [&](auto& p) { return p.first == s; })) continue;
+      if (!not_included.count(s.get()) || keep.has(s.op()) || !replaced.insert(s.get()).second) continue;
       UOp v = UOp::make(Ops::DEFINE_VAR, s.dtype(), {}, VarArg{cat("in", replaces.size()), s.vmin(), s.vmax()});
       replaces.push_back({s, v});
       back.push_back({v, s});

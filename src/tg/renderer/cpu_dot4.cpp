@@ -5,6 +5,7 @@
 // by the target's ISA macros: one source compiles for every CPU_ARCH, the generic body where no instruction fits.
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <unordered_map>
 
 #include "tg/helpers/helpers.h"
@@ -170,42 +171,48 @@ std::optional<UOp> clang_dot4(const UOp& root) {
     prod = p;
     return true;
   };
-  auto lanes_of = [&](auto& self, const UOp& x, int depth) -> std::optional<std::vector<std::vector<int64_t>>> {
-    if (depth > 8) return std::nullopt;
-    if (x.op() == Ops::NOOP || x.op() == Ops::MUL) {
-      if (!is_prod(x)) return std::nullopt;
-      std::vector<std::vector<int64_t>> id;
-      for (int64_t i = 0; i < 4 * n; i++) id.push_back({i});
-      return id;
-    }
-    if (x.op() == Ops::GEP) {
-      if ((x.src(0).op() == Ops::NOOP || x.src(0).op() == Ops::MUL) && is_prod(x.src(0))) {
-        std::vector<std::vector<int64_t>> out;  // lanes of the product itself: their indices, without its whole list
-        for (int64_t i : tuple_ints(x.arg())) out.push_back({i});
-        return out;
-      }
-      auto in = self(self, x.src(0), depth + 1);
-      if (!in) return std::nullopt;
+  // lanes[j]: the product's lanes that lane j sums; null where x is not such a sum. Each node's once (a VECTORIZE of
+  // many GEPs of one ADD walked the ADD's tree again for every lane: ~10 ms a root in a Q4_0 matmul's kernel); a walk
+  // cut short by the depth is redone from a shallower depth
+  using Lanes = std::shared_ptr<const std::vector<std::vector<int64_t>>>;
+  std::unordered_map<const UOpNode*, std::pair<int, Lanes>> memo;  // node -> (the depth it was walked from, lanes)
+  auto lanes_of = [&](auto& self, const UOp& x, int depth) -> Lanes {
+    if (depth > 8) return nullptr;
+    if (auto it = memo.find(x.get()); it != memo.end() && (it->second.second || it->second.first <= depth))
+      return it->second.second;
+    auto walk = [&]() -> Lanes {
       std::vector<std::vector<int64_t>> out;
-      for (int64_t i : tuple_ints(x.arg())) out.push_back((*in)[static_cast<size_t>(i)]);
-      return out;
-    }
-    if (x.op() == Ops::VECTORIZE) {  // pm_render's form of a GEP of several lanes
-      std::vector<std::vector<int64_t>> out;
-      for (const UOp& s : x.src()) {
-        auto in = self(self, s, depth + 1);
-        if (!in) return std::nullopt;
-        out.insert(out.end(), in->begin(), in->end());
+      if (x.op() == Ops::NOOP || x.op() == Ops::MUL) {
+        if (!is_prod(x)) return nullptr;
+        for (int64_t i = 0; i < 4 * n; i++) out.push_back({i});
+      } else if (x.op() == Ops::GEP) {
+        if ((x.src(0).op() == Ops::NOOP || x.src(0).op() == Ops::MUL) && is_prod(x.src(0))) {
+          for (int64_t i : tuple_ints(x.arg())) out.push_back({i});  // the product's own lanes, without its list
+        } else {
+          Lanes in = self(self, x.src(0), depth + 1);
+          if (!in) return nullptr;
+          for (int64_t i : tuple_ints(x.arg())) out.push_back((*in)[static_cast<size_t>(i)]);
+        }
+      } else if (x.op() == Ops::VECTORIZE) {  // pm_render's form of a GEP of several lanes
+        for (const UOp& s : x.src()) {
+          Lanes in = self(self, s, depth + 1);
+          if (!in) return nullptr;
+          out.insert(out.end(), in->begin(), in->end());
+        }
+      } else {
+        if (x.op() != Ops::ADD || x.dtype().scalar() != dtypes::int32) return nullptr;
+        Lanes l = self(self, x.src(0), depth + 1), r = l ? self(self, x.src(1), depth + 1) : nullptr;
+        if (!l || !r || l->size() != r->size()) return nullptr;
+        out = *l;
+        for (size_t i = 0; i < out.size(); i++) out[i].insert(out[i].end(), (*r)[i].begin(), (*r)[i].end());
       }
-      return out;
-    }
-    if (x.op() != Ops::ADD || x.dtype().scalar() != dtypes::int32) return std::nullopt;
-    auto l = self(self, x.src(0), depth + 1), r = self(self, x.src(1), depth + 1);
-    if (!l || !r || l->size() != r->size()) return std::nullopt;
-    for (size_t i = 0; i < l->size(); i++) (*l)[i].insert((*l)[i].end(), (*r)[i].begin(), (*r)[i].end());
-    return l;
+      return std::make_shared<const std::vector<std::vector<int64_t>>>(std::move(out));
+    };
+    Lanes r = walk();
+    memo[x.get()] = {depth, r};
+    return r;
   };
-  std::optional<std::vector<std::vector<int64_t>>> lanes = lanes_of(lanes_of, root, 0);
+  Lanes lanes = lanes_of(lanes_of, root, 0);
   if (!lanes || !prod || static_cast<int64_t>(lanes->size()) != n) return std::nullopt;
   for (int64_t j = 0; j < n; j++) {
     std::vector<int64_t> l = (*lanes)[static_cast<size_t>(j)];

@@ -4,6 +4,8 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <unordered_map>
 
 #include "tg/helpers/helpers.h"
 #include "tg/helpers/knobs.h"
@@ -594,13 +596,16 @@ const PatternMatcher<UOp>& software_bf16() {
 static UOp dedup_lanes(const UOp& alu) {
   const int64_t n = alu.dtype().count();
   if (n < 4 || alu.src().empty()) return {};
+  // a source of other ops has n distinct lanes (the cheap test first: most vector ALUs of a kernel end here)
+  for (const UOp& s : alu.src())
+    if (s.dtype().count() != n || !OpSet{Ops::VECTORIZE, Ops::CONST, Ops::VCONST, Ops::GEP}.has(s.op())) return {};
   std::vector<std::vector<int64_t>> keys(static_cast<size_t>(n));  // lane -> one key per source
   for (const UOp& s : alu.src()) {
-    if (s.dtype().count() != n) return {};
+    std::unordered_map<const UOpNode*, int64_t> first;  // a VECTORIZE's source -> the first lane it is in
     for (int64_t i = 0; i < n; i++) {
       int64_t k = i;
       if (s.op() == Ops::VECTORIZE) {
-        for (k = 0; k < i && s.src(static_cast<size_t>(k)) != s.src(static_cast<size_t>(i));) k++;
+        k = first.emplace(s.src(static_cast<size_t>(i)).get(), i).first->second;
       } else if (s.op() == Ops::CONST) {
         k = 0;
       } else if (s.op() == Ops::VCONST) {
@@ -613,16 +618,14 @@ static UOp dedup_lanes(const UOp& alu) {
     }
   }
   std::vector<int64_t> uniq, idx;
+  std::map<std::vector<int64_t>, int64_t> at_of;  // a lane's keys -> its place among the distinct lanes
   for (int64_t i = 0; i < n; i++) {
-    int64_t at = 0;
-    while (at < static_cast<int64_t>(uniq.size()) &&
-           keys[static_cast<size_t>(uniq[static_cast<size_t>(at)])] != keys[static_cast<size_t>(i)])
-      at++;
-    if (at == static_cast<int64_t>(uniq.size())) {
-      if (2 * (at + 1) > n) return {};  // more than half the lanes distinct: not worth it
+    auto [it, fresh] = at_of.emplace(keys[static_cast<size_t>(i)], static_cast<int64_t>(uniq.size()));
+    if (fresh) {
+      if (2 * static_cast<int64_t>(uniq.size() + 1) > n) return {};  // more than half the lanes distinct: not worth it
       uniq.push_back(i);
     }
-    idx.push_back(at);
+    idx.push_back(it->second);
   }
   const int64_t u = static_cast<int64_t>(uniq.size());
   if (u * 2 > n || (u & (u - 1)) != 0) return {};
