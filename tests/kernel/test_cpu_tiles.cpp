@@ -770,6 +770,75 @@ TEST(CpuVectorLoop, APadsCopyIsAPlainLoopOfMaskedLoads) {
       }
 }
 
+TEST(CpuSymbolicTile, DecodeAttentionOverAVariableLengthTakesTheTile) {
+  // decode's attention over the positions so far: 4 key heads of 8 query heads each, 64 wide, S = start_pos + 1 keys
+  // (a Variable). Its scores (a dot product along the 64) and their weighted sum of the values (a sum over S) take
+  // the tile chosen for a stand-in length that no opt divides, their symbolic axes loops of their own; at every
+  // length (1 included) the results are the plain loops'
+  const int64_t kvh = 4, g = 8, hd = 64, ctx = 1024;
+  auto fill = [](size_t n, int seed) {
+    std::vector<float> v(n);
+    for (size_t i = 0; i < n; i++) v[i] = static_cast<float>(static_cast<int64_t>((i * 7919 + seed) % 201) - 100) / 64;
+    return v;
+  };
+  const std::vector<float> qv = fill(kvh * g * hd, 1), kv = fill(ctx * kvh * hd, 2), vv = fill(ctx * kvh * hd, 3);
+  Tensor q = Tensor(qv, {kvh, g, hd}, {.device = "CPU"}).realize();
+  Tensor ck = Tensor(kv, {ctx, kvh, hd}, {.device = "CPU"}).realize();
+  Tensor cv = Tensor(vv, {ctx, kvh, hd}, {.device = "CPU"}).realize();
+  UOp var = UOp::variable("start_pos", 0, ctx - 1);
+  for (int64_t pos : {int64_t(0), int64_t(5), int64_t(300), ctx - 1}) {
+    const sint S = sint(var.bind(pos)) + 1;
+    auto attention = [&]() {  // (scores (kvh, g, S), out (kvh, g, hd))
+      Tensor keys = ck.shrink({{0, S}, {0, kvh}, {0, hd}}).permute({1, 2, 0});    // (kvh, hd, S)
+      Tensor values = cv.shrink({{0, S}, {0, kvh}, {0, hd}}).permute({1, 0, 2});  // (kvh, S, hd)
+      Tensor scores = q.matmul(keys);
+      return std::make_pair(scores, scores.matmul(values));
+    };
+    auto [sched_scores, sched_out] = attention();  // their schedules are taken, not run: the values come anew
+    for (const Tensor& t : {sched_scores, sched_out}) {
+      auto [schedule, vars] = Tensor::schedule_with_vars({t});
+      ASSERT_FALSE(schedule.empty());
+      auto runner = std::dynamic_pointer_cast<CompiledRunner>(lower_schedule_item(schedule.back()).prg);
+      ASSERT_TRUE(runner);
+      EXPECT_TRUE(runner->p.vector_alus) << runner->p.src;
+      EXPECT_NE(runner->p.src.find("start_pos"), std::string::npos) << runner->p.src;
+    }
+    auto [scores, out] = attention();
+    // the outputs of concrete shape: the weighted sums, and the scores' sums and sums of squares over S
+    const int64_t n = pos + 1;
+    std::vector<float> o = out.reshape({kvh * g * hd}).tolist<float>();
+    std::vector<float> s1 = scores.sum(2).reshape({kvh * g}).tolist<float>();
+    std::vector<float> s2 = (scores * scores).sum(2).reshape({kvh * g}).tolist<float>();
+    for (int64_t h = 0; h < kvh; h++)
+      for (int64_t j = 0; j < g; j++) {
+        std::vector<double> sc(static_cast<size_t>(n));
+        double sum = 0, sq = 0;
+        for (int64_t t = 0; t < n; t++) {
+          for (int64_t d = 0; d < hd; d++)
+            sc[static_cast<size_t>(t)] += static_cast<double>(qv[static_cast<size_t>((h * g + j) * hd + d)]) *
+                                          kv[static_cast<size_t>((t * kvh + h) * hd + d)];
+          sum += sc[static_cast<size_t>(t)], sq += sc[static_cast<size_t>(t)] * sc[static_cast<size_t>(t)];
+        }
+        const size_t hj = static_cast<size_t>(h * g + j);
+        ASSERT_NEAR(s1[hj], sum, 1e-4 * (n + std::abs(sum))) << pos << " " << h << " " << j;
+        ASSERT_NEAR(s2[hj], sq, 1e-4 * (1 + sq)) << pos << " " << h << " " << j;
+        for (int64_t d = 0; d < hd; d++) {
+          double w = 0;
+          for (int64_t t = 0; t < n; t++)
+            w += sc[static_cast<size_t>(t)] * vv[static_cast<size_t>((t * kvh + h) * hd + d)];
+          ASSERT_NEAR(o[hj * hd + static_cast<size_t>(d)], w, 1e-4 * (n + std::abs(w))) << pos << " " << d;
+        }
+      }
+  }
+  ScopedEnv off("CPU_VECTOR_TILE", "0");  // the switch for our CPU opts: the reference's opts, no vector ALUs
+  const sint S = sint(var.bind(300)) + 1;
+  auto [schedule, vars] =
+      Tensor::schedule_with_vars({q.matmul(ck.shrink({{0, S}, {0, kvh}, {0, hd}}).permute({1, 2, 0}))});
+  auto runner = std::dynamic_pointer_cast<CompiledRunner>(lower_schedule_item(schedule.back()).prg);
+  ASSERT_TRUE(runner);
+  EXPECT_FALSE(runner->p.vector_alus);
+}
+
 TEST(CpuWindowLoop, DepthwiseConvRunsAlongItsRows) {
   // a depthwise 5x5 conv (one input channel per output channel, its input padded in memory: PaddleOCR's recognizer)
   // is a sum of 25 terms that no tile takes: its window is unrolled whole (no upcast), so the innermost loop runs along

@@ -493,6 +493,78 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
 }
 
 namespace {
+// a kernel's VIEWs with every Variable at its value in ctx
+const PatternMatcher<UOp, const VarVals>& pm_substitute_vars() {
+  static const PatternMatcher<UOp, const VarVals> pm{
+      {op(Ops::VIEW).named("x"),
+       [](M m, const VarVals& ctx) -> UOp {
+         const UOp& x = m["x"];
+         const ShapeTracker* st = get_st(x.arg());
+         if (st == nullptr) return {};
+         ShapeTracker at = *st;
+         for (const auto& [name, val] : ctx) at = at.substitute_var(name, val);
+         return at == *st ? UOp{} : x.replace(std::nullopt, std::nullopt, std::nullopt, st_arg(std::move(at)));
+       }},
+  };
+  return pm;
+}
+
+bool is_prime(int64_t x) {
+  if (x < 2) return false;
+  for (int64_t d = 2; d * d <= x; d++)
+    if (x % d == 0) return false;
+  return true;
+}
+}  // namespace
+
+std::optional<CpuTile> cpu_symbolic_tile(const Kernel& k) {
+  if (k.opts.simd_lanes <= 0) return std::nullopt;
+  std::vector<UOp> vars;  // the Variables of the symbolic sizes (in the views' args, not the AST's nodes)
+  for (const sint& d : k.full_shape())
+    if (d.is_sym())
+      for (const UOp& u : d.uop().toposort())
+        if (u.op() == Ops::DEFINE_VAR && std::find(vars.begin(), vars.end(), u) == vars.end()) vars.push_back(u);
+  if (vars.size() != 1) return std::nullopt;
+  const VarArg& var = vars[0].arg<VarArg>();
+  const int64_t lo = as_int(var.min), hi = as_int(var.max);
+  const Shape& full = k.full_shape();
+  // the stand-in's value: in the upper half of the range, every symbolic size a prime above 16, so no opt takes
+  // those axes (no power of two, nor 3, 5 or 6 divides them)
+  std::optional<int64_t> at;
+  for (int64_t v = hi; v >= std::max(lo, hi / 2) && !at; v--) {
+    bool ok = true;
+    for (const sint& d : full)
+      if (d.is_sym()) {
+        const int64_t n = sym_infer(d, {{var.name, v}});
+        ok = ok && n > 16 && is_prime(n);
+      }
+    if (ok) at = v;
+  }
+  if (!at) return std::nullopt;
+  const VarVals vals{{var.name, *at}};
+  std::optional<CpuTile> tile = cpu_vector_tile(Kernel(graph_rewrite(k.ast, pm_substitute_vars(), vals), k.opts));
+  if (!tile) return std::nullopt;
+  // the tile's opts on the kernel itself: every symbolic size still a whole axis of its own, outside the upcasts
+  Kernel t = k.copy();
+  try {
+    for (const Opt& o : tile->opts) t.apply_opt(o);
+  } catch (const KernelOptError&) {
+    return std::nullopt;
+  }
+  auto symbolic = [](const Shape& sh, int from, int to) {
+    std::vector<sint> out;
+    for (int a = from; a < to; a++)
+      if (sh[static_cast<size_t>(a)].is_sym()) out.push_back(sh[static_cast<size_t>(a)]);
+    return out;
+  };
+  const Shape& tf = t.full_shape();
+  if (!symbolic(tf, t.first_upcast(), t.shape_len()).empty() ||
+      symbolic(tf, 0, t.shape_len()) != symbolic(full, 0, k.shape_len()))
+    return std::nullopt;
+  return tile;
+}
+
+namespace {
 // a kernel of 64K iterations or more on a CPU target whose C compiler vectorizes plain loops (the plain loops' gate)
 bool plain_loop_kernel(const Kernel& k) {
   return CPU_VECTOR_TILE && k.opts.simd_lanes > 0 && k.opts.loop_vectorizer && !k.opts.has_local &&

@@ -65,8 +65,9 @@ std::pair<std::vector<Opt>, Lowering> hand_coded(const Kernel& k_in) {
   // a kernel with a symbolic dim (a Variable's size) gets the reference's opts alone: ours are sized by the shape
   const bool symbolic =
       std::any_of(k_in.full_shape().begin(), k_in.full_shape().end(), [](const sint& s) { return s.is_sym(); });
-  if (!symbolic && CPU_VECTOR_TILE)
-    if (std::optional<CpuTile> tile = cpu_vector_tile(k_in)) return {tile->opts, tile->lowering()};
+  if (CPU_VECTOR_TILE)
+    if (std::optional<CpuTile> tile = symbolic ? cpu_symbolic_tile(k_in) : cpu_vector_tile(k_in))
+      return {tile->opts, tile->lowering()};
   if (!symbolic && cpu_vector_loop(k_in))
     return {{}, {.polynomial_transcendentals = true, .reassociate_reduces = !k_in.reduceops.empty()}};
   if (!symbolic)
