@@ -509,9 +509,10 @@ const PatternMatcher<UOp, const VarVals>& pm_substitute_vars() {
   return pm;
 }
 
-bool is_prime(int64_t x) {
-  if (x < 2) return false;
-  for (int64_t d = 2; d * d <= x; d++)
+// no opt's amount divides x: none of 2 .. 16 (the upcasts' powers of two, and the 3, 5, 6 ... a tile takes where
+// no power of two fits)
+bool no_small_divisor(int64_t x) {
+  for (int64_t d = 2; d <= 16; d++)
     if (x % d == 0) return false;
   return true;
 }
@@ -528,15 +529,16 @@ std::optional<CpuTile> cpu_symbolic_tile(const Kernel& k) {
   const VarArg& var = vars[0].arg<VarArg>();
   const int64_t lo = as_int(var.min), hi = as_int(var.max);
   const Shape& full = k.full_shape();
-  // the stand-in's value: in the upper half of the range, every symbolic size a prime above 16, so no opt takes
-  // those axes (no power of two, nor 3, 5 or 6 divides them)
+  // the stand-in's value: in the upper half of the range, every symbolic size above 16 with no divisor from 2 to
+  // 16, so no opt takes those axes; a few thousand values tried at most (a size that is always even,
+  // 4 * (v + 1), finds none)
   std::optional<int64_t> at;
-  for (int64_t v = hi; v >= std::max(lo, hi / 2) && !at; v--) {
+  for (int64_t v = hi, tries = 0; v >= std::max(lo, hi / 2) && tries < 4096 && !at; v--, tries++) {
     bool ok = true;
     for (const sint& d : full)
       if (d.is_sym()) {
         const int64_t n = sym_infer(d, {{var.name, v}});
-        ok = ok && n > 16 && is_prime(n);
+        ok = ok && n > 16 && no_small_divisor(n);
       }
     if (ok) at = v;
   }

@@ -41,9 +41,9 @@ struct CpuTile {
 };
 std::optional<CpuTile> cpu_vector_tile(const Kernel& k);
 // the tile of a kernel with a symbolic size (a Variable's: decode's attention over the positions so far): the one
-// cpu_vector_tile chooses for a stand-in with the Variable at a value that makes every symbolic size a prime above
-// 16 (so no opt takes those axes), when its opts apply to the kernel itself and leave each symbolic size a loop of
-// its own. nullopt otherwise (the reference's opts)
+// cpu_vector_tile chooses for a stand-in with the Variable at a value that leaves every symbolic size above 16 with
+// no divisor from 2 to 16 (so no opt takes those axes), when its opts apply to the kernel itself and leave each
+// symbolic size a loop of its own. nullopt otherwise (the reference's opts)
 std::optional<CpuTile> cpu_symbolic_tile(const Kernel& k);
 // the first tile cpu_vector_tile tries: a matvec over packed weights (one output axis, one reduce axis; an input of
 // bytes, shorts or halves, the activations broadcast along the output), as a quantized GGUF weight dequantized
