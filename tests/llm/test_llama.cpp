@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -252,6 +253,27 @@ TEST_F(Llama, ChunkedPrefillEqualsOneChunk) {
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); i++) ASSERT_NEAR(got[i], want[i], 1e-4) << "chunk " << chunk << " logit " << i;
   }
+}
+
+// A model loaded onto a device other than the default runs its prompt there: every tensor it makes (the causal
+// mask of a prefill chunk too) is on the weights' device, and the logits are the default device's
+TEST_F(Llama, APromptRunsOnTheDeviceTheModelWasLoadedOn) {
+  write_tiny_llama(path, uint32_t(nn::GGMLType::F32));
+  const std::vector<std::string> avail = Device::get_available_devices();
+  const std::string def = Device::canonicalize();
+  std::string other;
+  for (const char* d : {"LLVM", "PYTHON"})
+    if (other.empty() && d != def && std::find(avail.begin(), avail.end(), d) != avail.end()) other = d;
+  if (other.empty()) GTEST_SKIP() << "no device besides " << def;
+  const std::vector<int64_t> prompt{1, 299, 5, 42};
+  llm::Transformer here(nn::gguf_load(path));
+  std::vector<float> want = here.forward(prompt, 0).tolist<float>();
+  llm::Transformer there(nn::gguf_load(path, other));
+  Tensor logits = there.forward(prompt, 0);
+  EXPECT_EQ(logits.device(), other);
+  std::vector<float> got = logits.tolist<float>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); i++) ASSERT_NEAR(got[i], want[i], 1e-4) << other << " logit " << i;
 }
 
 // A prompt's layers kernelize alike: from the second layer on each layer's graph is the kernelize cache's, and the

@@ -502,7 +502,9 @@ UOp fix_kernel_ast(M m) {
   ast = graph_rewrite(ast, last, ctx, {.bottom_up = true, .name = "replace buffer"});
   if (ast.op() == Ops::SINK) {
     auto dev = uop_device(k.src(0));
-    for (const UOp& s : k.src()) TG_CHECK(uop_device(s) == dev, "all buffers must be on the same device");
+    for (const UOp& s : k.src())
+      TG_CHECK(uop_device(s) == dev, "all buffers of a kernel must be on the same device: ", uop_device_str(s), " and ",
+               uop_device_str(k.src(0)));
   }
   return k.replace(std::nullopt, std::nullopt, std::nullopt, kernel_arg(ast, ka.metadata));
 }
