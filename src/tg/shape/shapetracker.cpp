@@ -162,15 +162,7 @@ std::string ShapeTracker::repr() const {
 // by content, without formatting it (VIEW UOps are made, and hashed, all through scheduling)
 uint64_t ShapeTrackerArg::hash() const {
   uint64_t h = st.views.size();
-  auto mix = [&](const sint& v) { h = hash_combine(h, static_cast<uint64_t>(v.hash())); };
-  for (const View& v : st.views) {
-    mix(static_cast<int64_t>(v.shape.size()));
-    for (const sint& x : v.shape) mix(x);
-    for (const sint& x : v.strides) mix(x);
-    mix(v.offset), mix(sint(v.contiguous)), mix(sint(v.mask.has_value()));
-    if (v.mask)
-      for (const auto& [lo, hi] : *v.mask) mix(lo), mix(hi);
-  }
+  for (const View& v : st.views) h = hash_combine(h, v.hash());
   return h;
 }
 // *** movement args: tuples of ints, or a SymArg when a size is symbolic ***

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <mutex>
 #include <numeric>
+#include <unordered_map>
 
 namespace tg {
 
@@ -360,7 +362,41 @@ View View::minify() const {
 }
 
 // this (vm2) followed by vm1 as a single view, if there is one
+uint64_t View::hash() const {
+  uint64_t h = shape.size();
+  auto mix = [&](const sint& v) { h = hash_combine(h, static_cast<uint64_t>(v.hash())); };
+  for (const sint& x : shape) mix(x);
+  for (const sint& x : strides) mix(x);
+  mix(offset), mix(sint(contiguous)), mix(sint(mask.has_value()));
+  if (mask)
+    for (const auto& [lo, hi] : *mask) mix(lo), mix(hi);
+  return h;
+}
+
 std::optional<View> View::merge(const View& vm1) const {
+  struct Entry {
+    View vm2, vm1;
+    std::optional<View> merged;
+  };
+  static std::mutex mu;
+  static std::unordered_map<uint64_t, std::vector<Entry>> memo;
+  static size_t entries = 0;
+  const uint64_t key = hash_combine(hash(), vm1.hash());
+  {
+    std::lock_guard lock(mu);
+    if (auto it = memo.find(key); it != memo.end())
+      for (const Entry& e : it->second)
+        if (e.vm2 == *this && e.vm1 == vm1) return e.merged;
+  }
+  std::optional<View> merged = merge_uncached(vm1);
+  std::lock_guard lock(mu);
+  if (entries >= (1 << 16)) memo.clear(), entries = 0;  // bounded: views that never repeat don't pile up
+  memo[key].push_back({*this, vm1, merged});
+  entries++;
+  return merged;
+}
+
+std::optional<View> View::merge_uncached(const View& vm1) const {
   const View& vm2 = *this;
   if (vm2.contiguous) return vm1;
   if (vm1.contiguous && vm1.shape == vm2.shape) return vm2;

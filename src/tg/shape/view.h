@@ -54,13 +54,17 @@ struct View {
   View flip(const std::vector<bool>& arg) const;
   std::optional<View> reshape(const Shape& new_shape) const;  // nullopt: not expressible as one view
 
-  std::optional<View> merge(const View& vm1) const;  // this then vm1 as one view (tinygrad's vm2 + vm1), if possible
+  // this then vm1 as one view (tinygrad's vm2 + vm1), if possible. Remembered (a model's layers merge the same
+  // pairs of views over and over: its symbolic projection made ~15% of a TinyLlama Q4_K process)
+  std::optional<View> merge(const View& vm1) const;
   View minify() const;
   std::string repr() const;
+  uint64_t hash() const;  // by content
   bool operator==(const View&) const = default;
 
  private:
   View unsafe_resize(const Mask& arg, std::optional<Mask> mask = {}) const;
+  std::optional<View> merge_uncached(const View& vm1) const;
 };
 
 }  // namespace tg
