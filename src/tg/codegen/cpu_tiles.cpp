@@ -520,15 +520,15 @@ bool no_small_divisor(int64_t x) {
 
 std::optional<CpuTile> cpu_symbolic_tile(const Kernel& k) {
   if (k.opts.simd_lanes <= 0) return std::nullopt;
+  const Shape& full = k.full_shape();
   std::vector<UOp> vars;  // the Variables of the symbolic sizes (in the views' args, not the AST's nodes)
-  for (const sint& d : k.full_shape())
+  for (const sint& d : full)
     if (d.is_sym())
       for (const UOp& u : d.uop().toposort())
         if (u.op() == Ops::DEFINE_VAR && std::find(vars.begin(), vars.end(), u) == vars.end()) vars.push_back(u);
   if (vars.size() != 1) return std::nullopt;
   const VarArg& var = vars[0].arg<VarArg>();
   const int64_t lo = as_int(var.min), hi = as_int(var.max);
-  const Shape& full = k.full_shape();
   // the stand-in's value: in the upper half of the range, every symbolic size above 16 with no divisor from 2 to
   // 16, so no opt takes those axes; a few thousand values tried at most (a size that is always even,
   // 4 * (v + 1), finds none)

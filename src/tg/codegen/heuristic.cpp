@@ -62,7 +62,8 @@ namespace {
 // the reference's opts, with the CPU's on top (codegen/cpu_tiles.h): a vector tile or a plain loop when the kernel
 // takes one, else the row upcast and the loop order of big kernels
 std::pair<std::vector<Opt>, Lowering> hand_coded(const Kernel& k_in) {
-  // a kernel with a symbolic dim (a Variable's size) gets the reference's opts alone: ours are sized by the shape
+  // a kernel with a symbolic dim (a Variable's size) takes a tile chosen for a stand-in size (cpu_symbolic_tile), or
+  // the reference's opts: the other CPU opts are sized by the shape
   const bool symbolic =
       std::any_of(k_in.full_shape().begin(), k_in.full_shape().end(), [](const sint& s) { return s.is_sym(); });
   if (CPU_VECTOR_TILE)

@@ -359,8 +359,8 @@ Tensor Transformer::attention(Layer& l, const Tensor& x, const sint& start_pos, 
   Tensor scores = qg.matmul(keys) * (1.0 / std::sqrt(static_cast<double>(hd)));  // (1, KVH, T * G, S)
   if (T > 1) {  // causal: query i (at start_pos + i) sees keys up to start_pos + i
     Tensor mask = Tensor::full({T, S}, -std::numeric_limits<double>::infinity(), {.device = x.device()})
-                      .triu(start_pos.as_int() + 1);
-    mask = mask.reshape({1, 1, T, 1, S});
+                      .triu(start_pos.as_int() + 1)
+                      .reshape({1, 1, T, 1, S});
     scores = (scores.reshape({1, KVH, T, G, S}) + mask).reshape({1, KVH, T * G, S});
   }
   Tensor out = scores.cast(dtypes::float32).softmax(-1).cast(act_).matmul(values);  // (1, KVH, T * G, hd)
