@@ -436,13 +436,22 @@ TEST(CpuTile, PackedMatmulTakesHalfOfSixteenRegisters) {
   const sint n = 256;
   UOp packed =
       sum_of_products({n, n / 16, 16, n}, {n, n / 16, 16, 1}, {n, 0, 0, 1}, n * n, {0, 16 * n, 1, 16}, n * n, {3});
+  // The packed tile with 16 registers doesn't unroll its reduce: an unrolled step loaded A's rows as pairs whose lanes
+  // the compiler splats with a permute, and its index register made the accumulators spill
+  auto unrolled = [](const UOp& ast) {
+    std::optional<CpuTile> t = cpu_vector_tile(Kernel(ast));
+    return t && opts_repr(t->opts).find("UNROLL") != std::string::npos;
+  };
   {
     ScopedEnv budget("CPU_TILE_LANES", "128");
     EXPECT_EQ(upcast_lanes(packed), 64);
+    EXPECT_FALSE(unrolled(packed));
     EXPECT_EQ(upcast_lanes(matmul(1024)), 128);  // unpacked, its A too big for L2
+    EXPECT_TRUE(unrolled(matmul(1024)));
   }
   ScopedEnv budget("CPU_TILE_LANES", "256");
   EXPECT_EQ(upcast_lanes(packed), 256);
+  EXPECT_TRUE(unrolled(packed));
 }
 
 TEST(CpuTile, SmallBroadcastInputHalvesSixteenRegisters) {
@@ -506,6 +515,36 @@ TEST(CpuTile, PackedMatmulComputesItsProduct) {
     std::vector<float> first =
         Tensor(std::vector<float>(xv.begin(), xv.begin() + M * K), {M, K}).matmul(w).tolist<float>();
     EXPECT_TRUE(std::equal(first.begin(), first.end(), want.begin())) << lanes;
+  }
+}
+
+TEST(CpuTile, AnEpiloguesSelectsAreBlendsOfMasks) {
+  // a matmul's output clamped and leaky (MAX is a WHERE of a CMPLT): in the tile's epilogue each select of a vector
+  // is one blend of masks (ClangRenderer: ExtraMatcherSelectsByMasks), not a ?: per lane; the values as the host's
+  const int64_t M = 256, K = 64, N = 256;
+  std::vector<float> xv(M * K), wv(K * N), want(M * N, 0.0f);
+  for (size_t i = 0; i < xv.size(); i++) xv[i] = static_cast<float>(static_cast<int64_t>((i * 37) % 11) - 5);
+  for (size_t i = 0; i < wv.size(); i++) wv[i] = static_cast<float>(static_cast<int64_t>((i * 53) % 7) - 3);
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      float acc = 0;
+      for (int64_t k = 0; k < K; k++) acc += xv[static_cast<size_t>(i * K + k)] * wv[static_cast<size_t>(k * N + j)];
+      acc = std::min(std::max(acc, -40.0f), 40.0f);
+      want[static_cast<size_t>(i * N + j)] = acc < 0 ? acc * 0.5f : acc;
+    }
+  auto program = [&] {
+    Tensor y = Tensor(xv, {M, K}).matmul(Tensor(wv, {K, N})).maximum(Tensor(-40.0f)).minimum(Tensor(40.0f));
+    return (y < 0.0f).where(y * 0.5f, y);
+  };
+  for (const char* lanes : {"128", "256"}) {
+    ScopedEnv e("CPU_TILE_LANES", lanes);
+    EXPECT_EQ(program().tolist<float>(), want) << lanes;
+    auto [sched, vars] = Tensor::schedule_with_vars({program()});
+    Kernel k(sched.back().ast);
+    apply_hand_coded(k);
+    std::string src = render_on_device(k);
+    EXPECT_FALSE(std::regex_search(src, std::regex(R"(\?[a-z]+[0-9]+\[)"))) << lanes << "\n" << src;
+    EXPECT_TRUE(std::regex_search(src, std::regex(R"(int[0-9]+ alu[0-9]+ = \(.*<)"))) << lanes << "\n" << src;
   }
 }
 

@@ -179,6 +179,36 @@ TEST(ClangRenderer, ExtraMatcherDevectorizesWhere) {  // where on float4 -> VECT
   EXPECT_EQ(out.src(2).src(1), v.gep(2));
 }
 
+// ours: a select of 32-bit lanes by a comparison of 32-bit lanes -> a blend of masks, (m & a) | (~m & b), with m the
+// comparison as C gives it for vectors (0 / -1 ints); a condition the same in every lane keeps C's ?: of whole vectors
+TEST(ClangRenderer, ExtraMatcherSelectsByMasks) {
+  ClangRenderer r;
+  auto load = [](int64_t arg) {
+    return UOp::make(Ops::DEFINE_GLOBAL, dtypes::float32.vec(4).ptr(4), {}, ConstValue(arg))
+        .index(UOp::const_(dtypes::int32, 0))
+        .load();
+  };
+  UOp a = load(0), b = load(1);
+  UOp out = graph_rewrite((a < b).where(b, a), *r.extra_matcher);
+  const DType m4 = dtypes::int32.vec(4);
+  ASSERT_EQ(out.op(), Ops::BITCAST);
+  EXPECT_EQ(out.dtype(), dtypes::float32.vec(4));
+  UOp blend = out.src(0).op() == Ops::NOOP ? out.src(0).src(0) : out.src(0);
+  ASSERT_EQ(blend.op(), Ops::OR);
+  EXPECT_EQ(blend.dtype(), m4);
+  UOp m = blend.src(0).src(0);
+  EXPECT_EQ(m.op(), Ops::CMPLT);
+  EXPECT_EQ(m.dtype(), m4);
+  EXPECT_EQ(m.src(0), a);
+  EXPECT_EQ(m.src(1), b);
+  // the same in every lane: one scalar condition
+  UOp s = UOp::variable("s", 0, 10).cast(dtypes::float32);
+  UOp same = graph_rewrite((s.broadcast(4) < UOp::const_(dtypes::float32, 1.0).broadcast(4)).where(a, b),
+                           *r.extra_matcher);
+  EXPECT_EQ(same.op(), Ops::WHERE);
+  EXPECT_EQ(same.src(0).dtype(), dtypes::bool_);
+}
+
 TEST(ClangRenderer, ExtraMatcherDoubleToHalf) {  // (half)double -> (half)(float)double
   ClangRenderer r;
   UOp d = UOp::variable("d", 0, 10).cast(dtypes::float64);

@@ -439,7 +439,12 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
       if (f >= 0) ups.push_back({f, fa});
       ups.push_back({v, va});
       std::vector<std::pair<int, int>> unrolls;
-      if (size(n - 1) % 2 == 0 && size(n - 1) >= 4) unrolls.push_back({n - 1, 2});
+      // The reduce unrolled by 2, except a packed matmul's with 16 registers: there the unroll loads each row of A's
+      // two steps as one 2-lane vector and the C compiler splats its lanes with a permute that needs an index
+      // register, which the 8 accumulators, 2 panel vectors and 4 rows' pairs don't leave: the accumulators spill in
+      // the inner loop, worst under a fused epilogue's constants (AVX2 sgemm 512-4096: 221-231 -> 233-242 GFLOP/s; a
+      // GELU's backward fused into a 4096 x 384 x 1536 matmul 45 -> 25 ms). One step loads A's rows as broadcasts.
+      if (!(sixteen && panels) && size(n - 1) % 2 == 0 && size(n - 1) >= 4) unrolls.push_back({n - 1, 2});
       // With 16 registers, a packed matmul's rows go in blocks whose part of A (512 KB) stays in L2 while the block
       // sweeps every panel of B: the block loop outermost (THREAD: the threads share it), where the panel loop
       // outermost read all of A from memory once per panel, twice as many panels as AVX-512's (AVX2 sgemm 4096:

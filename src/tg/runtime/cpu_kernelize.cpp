@@ -32,8 +32,8 @@ int64_t pack_width(const std::optional<std::string>& device) {
 // from memory. Copying w once into panels (N/P, K, P), each tile's columns contiguous along K, keeps a panel in L2
 // for the whole sweep over x's rows: what BLAS calls packing (one core, AVX-512, standalone C: 1024^2 79 -> 185
 // GFLOP/s, 2048^2 53 -> 147; the copy 0.1-0.2 ms at 1024, 5-9 ms at 4096). Only for a B at least 32 panels wide
-// (N >= 1024 with AVX-512, 512 with AVX2: AVX2's sgemm 512 1.75 against 2.5 ms, where AVX-512's gains less than the
-// extra kernel costs) and reused by at least 512 outputs (the rows of x), so that the copy pays for itself; the
+// with AVX-512 (N >= 1024: at 512 it gains less than the extra kernel costs), 16 with AVX2 (N >= 256, below) and
+// reused by at least 512 outputs (the rows of x), so that the copy pays for itself; the
 // packed operand has stride P along K, so the rule doesn't fire again.
 //
 // B may also be stored transposed (x @ w.T with w of (N, K): a linear layer's weight), or its reduce may run along
@@ -102,7 +102,11 @@ UOp pack_matmul_operand(M m) {
     if (!j) continue;
     const bool in_panels = xs[*j] == sint(P) && *real[*j] == sint(1) && *real[r] == sint(P);  // packed already
     const int64_t min_reuse = computed || ragged ? 16 : blocks ? 64 : 512;
-    if (in_panels || reuse < min_reuse || !(*real[r] >= 32 * P || *real[*j] != sint(1) || blocks || computed)) continue;
+    // With 16 vector registers (P = 16) the unpacked tile spills (codegen/cpu_tiles.cpp): a B from rows 1 KB apart is
+    // packed (AVX2: sgemm 512 1.75 against 2.5 ms; the input gradients of a GPT's 384-wide layers, dY @ W with W's rows 384 or 1536 floats long,
+    // 82-128 -> ~225 GFLOP/s)
+    const int64_t far_rows = P <= 16 ? 16 * P : 32 * P;
+    if (in_panels || reuse < min_reuse || !(*real[r] >= far_rows || *real[*j] != sint(1) || blocks || computed)) continue;
     Mask keep, pad_j, first_j;  // one copy of the operand: its broadcast axes shrunk to 1; padded along j to NP
     Shape shrunk, xs_p = xs;
     xs_p[*j] = NP;
