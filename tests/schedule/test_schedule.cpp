@@ -235,6 +235,27 @@ TEST(Kernelize, SplitReduceOnceOnCpuWhereRowsAreLong) {
 // A big matmul on the CPU copies its B into panels of the tile's vector width P first (pack_matmul_operand): a kernel
 // of K x N more, and the matmul reads B one panel at a time, contiguous along K. Not where B is under 32 panels wide,
 // where few rows of x reuse it, on a device without CPU tiles, or with CPU_PACK=0.
+// A value computed in two kernels, from more than 3 buffers, realizes once (as tinygrad's newer scheduler keeps such a
+// buffer): a residual stream r_{i+1} = r_i + a_i * b_i whose every r_i is also summed (a layernorm's statistics)
+// realizes every other r_i, where each kernel recomputed the stream from its start (the last one read 17 buffers). A
+// smaller stream (under 1M elements) is recomputed, as the reference does it
+TEST(Kernelize, AValueTwoKernelsReadFromManyBuffersRealizesOnce) {
+  auto widest_kernel = [](int64_t n) {
+    Tensor r = Tensor::empty({n, n}, {.device = "CPU"});
+    std::vector<Tensor> outs;
+    for (int i = 0; i < 8; i++) {
+      r = r + Tensor::empty({n, n}, {.device = "CPU"}) * Tensor::empty({n, n}, {.device = "CPU"});
+      outs.push_back(r.sum(1));
+    }
+    outs.push_back(r);
+    size_t widest = 0;
+    for (const UOp& k : kernels(UOp::sink(kernelize(outs)))) widest = std::max(widest, k.src().size());
+    return widest;
+  };
+  EXPECT_LE(widest_kernel(1024), 7u);
+  EXPECT_EQ(widest_kernel(512), 18u);  // 17 inputs and the output
+}
+
 TEST(Kernelize, PackMatmulOperandOnCpu) {
   auto mm = [](int64_t m, int64_t k, int64_t n, const char* dev) {
     return Tensor::empty({m, k}, {.device = dev}).matmul(Tensor::empty({k, n}, {.device = dev}));

@@ -199,6 +199,57 @@ void recursive_group(const UOp& r, const Children& children, const UOpSet& reali
   }
 }
 
+// ours, as tinygrad's newer scheduler decides (rangeify's remove_bufferize keeps the buffer of a value "generated from
+// multiple buffers"): an elementwise value computed in two kernels or more, and read from more than 3 buffers, realizes
+// once. Where it is computed: every reduce that reads it through elementwise ops, and every realized node that does.
+// Without it a chain of such values is recomputed from its first term in every kernel that reads it: a residual
+// stream's gradient through a transformer's layers, which each layer's layernorm backward both sums and adds to (a
+// GPT's 12 layernorm backwards read 9, 16, ..., 94 buffers, 134 of a step's 1955 ms with AVX2; its fused AdamW
+// computed the concatenation of 76 gradients in two kernels: the step 1955 -> 1775 ms). Sets are capped: 2 kernels
+// decide, 4 buffers do.
+void realize_shared_values(const std::vector<UOp>& topo, const Children& children, UOpSet& realizes) {
+  constexpr size_t kMaxBufs = 3;
+  using Few = std::vector<const UOpNode*>;  // a capped set
+  auto merge = [](Few& into, const Few& from, size_t cap) {
+    for (const UOpNode* x : from) {
+      if (into.size() >= cap) return;
+      if (std::find(into.begin(), into.end(), x) == into.end()) into.push_back(x);
+    }
+  };
+  // the kernels that compute each node, bottom-up (the node's own when it realizes)
+  std::unordered_map<const UOpNode*, Few> kernels;
+  for (size_t i = topo.size(); i-- > 0;) {
+    const UOp& u = topo[i];
+    Few& k = kernels[u.get()];
+    for (const UOp& c : children_of(children, u)) {
+      if (c.op() == Ops::REDUCE_AXIS || realizes.has(c)) merge(k, Few{c.get()}, 2);
+      else merge(k, kernels[c.get()], 2);
+    }
+  }
+  // of 1M elements or more: a smaller one's recomputation costs less than another kernel (from 64K on, a TinyLlama
+  // prefill of 64 tokens realized its softmax's exponentials and its FFN's silu(g) * u: 3 kernels more a layer, 280
+  // -> 255 tok/s; of 512 tokens, whose FFN values realize now, 385-393 either way). Small graphs keep the reference's
+  // kernels
+  auto big = [](const UOp& u) {
+    const ShapeTracker* st = uop_st(u);
+    return st != nullptr && all_int(st->shape()) && prod(st->shape()).as_int() >= (int64_t(1) << 20);
+  };
+  // the buffers each node reads, top-down; a node realized here is a buffer to what reads it
+  std::unordered_map<const UOpNode*, Few> bufs;
+  for (const UOp& u : topo) {
+    Few& b = bufs[u.get()];
+    if (u.op() == Ops::BUFFER || (realizes.has(u) && u.op() != Ops::SINK)) {
+      b = {u.get()};
+      continue;
+    }
+    for (const UOp& s : u.src()) merge(b, bufs[s.get()], kMaxBufs + 1);
+    if (GroupOp::ALU.has(u.op()) && b.size() > kMaxBufs && kernels[u.get()].size() >= 2 && big(u)) {
+      realizes.add(u);
+      b = {u.get()};
+    }
+  }
+}
+
 UOpSet group_realizes(const UOp& sink) {
   UOpSet realizes;
   GrouperCtx ctx;
@@ -215,6 +266,7 @@ UOpSet group_realizes(const UOp& sink) {
     if (u.op() == Ops::ASSIGN) assigns.add(buf_uop(u));
     for (const UOp& s : u.src()) children[uop_base(s).get()].add(u);
   }
+  realize_shared_values(topo, children, realizes);
 
   // find all reduces, and pair them to a elementwise op. if they can't be cleanly paired, force realize the reduce
   UOpMap reduce_for_op;
