@@ -548,6 +548,36 @@ TEST(CpuTile, AnEpiloguesSelectsAreBlendsOfMasks) {
   }
 }
 
+TEST(CpuTile, ASumAcrossRowsTakesItsOutputsInLanes) {
+  // a (4096, 1536) matrix summed over its rows (a bias's gradient), and dy * x summed so (a layernorm weight's): the
+  // 1536 outputs in vector lanes, two registers' worth, the rows' reduce unrolled (by 4; the product with 32
+  // registers takes a matmul's tile, unrolled by 2); the sums as the host's
+  auto tile_of = [](const Tensor& t) {
+    auto [sched, vars] = Tensor::schedule_with_vars({t});
+    return opts_of(cpu_vector_tile(Kernel(sched.back().ast)));
+  };
+  const int64_t R = 4096, C = 1536;
+  for (const char* lanes : {"128", "256"}) {
+    ScopedEnv e("CPU_TILE_LANES", lanes);
+    const std::string up = cat("Opt(op=OptOps.UPCAST, axis=0, arg=", std::stoi(lanes) / 8, ")");
+    for (const std::string& t : {tile_of(Tensor::empty({R, C}).sum(0)),
+                                 tile_of((Tensor::empty({R, C}) * Tensor::empty({R, C})).sum(0))}) {
+      EXPECT_NE(t.find(up), std::string::npos) << lanes << " " << t;
+      EXPECT_NE(t.find("Opt(op=OptOps.UNROLL, axis=0, arg="), std::string::npos) << lanes << " " << t;
+    }
+  }
+  std::vector<float> xv(static_cast<size_t>(R * C));
+  std::vector<float> want(static_cast<size_t>(C), 0.0f);
+  for (int64_t i = 0; i < R; i++)
+    for (int64_t j = 0; j < C; j++) {
+      const float v = static_cast<float>((i * 7 + j * 3) % 5 - 2);
+      xv[static_cast<size_t>(i * C + j)] = v;
+      want[static_cast<size_t>(j)] += v * v;
+    }
+  Tensor x(xv, {R, C});
+  EXPECT_EQ((x * x).sum(0).tolist<float>(), want);
+}
+
 TEST(CpuTile, BlockedReduceMatmulComputesItsProduct) {
   // x (512, 4096) @ w (4096, 1024): the scheduler sums the reduce in four blocks of 1024 (tests/schedule:
   // Kernelize.PackMatmulOperandOnCpu). w[k, j] = f(k) g(j), so the host's answer is g(j) times x's rows dotted with
