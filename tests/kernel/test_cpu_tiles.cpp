@@ -560,8 +560,8 @@ TEST(CpuTile, ASumAcrossRowsTakesItsOutputsInLanes) {
   for (const char* lanes : {"128", "256"}) {
     ScopedEnv e("CPU_TILE_LANES", lanes);
     const std::string up = cat("Opt(op=OptOps.UPCAST, axis=0, arg=", std::stoi(lanes) / 8, ")");
-    for (const std::string& t : {tile_of(Tensor::empty({R, C}).sum(0)),
-                                 tile_of((Tensor::empty({R, C}) * Tensor::empty({R, C})).sum(0))}) {
+    for (const std::string& t :
+         {tile_of(Tensor::empty({R, C}).sum(0)), tile_of((Tensor::empty({R, C}) * Tensor::empty({R, C})).sum(0))}) {
       EXPECT_NE(t.find(up), std::string::npos) << lanes << " " << t;
       EXPECT_NE(t.find("Opt(op=OptOps.UNROLL, axis=0, arg="), std::string::npos) << lanes << " " << t;
     }

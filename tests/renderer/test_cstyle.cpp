@@ -203,8 +203,8 @@ TEST(ClangRenderer, ExtraMatcherSelectsByMasks) {
   EXPECT_EQ(m.src(1), b);
   // the same in every lane: one scalar condition
   UOp s = UOp::variable("s", 0, 10).cast(dtypes::float32);
-  UOp same = graph_rewrite((s.broadcast(4) < UOp::const_(dtypes::float32, 1.0).broadcast(4)).where(a, b),
-                           *r.extra_matcher);
+  UOp same =
+      graph_rewrite((s.broadcast(4) < UOp::const_(dtypes::float32, 1.0).broadcast(4)).where(a, b), *r.extra_matcher);
   EXPECT_EQ(same.op(), Ops::WHERE);
   EXPECT_EQ(same.src(0).dtype(), dtypes::bool_);
 }

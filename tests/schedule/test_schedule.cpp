@@ -269,11 +269,10 @@ TEST(Kernelize, PackMatmulOperandOnCpu) {
   EXPECT_EQ(kernel_outputs(
                 Tensor::empty({2, 512, 64}, {.device = "CPU"}).matmul(Tensor::empty({2, 64, 1024}, {.device = "CPU"}))),
             (V{2 * 64 * 1024, 2 * 512 * 1024}));
-  const int64_t P = cpu_tile_lanes(*Device::get("CPU").renderer) / 8;          // 32 with AVX-512, 16 with AVX2
+  const int64_t P = cpu_tile_lanes(*Device::get("CPU").renderer) / 8;  // 32 with AVX-512, 16 with AVX2
   // with 32 registers a B from 32 panels wide (rows 4 KB apart); with 16 (AVX2, SSE), where the unpacked tile spills,
   // from 16 (AVX2: 1 KB, a GPT's input gradient dY @ W with W's rows 384 floats long)
-  EXPECT_EQ(kernel_outputs(mm(1024, 64, 16 * P, "CPU")),
-            (P <= 16 ? V{64 * 16 * P, 1024 * 16 * P} : V{1024 * 16 * P}));
+  EXPECT_EQ(kernel_outputs(mm(1024, 64, 16 * P, "CPU")), (P <= 16 ? V{64 * 16 * P, 1024 * 16 * P} : V{1024 * 16 * P}));
   {
     tg::test::ScopedEnv sixteen("CPU_TILE_LANES", "128");
     EXPECT_EQ(kernel_outputs(mm(1024, 80, 384, "CPU")), (V{80 * 384, 1024 * 384}));
@@ -281,8 +280,8 @@ TEST(Kernelize, PackMatmulOperandOnCpu) {
     tg::test::ScopedEnv thirty_two("CPU_TILE_LANES", "256");
     EXPECT_EQ(kernel_outputs(mm(1024, 88, 384, "CPU")), (V{1024 * 384}));
   }
-  EXPECT_EQ(kernel_outputs(mm(256, 64, 1024, "CPU")), (V{256 * 1024}));        // 256 rows of x
-  EXPECT_EQ(kernel_outputs(mm(1024, 32, 1024, "CPU")), (V{1024 * 1024}));      // K of 32
+  EXPECT_EQ(kernel_outputs(mm(256, 64, 1024, "CPU")), (V{256 * 1024}));    // 256 rows of x
+  EXPECT_EQ(kernel_outputs(mm(1024, 32, 1024, "CPU")), (V{1024 * 1024}));  // K of 32
   EXPECT_EQ(kernel_outputs(mm(1024, 64, 1024, "PYTHON")), (V{1024 * 1024}));
   {
     tg::test::ScopedEnv off("CPU_PACK", "0");

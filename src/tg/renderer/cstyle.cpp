@@ -684,12 +684,11 @@ static UOp where_by_mask(const UOp& w) {
   const int n = w.dtype().vcount();
   const DType vt = w.dtype().scalar();
   // (floats: an integer select may be part of a product the dot-product helper takes lane by lane, IQ4_NL's table)
-  if (n < 2 || vt != dtypes::float32) return {};
+  // (and C's vectors have 2^k lanes)
+  if (n < 2 || !std::has_single_bit(static_cast<unsigned>(n)) || vt != dtypes::float32) return {};
   const UOp& c = w.src(0);
-  std::vector<UOp> cmps;
-  if (c.op() == Ops::VECTORIZE) cmps = c.src();
-  else if (c.op() == Ops::CMPLT || c.op() == Ops::CMPNE) cmps = {c};
-  else return {};
+  if (c.op() != Ops::VECTORIZE && c.op() != Ops::CMPLT && c.op() != Ops::CMPNE) return {};
+  const std::vector<UOp> cmps = c.op() == Ops::VECTORIZE ? c.src() : std::vector<UOp>{c};
   // one condition for every lane (a K-quant's sub-block): C's ?: selects whole vectors (extra_pm)
   auto uniform = [](const UOp& v) {  // the same in every lane: consts and splats, and ALUs of them (up to 64 nodes)
     std::vector<UOp> stack{v};

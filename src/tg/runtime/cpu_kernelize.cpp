@@ -103,10 +103,11 @@ UOp pack_matmul_operand(M m) {
     const bool in_panels = xs[*j] == sint(P) && *real[*j] == sint(1) && *real[r] == sint(P);  // packed already
     const int64_t min_reuse = computed || ragged ? 16 : blocks ? 64 : 512;
     // With 16 vector registers (P = 16) the unpacked tile spills (codegen/cpu_tiles.cpp): a B from rows 1 KB apart is
-    // packed (AVX2: sgemm 512 1.75 against 2.5 ms; the input gradients of a GPT's 384-wide layers, dY @ W with W's rows 384 or 1536 floats long,
-    // 82-128 -> ~225 GFLOP/s)
+    // packed (AVX2: sgemm 512 1.75 against 2.5 ms; the input gradients of a GPT's 384-wide layers, dY @ W with W's rows
+    // 384 or 1536 floats long, 82-128 -> ~225 GFLOP/s)
     const int64_t far_rows = P <= 16 ? 16 * P : 32 * P;
-    if (in_panels || reuse < min_reuse || !(*real[r] >= far_rows || *real[*j] != sint(1) || blocks || computed)) continue;
+    if (in_panels || reuse < min_reuse || !(*real[r] >= far_rows || *real[*j] != sint(1) || blocks || computed))
+      continue;
     Mask keep, pad_j, first_j;  // one copy of the operand: its broadcast axes shrunk to 1; padded along j to NP
     Shape shrunk, xs_p = xs;
     xs_p[*j] = NP;

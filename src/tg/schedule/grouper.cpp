@@ -221,10 +221,8 @@ void realize_shared_values(const std::vector<UOp>& topo, const Children& childre
   for (size_t i = topo.size(); i-- > 0;) {
     const UOp& u = topo[i];
     Few& k = kernels[u.get()];
-    for (const UOp& c : children_of(children, u)) {
-      if (c.op() == Ops::REDUCE_AXIS || realizes.has(c)) merge(k, Few{c.get()}, 2);
-      else merge(k, kernels[c.get()], 2);
-    }
+    for (const UOp& c : children_of(children, u))
+      merge(k, c.op() == Ops::REDUCE_AXIS || realizes.has(c) ? Few{c.get()} : kernels[c.get()], 2);
   }
   // of 1M elements or more: a smaller one's recomputation costs less than another kernel (from 64K on, a TinyLlama
   // prefill of 64 tokens realized its softmax's exponentials and its FFN's silu(g) * u: 3 kernels more a layer, 280
