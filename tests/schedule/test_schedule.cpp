@@ -235,10 +235,10 @@ TEST(Kernelize, SplitReduceOnceOnCpuWhereRowsAreLong) {
 // A big matmul on the CPU copies its B into panels of the tile's vector width P first (pack_matmul_operand): a kernel
 // of K x N more, and the matmul reads B one panel at a time, contiguous along K. Not where B is under 32 panels wide,
 // where few rows of x reuse it, on a device without CPU tiles, or with CPU_PACK=0.
-// A value computed in two kernels, from more than 3 buffers, realizes once (as tinygrad's newer scheduler keeps such a
-// buffer): a residual stream r_{i+1} = r_i + a_i * b_i whose every r_i is also summed (a layernorm's statistics)
-// realizes every other r_i, where each kernel recomputed the stream from its start (the last one read 17 buffers). A
-// smaller stream (under 1M elements) is recomputed, as the reference does it
+// A value read by two nodes and so computed in two kernels, from more than 3 buffers, realizes once (as tinygrad's
+// newer scheduler keeps such a buffer): a residual stream r_{i+1} = r_i + a_i * b_i whose every r_i is also summed (a
+// layernorm's statistics) realizes every other r_i, where each kernel recomputed the stream from its start (the last
+// one read 17 buffers). A smaller stream (under 1M elements) is recomputed, as the reference does it
 TEST(Kernelize, AValueTwoKernelsReadFromManyBuffersRealizesOnce) {
   auto widest_kernel = [](int64_t n) {
     Tensor r = Tensor::empty({n, n}, {.device = "CPU"});
@@ -254,6 +254,12 @@ TEST(Kernelize, AValueTwoKernelsReadFromManyBuffersRealizesOnce) {
   };
   EXPECT_LE(widest_kernel(1024), 7u);
   EXPECT_EQ(widest_kernel(512), 18u);  // 17 inputs and the output
+  // a concatenation of 8 buffers read by two kernels (a fused optimizer's gradients, read by its m and v updates):
+  // the whole realizes once, not each of the partial sums it is made of (each read by one node)
+  std::vector<Tensor> parts;
+  for (int i = 0; i < 7; i++) parts.push_back(Tensor::empty({256, 1024}, {.device = "CPU"}));
+  Tensor whole = Tensor::empty({256, 1024}, {.device = "CPU"}).cat(parts);
+  EXPECT_EQ(kernels(UOp::sink(kernelize({whole + 1.0f, whole * 3.0f}))).size(), 3u);
 }
 
 TEST(Kernelize, PackMatmulOperandOnCpu) {

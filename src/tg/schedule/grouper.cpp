@@ -200,13 +200,14 @@ void recursive_group(const UOp& r, const Children& children, const UOpSet& reali
 }
 
 // ours, as tinygrad's newer scheduler decides (rangeify's remove_bufferize keeps the buffer of a value "generated from
-// multiple buffers"): an elementwise value computed in two kernels or more, and read from more than 3 buffers, realizes
-// once. Where it is computed: every reduce that reads it through elementwise ops, and every realized node that does.
-// Without it a chain of such values is recomputed from its first term in every kernel that reads it: a residual
-// stream's gradient through a transformer's layers, which each layer's layernorm backward both sums and adds to (a
-// GPT's 12 layernorm backwards read 9, 16, ..., 94 buffers, 134 of a step's 1955 ms with AVX2; its fused AdamW
-// computed the concatenation of 76 gradients in two kernels: the step 1955 -> 1775 ms). Sets are capped: 2 kernels
-// decide, 4 buffers do.
+// multiple buffers"): an elementwise value read by two nodes or more and so computed in two kernels or more, and read
+// from more than 3 buffers, realizes once (a value with one reader is computed where that reader is: a concatenation's
+// partial sums are not realized one by one, only the whole). Where it is computed: every reduce that reads it through
+// elementwise ops, and every realized node that does. Without it a chain of such values is recomputed from its first
+// term in every kernel that reads it: a residual stream's gradient through a transformer's layers, which each layer's
+// layernorm backward both sums and adds to (a GPT's 12 layernorm backwards read 9, 16, ..., 94 buffers, 134 of a step's
+// 1955 ms with AVX2; its fused AdamW computed the concatenation of 76 gradients in two kernels: the step 1955 -> 1775
+// ms). Sets are capped: 2 kernels decide, 4 buffers do.
 void realize_shared_values(const std::vector<UOp>& topo, const Children& children, UOpSet& realizes) {
   constexpr size_t kMaxBufs = 3;
   using Few = std::vector<const UOpNode*>;  // a capped set
@@ -241,7 +242,8 @@ void realize_shared_values(const std::vector<UOp>& topo, const Children& childre
       continue;
     }
     for (const UOp& s : u.src()) merge(b, bufs[s.get()], kMaxBufs + 1);
-    if (GroupOp::ALU.has(u.op()) && b.size() > kMaxBufs && kernels[u.get()].size() >= 2 && big(u)) {
+    if (GroupOp::ALU.has(u.op()) && b.size() > kMaxBufs && children_of(children, u).size() >= 2 &&
+        kernels[u.get()].size() >= 2 && big(u)) {
       realizes.add(u);
       b = {u.get()};
     }
