@@ -839,6 +839,28 @@ TEST(CpuVectorLoop, APadsCopyIsAPlainLoopOfMaskedLoads) {
       }
 }
 
+TEST(CpuVectorLoop, RandomBitsOverAConcatenationAreAPlainLoop) {
+  // a dropout's mask, Tensor.rand's bits compared: the kernel that hashes the first half of the counters and loads the
+  // second half's bits (rand's two halves concatenated: loads gated along the outer axis only) is a plain loop, no
+  // opts, which clang vectorizes; the bits are those of the reference's opts (CPU_VECTOR_TILE=0), every one
+  auto mask = [] {
+    Tensor::manual_seed(3);
+    return Tensor::rand({4096, 384}, {.device = "CPU"}, false) >= 0.1f;
+  };
+  auto [schedule, vars] = Tensor::schedule_with_vars({mask()});
+  ASSERT_FALSE(schedule.empty());
+  auto runner = std::dynamic_pointer_cast<CompiledRunner>(lower_schedule_item(schedule.back()).prg);
+  ASSERT_TRUE(runner);
+  EXPECT_NE(runner->p.src.find("void E_4096_384("), std::string::npos) << runner->p.src;
+  std::vector<bool> plain = mask().tolist<bool>(), reference;
+  {
+    ScopedEnv off("CPU_VECTOR_TILE", "0");
+    reference = mask().tolist<bool>();
+  }
+  EXPECT_EQ(plain, reference);
+  EXPECT_NEAR(static_cast<double>(std::count(plain.begin(), plain.end(), true)) / plain.size(), 0.9, 0.01);
+}
+
 TEST(CpuSymbolicTile, DecodeAttentionOverAVariableLengthTakesTheTile) {
   // decode's attention over the positions so far: 4 key heads of 8 query heads each, 64 wide, S = start_pos + 1 keys
   // (a Variable). Its scores (a dot product along the 64) and their weighted sum of the values (a sum over S) take
