@@ -179,16 +179,18 @@ TEST(ClangRenderer, ExtraMatcherDevectorizesWhere) {  // where on float4 -> VECT
   EXPECT_EQ(out.src(2).src(1), v.gep(2));
 }
 
-// ours: a select of 32-bit lanes by a comparison of 32-bit lanes -> a blend of masks, (m & a) | (~m & b), with m the
+// 4 lanes of `scalar` loaded from buffer `arg`
+UOp load4(DType scalar, int64_t arg) {
+  return UOp::make(Ops::DEFINE_GLOBAL, scalar.vec(4).ptr(4), {}, ConstValue(arg))
+      .index(UOp::const_(dtypes::int32, 0))
+      .load();
+}
+
+// ours: a select of float lanes by a comparison of 32-bit lanes -> a blend of masks, (m & a) | (~m & b), with m the
 // comparison as C gives it for vectors (0 / -1 ints); a condition the same in every lane keeps C's ?: of whole vectors
 TEST(ClangRenderer, ExtraMatcherSelectsByMasks) {
   ClangRenderer r;
-  auto load = [](int64_t arg) {
-    return UOp::make(Ops::DEFINE_GLOBAL, dtypes::float32.vec(4).ptr(4), {}, ConstValue(arg))
-        .index(UOp::const_(dtypes::int32, 0))
-        .load();
-  };
-  UOp a = load(0), b = load(1);
+  UOp a = load4(dtypes::float32, 0), b = load4(dtypes::float32, 1);
   UOp out = graph_rewrite((a < b).where(b, a), *r.extra_matcher);
   const DType m4 = dtypes::int32.vec(4);
   ASSERT_EQ(out.op(), Ops::BITCAST);
@@ -220,12 +222,7 @@ TEST(ClangRenderer, ExtraMatcherDoubleToHalf) {  // (half)double -> (half)(float
 // (one vcvtph2ps each, where clang built the halves' vector a word insert per lane); a lane out of order keeps the cast
 TEST(ClangRenderer, ExtraMatcherWidensHalvesByPiece) {
   ClangRenderer r;
-  auto load = [](int64_t arg) {
-    return UOp::make(Ops::DEFINE_GLOBAL, dtypes::float16.vec(4).ptr(4), {}, ConstValue(arg))
-        .index(UOp::const_(dtypes::int32, 0))
-        .load();
-  };
-  UOp a = load(0), b = load(1);
+  UOp a = load4(dtypes::float16, 0), b = load4(dtypes::float16, 1);
   std::vector<UOp> lanes;
   for (const UOp& v : {a, b})
     for (int64_t i = 0; i < 4; i++) lanes.push_back(v.gep(i));
