@@ -2,12 +2,13 @@
 """Issue 17's table: our CPU kernels against their peers, measured side by side in one run on this machine, for one
 target ISA, printed as one table of ratios with the target each one has to meet.
 
-  PYTHONPATH=build/python /usr/bin/python3 bench/bench_cpu_table.py [--isa native|avx2] [--repeats 5]
+  PYTHONPATH=build/python /usr/bin/python3 bench/bench_cpu_table.py [--isa native|avx2] [--arch MARCH] [--repeats 5]
 
 --isa avx2 compiles our kernels for x86-64-v3 (CPU_ARCH) and holds the peers to AVX2 as well: PyTorch through
 ATEN_CPU_CAPABILITY=avx2 and oneDNN's ONEDNN_MAX_CPU_ISA/DNNL_MAX_CPU_ISA=AVX2, OpenBLAS through
 OPENBLAS_CORETYPE=Haswell (the table prints what each peer says it runs). So an AVX-512 machine measures the AVX2
-path too. Every workload runs in a child process started with that environment:
+path too. --arch MARCH compiles ours for another machine's -march (cascadelake: the AVX-512 VNNI Xeon's), the peers
+native. Every workload runs in a child process started with that environment:
 
   MNIST step, convs   bench/bench_vs_torch.py (PyTorch's CPU eager mode; the fastest of runs in turns); the convs
                       under TinyJit (the target) and realized each call (with the scheduling, for information)
@@ -76,6 +77,8 @@ def run(cmd, env, timeout=3600):
 def main():
   ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
   ap.add_argument("--isa", choices=["native", "avx2"], default="native")
+  ap.add_argument("--arch", help="our kernels for this -march (CPU_ARCH: another machine's target, e.g. cascadelake "
+                  "for an AVX-512 VNNI Xeon), the peers native")
   ap.add_argument("--repeats", type=int, default=5)
   ap.add_argument("--skip", default="", help="comma-separated: torch, sgemm, reduce")
   args = ap.parse_args()
@@ -85,6 +88,7 @@ def main():
   for k in PEER_AVX2: env.pop(k, None)
   env.pop("OPENBLAS_L2_SIZE", None)
   if args.isa == "avx2": env.update(PEER_AVX2)
+  if args.arch: env["CPU_ARCH"] = args.arch
   env.setdefault("CPU_THREADS", str(len(os.sched_getaffinity(0))))
   env["OPENBLAS_NUM_THREADS"] = env["CPU_THREADS"]
   env.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
