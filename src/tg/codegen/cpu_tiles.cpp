@@ -605,38 +605,30 @@ bool cpu_vector_loop(const Kernel& k) {
     any = true;
   }
   const int n = k.shape_len();
-  // random bits (THREEFRY, Tensor.rand's counters hashed) with loads gated along outer axes only (rand's two halves
-  // concatenated): a plain loop, which clang vectorizes, the gates the same along it, where the upcast form ran the
-  // 20 rounds lane by lane (a GPT's dropout masks, 13 kernels a step: AVX-512 67.6 -> 14.6 ms, AVX2 85 -> 32 ms). One
-  // without gates keeps the upcast form, which clang vectorizes as well as the loop
-  if (k.reduceops.empty() && n > 0 &&
-      std::any_of(topo.begin(), topo.end(), [](const UOp& u) { return u.op() == Ops::THREEFRY; })) {
-    bool gated = false;
-    for (size_t i = 0; i < k.bufs.size(); i++) {
-      std::optional<sint> s = real_strides(k.sts[i], true)[static_cast<size_t>(n - 1)];
-      if (!s || !(*s == sint(1) || (k.bufs[i].op() != Ops::STORE && *s == sint(0))) || axis_is_masked(k.sts[i], n - 1))
-        return false;
-      gated |= k.bufs[i].op() == Ops::LOAD && has_mask(k.sts[i]);
-    }
-    return gated;
-  }
-  if (!any && k.reduceops.empty() && n > 0) {
-    // an elementwise kernel with one load gated along its innermost axis (a pad's copy: a conv's padded input),
-    // stored at stride 1 and read at stride 1 or 0 by every load, of 1M elements at most: the loop vectorizes into
-    // masked vector loads, where the upcast form loads lane by lane (the recognizer's pad copies ~30 -> ~190 GB/s).
-    // A bigger copy streams from memory, where the upcast form's several streams a thread read faster, and a
-    // concatenation's several gated loads don't vectorize (clang 14)
+  const bool random_bits = std::any_of(topo.begin(), topo.end(), [](const UOp& u) { return u.op() == Ops::THREEFRY; });
+  if (k.reduceops.empty() && n > 0 && (random_bits || !any)) {
+    // an elementwise kernel (random bits, or no transcendental) whose every buffer is stored at stride 1 and read at
+    // stride 1 or 0 along its innermost axis, with gated loads, as a plain loop:
+    // - random bits (THREEFRY, Tensor.rand's counters hashed) with loads gated along outer axes only (rand's two
+    //   halves concatenated): clang vectorizes the loop, the gates the same along it, where the upcast form ran the 20
+    //   rounds lane by lane (a GPT's dropout masks, 13 kernels a step: AVX-512 67.6 -> 14.6 ms, AVX2 85 -> 32 ms); one
+    //   without gates keeps the upcast form, which clang vectorizes as well as the loop
+    // - one load gated (a pad's copy: a conv's padded input) of 1M elements at most: the loop vectorizes into masked
+    //   vector loads, where the upcast form loads lane by lane (the recognizer's pad copies ~30 -> ~190 GB/s). A bigger
+    //   copy streams from memory, where the upcast form's several streams a thread read faster, and a
+    //   concatenation's several gated loads along the row don't vectorize (clang 14)
     const int last = n - 1;
-    int gated_loads = 0;
+    int gated = 0, gated_along = 0;  // inputs gated anywhere, and along the innermost axis
     for (size_t i = 0; i < k.bufs.size(); i++) {
-      const bool store = k.bufs[i].op() == Ops::STORE, gated = axis_is_masked(k.sts[i], last);
+      const bool store = k.bufs[i].op() == Ops::STORE, along = axis_is_masked(k.sts[i], last);
       std::optional<sint> s = real_strides(k.sts[i], true)[static_cast<size_t>(last)];
-      if (!s || !(*s == sint(1) || (!store && *s == sint(0))) || (store && gated)) return false;
-      gated_loads += gated || (k.bufs[i].op() == Ops::LOAD && has_mask(k.sts[i]));
+      if (!s || !(*s == sint(1) || (!store && *s == sint(0))) || (store && along)) return false;
+      gated += along || (k.bufs[i].op() == Ops::LOAD && has_mask(k.sts[i]));
+      gated_along += along;
     }
+    if (random_bits) return gated > 0 && gated_along == 0;
     const sint& row = k.full_shape()[static_cast<size_t>(last)];
-    return gated_loads == 1 && row.is_int() && row.as_int() >= 16 &&
-           prod_range(k.full_shape(), 0, n) <= (int64_t(1) << 20);
+    return gated == 1 && row.is_int() && row.as_int() >= 16 && prod_range(k.full_shape(), 0, n) <= (int64_t(1) << 20);
   }
   if (!any || k.reduceops.empty()) return any;
   // a sum: the innermost loop is its last reduce axis, along which every load reads contiguously or not at all

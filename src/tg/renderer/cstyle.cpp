@@ -709,9 +709,10 @@ static UOp where_by_mask(const UOp& w) {
   };
   if (cmps.size() > 1 ? uniform(c) : uniform(c.src(0)) && uniform(c.src(1))) return {};
   const Ops cmp = cmps[0].op();
+  if (cmp != Ops::CMPLT && cmp != Ops::CMPNE) return {};
   std::vector<UOp> lhs, rhs;
   for (const UOp& l : cmps) {
-    if (l.op() != cmp || (cmp != Ops::CMPLT && cmp != Ops::CMPNE)) return {};
+    if (l.op() != cmp) return {};
     const DType st = l.src(0).dtype();
     if (st.itemsize() != 4 || st.vcount() != l.dtype().vcount() || st.scalar() != cmps[0].src(0).dtype().scalar() ||
         !(dtypes::is_float(st.scalar()) || dtypes::is_int(st.scalar())))
@@ -731,9 +732,8 @@ static UOp where_by_mask(const UOp& w) {
     return in_order ? x : UOp::make(Ops::VECTORIZE, cst.vec(n), lanes);
   };
   const UOp m = UOp::make(cmp, mt, {whole(lhs), whole(rhs)});
-  auto bits = [&](const UOp& x) { return x.bitcast(mt); };
   const UOp ones = UOp::const_(dtypes::int32, int64_t(-1)).broadcast(n);
-  const UOp blend = (m & bits(w.src(1))) | ((m ^ ones) & bits(w.src(2)));
+  const UOp blend = (m & w.src(1).bitcast(mt)) | ((m ^ ones) & w.src(2).bitcast(mt));
   return blend.bitcast(w.dtype());
 }
 

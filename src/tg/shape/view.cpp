@@ -361,7 +361,6 @@ View View::minify() const {
   return nv ? *nv : *this;
 }
 
-// this (vm2) followed by vm1 as a single view, if there is one
 uint64_t View::hash() const {
   uint64_t h = shape.size();
   auto mix = [&](const sint& v) { h = hash_combine(h, static_cast<uint64_t>(v.hash())); };
@@ -396,6 +395,7 @@ std::optional<View> View::merge(const View& vm1) const {
   return merged;
 }
 
+// this (vm2) followed by vm1 as a single view, if there is one
 std::optional<View> View::merge_uncached(const View& vm1) const {
   const View& vm2 = *this;
   if (vm2.contiguous) return vm1;
