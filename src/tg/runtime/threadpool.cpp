@@ -9,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -137,10 +138,25 @@ class Pool {
       int id = static_cast<int>(threads_.size()) + 1;
       uint64_t seen = gen_.load();  // before this job's bump: the new worker must not skip it
       threads_.emplace_back([this, id, seen] { worker(id, seen); });
-      threads_.back().detach();  // the pool lives as long as the process
     }
   }
 
+ public:
+  // at exit (stop_pool): the workers finish the job they are in, leave and are joined, so that the process ends with
+  // its one thread (LeakSanitizer's exit check stops every thread, and crashed now and then on the workers' waits:
+  // ~15% of the ASan runs of a two-device test)
+  void stop() {
+    {
+      std::lock_guard lock(mu_);
+      quit_ = true;
+      gen_.fetch_add(1);
+    }
+    cv_work_.notify_all();
+    for (std::thread& t : threads_)
+      if (t.joinable() && t.get_id() != std::this_thread::get_id()) t.join();
+  }
+
+ private:
   void worker(int id, uint64_t seen) {
     in_parallel_for = true;
     for (;;) {
@@ -150,6 +166,7 @@ class Pool {
       {
         std::unique_lock lock(mu_);
         cv_work_.wait(lock, [&] { return gen_.load() != seen; });
+        if (quit_) return;
         seen = gen_.load();
         job = job_, n = job_n_, threads = job_threads_;
         if (job == nullptr || id >= threads) continue;
@@ -168,21 +185,36 @@ class Pool {
   std::atomic<int> active_{0};    // workers inside the current job
   const std::function<void(int)>* job_ = nullptr;
   int job_threads_ = 0, job_n_ = 0;
+  bool quit_ = false;          // the process is ending (guarded by mu_)
   std::vector<Share> shares_;  // a slot per thread of the pool (0: the caller)
   std::vector<std::thread> threads_;
 };
 
 // The pool of this process. A forked child has none of its parent's threads: it starts a pool of its own (the
-// parent's object is kept, unused, since its mutexes may have been held at the fork).
+// parent's object is kept, unused, since its mutexes may have been held at the fork). Never freed (and so never
+// destroyed at exit); its workers are stopped and joined at exit (stop_pool), this process's pool's alone.
+std::mutex pools_mu;
+std::vector<Pool*>* pools = nullptr;
+pid_t pools_owner = 0;
+
+void stop_pool() {
+  Pool* p = nullptr;
+  {
+    std::lock_guard lock(pools_mu);
+    if (pools != nullptr && !pools->empty() && pools_owner == ::getpid()) p = pools->back();
+  }
+  if (p != nullptr) p->stop();
+}
+
 Pool& pool() {
-  static std::mutex mu;
-  // never freed (and so never destroyed at exit): detached workers use them until the process ends
-  static auto* pools = new std::vector<Pool*>();
-  static pid_t owner = 0;
-  std::lock_guard lock(mu);
-  if (pools->empty() || owner != ::getpid()) {
+  std::lock_guard lock(pools_mu);
+  if (pools == nullptr) {
+    pools = new std::vector<Pool*>();
+    std::atexit(stop_pool);  // registered after the sanitizers' exit checks, so it runs before them
+  }
+  if (pools->empty() || pools_owner != ::getpid()) {
     pools->push_back(new Pool());
-    owner = ::getpid();
+    pools_owner = ::getpid();
   }
   return *pools->back();
 }
