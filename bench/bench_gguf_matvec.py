@@ -5,7 +5,7 @@
 # that take twice the last-level cache (at least 256 MiB; a 2-core cloud VM may sit on a 480 MiB L3) to leave it; the
 # matvec runs under TinyJit, as a decode step does, so the time is the kernel's and not Python's. The quantized types are
 # also timed with integers: ggml_int8_linear (x quantized to int8 blocks, integer dot products; its x quantization's
-# kernels included) on the file's bytes ("int8") and, for Q4_0, Q8_0 and Q4_K, on the weight laid out by ggml_int8_pack
+# kernels included) on the file's bytes ("int8") and, for Q4_0, Q8_0, Q4_K and Q6_K, on the weight laid out by ggml_int8_pack
 # ("packed": as the LLM decode step runs them on the CPU).
 # --prefill M times prefill-shaped matmuls instead: M rows of x by the packed weight (ggml_int8_linear on
 # ggml_int8_pack's layout, x's quantization kernels included) against our float32 matmul of the same shape, in
@@ -18,7 +18,7 @@ from tinygrad import Tensor, Device, TinyJit
 from tinygrad.nn.state import ggml_data_to_tensor, ggml_int8_linear, ggml_int8_pack, GGMLInt8Weight
 
 TYPES = {"f16": (1, 1, 2), "q8_0": (8, 32, 34), "q4_0": (2, 32, 18), "q4_K": (12, 256, 144), "q6_K": (14, 256, 210)}
-PACKS = ("q4_0", "q8_0", "q4_K")
+PACKS = ("q4_0", "q8_0", "q4_K", "q6_K")
 SCALE_AT = {"q8_0": [0], "q4_0": [0], "q4_K": [0, 2], "q6_K": [208]}
 
 def median_time(f, n):
@@ -36,6 +36,10 @@ def weights(name, n, k, rng):
     raw = rng.integers(0, 256, n * k // bs * ts, dtype=np.uint8)
     for at in SCALE_AT[name]: raw.reshape(-1, ts)[:, at:at + 2] = np.frombuffer(np.float16(0.01).tobytes(), np.uint8)
   return Tensor(raw).realize(), raw.nbytes
+
+# a packed weight's tensors (TinyJit's inputs are tensors: the weight's passed apart) by field, and the weight again
+def parts(w): return {f: getattr(w, f) for f in ("q", "d", "dmin", "sc", "m", "qh") if getattr(w, f) is not None}
+def rebuilt(names, ts, typ, n, k): return GGMLInt8Weight(ggml_type=typ, n=n, k=k, **dict(zip(names, ts)))
 
 def cpu_name():
   try:
@@ -84,9 +88,10 @@ def main():
       if name != "f16": paths.append((" int8", copies, lambda x, raw: ggml_int8_linear(x, raw, typ, n).realize()))
       if name in PACKS:  # the LLM's decode step: the weight laid out once at load (ggml_int8_pack), then multiplied
         # TinyJit's inputs are tensors: the weight's passed apart
-        packed = [tuple(t for t in (w.q, w.d, w.dmin, w.sc, w.m) if t is not None)
-                  for w in (ggml_int8_pack(c, typ, n, k) for c in copies)]
-        paths.append((" packed", packed, lambda x, *ts: ggml_int8_linear(x, GGMLInt8Weight(*ts[:2], typ, n, k, *ts[2:])).realize()))
+        packed = [parts(ggml_int8_pack(c, typ, n, k)) for c in copies]
+        names = list(packed[0])
+        paths.append((" packed", [tuple(p.values()) for p in packed],
+                      lambda x, *ts: ggml_int8_linear(x, rebuilt(names, ts, typ, n, k)).realize()))
       for label, ws, f in paths:
         matvec = TinyJit(f)
         i = [0]
@@ -115,11 +120,9 @@ def prefill(args, rng):
       if name not in PACKS: continue
       typ = TYPES[name][0]
       w, _ = weights(name, n, k, rng)
-      p = ggml_int8_pack(w, typ, n, k)
-      parts = tuple(t for t in (p.q, p.d, p.dmin, p.sc, p.m) if t is not None)
-      Tensor.realize(*parts)
-      mm = TinyJit(lambda x, *ts: ggml_int8_linear(x, GGMLInt8Weight(*ts[:2], typ, n, k, *ts[2:])).realize())
-      t = timed(mm, x, *parts)
+      p = parts(ggml_int8_pack(w, typ, n, k))
+      mm = TinyJit(lambda x, *ts: ggml_int8_linear(x, rebuilt(list(p), ts, typ, n, k)).realize())
+      t = timed(mm, x, *p.values())
       ops = 2 * m * k * n
       print(f"{shape:>12} {name:>10} {t * 1e3:8.2f} {ops / t / 1e9:7.0f} {tf * 1e3:10.2f} {ops / tf / 1e9:8.0f} {tf / t:6.2f}")
 

@@ -22,6 +22,13 @@ WORKLOADS = {
          "x=Tensor.rand(64,256); l=nn.Linear(256,128); n=nn.LayerNorm(128)\n"
          "opt=nn.optim.Adam([l.weight,l.bias]); Tensor.training=True\n"
          "loss=n(l(x)).softmax(-1).log().mean(); opt.zero_grad(); loss.backward(); opt.step()"),
+  # the int8 matvec and matmul on each packed GGUF type (Q4_0, Q8_0, Q4_K, Q6_K): a decode step's row, a chunk's 8
+  "gguf_packed": ("from tinygrad.nn.state import ggml_int8_pack, ggml_int8_linear\n"
+                  "for typ, bs, ts in ((2, 32, 18), (8, 32, 34), (12, 256, 144), (14, 256, 210)):\n"
+                  "  n, k = 256, 1024\n"
+                  "  try: w = ggml_int8_pack(Tensor([(i * 37 + 11) % 256 for i in range(n * k // bs * ts)], dtype='uint8'), typ, n, k)\n"
+                  "  except ValueError: continue  # a build without that type's layout\n"
+                  "  ggml_int8_linear(Tensor.ones(1, k).contiguous(), w).realize(); ggml_int8_linear(Tensor.ones(8, k).contiguous(), w).realize()"),
 }
 TARGETS = [("native", {"CPU_ARCH": "native"}), ("avx2", {"CPU_ARCH": "x86-64-v3"}), ("llvm", {"LLVM": "1"})]
 DROP = re.compile(r"^\*\*\* |opened device|pid:")

@@ -333,15 +333,15 @@ void bind_gguf(py::module_ m) {
         "x (..., k) @ W.T for the (n, k) weight W of a GGML block type packed in the uint8 tensor t, as llama.cpp "
         "computes it: x quantized to int8 blocks of 32, integer dot products with W's, scaled (ours: no such function "
         "in tinygrad)");
-  py::class_<nn::GGMLInt8Weight>(m, "GGMLInt8Weight",
-                                 "a Q4_0 / Q8_0 / Q4_K weight in the int8 matvec's layout (ggml_int8_pack; ours)")
+  py::class_<nn::GGMLInt8Weight>(
+      m, "GGMLInt8Weight", "a Q4_0 / Q8_0 / Q4_K / Q6_K weight in the int8 matvec's layout (ggml_int8_pack; ours)")
       .def(py::init([](Tensor q, Tensor d, uint32_t type, int64_t n, int64_t k, std::optional<Tensor> dmin,
-                       std::optional<Tensor> sc, std::optional<Tensor> m) {
-             return nn::GGMLInt8Weight{std::move(q),    std::move(d),  type,        n, k,
-                                       std::move(dmin), std::move(sc), std::move(m)};
+                       std::optional<Tensor> sc, std::optional<Tensor> m, std::optional<Tensor> qh) {
+             return nn::GGMLInt8Weight{std::move(q),  std::move(d), type,         n, k, std::move(dmin),
+                                       std::move(sc), std::move(m), std::move(qh)};
            }),
            py::arg("q"), py::arg("d"), py::arg("ggml_type"), py::arg("n"), py::arg("k"), py::arg("dmin") = py::none(),
-           py::arg("sc") = py::none(), py::arg("m") = py::none())
+           py::arg("sc") = py::none(), py::arg("m") = py::none(), py::arg("qh") = py::none())
       .def_readonly("q", &nn::GGMLInt8Weight::q)
       .def_readonly("d", &nn::GGMLInt8Weight::d)
       .def_readonly("ggml_type", &nn::GGMLInt8Weight::type)
@@ -350,6 +350,7 @@ void bind_gguf(py::module_ m) {
       .def_readonly("dmin", &nn::GGMLInt8Weight::dmin)
       .def_readonly("sc", &nn::GGMLInt8Weight::sc)
       .def_readonly("m", &nn::GGMLInt8Weight::m)
+      .def_readonly("qh", &nn::GGMLInt8Weight::qh)
       .def("dequantize", &nn::GGMLInt8Weight::dequantize, "the (n, k) float32 weight, lazily");
   m.def(
       "ggml_int8_pack",
@@ -359,7 +360,8 @@ void bind_gguf(py::module_ m) {
         return w;
       },
       py::arg("t"), py::arg("ggml_type"), py::arg("n"), py::arg("k"),
-      "the (n, k) Q4_0 / Q8_0 / Q4_K weight packed in the uint8 tensor t, laid out (realized) for ggml_int8_linear");
+      "the (n, k) Q4_0 / Q8_0 / Q4_K / Q6_K weight packed in the uint8 tensor t, laid out (realized) for "
+      "ggml_int8_linear");
   m.def("ggml_int8_linear", static_cast<Tensor (*)(const Tensor&, const nn::GGMLInt8Weight&)>(&nn::ggml_int8_linear),
         py::arg("x"), py::arg("w"), "x (..., k) @ W.T for a weight that ggml_int8_pack laid out");
   m.def(

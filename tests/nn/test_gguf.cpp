@@ -290,9 +290,10 @@ TEST_F(GGUF, Int8MatvecIsLlamaCppsArithmetic) {
     };
     Tensor x2 = x.cat({x * -0.5f}, 0).realize();
     check(ggml_int8_linear(x, bytes, uint32_t(type), rows));
-    // Q4_0, Q8_0 and Q4_K laid out for the matvec (ggml_int8_pack): the same weights (bit-exact), the same arithmetic
+    // Q4_0, Q8_0, Q4_K and Q6_K laid out for the matvec (ggml_int8_pack): the same weights (bit-exact), the same
+    // arithmetic
     EXPECT_EQ(ggml_int8_packs(uint32_t(type), rows),
-              type == GGMLType::Q4_0 || type == GGMLType::Q8_0 || type == GGMLType::Q4_K);
+              type == GGMLType::Q4_0 || type == GGMLType::Q8_0 || type == GGMLType::Q4_K || type == GGMLType::Q6_K);
     if (ggml_int8_packs(uint32_t(type), rows)) {
       GGMLInt8Weight packed = ggml_int8_pack(bytes, uint32_t(type), rows, cols);
       EXPECT_EQ(packed.dequantize().reshape({rows * cols}).tolist<float>(), w);
@@ -311,8 +312,8 @@ TEST_F(GGUF, Int8MatvecIsLlamaCppsArithmetic) {
   Tensor q40 = Tensor(std::vector<uint8_t>(64 * 2 * 18), Shape{64 * 2 * 18});
   err = error_of([&] { ggml_int8_pack(q40, uint32_t(GGMLType::Q4_0), 16, 64); });
   EXPECT_NE(err.find("16 rows of GGML type 2 have no int8 layout"), std::string::npos) << err;
-  err = error_of([&] { ggml_int8_pack(q40, uint32_t(GGMLType::Q6_K), 64, 256); });
-  EXPECT_NE(err.find("64 rows of GGML type 14 have no int8 layout"), std::string::npos) << err;
+  err = error_of([&] { ggml_int8_pack(q40, uint32_t(GGMLType::Q5_K), 64, 256); });
+  EXPECT_NE(err.find("64 rows of GGML type 13 have no int8 layout"), std::string::npos) << err;
   err = error_of([&] { ggml_int8_pack(q40, uint32_t(GGMLType::Q4_K), 64, 64); });
   EXPECT_NE(err.find("a row of 64 is not whole blocks of 256 (q4_K)"), std::string::npos) << err;
   err = error_of([&] { ggml_int8_pack(q40, uint32_t(GGMLType::Q4_0), 64, 96); });

@@ -123,23 +123,23 @@ def test_dequant_matches_ggml_reference_bit_exact(name):
   assert got.shape == (24 * bs,) and got.dtype == np.float32
   np.testing.assert_array_equal(bits(got), bits(np_dequant(name, raw)))
 
-@pytest.mark.parametrize("name", ["q4_0", "q8_0", "q4_K"])
+@pytest.mark.parametrize("name", ["q4_0", "q8_0", "q4_K", "q6_K"])
 def test_int8_pack_keeps_the_weights_and_the_matvec(name):
-  # ggml_int8_pack lays a Q4_0 / Q8_0 weight out for the int8 matvec (ours; llama.cpp repacks too): its dequantization
+  # ggml_int8_pack lays a Q4_0 / Q8_0 / Q4_K / Q6_K weight out for the int8 matvec (ours; llama.cpp repacks too): its dequantization
   # is the file's bit for bit, and the matvec on it is ggml_int8_linear's on the bytes (same products, another order)
   typ, bs, ts = TYPES[name]
   n, k = 64, 512
   raw = random_blocks(name, n * k // bs, np.random.default_rng(5))
   raw = np.frombuffer(raw, np.uint8).copy()
-  halves = [0, 2] if name == "q4_K" else [0]
+  halves = {"q4_K": [0, 2], "q6_K": [208]}.get(name, [0])
   for at in halves: raw.reshape(-1, ts)[:3, at:at+2] = np.frombuffer(np.float16(0.5).tobytes(), np.uint8)  # finite sums
   b = Tensor(raw)
   w = ggml_int8_pack(b, typ, n, k)
   assert isinstance(w, GGMLInt8Weight) and (w.n, w.k, w.ggml_type) == (n, k, typ) and w.d.dtype == dtypes.half
   want = np_dequant(name, raw.tobytes()).reshape(n, k)
   np.testing.assert_array_equal(bits(w.dequantize().numpy()), bits(want))
-  # a decode step's row, and a prefill's rows: 8 (tiles of 4 rows by 16 of the weight's, the offset of Q4_0's and
-  # Q8_0's integers summed apart), 2 and 5 (other tiles)
+  # a decode step's row, and a prefill's rows: 8 (tiles of 4 rows by 16 of the weight's, the offset of Q4_0's,
+  # Q8_0's and Q6_K's integers summed apart), 2 and 5 (other tiles)
   for rows in (1, 2, 5, 8):
     x = Tensor(np.random.default_rng(6 + rows).standard_normal((rows, k)).astype(np.float32))
     want = ggml_int8_linear(x, b, typ, n).numpy()  # float sums in another order: within float32's rounding of the sums

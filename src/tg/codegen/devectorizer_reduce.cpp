@@ -198,7 +198,8 @@ UOp block_total(const UOp& x, int64_t n, int64_t h) {
 }
 
 // ReduceContext::integer_block_sums: (float(p) [+ e]) * s over an output's h lanes (n lanes, [output][h]), s (and e)
-// the same on all of them, as (float(the output's integer sum) [+ h * e]) * s, the sum in the order of a dot-product
+// the same on each part of w of them (w = h, or a half, a quarter: Q6_K's scale covers 16 weights of a block of 32),
+// as the parts' (float(the part's integer sum) [+ w * e]) * s added, the sums in the order of a dot-product
 // instruction's operands
 // (block_dot: a weight laid out (quad, row, 4) loads whole vectors of them, multiplied by the activations' quad
 // broadcast). A factor u + c, c a constant (a weight's integers less their offset: Q4_0's 8, Q8_0's 128 as we store
@@ -206,30 +207,49 @@ UOp block_total(const UOp& x, int64_t n, int64_t h) {
 std::optional<UOp> integer_block_sum(const UOp& p, const UOp& sc, const std::optional<UOp>& e, DType f, int64_t n,
                                      int64_t h) {
   const int64_t out = n / h;
-  std::vector<std::pair<int64_t, int64_t>> same;
-  for (int64_t o = 0; o < out; o++)
-    for (int64_t l = 1; l < h; l++) same.emplace_back(o * h, o * h + l);
-  if (!lanes_equal(sc, same) || (e && !lanes_equal(*e, same))) return std::nullopt;
-  UOp sum;
-  for (size_t i = 0; i < 2 && !sum; i++) {
-    const UOp &a = p.src(i), &x = p.src(1 - i);
-    if (a.op() != Ops::ADD) continue;
-    for (size_t k = 0; k < 2 && !sum; k++) {
-      const UOp& c = a.src(k);
+  auto constant_over = [&](int64_t w) {
+    std::vector<std::pair<int64_t, int64_t>> same;
+    for (int64_t s = 0; s < n; s += w)
+      for (int64_t l = 1; l < w; l++) same.emplace_back(s, s + l);
+    return lanes_equal(sc, same) && (!e || lanes_equal(*e, same));
+  };
+  int64_t w = h;
+  while (w % 8 == 0 && !constant_over(w)) w /= 2;
+  if (!constant_over(w)) return std::nullopt;
+  // p as (u + c) * x, c a uniform constant, or a * b
+  UOp a = p.src(0), x = p.src(1);
+  std::optional<UOp> cv;
+  for (size_t i = 0; i < 2 && !cv; i++) {
+    const UOp& ai = p.src(i);
+    if (ai.op() != Ops::ADD) continue;
+    for (size_t k = 0; k < 2 && !cv; k++) {
+      const UOp& c = ai.src(k);
       const bool uniform = c.op() == Ops::CONST ||
                            (c.op() == Ops::VECTORIZE && c.src(0).op() == Ops::CONST &&
                             std::all_of(c.src().begin(), c.src().end(), [&](const UOp& s) { return s == c.src(0); }));
       if (!uniform) continue;
-      UOp cv = UOp::const_(c.dtype().scalar(), (c.op() == Ops::CONST ? c : c.src(0)).const_arg());
-      sum = block_dot(a.src(1 - k), x, n, h) + block_total(x, n, h) * cv.broadcast(static_cast<int>(out));
+      cv = UOp::const_(c.dtype().scalar(), (c.op() == Ops::CONST ? c : c.src(0)).const_arg())
+               .broadcast(static_cast<int>(out));
+      a = ai.src(1 - k), x = p.src(1 - i);
     }
   }
-  if (!sum) sum = block_dot(p.src(0), p.src(1), n, h);
-  std::vector<int64_t> first;
-  for (int64_t o = 0; o < out; o++) first.push_back(o * h);
-  UOp total = sum.cast(f.vec(static_cast<int>(out)));
-  if (e) total = total + e->gep(first) * e->gep(first).const_like(static_cast<double>(h));
-  return total * sc.gep(first);
+  UOp total;
+  for (int64_t part = 0; part < h / w; part++) {
+    // the part's lanes, [output][w]: all of them when the scale is constant over the whole block
+    std::vector<int64_t> pick, first;
+    for (int64_t o = 0; o < out; o++) {
+      first.push_back(o * h + part * w);
+      for (int64_t l = 0; l < w; l++) pick.push_back(o * h + part * w + l);
+    }
+    const UOp pa = w == h ? a : a.gep(pick), px = w == h ? x : x.gep(pick);
+    UOp sum = block_dot(pa, px, out * w, w);
+    if (cv) sum = sum + block_total(px, out * w, w) * *cv;
+    UOp t = sum.cast(f.vec(static_cast<int>(out)));
+    if (e) t = t + e->gep(first) * e->gep(first).const_like(static_cast<double>(w));
+    t = t * sc.gep(first);
+    total = part == 0 ? t : total + t;
+  }
+  return total;
 }
 
 }  // namespace

@@ -525,8 +525,12 @@ namespace {
 struct Int8Rows {
   Tensor qx, dx;
   int64_t rows, k;
-  // each block's sum of its int8 values, as float32 (rows, k / 32)
-  Tensor block_sums() const { return qx.cast(dtypes::int32).sum(-1).cast(dtypes::float32); }
+  // the sums of each block's int8 values over runs of `run` (32: the block's, (rows, k / 32); 16: (rows, k / 32, 2)),
+  // as float32
+  Tensor block_sums(int64_t run = 32) const {
+    Tensor q = run == 32 ? qx : qx.reshape({rows, k / 32, 32 / run, run});
+    return q.cast(dtypes::int32).sum(-1).cast(dtypes::float32);
+  }
 };
 Int8Rows quantize_rows(const Tensor& x) {
   const int64_t k = x.shape().back().as_int(), rows = x.numel() / std::max<int64_t>(k, 1);
@@ -589,9 +593,10 @@ namespace {
 // from vectorizing). Within a group's 16 rows and a block of 32, the integers are in
 // the order of a dot-product instruction's operand: (8 quads of the block, 16 rows, 4 weights), so that each 64 bytes
 // are four weights of 16 rows, multiplied by the same four of x in every 32-bit lane, and the 8 quads' products sum
-// as whole vectors into the block's 16 integer sums. q (G, T, blocks, 8, 16, 4) (Q8_0: its int8 + 128, as uint8; Q4_0
-// and Q4_K: (G, T, blocks, 4, 16, 4), quad c's nibble low and quad c + 4's high), d (G, T, blocks, 16) half. Row r of
-// the weight is 64 * t + 16 * G + i
+// as whole vectors into the block's 16 integer sums. q (G, T, blocks, 8, 16, 4) (Q8_0: its int8 + 128, as uint8; Q4_0,
+// Q4_K and Q6_K: (G, T, blocks, 4, 16, 4), quad c's nibble low and quad c + 4's high; Q6_K's top two bits in qh (G, T,
+// blocks, 2, 16, 4), quads j, j + 2, j + 4 and j + 6 in byte j's bits 0-1, 2-3, 4-5 and 6-7), d (G, T, blocks, 16)
+// half. Row r of the weight is 64 * t + 16 * G + i
 constexpr int64_t kInt8Streams = 4, kInt8Rows = 16, kQuads = 8;
 int64_t int8_tiles(int64_t n) { return n / (kInt8Streams * kInt8Rows); }
 
@@ -608,13 +613,30 @@ Tensor leading(const Tensor& t, const Shape& shape, int64_t rows) {
 // quads 0-3, its high one in quads 4-7, computed in bytes), Q8_0's bytes; less the type's offset (int8_offset: Q4_0's
 // 8, Q8_0's 128) unless `offset` is false (the caller adds offset times x's block sums itself)
 int64_t int8_offset(uint32_t type) {
-  return type == static_cast<uint32_t>(GGMLType::Q4_0) ? 8 : type == static_cast<uint32_t>(GGMLType::Q8_0) ? 128 : 0;
+  switch (static_cast<GGMLType>(type)) {
+    case GGMLType::Q4_0: return 8;
+    case GGMLType::Q8_0: return 128;
+    case GGMLType::Q6_K: return 32;
+    default: return 0;
+  }
 }
+// the weights one scale covers: 16 for Q6_K (a block of 32 has two), else the block's 32
+int64_t int8_scale_run(uint32_t type) { return type == static_cast<uint32_t>(GGMLType::Q6_K) ? 16 : 32; }
 Tensor int8_values(const GGMLInt8Weight& w, int64_t rows, bool offset = true) {
   const int64_t t = int8_tiles(w.n), nb = w.k / 32, c = offset ? int8_offset(w.type) : 0;
   if (w.type == static_cast<uint32_t>(GGMLType::Q8_0)) {
     Tensor q = as_i32(leading(w.q, {kInt8Streams, t, nb, kQuads, kInt8Rows, 4}, rows));
     return c ? q - c : q;
+  }
+  if (w.type == static_cast<uint32_t>(GGMLType::Q6_K)) {
+    // quad 4a + 2b + j: its low four bits q's byte (b, j)'s nibble a, its top two qh's byte j's bits 2 * (2a + b);
+    // the two added, not or'ed, so that the integers' bounds (0..63) stay known to the dot product's renderer
+    Shape full{rows, kInt8Streams, t, nb, 2, 2, 2, kInt8Rows, 4};
+    Tensor a = axis_bit(full, 4, w.q.device()), b = axis_bit(full, 5, w.q.device());
+    Tensor lo = field(w.q.reshape({1, kInt8Streams, t, nb, 1, 2, 2, kInt8Rows, 4}).expand(full), 4, {a});
+    Tensor hi = field(w.qh->reshape({1, kInt8Streams, t, nb, 1, 1, 2, kInt8Rows, 4}).expand(full), 2, {b, a});
+    Tensor q = as_i32(lo + hi * 16);
+    return (c ? q - c : q).reshape({rows, kInt8Streams, t, nb, kQuads, kInt8Rows, 4});
   }
   Shape full{rows, kInt8Streams, t, nb, 2, kQuads / 2, kInt8Rows, 4};
   Tensor b = w.q.reshape({1, kInt8Streams, t, nb, 1, kQuads / 2, kInt8Rows, 4}).expand(full);
@@ -622,19 +644,27 @@ Tensor int8_values(const GGMLInt8Weight& w, int64_t rows, bool offset = true) {
   return (c ? q - c : q).reshape({rows, kInt8Streams, t, nb, kQuads, kInt8Rows, 4});
 }
 
-// each weight's scale, float32 over (rows, G, T, blocks, 8, 16, 4): the block's d (Q4_K: d * its 6-bit scale)
+// each weight's scale, float32 over (rows, G, T, blocks, 8, 16, 4): the block's d (Q4_K: d * its 6-bit scale; Q6_K:
+// d * the int8 scale of its half of the block)
 Tensor int8_scales(const GGMLInt8Weight& w, int64_t rows) {
   const int64_t t = int8_tiles(w.n), nb = w.k / 32;
   Shape full{rows, kInt8Streams, t, nb, kQuads, kInt8Rows, 4};
   auto per_block = [&](const Tensor& v) {  // (G, T, blocks, 16) over the 32 weights of each block
     return v.reshape({1, kInt8Streams, t, nb, 1, kInt8Rows, 1}).expand(full).cast(dtypes::float32);
   };
-  if (w.type != static_cast<uint32_t>(GGMLType::Q4_K)) return per_block(w.d);
-  // Q4_K's d is a super-block's (G, T, super-blocks, 16): over its 8 blocks of 32 first
+  const bool k4 = w.type == static_cast<uint32_t>(GGMLType::Q4_K), k6 = w.type == static_cast<uint32_t>(GGMLType::Q6_K);
+  if (!k4 && !k6) return per_block(w.d);
+  // a K-quant's d is a super-block's (G, T, super-blocks, 16): over its 8 blocks of 32 first
   Tensor d = w.d.reshape({kInt8Streams, t, nb / 8, 1, kInt8Rows})
                  .expand({kInt8Streams, t, nb / 8, 8, kInt8Rows})
                  .reshape({kInt8Streams, t, nb, kInt8Rows});
-  return per_block(d) * per_block(*w.sc);
+  if (k4) return per_block(d) * per_block(*w.sc);
+  // Q6_K's scales (G, T, blocks, 2, 16), one over each half's 4 quads
+  Tensor sc = w.sc->reshape({1, kInt8Streams, t, nb, 2, 1, kInt8Rows, 1})
+                  .expand({rows, kInt8Streams, t, nb, 2, kQuads / 2, kInt8Rows, 4})
+                  .reshape(full)
+                  .cast(dtypes::float32);
+  return per_block(d) * sc;
 }
 // Q4_K's min of each block, -dmin * m, row by row (n rows shaped (4, n / 64, 16), blocks): dmin and m are kept in
 // the rows' order (the min's term is a small matvec of its own, which reads them contiguously)
@@ -649,14 +679,14 @@ Tensor int8_mins(const GGMLInt8Weight& w) {
 
 bool ggml_int8_packs(uint32_t type, int64_t n) {
   const auto t = static_cast<GGMLType>(type);
-  return (t == GGMLType::Q4_0 || t == GGMLType::Q8_0 || t == GGMLType::Q4_K) && n > 0 &&
+  return (t == GGMLType::Q4_0 || t == GGMLType::Q8_0 || t == GGMLType::Q4_K || t == GGMLType::Q6_K) && n > 0 &&
          n % (kInt8Streams * kInt8Rows) == 0;
 }
 
 GGMLInt8Weight ggml_int8_pack(const Tensor& bytes, uint32_t type, int64_t n, int64_t k) {
   auto tr = ggml_type_traits(type);
   TG_CHECK_AS(ValueError, tr.has_value() && ggml_int8_packs(type, n), "ggml_int8_pack: ", n, " rows of GGML type ",
-              type, " have no int8 layout (Q4_0, Q8_0 and Q4_K do, in rows of ", kInt8Streams * kInt8Rows, ")");
+              type, " have no int8 layout (Q4_0, Q8_0, Q4_K and Q6_K do, in rows of ", kInt8Streams * kInt8Rows, ")");
   TG_CHECK_AS(ValueError, k > 0 && k % tr->block_size == 0, "ggml_int8_pack: a row of ", k, " is not whole blocks of ",
               tr->block_size, " (", tr->name, ")");
   const int64_t nb = k / 32, nbt = k / tr->block_size, ts = tr->type_size, nbytes = n * nbt * ts, t = int8_tiles(n);
@@ -684,23 +714,32 @@ GGMLInt8Weight ggml_int8_pack(const Tensor& bytes, uint32_t type, int64_t n, int
   auto quads = [&](const Tensor& v) {
     return v.reshape({t, kInt8Streams, kInt8Rows, nb, kQuads, 4}).permute({1, 0, 3, 4, 2, 5});
   };
+  // Q6_K's weights as their six bits (0..63), (n, blocks, 32) uint8 in the rows' order
+  auto q6k_bits = [&]() {
+    return (int_blocks(raw.reshape({n * nbt, ts}), type_)->q + 32).cast(dtypes::uint8).reshape({n, nb, 32});
+  };
   auto integers = [&]() {
     if (type_ == GGMLType::Q8_0)  // + 128: the dot product's unsigned operand
       return quads((field(2, 34).bitcast(dtypes::int8).cast(dtypes::int32) + 128).cast(dtypes::uint8));
     // each block of 32's nibbles, weight j at j's place: Q4_0's bytes hold weights l and l + 16, Q4_K's 32 bytes
-    // two blocks (low nibbles the first). A select on a padded constant, not a cat: one kernel lays the weight out
+    // two blocks (low nibbles the first), Q6_K's the low four of its six bits. A select on a padded constant, not a
+    // cat: one kernel lays the weight out
     const bool k4 = type_ == GGMLType::Q4_K;
-    Shape both = k4 ? Shape{n, nbt, 4, 2, 32} : Shape{n, nb, 2, 16};
-    Tensor qs = k4 ? field(16, 144).reshape({n, nbt, 4, 1, 32}).expand(both)
-                   : field(2, 18).reshape({n, nb, 1, 16}).expand(both);
-    Tensor v = (axis_bit(both, k4 ? 3 : 2, bytes.device()).where(qs.rshift(4), qs) & 15).reshape({n, nb, 32});
+    auto nibbles = [&]() {
+      if (type_ == GGMLType::Q6_K) return q6k_bits() & 15;
+      Shape both = k4 ? Shape{n, nbt, 4, 2, 32} : Shape{n, nb, 2, 16};
+      Tensor qs = k4 ? field(16, 144).reshape({n, nbt, 4, 1, 32}).expand(both)
+                     : field(2, 18).reshape({n, nb, 1, 16}).expand(both);
+      return (axis_bit(both, k4 ? 3 : 2, bytes.device()).where(qs.rshift(4), qs) & 15).reshape({n, nb, 32});
+    };
+    Tensor v = nibbles();
     // quads 0-3 in the low nibbles, 4-7 in the high ones
     v = quads(v).reshape({kInt8Streams, t, nb, 2, kQuads / 2, kInt8Rows, 4});
     Mask lo{{0, kInt8Streams}, {0, t}, {0, nb}, {0, 1}, {0, kQuads / 2}, {0, kInt8Rows}, {0, 4}}, hi = lo;
     hi[3] = {1, 2};
     return (v.shrink(lo) | v.shrink(hi).lshift(4)).reshape({kInt8Streams, t, nb, kQuads / 2, kInt8Rows, 4});
   };
-  GGMLInt8Weight w{integers().contiguous(), half_at(0), type, n, k};
+  GGMLInt8Weight w{integers().contiguous(), half_at(type_ == GGMLType::Q6_K ? 208 : 0), type, n, k};
   if (type_ == GGMLType::Q4_K) {
     // get_scale_min_k4: blocks 0-3 from the low 6 bits of bytes 0-3 (scales) and 4-7 (mins), blocks 4-7 from bytes
     // 8-11's nibbles with bytes 0-7's top two bits above them
@@ -714,12 +753,26 @@ GGMLInt8Weight ggml_int8_pack(const Tensor& bytes, uint32_t type, int64_t n, int
     w.m =
         (b & 63).cat({c.rshift(4) | b.rshift(6).lshift(4)}, -1).reshape({kInt8Streams, t, kInt8Rows, nb}).contiguous();
   }
+  if (type_ == GGMLType::Q6_K) {
+    // each half block's int8 scale, (G, T, blocks, 2, 16)
+    w.sc =
+        tiled(field(192, 208).bitcast(dtypes::int8).reshape({n, nb, 2}), nb, 2).permute({0, 1, 2, 4, 3}).contiguous();
+    // the top two bits of quad 4a + 2b + j at bits 2 * (2a + b) of byte j
+    Tensor hi = quads(q6k_bits().rshift(4)).reshape({kInt8Streams, t, nb, 2, 2, 2, kInt8Rows, 4});
+    auto bits = [&](int64_t a, int64_t b) {
+      Mask m{{0, kInt8Streams}, {0, t}, {0, nb}, {a, a + 1}, {b, b + 1}, {0, 2}, {0, kInt8Rows}, {0, 4}};
+      return hi.shrink(m).lshift(2 * (2 * a + b));
+    };
+    w.qh = (bits(0, 0) + bits(0, 1) + bits(1, 0) + bits(1, 1))
+               .reshape({kInt8Streams, t, nb, 2, kInt8Rows, 4})
+               .contiguous();
+  }
   return w;
 }
 
 std::vector<Tensor> GGMLInt8Weight::tensors() const {
   std::vector<Tensor> out{q, d};
-  for (const std::optional<Tensor>& t : {dmin, sc, m})
+  for (const std::optional<Tensor>& t : {dmin, sc, m, qh})
     if (t) out.push_back(*t);
   return out;
 }
@@ -750,9 +803,14 @@ Tensor ggml_int8_linear(const Tensor& x, const GGMLInt8Weight& w) {
   Tensor prod =
       int8_values(w, rows, !split) * xq.qx.reshape({rows, 1, 1, nb, kQuads, 1, 4}).expand(full).cast(dtypes::int32);
   Tensor prod_f = prod.cast(dtypes::float32);
-  if (split)  // - offset * x's block sum, a 32nd on each of the block's lanes (exact: a power of two)
-    prod_f =
-        prod_f + (xq.block_sums() * (-static_cast<double>(c) / 32)).reshape({rows, 1, 1, nb, 1, 1, 1}).expand(full);
+  // - offset * x's sum over each scale's run of weights (the block; Q6_K's half block), spread over the run's lanes
+  // (exact: a power of two)
+  const int64_t run = int8_scale_run(w.type), runs = 32 / run;
+  if (split)
+    prod_f = prod_f + (xq.block_sums(run) * (-static_cast<double>(c) / static_cast<double>(run)))
+                          .reshape({rows, 1, 1, nb, runs, 1, 1, 1})
+                          .expand({rows, kInt8Streams, t, nb, runs, kQuads / runs, kInt8Rows, 4})
+                          .reshape(full);
   // the scales broadcast before they multiply (a product of the two small tensors would be realized on its own)
   Tensor s = int8_scales(w, rows) * xq.dx.reshape({rows, 1, 1, nb, 1, 1, 1}).expand(full);
   // summed over (T, G, 16 rows): a tile of 64 rows, 16 from each group, which is the rows' order

@@ -139,13 +139,12 @@ bool ggml_int8_narrow(uint32_t type);
 // llama.cpp's. A type without ggml_int8_dot, or shapes that don't match the bytes, is a ValueError.
 Tensor ggml_int8_linear(const Tensor& x, const Tensor& bytes, uint32_t type, int64_t n);
 
-// A Q4_0, Q8_0 or Q4_K weight in the int8 matmul's own layout (ggml_int8_pack, once, as llama.cpp repacks its weights
-// for the CPU): the rows in tiles of 64 consecutive rows, each tile's 4 groups of 16 in four far-apart places (the
-// outputs come out in the rows' order), each tile's integers and half scales
-// side by side, a block's integers in the order of a dot-product instruction's operand (4 weights of 16 rows a 64-byte
-// vector), so that the tile reads whole vectors, sums a block as integers, and the prefetcher follows four streams.
-// Holds q (the integers: Q4_0's and Q4_K's nibbles, two quads a byte; Q8_0's int8 + 128) and d (the blocks' scales,
-// half), realized
+// A Q4_0, Q8_0, Q4_K or Q6_K weight in the int8 matmul's own layout (ggml_int8_pack, once, as llama.cpp repacks its
+// weights for the CPU): the rows in tiles of 64 consecutive rows, each tile's 4 groups of 16 in four far-apart places
+// (the outputs come out in the rows' order), each tile's integers and half scales side by side, a block's integers in
+// the order of a dot-product instruction's operand (4 weights of 16 rows a 64-byte vector), so that the tile reads
+// whole vectors, sums a block as integers, and the prefetcher follows four streams. Holds q (the integers: Q4_0's and
+// Q4_K's nibbles, two quads a byte; Q8_0's int8 + 128) and d (the blocks' scales, half), realized
 struct GGMLInt8Weight {
   Tensor q, d;
   uint32_t type = 0;
@@ -153,12 +152,15 @@ struct GGMLInt8Weight {
   // Q4_K: d per super-block (half) and each block of 32's 6-bit scale (uint8), tiled as d; dmin per super-block and
   // each block's 6-bit min in the rows' order, (n rows as (4, n / 64, 16), blocks)
   std::optional<Tensor> dmin = std::nullopt, sc = std::nullopt, m = std::nullopt;
+  // Q6_K: d per super-block as Q4_K's, sc each half block's int8 scale (G, T, blocks, 2, 16), and qh the top two of
+  // each weight's six bits (its low four in q, as Q4_K's nibbles)
+  std::optional<Tensor> qh = std::nullopt;
   // the (n, k) float32 weight, lazily: bit-exact with ggml_data_to_tensor of the bytes it came from
   Tensor dequantize() const;
-  // the tensors it holds (q, d, and Q4_K's three): what to realize, several weights' in one Tensor::realize
+  // the tensors it holds (q, d, and the K-quants' others): what to realize, several weights' in one Tensor::realize
   std::vector<Tensor> tensors() const;
 };
-// whether ggml_int8_pack takes n rows of `type`: Q4_0, Q8_0 and Q4_K, rows a multiple of 64
+// whether ggml_int8_pack takes n rows of `type`: Q4_0, Q8_0, Q4_K and Q6_K, rows a multiple of 64
 bool ggml_int8_packs(uint32_t type, int64_t n);
 // the (n, k) weight of GGML type `type` packed in `bytes` (1-D uint8) in that layout, lazily (realize its tensors(),
 // a model's weights together: each realize walks every live tensor's graph); what ggml_int8_packs refuses, or bytes
