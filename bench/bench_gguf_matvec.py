@@ -1,7 +1,8 @@
 # Decode-shaped matvecs on GGUF weights (issue 35's speed item): y = x @ W.T with x (1, K) float32 and W (N, K) held
 # packed in F16, Q8_0, Q4_0, Q4_K and Q6_K, dequantized inside the matvec's kernel. Reported as weight bytes read per
 # second against the machine's read bandwidth, measured here the same way (a sum over a float32 buffer twice the
-# last-level cache, at least 512 MiB, which is a read at full speed on every core). Weights are rotated over copies
+# last-level cache, at least 512 MiB, which is a read at full speed on every core) in turns with the matvec's runs: a
+# cloud VM's bandwidth moves by half between minutes (41 to 79 GiB/s here), so each row has its own. Weights are rotated over copies
 # that take twice the last-level cache (at least 256 MiB; a 2-core cloud VM may sit on a 480 MiB L3) to leave it; the
 # matvec runs under TinyJit, as a decode step does, so the time is the kernel's and not Python's. The quantized types are
 # also timed with integers: ggml_int8_linear (x quantized to int8 blocks, integer dot products; its x quantization's
@@ -69,11 +70,9 @@ def main():
   span = max(512 * 2**20, 2 * last_level_cache())
   big = Tensor(rng.standard_normal(span // 4).astype(np.float32)).realize()
   big.sum().realize()
-  bw = big.nbytes() / median_time(lambda: big.sum().realize(), 10)
-  del big
   print(f"machine: {cpu_name()}, {os.cpu_count()} cpus, device {Device.DEFAULT}")
-  print(f"read bandwidth (sum of {span // 2**20} MiB float32): {bw / 2**30:.1f} GiB/s")
-  print(f"{'shape':>12} {'type':>10} {'ms':>8} {'GiB/s':>7} {'of read bw':>10}")
+  print(f"read bandwidth: a sum of {span // 2**20} MiB float32, in turns with each row's runs")
+  print(f"{'shape':>12} {'type':>10} {'ms':>8} {'GiB/s':>7} {'read GiB/s':>10} {'of read bw':>10}")
   for shape in args.shapes.split(","):
     k, n = (int(v) for v in shape.split("x"))
     x = Tensor.ones(1, k).contiguous().realize()
@@ -100,8 +99,12 @@ def main():
           matvec(x, *(w if isinstance(w, tuple) else (w,)))
           i[0] += 1
         for _ in range(3): step()  # captured, then replayed
-        t = median_time(step, args.runs)
-        print(f"{shape:>12} {name + label:>10} {t * 1e3:8.3f} {nbytes / t / 2**30:7.2f} {nbytes / t / bw:9.0%}")
+        t, tp = [], []
+        for _ in range(args.runs):
+          tp.append(median_time(lambda: big.sum().realize(), 1)), t.append(median_time(step, 1))
+        t, bw = sorted(t)[len(t) // 2], big.nbytes() / sorted(tp)[len(tp) // 2]
+        print(f"{shape:>12} {name + label:>10} {t * 1e3:8.3f} {nbytes / t / 2**30:7.2f} {bw / 2**30:10.1f} "
+              f"{nbytes / t / bw:9.0%}")
 
 def prefill(args, rng):
   m = args.prefill
