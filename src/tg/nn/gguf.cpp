@@ -629,13 +629,15 @@ Tensor int8_values(const GGMLInt8Weight& w, int64_t rows, bool offset = true) {
     return c ? q - c : q;
   }
   if (w.type == static_cast<uint32_t>(GGMLType::Q6_K)) {
-    // quad 4a + 2b + j: its low four bits q's byte (b, j)'s nibble a, its top two qh's byte j's bits 2 * (2a + b);
-    // the two added, not or'ed, so that the integers' bounds (0..63) stay known to the dot product's renderer
+    // quad 4a + 2b + j: its low four bits q's byte (b, j)'s nibble a, its top two qh's byte j's bits s = 2 * (2a + b),
+    // shifted straight to bits 4-5 (left by 4 - s, or right by 2) and masked: one shift and a ternary logic op a vector
+    // (a shift down, a mask and a shift up took three)
     Shape full{rows, kInt8Streams, t, nb, 2, 2, 2, kInt8Rows, 4};
     Tensor a = axis_bit(full, 4, w.q.device()), b = axis_bit(full, 5, w.q.device());
     Tensor lo = field(w.q.reshape({1, kInt8Streams, t, nb, 1, 2, 2, kInt8Rows, 4}).expand(full), 4, {a});
-    Tensor hi = field(w.qh->reshape({1, kInt8Streams, t, nb, 1, 1, 2, kInt8Rows, 4}).expand(full), 2, {b, a});
-    Tensor q = as_i32(lo + hi * 16);
+    Tensor qh = w.qh->reshape({1, kInt8Streams, t, nb, 1, 1, 2, kInt8Rows, 4}).expand(full);
+    Tensor hi = select({qh.lshift(4), qh.lshift(2), qh, qh.rshift(2)}, {b, a}) & 48;
+    Tensor q = as_i32(lo | hi);
     return (c ? q - c : q).reshape({rows, kInt8Streams, t, nb, kQuads, kInt8Rows, 4});
   }
   Shape full{rows, kInt8Streams, t, nb, 2, kQuads / 2, kInt8Rows, 4};

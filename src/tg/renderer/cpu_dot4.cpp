@@ -63,6 +63,7 @@ Bounds lane_bounds_uncached(const UOp& x, int depth, BoundsMemo& memo) {
     case Ops::SUB:
     case Ops::MUL:
     case Ops::AND:
+    case Ops::OR:
     case Ops::SHR:
     case Ops::IDIV: {
       auto [a0, a1] = lane_bounds(x.src(0), depth + 1);
@@ -78,6 +79,12 @@ Bounds lane_bounds_uncached(const UOp& x, int depth, BoundsMemo& memo) {
         case Ops::AND:
           if (b0 == b1 && a0 >= 0 && b0 >= 0) return {0, std::min(a1, b1)};
           return own();
+        case Ops::OR: {  // of two nonnegative values: at least the larger, within the larger's bits
+          if (a0 < 0 || b0 < 0) return own();
+          i128 top = 1;
+          while (top <= std::max(a1, b1)) top <<= 1;
+          return {std::max(a0, b0), top - 1};
+        }
         case Ops::SHR:
           if (b0 == b1 && b0 >= 0 && b0 < 64 && a0 >= 0) return {a0 >> b0, a1 >> b0};
           return own();
