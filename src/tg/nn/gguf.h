@@ -143,8 +143,8 @@ Tensor ggml_int8_linear(const Tensor& x, const Tensor& bytes, uint32_t type, int
 // weights for the CPU): the rows in tiles of 64 consecutive rows, each tile's 4 groups of 16 in four far-apart places
 // (the outputs come out in the rows' order), each tile's integers and half scales side by side, a block's integers in
 // the order of a dot-product instruction's operand (4 weights of 16 rows a 64-byte vector), so that the tile reads
-// whole vectors, sums a block as integers, and the prefetcher follows four streams. Holds q (the integers: Q4_0's and
-// Q4_K's nibbles, two quads a byte; Q8_0's int8 + 128) and d (the blocks' scales, half), realized
+// whole vectors, sums a block as integers, and the prefetcher follows four streams. Holds q (the integers: Q4_0's,
+// Q4_K's and Q6_K's nibbles, two quads a byte; Q8_0's int8 + 128) and d (the blocks' scales, half), realized
 struct GGMLInt8Weight {
   Tensor q, d;
   uint32_t type = 0;
@@ -152,9 +152,8 @@ struct GGMLInt8Weight {
   // Q4_K: d per super-block (half) and each block of 32's 6-bit scale (uint8), tiled as d; dmin per super-block and
   // each block's 6-bit min in the rows' order, (n rows as (4, n / 64, 16), blocks)
   std::optional<Tensor> dmin = std::nullopt, sc = std::nullopt, m = std::nullopt;
-  // Q6_K: d per super-block as Q4_K's, sc each half block's int8 scale (G, T, blocks, 2, 16), and qh the top two of
-  // each weight's six bits (its low four in q, as Q4_K's nibbles)
-  std::optional<Tensor> qh = std::nullopt;
+  // Q6_K: d per super-block as Q4_K's and sc each half block's int8 scale (G, T, blocks, 2, 16); q its weights' low
+  // four bits as Q4_K's nibbles, each block's top two bits after them
   // the (n, k) float32 weight, lazily: bit-exact with ggml_data_to_tensor of the bytes it came from
   Tensor dequantize() const;
   // the tensors it holds (q, d, and the K-quants' others): what to realize, several weights' in one Tensor::realize
