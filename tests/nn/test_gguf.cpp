@@ -250,9 +250,10 @@ TEST_F(GGUF, Int8MatvecIsLlamaCppsArithmetic) {
     GGMLTypeTraits tr = *ggml_type_traits(uint32_t(type));
     SCOPED_TRACE(tr.name);
     ASSERT_TRUE(ggml_int8_dot(uint32_t(type)));
+    const bool narrow = ggml_int8_narrow(uint32_t(type));  // (a lambda can't capture a structured binding in C++20)
     const bool full_bytes = type == GGMLType::Q8_0 || type == GGMLType::Q3_K || type == GGMLType::IQ4_NL ||
                             type == GGMLType::IQ4_XS;  // integers beyond 0..127 past an offset
-    EXPECT_EQ(ggml_int8_narrow(uint32_t(type)), !full_bytes);
+    EXPECT_EQ(narrow, !full_bytes);
     std::vector<uint8_t> raw(static_cast<size_t>(rows * cols / tr.block_size * tr.type_size));
     for (uint8_t& v : raw) v = static_cast<uint8_t>(rng());
     for (size_t blk = 0; blk < raw.size(); blk += static_cast<size_t>(tr.type_size))
@@ -275,7 +276,7 @@ TEST_F(GGUF, Int8MatvecIsLlamaCppsArithmetic) {
       if (dynamic_cast<ClangRenderer*>(Device::get(Device::DEFAULT.str()).renderer.get()) != nullptr) {
         EXPECT_NE(src.find("__tg_dot4_"), std::string::npos) << src.substr(0, 3000);
         // integers within 0..127 past their offset: the helper AVX2's pmaddubsw may take (its name ends in n)
-        if (ggml_int8_narrow(uint32_t(type))) {
+        if (narrow) {
           EXPECT_TRUE(std::regex_search(src, std::regex("__tg_dot4_[0-9]+n"))) << src.substr(0, 3000);
         }
       }
