@@ -1041,6 +1041,30 @@ TEST(CpuTile, PackedMatvecUnrollsABlock) {
   EXPECT_FALSE(std::regex_search(src, std::regex(R"(\?[a-z]+[0-9]+\[)"))) << src;
 }
 
+TEST(CpuTile, PackedMatvecOfAnOddNumberOfSixteensUnrollsSixteen) {
+  // a row of 176 packed values (Q4_K's mins, one a block: TinyLlama's ffn_down has 176 blocks a row) is no whole
+  // number of 32s: the tile unrolls 16 of them (it took the reference's opts: ~6x slower); 32s still take 32
+  std::vector<uint8_t> bytes(512 * 176);
+  for (size_t i = 0; i < bytes.size(); i++) bytes[i] = static_cast<uint8_t>(i * 37 % 64);
+  Tensor m = Tensor(bytes, {512, 176}).realize();
+  std::optional<CpuTile> t = cpu_vector_tile(Kernel(matvec_of(m.cast(dtypes::float32))));
+  EXPECT_NE(opts_of(t).find("Opt(op=OptOps.UNROLL, axis=0, arg=16)"), std::string::npos) << opts_of(t);
+  EXPECT_TRUE(t && t->reduce_lanes);
+  t = cpu_vector_tile(Kernel(matvec_of(m.shrink({{0, 512}, {0, 160}}).contiguous().realize().cast(dtypes::float32))));
+  EXPECT_NE(opts_of(t).find("Opt(op=OptOps.UNROLL, axis=0, arg=32)"), std::string::npos) << opts_of(t);
+  // and computes the sums
+  std::vector<float> ramp(176);
+  for (size_t i = 0; i < ramp.size(); i++) ramp[i] = static_cast<float>(i % 13) * 0.25f - 1.5f;
+  Tensor x = Tensor(ramp, {1, 176}).realize();
+  std::vector<float> got = x.matmul(m.cast(dtypes::float32).T()).tolist<float>();
+  std::vector<float> xv = x.tolist<float>();
+  for (int64_t r = 0; r < 512; r++) {
+    double want = 0;
+    for (int64_t i = 0; i < 176; i++) want += double(xv[size_t(i)]) * bytes[size_t(r * 176 + i)];
+    EXPECT_NEAR(got[size_t(r)], want, 1e-4 * std::fabs(want) + 1e-3) << r;
+  }
+}
+
 TEST(CpuTile, PaddedConvReadsItsInputUnmasked) {
   // a tiled conv with padding gets its padded input in memory (a kernel of its own here: the input is a buffer), so
   // the conv's kernel loads rows without a mask (a masked row is read a lane at a time); the values are the loops'

@@ -196,8 +196,11 @@ std::optional<CpuTile> cpu_packed_matvec_tile(const Kernel& k) {
   // the unroll: a block of 32 weights (a K-quant's super-block of 256 is 8 of them: what varies between those is the
   // same for every lane of an iteration, a select of whole vectors), or 32 of a plain F16 row. Unrolling a whole
   // super-block ran slower (Q4_K 4.7 against 5.4 GiB/s) and took clang seconds per kernel
-  if (full[static_cast<size_t>(fr)].as_int() % 32 != 0 || period > 256 || (period > 32 && period % 32 != 0))
-    return std::nullopt;
+  // A reduce of an odd number of 16s takes 16 (Q4_K's mins, one a block: TinyLlama's ffn_down has 176 blocks a row,
+  // and took the reference's opts, 116 us a token and layer against 19 for ffn_gate's 64 blocks)
+  const int64_t red = full[static_cast<size_t>(fr)].as_int();
+  const int unroll = red % 32 == 0 ? 32 : red % 16 == 0 && period <= 16 ? 16 : 0;
+  if (unroll == 0 || period > 256 || (period > 32 && period % 32 != 0)) return std::nullopt;
   // Rows: 8 of blocks of 32 (AVX-512, 4096x4096: Q4_0 8.4 -> 9.4 GiB/s, Q8_0 17 -> 18), 4 of super-blocks (Q6_K
   // 6.7 against 3.6 with 8); half as many within 16 registers (8 x 32 lanes would fill all of AVX2's with
   // accumulators; AVX2 code, Q4_K: 3.5 GiB/s with 2 rows, 2.4-2.8 with 4)
@@ -217,7 +220,7 @@ std::optional<CpuTile> cpu_packed_matvec_tile(const Kernel& k) {
   // block's 8 are added as vectors, converted and scaled once (AVX-512, 2048x5632 Q4_0: decode 0.16 -> 0.14 ms,
   // a prefill's 64 rows 9.9 ms as a float copy's matmul -> 4.0; the vector's 8 slices are accumulated in the
   // instruction, renderer/cpu_dot4.cpp)
-  if (quad_rows && ints && k.opts.dot_products) {
+  if (quad_rows && ints && k.opts.dot_products && unroll == 32) {
     // A prefill's chunk (the activations' rows before the weight's) takes 4 of its rows and 16 of the weight's: each
     // weight vector, unpacked once, is multiplied by 4 rows' quads (2048x5632 by 512 rows, AVX-512 VNNI: Q4_0 847 ->
     // 1100 GOP/s, Q8_0 585 -> 1101, Q4_K 881 -> 1185; its AVX2 code 340 -> 351, Q4_K 316 -> 377). The activations'
@@ -231,7 +234,7 @@ std::optional<CpuTile> cpu_packed_matvec_tile(const Kernel& k) {
     return std::nullopt;
   }
   if (int rows = pow2_amount(full[static_cast<size_t>(w_rows)], most); rows > 1) ups.push_back({w_rows, rows});
-  if (auto opts = apply_tile(k, ups, {{fr, 32}})) return CpuTile{.opts = *opts, .reduce_lanes = true};
+  if (auto opts = apply_tile(k, ups, {{fr, unroll}})) return CpuTile{.opts = *opts, .reduce_lanes = true};
   return std::nullopt;
 }
 
