@@ -39,7 +39,7 @@ def weights(name, n, k, rng):
   return Tensor(raw).realize(), raw.nbytes
 
 # a packed weight's tensors (TinyJit's inputs are tensors: the weight's passed apart) by field, and the weight again
-def parts(w): return {f: getattr(w, f) for f in ("q", "d", "dmin", "sc", "m") if getattr(w, f) is not None}
+def parts(w): return {f: getattr(w, f) for f in ("q", "d", "sc") if getattr(w, f) is not None}
 def rebuilt(names, ts, typ, n, k): return GGMLInt8Weight(ggml_type=typ, n=n, k=k, **dict(zip(names, ts)))
 
 def cpu_name():

@@ -335,21 +335,16 @@ void bind_gguf(py::module_ m) {
         "in tinygrad)");
   py::class_<nn::GGMLInt8Weight>(
       m, "GGMLInt8Weight", "a Q4_0 / Q8_0 / Q4_K / Q6_K weight in the int8 matvec's layout (ggml_int8_pack; ours)")
-      .def(py::init([](Tensor q, Tensor d, uint32_t type, int64_t n, int64_t k, std::optional<Tensor> dmin,
-                       std::optional<Tensor> sc, std::optional<Tensor> m) {
-             return nn::GGMLInt8Weight{std::move(q),    std::move(d),  type,        n, k,
-                                       std::move(dmin), std::move(sc), std::move(m)};
+      .def(py::init([](Tensor q, Tensor d, uint32_t type, int64_t n, int64_t k, std::optional<Tensor> sc) {
+             return nn::GGMLInt8Weight{std::move(q), std::move(d), type, n, k, std::move(sc)};
            }),
-           py::arg("q"), py::arg("d"), py::arg("ggml_type"), py::arg("n"), py::arg("k"), py::arg("dmin") = py::none(),
-           py::arg("sc") = py::none(), py::arg("m") = py::none())
+           py::arg("q"), py::arg("d"), py::arg("ggml_type"), py::arg("n"), py::arg("k"), py::arg("sc") = py::none())
       .def_readonly("q", &nn::GGMLInt8Weight::q)
       .def_readonly("d", &nn::GGMLInt8Weight::d)
       .def_readonly("ggml_type", &nn::GGMLInt8Weight::type)
       .def_readonly("n", &nn::GGMLInt8Weight::n)
       .def_readonly("k", &nn::GGMLInt8Weight::k)
-      .def_readonly("dmin", &nn::GGMLInt8Weight::dmin)
       .def_readonly("sc", &nn::GGMLInt8Weight::sc)
-      .def_readonly("m", &nn::GGMLInt8Weight::m)
       .def("dequantize", &nn::GGMLInt8Weight::dequantize, "the (n, k) float32 weight, lazily");
   m.def(
       "ggml_int8_pack",

@@ -207,11 +207,12 @@ std::optional<CpuTile> cpu_packed_matvec_tile(const Kernel& k) {
   // A reduce of integer products scaled by a block's floats (nn::ggml_int8_linear) keeps a quarter of the lanes in
   // accumulators (the devectorizer sums the products in fours, a dot-product instruction): twice the rows (16 of
   // blocks of 32: Q4_0 10.2 -> 12.1 GiB/s, Q8_0 20.1 -> 20.2, Q4_K 10.2 -> 11.1 with 8 of super-blocks)
-  const UOp& in = r.src(0);
+  // (float(p) [+ e]) * s [+ c] (c: a K-quant's min term, devectorizer's group_block_sums_plus)
   bool ints = false;
-  if (in.op() == Ops::MUL)  // (float(p) [+ e]) * s
-    for (const UOp& f : in.src())
-      ints |= is_int_product(f) || (f.op() == Ops::ADD && (is_int_product(f.src(0)) || is_int_product(f.src(1))));
+  for (const UOp& in : r.src(0).op() == Ops::ADD ? r.src(0).src() : std::vector<UOp>{r.src(0)})
+    if (in.op() == Ops::MUL)
+      for (const UOp& f : in.src())
+        ints |= is_int_product(f) || (f.op() == Ops::ADD && (is_int_product(f.src(0)) || is_int_product(f.src(1))));
   const int lanes = cpu_tile_lanes(k.opts),
             most = (period <= 32 ? std::min(8, lanes / 32) : std::min(4, lanes / 64)) * (ints ? 2 : 1);
   std::vector<std::pair<int, int>> ups;

@@ -311,15 +311,39 @@ std::optional<UOp> group_integer_products(const UOp& inp, int64_t h, bool block_
   return std::nullopt;
 }
 
+// float(p) * s + c over each output's h lanes, c the same on all of them (a K-quant's min times x's block sum, a
+// 32nd on each lane: nn::ggml_int8_linear): the product's block sums (integer_block_sum) plus h * c once an output,
+// where c took an add a lane. nullopt unless the product sums by blocks
+std::optional<UOp> group_block_sums_plus(const UOp& inp, int64_t h) {
+  if (inp.op() != Ops::ADD || h % 4 != 0) return std::nullopt;
+  const int64_t n = inp.dtype().count(), out = n / h;
+  std::vector<std::pair<int64_t, int64_t>> same;
+  std::vector<int64_t> first;
+  for (int64_t o = 0; o < out; o++) {
+    first.push_back(o * h);
+    for (int64_t l = 1; l < h; l++) same.emplace_back(o * h, o * h + l);
+  }
+  for (size_t i = 0; i < 2; i++) {
+    const UOp &x = inp.src(i), &c = inp.src(1 - i);
+    if (x.op() != Ops::MUL || !lanes_equal(c, same)) continue;
+    std::optional<UOp> g = group_integer_products(x, h, true);
+    if (!g || g->dtype().count() != out) continue;
+    return *g + c.gep(first) * c.gep(first).const_like(static_cast<double>(h));
+  }
+  return std::nullopt;
+}
+
 UOp reduce_to_acc(M m, ReduceContext& ctx) {
   UOp red = m["red"];
   UOp inp = red.src(0);
   std::vector<UOp> reduce_range(red.src().begin() + 1, red.src().end());
   Ops rop = red.arg<Ops>();
   if (ctx.defer_horizontal && !reduce_range.empty() && inp.dtype() != red.dtype()) {
+    const int64_t h = inp.dtype().count() / red.dtype().count();
     if (rop == Ops::ADD)
-      if (std::optional<UOp> grouped =
-              group_integer_products(inp, inp.dtype().count() / red.dtype().count(), ctx.integer_block_sums))
+      if (std::optional<UOp> grouped = ctx.integer_block_sums && inp.op() == Ops::ADD
+                                           ? group_block_sums_plus(inp, h)
+                                           : group_integer_products(inp, h, ctx.integer_block_sums))
         inp = *grouped;
     std::vector<UOp> src{inp.const_like(identity_element(rop, inp.dtype().scalar()))};
     src.insert(src.end(), reduce_range.begin(), reduce_range.end());

@@ -649,6 +649,14 @@ Tensor int8_values(const GGMLInt8Weight& w, int64_t rows, bool offset = true) {
   return (c ? q - c : q).reshape({rows, kInt8Streams, t, nb, kQuads, kInt8Rows, 4});
 }
 
+// Q4_K's d and dmin (G, T, super-blocks, 2, 16), its scales and mins (G, T, blocks, 2, 16): the first or the second of
+// each pair, (G, T, blocks or super-blocks, 16)
+Tensor k4_pair(const Tensor& v, int64_t i, int64_t blocks) {
+  const int64_t t = v.shape()[1].as_int();
+  return v.shrink({{0, kInt8Streams}, {0, t}, {0, blocks}, {i, i + 1}, {0, kInt8Rows}})
+      .reshape({kInt8Streams, t, blocks, kInt8Rows});
+}
+
 // each weight's scale, float32 over (rows, G, T, blocks, 8, 16, 4): the block's d (Q4_K: d * its 6-bit scale; Q6_K:
 // d * the int8 scale of its half of the block)
 Tensor int8_scales(const GGMLInt8Weight& w, int64_t rows) {
@@ -660,10 +668,11 @@ Tensor int8_scales(const GGMLInt8Weight& w, int64_t rows) {
   const bool k4 = w.type == static_cast<uint32_t>(GGMLType::Q4_K), k6 = w.type == static_cast<uint32_t>(GGMLType::Q6_K);
   if (!k4 && !k6) return per_block(w.d);
   // a K-quant's d is a super-block's (G, T, super-blocks, 16): over its 8 blocks of 32 first
-  Tensor d = w.d.reshape({kInt8Streams, t, nb / 8, 1, kInt8Rows})
+  Tensor d = (k4 ? k4_pair(w.d, 0, nb / 8) : w.d)
+                 .reshape({kInt8Streams, t, nb / 8, 1, kInt8Rows})
                  .expand({kInt8Streams, t, nb / 8, 8, kInt8Rows})
                  .reshape({kInt8Streams, t, nb, kInt8Rows});
-  if (k4) return per_block(d) * per_block(*w.sc);
+  if (k4) return per_block(d) * per_block(k4_pair(*w.sc, 0, nb));
   // Q6_K's scales (G, T, blocks, 2, 16), one over each half's 4 quads
   Tensor sc = w.sc->reshape({1, kInt8Streams, t, nb, 2, 1, kInt8Rows, 1})
                   .expand({rows, kInt8Streams, t, nb, 2, kQuads / 2, kInt8Rows, 4})
@@ -671,14 +680,18 @@ Tensor int8_scales(const GGMLInt8Weight& w, int64_t rows) {
                   .cast(dtypes::float32);
   return per_block(d) * sc;
 }
-// Q4_K's min of each block, -dmin * m, row by row (n rows shaped (4, n / 64, 16), blocks): dmin and m are kept in
-// the rows' order (the min's term is a small matvec of its own, which reads them contiguously)
-Tensor int8_mins(const GGMLInt8Weight& w) {
+// Q4_K's min of each block, -dmin * m, float32 over (rows, G, T, blocks, 8, 16, 4): the stored dmin and m broadcast
+// before they multiply (a product broadcast over the lanes would be realized on its own)
+Tensor int8_mins(const GGMLInt8Weight& w, int64_t rows) {
   const int64_t t = int8_tiles(w.n), nb = w.k / 32;
-  Tensor dmin = w.dmin->reshape({kInt8Streams, t, kInt8Rows, nb / 8, 1})
-                    .expand({kInt8Streams, t, kInt8Rows, nb / 8, 8})
-                    .reshape({kInt8Streams, t, kInt8Rows, nb});
-  return -(dmin.cast(dtypes::float32) * w.m->cast(dtypes::float32));
+  Tensor dmin = k4_pair(w.d, 1, nb / 8)
+                    .reshape({1, kInt8Streams, t, nb / 8, 1, 1, kInt8Rows, 1})
+                    .expand({rows, kInt8Streams, t, nb / 8, 8, kQuads, kInt8Rows, 4})
+                    .reshape({rows, kInt8Streams, t, nb, kQuads, kInt8Rows, 4});
+  Tensor m = k4_pair(*w.sc, 1, nb)
+                 .reshape({1, kInt8Streams, t, nb, 1, kInt8Rows, 1})
+                 .expand({rows, kInt8Streams, t, nb, kQuads, kInt8Rows, 4});
+  return -(dmin.cast(dtypes::float32) * m.cast(dtypes::float32));
 }
 }  // namespace
 
@@ -749,14 +762,18 @@ GGMLInt8Weight ggml_int8_pack(const Tensor& bytes, uint32_t type, int64_t n, int
     // get_scale_min_k4: blocks 0-3 from the low 6 bits of bytes 0-3 (scales) and 4-7 (mins), blocks 4-7 from bytes
     // 8-11's nibbles with bytes 0-7's top two bits above them
     Tensor a = field(4, 8), b = field(8, 12), c = field(12, 16);
-    // the scales tiled as d; dmin and the mins in the rows' order, (n rows as (4, n / 64, 16), blocks): the min's term
-    // is a small matvec of its own that reads them contiguously
-    w.sc = tiled(((a & 63).cat({(c & 15) | a.rshift(6).lshift(4)}, -1)).reshape({n, nb, 1}), nb, 1)
-               .reshape({kInt8Streams, t, nb, kInt8Rows})
-               .contiguous();
-    w.dmin = halves(2).reshape({kInt8Streams, t, kInt8Rows, nbt}).contiguous();
-    w.m =
-        (b & 63).cat({c.rshift(4) | b.rshift(6).lshift(4)}, -1).reshape({kInt8Streams, t, kInt8Rows, nb}).contiguous();
+    // the scales and the mins tiled as d, side by side (G, T, blocks, 2, 16), and d with dmin (G, T, super-blocks, 2,
+    // 16): the matvec reads them in the streams it reads the scales in, and sums the mins' term in its own loop (as a
+    // small matvec of its own, ~90 us a token and layer of TinyLlama)
+    auto pair = [&](const Tensor& v0, const Tensor& v1, int64_t blocks) {
+      return tiled(v0.reshape({n, blocks, 1}), blocks, 1)
+          .reshape({kInt8Streams, t, blocks, 1, kInt8Rows})
+          .cat({tiled(v1.reshape({n, blocks, 1}), blocks, 1).reshape({kInt8Streams, t, blocks, 1, kInt8Rows})}, 3)
+          .contiguous();
+    };
+    w.sc = pair((a & 63).cat({(c & 15) | a.rshift(6).lshift(4)}, -1),
+                (b & 63).cat({c.rshift(4) | b.rshift(6).lshift(4)}, -1), nb);
+    w.d = pair(halves(0), halves(2), nbt);
   }
   if (type_ == GGMLType::Q6_K) {
     // each half block's int8 scale, (G, T, blocks, 2, 16)
@@ -778,20 +795,16 @@ GGMLInt8Weight ggml_int8_pack(const Tensor& bytes, uint32_t type, int64_t n, int
 
 std::vector<Tensor> GGMLInt8Weight::tensors() const {
   std::vector<Tensor> out{q, d};
-  for (const std::optional<Tensor>& t : {dmin, sc, m})
-    if (t) out.push_back(*t);
+  if (sc) out.push_back(*sc);
   return out;
 }
 
 Tensor GGMLInt8Weight::dequantize() const {
   const int64_t t = int8_tiles(n), nb = k / 32;
   // (G, T, blocks, 8, 16, 4) -> (T, G, 16 rows, blocks, 8, 4): row by row, a row's blocks in order
-  Tensor v = (as_f32(int8_values(*this, 1)) * int8_scales(*this, 1))
-                 .reshape({kInt8Streams, t, nb, kQuads, kInt8Rows, 4})
-                 .permute({1, 0, 4, 2, 3, 5});
-  if (type == static_cast<uint32_t>(GGMLType::Q4_K))
-    v = v + int8_mins(*this).reshape({t, kInt8Streams, kInt8Rows, nb, 1, 1});
-  return v.reshape({n, k});
+  Tensor v = as_f32(int8_values(*this, 1)) * int8_scales(*this, 1);
+  if (type == static_cast<uint32_t>(GGMLType::Q4_K)) v = v + int8_mins(*this, 1);
+  return v.reshape({kInt8Streams, t, nb, kQuads, kInt8Rows, 4}).permute({1, 0, 4, 2, 3, 5}).reshape({n, k});
 }
 
 Tensor ggml_int8_linear(const Tensor& x, const GGMLInt8Weight& w) {
@@ -819,12 +832,13 @@ Tensor ggml_int8_linear(const Tensor& x, const GGMLInt8Weight& w) {
                           .reshape(full);
   // the scales broadcast before they multiply (a product of the two small tensors would be realized on its own)
   Tensor s = int8_scales(w, rows) * xq.dx.reshape({rows, 1, 1, nb, 1, 1, 1}).expand(full);
-  // summed over (T, G, 16 rows): a tile of 64 rows, 16 from each group, which is the rows' order
-  Tensor y = (prod_f * s).permute({0, 2, 1, 5, 3, 4, 6}).reshape({rows, w.n, w.k}).sum(-1);
-  if (w.type == static_cast<uint32_t>(GGMLType::Q4_K)) {  // + each block's min times x's block sum: a small reduce
-    Tensor sums = xq.block_sums() * xq.dx.reshape({rows, nb});
-    y = y + (int8_mins(w).reshape({1, w.n, nb}) * sums.reshape({rows, 1, nb})).sum(-1);
+  Tensor v = prod_f * s;
+  if (w.type == static_cast<uint32_t>(GGMLType::Q4_K)) {  // + each block's min times x's block sum, a 32nd a lane
+    Tensor sums = (xq.block_sums() * xq.dx.reshape({rows, nb})).reshape({rows, 1, 1, nb, 1, 1, 1}).expand(full);
+    v = v + int8_mins(w, rows) * (sums * (1.0 / 32));
   }
+  // summed over (T, G, 16 rows): a tile of 64 rows, 16 from each group, which is the rows' order
+  Tensor y = v.permute({0, 2, 1, 5, 3, 4, 6}).reshape({rows, w.n, w.k}).sum(-1);
   Shape out = x.shape();
   out.back() = w.n;
   return y.reshape(out);

@@ -149,11 +149,11 @@ struct GGMLInt8Weight {
   Tensor q, d;
   uint32_t type = 0;
   int64_t n = 0, k = 0;
-  // Q4_K: d per super-block (half) and each block of 32's 6-bit scale (uint8), tiled as d; dmin per super-block and
-  // each block's 6-bit min in the rows' order, (n rows as (4, n / 64, 16), blocks)
-  std::optional<Tensor> dmin = std::nullopt, sc = std::nullopt, m = std::nullopt;
-  // Q6_K: d per super-block as Q4_K's and sc each half block's int8 scale (G, T, blocks, 2, 16); q its weights' low
-  // four bits as Q4_K's nibbles, each block's top two bits after them
+  // the K-quants' scales beside d. Q4_K: d holds d and dmin per super-block (half, (G, T, super-blocks, 2, 16)), sc
+  // each block of 32's 6-bit scale and min (uint8, (G, T, blocks, 2, 16)). Q6_K: d per super-block (G, T,
+  // super-blocks, 16), sc each half block's int8 scale (G, T, blocks, 2, 16); q its weights' low four bits as Q4_K's
+  // nibbles, each block's top two bits after them
+  std::optional<Tensor> sc = std::nullopt;
   // the (n, k) float32 weight, lazily: bit-exact with ggml_data_to_tensor of the bytes it came from
   Tensor dequantize() const;
   // the tensors it holds (q, d, and the K-quants' others): what to realize, several weights' in one Tensor::realize
