@@ -9,6 +9,7 @@
 #include <fstream>
 #include <random>
 #include <regex>
+#include <set>
 
 #include "error_of.h"
 #include "tg/engine/realize.h"
@@ -365,4 +366,29 @@ TEST_F(GGUF, Int8PackedMatvecIsOneKernelOverThePackedWeight) {
   std::vector<float> got = y.tolist<float>(), dense = x.matmul(w.dequantize().T()).tolist<float>();
   for (int64_t r = 0; r < rows; r++)
     EXPECT_NEAR(got[size_t(r)], dense[size_t(r)], 0.02 * std::fabs(dense[size_t(r)]) + 0.05) << r;
+
+  // Q4_K: one kernel reads all of the packed weight (its nibbles, d and dmin, scales and mins): the mins' term is
+  // summed in the matvec's loop, not in a small matvec of its own; for a decode step's row and a prefill's rows
+  std::vector<uint8_t> k4(static_cast<size_t>(rows * cols / 256 * 144));
+  for (size_t i = 0; i < k4.size(); i++) k4[i] = static_cast<uint8_t>(i * 29 + 5);
+  for (size_t blk = 0; blk < k4.size(); blk += 144) k4[blk + 1] = k4[blk + 3] = 0x20;  // d, dmin ~2^-7
+  GGMLInt8Weight wk = ggml_int8_pack(Tensor(k4, Shape{static_cast<int64_t>(k4.size())}).realize(),
+                                     uint32_t(GGMLType::Q4_K), rows, cols);
+  const std::vector<Tensor> parts = wk.tensors();
+  Tensor::realize(parts);
+  EXPECT_EQ(parts.size(), 3u);  // q, d (with dmin), sc (with the mins)
+  for (int64_t xr : {int64_t(1), int64_t(8)}) {
+    Tensor xk = Tensor(ramp(xr * cols), {xr, cols}).realize();
+    auto [ks, kv] = Tensor::schedule_with_vars({ggml_int8_linear(xk, wk)});
+    std::vector<std::set<size_t>> reads;
+    for (const ScheduleItem& si : ks) {
+      std::set<size_t> r;
+      for (const Buffer& b : si.bufs)
+        for (size_t i = 0; i < parts.size(); i++)
+          if (b == uop_buffer(uop_base(parts[i].uop()))) r.insert(i);
+      if (!r.empty()) reads.push_back(r);
+    }
+    ASSERT_EQ(reads.size(), 1u) << xr << " rows: the weight's buffers read by more than one kernel";
+    EXPECT_EQ(reads[0].size(), 3u) << xr;
+  }
 }
