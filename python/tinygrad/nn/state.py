@@ -8,7 +8,7 @@ from tinygrad._C.nn.state import get_state_dict, get_parameters, load_state_dict
 from tinygrad._C.nn.state import safe_save, safe_load, safe_load_metadata, torch_load  # noqa: F401
 # GGUF (src/tg/nn/gguf.h): every type llama.cpp writes for LLM weights, lazy and dequantized where used
 from tinygrad._C.nn.state import gguf_load, gguf_save, ggml_data_to_tensor  # noqa: F401
-from tinygrad._C.nn.state import ggml_int8_linear, ggml_int8_pack, GGMLInt8Weight  # noqa: F401  (ours: llama.cpp's int8 matvec on Q4_0 / Q8_0)
+from tinygrad._C.nn.state import ggml_int8_linear, ggml_int8_pack, GGMLInt8Weight  # noqa: F401  (ours: llama.cpp's int8 matvec; packed Q4_0 / Q8_0 / Q4_K / Q6_K)
 from tinygrad.tensor import Tensor
 from tinygrad.dtype import dtypes
 
