@@ -150,6 +150,14 @@ bool lanes_equal(const UOp& u, std::vector<std::pair<int64_t, int64_t>> pairs) {
   return true;
 }
 
+// whether u's n lanes are the same within each run of w (lanes s .. s + w - 1, s a multiple of w)
+bool runs_equal(const UOp& u, int64_t n, int64_t w) {
+  std::vector<std::pair<int64_t, int64_t>> same;
+  for (int64_t s = 0; s < n; s += w)
+    for (int64_t l = 1; l < w; l++) same.emplace_back(s, s + l);
+  return lanes_equal(u, std::move(same));
+}
+
 // v's lanes summed in `parts` vectors of `width` lanes: lane m of part k is v's lane at(k, m)
 template <class At>
 UOp sum_of_parts(const UOp& v, int64_t parts, int64_t width, At at) {
@@ -207,12 +215,7 @@ UOp block_total(const UOp& x, int64_t n, int64_t h) {
 std::optional<UOp> integer_block_sum(const UOp& p, const UOp& sc, const std::optional<UOp>& e, DType f, int64_t n,
                                      int64_t h) {
   const int64_t out = n / h;
-  auto constant_over = [&](int64_t w) {
-    std::vector<std::pair<int64_t, int64_t>> same;
-    for (int64_t s = 0; s < n; s += w)
-      for (int64_t l = 1; l < w; l++) same.emplace_back(s, s + l);
-    return lanes_equal(sc, same) && (!e || lanes_equal(*e, same));
-  };
+  auto constant_over = [&](int64_t w) { return runs_equal(sc, n, w) && (!e || runs_equal(*e, n, w)); };
   int64_t w = h;
   while (w % 8 == 0 && !constant_over(w)) w /= 2;
   if (!constant_over(w)) return std::nullopt;
@@ -293,14 +296,10 @@ std::optional<UOp> group_integer_products(const UOp& inp, int64_t h, bool block_
     if (block_sums && h % 4 == 0 && mag(p.src(0)) * mag(p.src(1)) * h < (i128(1) << 31))
       if (std::optional<UOp> summed = integer_block_sum(p, sc, e, c.dtype().scalar(), n, h)) return summed;
     if (e || mag(p.src(0)) * mag(p.src(1)) * g >= (i128(1) << 31)) continue;
-    std::vector<std::pair<int64_t, int64_t>> same;
+    if (!runs_equal(sc, n, g)) continue;
     std::vector<std::vector<int64_t>> lanes(static_cast<size_t>(g));
     for (int64_t j = 0; j < n; j += g)
-      for (int64_t k = 0; k < g; k++) {
-        lanes[static_cast<size_t>(k)].push_back(j + k);
-        if (k > 0) same.emplace_back(j, j + k);
-      }
-    if (!lanes_equal(sc, same)) continue;
+      for (int64_t k = 0; k < g; k++) lanes[static_cast<size_t>(k)].push_back(j + k);
     // the product stays one vector (a NOOP: the GEP pushing would split it into its groups' lanes, and neither the
     // renderer nor the compiler would see the groups)
     UOp whole = UOp::make(Ops::NOOP, p.dtype(), {p});
@@ -317,15 +316,11 @@ std::optional<UOp> group_integer_products(const UOp& inp, int64_t h, bool block_
 std::optional<UOp> group_block_sums_plus(const UOp& inp, int64_t h) {
   if (inp.op() != Ops::ADD || h % 4 != 0) return std::nullopt;
   const int64_t n = inp.dtype().count(), out = n / h;
-  std::vector<std::pair<int64_t, int64_t>> same;
   std::vector<int64_t> first;
-  for (int64_t o = 0; o < out; o++) {
-    first.push_back(o * h);
-    for (int64_t l = 1; l < h; l++) same.emplace_back(o * h, o * h + l);
-  }
+  for (int64_t o = 0; o < out; o++) first.push_back(o * h);
   for (size_t i = 0; i < 2; i++) {
     const UOp &x = inp.src(i), &c = inp.src(1 - i);
-    if (x.op() != Ops::MUL || !lanes_equal(c, same)) continue;
+    if (x.op() != Ops::MUL || !runs_equal(c, n, h)) continue;
     std::optional<UOp> g = group_integer_products(x, h, true);
     if (!g || g->dtype().count() != out) continue;
     return *g + c.gep(first) * c.gep(first).const_like(static_cast<double>(h));

@@ -725,8 +725,12 @@ GGMLInt8Weight ggml_int8_pack(const Tensor& bytes, uint32_t type, int64_t n, int
     return half ? field(a, a + 2).bitcast(dtypes::float16)
                 : Blocks{raw.reshape({n * nbt, ts}), n * nbt, {1}}.f16(a).reshape({n, nbt, 1});
   };
+  // (n, blocks, m) -> (G, T, blocks, m, 16): each block's m values of a group's 16 rows, the rows side by side
+  auto by_block = [&](const Tensor& v, int64_t blocks, int64_t m) {
+    return tiled(v, blocks, m).permute({0, 1, 2, 4, 3}).contiguous();
+  };
   auto half_at = [&](int64_t a) {  // the same tiled: (G, T, type blocks, 16)
-    return tiled(halves(a), nbt, 1).reshape({kInt8Streams, t, nbt, kInt8Rows}).contiguous();
+    return by_block(halves(a), nbt, 1).reshape({kInt8Streams, t, nbt, kInt8Rows});
   };
   // (n, blocks, 32) -> (G, T, blocks, 8 quads, 16 rows, 4)
   auto quads = [&](const Tensor& v) {
@@ -765,20 +769,14 @@ GGMLInt8Weight ggml_int8_pack(const Tensor& bytes, uint32_t type, int64_t n, int
     // the scales and the mins tiled as d, side by side (G, T, blocks, 2, 16), and d with dmin (G, T, super-blocks, 2,
     // 16): the matvec reads them in the streams it reads the scales in, and sums the mins' term in its own loop (as a
     // small matvec of its own, ~90 us a token and layer of TinyLlama)
-    auto pair = [&](const Tensor& v0, const Tensor& v1, int64_t blocks) {
-      return tiled(v0.reshape({n, blocks, 1}), blocks, 1)
-          .reshape({kInt8Streams, t, blocks, 1, kInt8Rows})
-          .cat({tiled(v1.reshape({n, blocks, 1}), blocks, 1).reshape({kInt8Streams, t, blocks, 1, kInt8Rows})}, 3)
-          .contiguous();
-    };
-    w.sc = pair((a & 63).cat({(c & 15) | a.rshift(6).lshift(4)}, -1),
-                (b & 63).cat({c.rshift(4) | b.rshift(6).lshift(4)}, -1), nb);
-    w.d = pair(halves(0), halves(2), nbt);
+    Tensor scales = (a & 63).cat({(c & 15) | a.rshift(6).lshift(4)}, -1).reshape({n, nb, 1});
+    Tensor mins = (b & 63).cat({c.rshift(4) | b.rshift(6).lshift(4)}, -1).reshape({n, nb, 1});
+    w.sc = by_block(scales.cat({mins}, -1), nb, 2);
+    w.d = by_block(halves(0).cat({halves(2)}, -1), nbt, 2);
   }
   if (type_ == GGMLType::Q6_K) {
     // each half block's int8 scale, (G, T, blocks, 2, 16)
-    w.sc =
-        tiled(field(192, 208).bitcast(dtypes::int8).reshape({n, nb, 2}), nb, 2).permute({0, 1, 2, 4, 3}).contiguous();
+    w.sc = by_block(field(192, 208).bitcast(dtypes::int8).reshape({n, nb, 2}), nb, 2);
     // the top two bits of quad 4a + 2b + j at bits 2 * (2a + b) of byte j
     Tensor hi = quads(q6k_bits().rshift(4)).reshape({kInt8Streams, t, nb, 2, 2, 2, kInt8Rows, 4});
     auto bits = [&](int64_t a, int64_t b) {
