@@ -20,6 +20,7 @@
 #include "tg/renderer/cstyle.h"
 #include "tg/runtime/device.h"
 #include "tg/tensor/tensor.h"
+#include "tg/uop/kernel_info.h"
 
 using namespace tg;
 using namespace tg::test;
@@ -863,9 +864,10 @@ TEST(CpuVectorLoop, RandomBitsOverAConcatenationAreAPlainLoop) {
 
 TEST(CpuSymbolicTile, DecodeAttentionOverAVariableLengthTakesTheTile) {
   // decode's attention over the positions so far: 4 key heads of 8 query heads each, 64 wide, S = start_pos + 1 keys
-  // (a Variable). Its scores (a dot product along the 64) and their weighted sum of the values (a sum over S) take
-  // the tile chosen for a stand-in length that no opt divides, their symbolic axes loops of their own; at every
-  // length (1 included) the results are the plain loops'
+  // (a Variable), the caches a head's positions after another (1, KVH, context, hd, as the LLM keeps them). Its scores
+  // (a dot product along the 64) and their weighted sum of the values (a sum over S) take the tile chosen for a
+  // stand-in length that no opt divides, their symbolic axes loops of their own; the weighted sum's lanes a whole row
+  // of 64 (a value row read once, not in halves); at every length (1 included) the results are the plain loops'
   const int64_t kvh = 4, g = 8, hd = 64, ctx = 1024;
   auto fill = [](size_t n, int seed) {
     std::vector<float> v(n);
@@ -874,14 +876,14 @@ TEST(CpuSymbolicTile, DecodeAttentionOverAVariableLengthTakesTheTile) {
   };
   const std::vector<float> qv = fill(kvh * g * hd, 1), kv = fill(ctx * kvh * hd, 2), vv = fill(ctx * kvh * hd, 3);
   Tensor q = Tensor(qv, {kvh, g, hd}, {.device = "CPU"}).realize();
-  Tensor ck = Tensor(kv, {ctx, kvh, hd}, {.device = "CPU"}).realize();
-  Tensor cv = Tensor(vv, {ctx, kvh, hd}, {.device = "CPU"}).realize();
+  Tensor ck = Tensor(kv, {kvh, ctx, hd}, {.device = "CPU"}).realize();
+  Tensor cv = Tensor(vv, {kvh, ctx, hd}, {.device = "CPU"}).realize();
   UOp var = UOp::variable("start_pos", 0, ctx - 1);
   for (int64_t pos : {int64_t(0), int64_t(5), int64_t(300), ctx - 1}) {
     const sint S = sint(var.bind(pos)) + 1;
-    auto attention = [&]() {  // (scores (kvh, g, S), out (kvh, g, hd))
-      Tensor keys = ck.shrink({{0, S}, {0, kvh}, {0, hd}}).permute({1, 2, 0});    // (kvh, hd, S)
-      Tensor values = cv.shrink({{0, S}, {0, kvh}, {0, hd}}).permute({1, 0, 2});  // (kvh, S, hd)
+    auto attention = [&]() {                                                 // (scores (kvh, g, S), out (kvh, g, hd))
+      Tensor keys = ck.shrink({{0, kvh}, {0, S}, {0, hd}}).transpose(1, 2);  // (kvh, hd, S)
+      Tensor values = cv.shrink({{0, kvh}, {0, S}, {0, hd}});                // (kvh, S, hd)
       Tensor scores = q.matmul(keys);
       return std::make_pair(scores, scores.matmul(values));
     };
@@ -893,6 +895,9 @@ TEST(CpuSymbolicTile, DecodeAttentionOverAVariableLengthTakesTheTile) {
       ASSERT_TRUE(runner);
       EXPECT_TRUE(runner->p.vector_alus) << runner->p.src;
       EXPECT_NE(runner->p.src.find("start_pos"), std::string::npos) << runner->p.src;
+      if (t.uop() == sched_out.uop()) {
+        EXPECT_TRUE(runner->p.name.ends_with("_64")) << runner->p.name;  // the row's 64 lanes, the last upcast
+      }
     }
     auto [scores, out] = attention();
     // the outputs of concrete shape: the weighted sums, and the scores' sums and sums of squares over S
@@ -907,7 +912,7 @@ TEST(CpuSymbolicTile, DecodeAttentionOverAVariableLengthTakesTheTile) {
         for (int64_t t = 0; t < n; t++) {
           for (int64_t d = 0; d < hd; d++)
             sc[static_cast<size_t>(t)] += static_cast<double>(qv[static_cast<size_t>((h * g + j) * hd + d)]) *
-                                          kv[static_cast<size_t>((t * kvh + h) * hd + d)];
+                                          kv[static_cast<size_t>((h * ctx + t) * hd + d)];
           sum += sc[static_cast<size_t>(t)], sq += sc[static_cast<size_t>(t)] * sc[static_cast<size_t>(t)];
         }
         const size_t hj = static_cast<size_t>(h * g + j);
@@ -916,7 +921,7 @@ TEST(CpuSymbolicTile, DecodeAttentionOverAVariableLengthTakesTheTile) {
         for (int64_t d = 0; d < hd; d++) {
           double w = 0;
           for (int64_t t = 0; t < n; t++)
-            w += sc[static_cast<size_t>(t)] * vv[static_cast<size_t>((t * kvh + h) * hd + d)];
+            w += sc[static_cast<size_t>(t)] * vv[static_cast<size_t>((h * ctx + t) * hd + d)];
           ASSERT_NEAR(o[hj * hd + static_cast<size_t>(d)], w, 1e-4 * (n + std::abs(w))) << pos << " " << d;
         }
       }
@@ -924,10 +929,56 @@ TEST(CpuSymbolicTile, DecodeAttentionOverAVariableLengthTakesTheTile) {
   ScopedEnv off("CPU_VECTOR_TILE", "0");  // the switch for our CPU opts: the reference's opts, no vector ALUs
   const sint S = sint(var.bind(300)) + 1;
   auto [schedule, vars] =
-      Tensor::schedule_with_vars({q.matmul(ck.shrink({{0, S}, {0, kvh}, {0, hd}}).permute({1, 2, 0}))});
+      Tensor::schedule_with_vars({q.matmul(ck.shrink({{0, kvh}, {0, S}, {0, hd}}).transpose(1, 2))});
   auto runner = std::dynamic_pointer_cast<CompiledRunner>(lower_schedule_item(schedule.back()).prg);
   ASSERT_TRUE(runner);
   EXPECT_FALSE(runner->p.vector_alus);
+}
+
+TEST(CpuSymbolicTile, SoftmaxOverAVariableLengthVectorizes) {
+  // decode's softmax over the positions so far (32 heads' scores, S = start_pos + 1 of them): the sum of exp is a
+  // plain loop that the C compiler vectorizes along S (reassociated, as a plain loop's sum of a concrete size is),
+  // where the reference's opts left one scalar chain; the max takes 8 heads at once. Each length's probabilities are
+  // the exact ones within float rounding, and sum to 1. (A plain loop takes 64K iterations at the Variable's largest:
+  // 32 x 2048 here; a shorter one's sum takes 8 heads at once as the max does)
+  const int64_t H = 32, ctx = 2048;
+  std::vector<float> sv(H * ctx);
+  for (size_t i = 0; i < sv.size(); i++)
+    sv[i] = static_cast<float>(static_cast<int64_t>((i * 7919 + 3) % 401) - 200) / 16;
+  Tensor scores = Tensor(sv, {H, ctx}, {.device = "CPU"}).realize();
+  UOp var = UOp::variable("start_pos", 0, ctx - 1);
+  for (int64_t pos : {int64_t(0), int64_t(6), int64_t(515), ctx - 1}) {
+    const sint S = sint(var.bind(pos)) + 1;
+    Tensor p = scores.shrink({{0, H}, {0, S}}).softmax(-1);
+    auto [schedule, vars] = Tensor::schedule_with_vars({p});
+    std::vector<std::string> names;
+    bool loop = false;
+    for (const ScheduleItem& si : schedule) {
+      auto runner = std::dynamic_pointer_cast<CompiledRunner>(lower_schedule_item(si).prg);
+      ASSERT_TRUE(runner);
+      names.push_back(runner->p.name);
+      const bool exp = runner->p.src.find("1.44269504") != std::string::npos;  // x * log2(e): an exp
+      if (!exp && runner->p.name.starts_with("r_")) {
+        EXPECT_TRUE(runner->p.name.ends_with("_8")) << runner->p.name;  // the max: 8 heads' chains
+      }
+      if (runner->p.name.starts_with("r_") && lowering_of(runner->p.uops.back()).reassociate_reduces) loop = true;
+    }
+    EXPECT_TRUE(loop) << join(names, " ");
+    const int64_t n = pos + 1;
+    std::vector<float> got = scores.shrink({{0, H}, {0, S}}).softmax(-1).pad({{0, 0}, {0, ctx - S}}).tolist<float>();
+    for (int64_t h = 0; h < H; h++) {
+      double m = -1e30, z = 0, total = 0;
+      for (int64_t t = 0; t < n; t++) m = std::max<double>(m, sv[static_cast<size_t>(h * ctx + t)]);
+      for (int64_t t = 0; t < n; t++) z += std::exp(static_cast<double>(sv[static_cast<size_t>(h * ctx + t)]) - m);
+      for (int64_t t = 0; t < n; t++) {
+        const double want = std::exp(static_cast<double>(sv[static_cast<size_t>(h * ctx + t)]) - m) / z;
+        const float g = got[static_cast<size_t>(h * ctx + t)];
+        ASSERT_NEAR(g, want, 1e-5 * (1 + want)) << pos << " " << h << " " << t;
+        total += g;
+      }
+      ASSERT_NEAR(total, 1.0, 1e-4) << pos << " " << h;
+    }
+  }
 }
 
 TEST(CpuWindowLoop, DepthwiseConvRunsAlongItsRows) {

@@ -243,7 +243,7 @@ bool big_cpu_kernel(const Kernel& k) {
   return k.opts.simd_lanes > 0 && prod_range(k.full_shape(), 0, k.shape_len()) >= (int64_t(1) << 20);
 }
 
-std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
+std::optional<CpuTile> cpu_vector_tile(const Kernel& k, bool whole_rows) {
   if (k.opts.simd_lanes <= 0 || !k.applied_opts.empty() || k.upcasted != 0 || k.local_dims != 0 ||
       k.group_for_reduces != 0)
     return std::nullopt;
@@ -367,7 +367,8 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k) {
 
   // 1. output lanes: a vector axis of the output (contiguous inputs: vector loads; broadcast ones: splats), the
   // outer lanes along axes the contiguous inputs repeat on, so one vector load serves every accumulator
-  int va = 0, v = vector_axis(0, fr, static_cast<int>(std::min<int64_t>(tile_lanes / 8, k.opts.upcast_max)), va);
+  int va = 0, v = vector_axis(
+                  0, fr, static_cast<int>(std::min<int64_t>(tile_lanes / (whole_rows ? 4 : 8), k.opts.upcast_max)), va);
   const bool sixteen = tile_lanes <= 128, conv = n - fr > 1;
   // a matmul whose contiguous input is packed in panels (pack_matmul_operand: its rows along the reduce one vector
   // axis of va lanes long)
@@ -567,7 +568,7 @@ std::optional<CpuTile> cpu_symbolic_tile(const Kernel& k) {
   }
   if (!at) return std::nullopt;
   const VarVals vals{{var.name, *at}};
-  std::optional<CpuTile> tile = cpu_vector_tile(Kernel(graph_rewrite(k.ast, pm_substitute_vars(), vals), k.opts));
+  std::optional<CpuTile> tile = cpu_vector_tile(Kernel(graph_rewrite(k.ast, pm_substitute_vars(), vals), k.opts), true);
   if (!tile) return std::nullopt;
   // the tile's opts on the kernel itself: every symbolic size still a whole axis of its own, outside the upcasts
   Kernel t = k.copy();
@@ -590,10 +591,11 @@ std::optional<CpuTile> cpu_symbolic_tile(const Kernel& k) {
 }
 
 namespace {
-// a kernel of 64K iterations or more on a CPU target whose C compiler vectorizes plain loops (the plain loops' gate)
+// a kernel of 64K iterations or more (a symbolic size at its largest) on a CPU target whose C compiler vectorizes
+// plain loops (the plain loops' gate)
 bool plain_loop_kernel(const Kernel& k) {
   return CPU_VECTOR_TILE && k.opts.simd_lanes > 0 && k.opts.loop_vectorizer && !k.opts.has_local &&
-         prod_range(k.full_shape(), 0, k.shape_len()) >= (int64_t(1) << 16);
+         prod_range(k.full_shape(), 0, k.shape_len()).vmax() >= (int64_t(1) << 16);
 }
 }  // namespace
 
