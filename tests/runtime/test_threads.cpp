@@ -2,6 +2,7 @@
 // split across cores: the same bits for every thread count, since each output element is computed by one core in
 // the serial order of operations.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <atomic>
 #include <chrono>
@@ -67,6 +68,48 @@ TEST(ThreadPool, CallersFromSeveralThreadsTakeTurns) {
     });
   for (auto& c : callers) c.join();
   EXPECT_EQ(total.load(), 3 * 50 * 2);
+}
+
+TEST(ThreadPool, BackToBackJobsDoNotSleep) {
+  // jobs back to back keep the workers awake: no lock the caller and a worker both take per job, whose loser slept
+  // in the kernel (a lockstep of two context switches a job, 10-20x the job's cost, for whole runs of jobs)
+  auto switches = [] {
+    rusage u{};
+    ::getrusage(RUSAGE_SELF, &u);  // every thread's
+    return u.ru_nvcsw;
+  };
+  const int jobs = 20000;
+  for (int n : {2, 4, 8, 16}) {
+    std::atomic<int> sum{0};
+    const long before = switches();
+    for (int j = 0; j < jobs; j++)
+      parallel_for(
+          n, [&](int i) { sum += i; }, 2);
+    EXPECT_EQ(sum.load(), jobs * n * (n - 1) / 2);
+    // (a worker sleeps after 100 us without a job: the caller's preemptions by other processes may cost a few)
+    EXPECT_LT(switches() - before, jobs / 4) << n << " shares a job";
+  }
+}
+
+TEST(ThreadPool, WorkersThatSleptRunTheNextJob) {
+  for (int rep = 0; rep < 3; rep++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // past the workers' spin: they sleep
+    std::atomic<bool> started{false};
+    bool saw = false;
+    parallel_for(
+        2,
+        [&](int i) {  // as RunsConcurrently: index 1 must start on a worker while index 0 waits
+          if (i == 1) {
+            started = true;
+            return;
+          }
+          auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+          while (!started && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+          saw = started;
+        },
+        2);
+    EXPECT_TRUE(saw) << rep;
+  }
 }
 
 TEST(ThreadPool, CpuThreadsFromEnv) {
