@@ -367,9 +367,10 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k, bool whole_rows) {
 
   // 1. output lanes: a vector axis of the output (contiguous inputs: vector loads; broadcast ones: splats), the
   // outer lanes along axes the contiguous inputs repeat on, so one vector load serves every accumulator
-  int va = 0, v = vector_axis(
-                  0, fr, static_cast<int>(std::min<int64_t>(tile_lanes / (whole_rows ? 4 : 8), k.opts.upcast_max)), va);
   const bool sixteen = tile_lanes <= 128, conv = n - fr > 1;
+  // (whole rows: a quarter of the budget, half of it with 16 registers, where the row then takes every accumulator)
+  const int row_most = tile_lanes / (whole_rows ? (sixteen ? 2 : 4) : 8);
+  int va = 0, v = vector_axis(0, fr, static_cast<int>(std::min<int64_t>(row_most, k.opts.upcast_max)), va);
   // a matmul whose contiguous input is packed in panels (pack_matmul_operand: its rows along the reduce one vector
   // axis of va lanes long)
   auto packed = [&](int vec, int lanes) {
@@ -381,7 +382,7 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k, bool whole_rows) {
   // registers for the operands where 8 x 16 fill the register file and spill in the inner loop, and the extra reads
   // of the small input come from cache (AVX2: PaddleOCR's recognizer 56 -> 41 ms). A big one keeps 16 (below).
   bool small_broadcast = false;
-  if (v >= 0 && sixteen && !conv && va > tile_lanes / 16 && !packed(v, va)) {
+  if (v >= 0 && sixteen && !conv && !whole_rows && va > tile_lanes / 16 && !packed(v, va)) {
     int64_t broadcast = 0;
     Shape full = k.full_shape();
     for (auto& s : in) {
@@ -419,10 +420,10 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k, bool whole_rows) {
     // whose panel stays in L2 (AVX2 sgemm 1024 / 2048: 107 / 100 -> 152 / 155 GFLOP/s). An unpacked matmul keeps
     // 16: their spills cost less than reading B from memory twice as often (sgemm 1024: 115 against 62 GFLOP/s)
     const bool panels = packed(v, va);
-    const int budget = !sixteen                    ? tile_lanes
-                       : conv                      ? tile_lanes * 3 / 4
-                       : panels || small_broadcast ? tile_lanes / 2
-                                                   : tile_lanes;
+    const int budget = !sixteen                                  ? tile_lanes
+                       : conv                                    ? tile_lanes * 3 / 4
+                       : panels || small_broadcast || whole_rows ? tile_lanes / 2
+                                                                 : tile_lanes;
     // Up to three axes: a conv on small planes (6x6, 10x10: 2 lanes per row) takes 2x2 of a plane and 2 images, 16
     // accumulators where two axes gave 8 (AVX-512: conv3's input gradient 5.4 -> 4.8 ms, conv4's forward 3.7 -> 3.35).
     // With 16 registers an axis whose power of two is below 4 takes its largest divisor that fits instead (a 6-wide
