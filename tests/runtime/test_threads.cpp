@@ -37,21 +37,26 @@ TEST(ThreadPool, EachIndexRunsOnce) {
   parallel_for(0, [](int) { FAIL() << "n=0 runs nothing"; });
 }
 
-TEST(ThreadPool, RunsConcurrently) {
-  // index 0 (the caller) waits for index 1 to start: only possible if 1 runs on another thread meanwhile
+// index 0 (the caller) waits for index 1 to start: only possible if 1 runs on another thread meanwhile
+static bool runs_concurrently() {
   std::atomic<bool> started{false};
   bool saw = false;
-  parallel_for(2, [&](int i) {
-    if (i == 1) {
-      started = true;
-      return;
-    }
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (!started && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
-    saw = started;
-  });
-  EXPECT_TRUE(saw);
+  parallel_for(
+      2,
+      [&](int i) {
+        if (i == 1) {
+          started = true;
+          return;
+        }
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while (!started && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+        saw = started;
+      },
+      2);
+  return saw;
 }
+
+TEST(ThreadPool, RunsConcurrently) { EXPECT_TRUE(runs_concurrently()); }
 
 TEST(ThreadPool, NestedCallRunsSerially) {
   std::atomic<int> inner{0};
@@ -94,21 +99,7 @@ TEST(ThreadPool, BackToBackJobsDoNotSleep) {
 TEST(ThreadPool, WorkersThatSleptRunTheNextJob) {
   for (int rep = 0; rep < 3; rep++) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));  // past the workers' spin: they sleep
-    std::atomic<bool> started{false};
-    bool saw = false;
-    parallel_for(
-        2,
-        [&](int i) {  // as RunsConcurrently: index 1 must start on a worker while index 0 waits
-          if (i == 1) {
-            started = true;
-            return;
-          }
-          auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-          while (!started && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
-          saw = started;
-        },
-        2);
-    EXPECT_TRUE(saw) << rep;
+    EXPECT_TRUE(runs_concurrently()) << rep;
   }
 }
 
