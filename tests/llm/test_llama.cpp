@@ -255,6 +255,33 @@ TEST_F(Llama, ChunkedPrefillEqualsOneChunk) {
   }
 }
 
+// A prefill chunk's layers run under TinyJit with each layer's tensors passed in: the first two layers of each kind
+// run and capture, the ones after replay (no graph built, kernelized or scheduled: fewer kernelizes than layers), and
+// the logits are the unjitted ones, bit for bit, over chunks at several positions. Every projection is laid out for
+// the int8 matmul (rows a multiple of 64)
+TEST_F(Llama, JittedPrefillLayersEqualTheUnjitted) {
+  for (nn::GGMLType type : {nn::GGMLType::Q4_0, nn::GGMLType::Q8_0}) {
+    write_tiny_llama(path, uint32_t(type),
+                     {.dim = 128, .layers = 7, .heads = 4, .kv_heads = 2, .hidden = 256, .vocab = 320});
+    nn::GGUFFile f = nn::gguf_load(path);
+    std::vector<int64_t> prompt;
+    for (int64_t i = 0; i < 21; i++) prompt.push_back((i * 37 + 5) % 320);
+    auto run = [&](const char* jit) {
+      tg::test::ScopedEnv e("JIT", jit);
+      llm::Transformer m(f);
+      m.prefill_chunk = 8;  // chunks of 8, 8 and 5 tokens at positions 0, 8 and 16
+      const size_t before = kernelize_calls();
+      std::vector<float> logits = m.forward(prompt, 0).tolist<float>();
+      return std::pair{logits, kernelize_calls() - before};
+    };
+    auto [plain, plain_calls] = run("0");
+    auto [jitted, jitted_calls] = run("1");
+    EXPECT_EQ(jitted, plain) << nn::ggml_type_traits(uint32_t(type))->name;
+    // 7 layers a chunk: 4 run (two JITs' first two calls), 3 replay
+    EXPECT_LE(jitted_calls + 3 * 3, plain_calls) << jitted_calls << " against " << plain_calls;
+  }
+}
+
 // A model loaded onto a device other than the default runs its prompt there: every tensor it makes (the causal
 // mask of a prefill chunk too) is on the weights' device, and the logits are the default device's
 TEST_F(Llama, APromptRunsOnTheDeviceTheModelWasLoadedOn) {

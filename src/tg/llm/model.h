@@ -96,6 +96,9 @@ class Transformer {
   Tensor rope(const Tensor& x, const sint& start_pos, int64_t T, int64_t heads) const;
   Tensor attention(Layer& l, const Tensor& x, const sint& start_pos, int64_t T);
   Tensor feed_forward(const Layer& l, const Tensor& x) const;
+  // the realized tensors a prefill chunk's layer reads (its norms, caches and the projections' int8 layouts), in a
+  // fixed order, into out; false where a projection has no int8 layout (that layer runs without TinyJit)
+  static bool layer_tensors(Layer& l, std::vector<Tensor*>& out);
   Tensor step(const std::vector<int64_t>& tokens, const sint& start_pos, const UOp& token_var);
 
   ModelConfig cfg_;

@@ -768,13 +768,15 @@ KernelizeTemplate make_template(UOp key, std::string env, std::vector<const Meta
   return t;
 }
 
-std::atomic<size_t> kernelize_misses{0};
+std::atomic<size_t> kernelize_misses{0}, kernelize_count{0};
 
 }  // namespace
 
 size_t kernelize_cache_misses() { return kernelize_misses.load(); }
+size_t kernelize_calls() { return kernelize_count.load(); }
 
 std::vector<std::pair<UOp, UOp>> get_kernelize_map(const UOp& big_sink) {
+  kernelize_count++;
   if (trace::enabled() || !SCACHE) return kernelize_misses++, kernelize_map(big_sink);
   std::vector<std::pair<UOp, UOp>> to_holes;
   std::vector<UOp> uniques, topo = big_sink.toposort();

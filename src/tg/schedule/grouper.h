@@ -30,5 +30,7 @@ std::vector<std::pair<UOp, UOp>> get_kernelize_map(const UOp& big_sink);
 // how many graphs get_kernelize_map has kernelized anew so far (its cache's misses): a workload that repeats its
 // graphs stops adding to it
 size_t kernelize_cache_misses();
+// how many graphs get_kernelize_map was given (cached or not): what a TinyJit replay skips, for tests
+size_t kernelize_calls();
 
 }  // namespace tg
