@@ -257,12 +257,15 @@ TEST_F(Llama, ChunkedPrefillEqualsOneChunk) {
 
 // A prefill chunk's layers run under TinyJit with each layer's tensors passed in: the first two layers of each kind
 // run and capture, the ones after replay (no graph built, kernelized or scheduled: fewer kernelizes than layers), and
-// the logits are the unjitted ones, bit for bit, over chunks at several positions. Every projection is laid out for
-// the int8 matmul (rows a multiple of 64)
+// the logits are the unjitted ones, bit for bit, over chunks at several positions, for each architecture's layer.
+// Every projection is laid out for the int8 matmul (rows a multiple of 64)
 TEST_F(Llama, JittedPrefillLayersEqualTheUnjitted) {
-  for (nn::GGMLType type : {nn::GGMLType::Q4_0, nn::GGMLType::Q8_0}) {
+  using Case = std::pair<nn::GGMLType, const char*>;  // qwen2's biases, qwen3's q/k norms, gpt2's fused qkv
+  for (auto [type, arch] :
+       {Case{nn::GGMLType::Q4_0, "llama"}, Case{nn::GGMLType::Q8_0, "llama"}, Case{nn::GGMLType::Q8_0, "qwen2"},
+        Case{nn::GGMLType::Q4_0, "qwen3"}, Case{nn::GGMLType::Q8_0, "gpt2"}}) {
     write_tiny_llama(path, uint32_t(type),
-                     {.dim = 128, .layers = 7, .heads = 4, .kv_heads = 2, .hidden = 256, .vocab = 320});
+                     {.dim = 128, .layers = 7, .heads = 4, .kv_heads = 2, .hidden = 256, .vocab = 320}, arch);
     nn::GGUFFile f = nn::gguf_load(path);
     std::vector<int64_t> prompt;
     for (int64_t i = 0; i < 21; i++) prompt.push_back((i * 37 + 5) % 320);
@@ -276,9 +279,9 @@ TEST_F(Llama, JittedPrefillLayersEqualTheUnjitted) {
     };
     auto [plain, plain_calls] = run("0");
     auto [jitted, jitted_calls] = run("1");
-    EXPECT_EQ(jitted, plain) << nn::ggml_type_traits(uint32_t(type))->name;
+    EXPECT_EQ(jitted, plain) << nn::ggml_type_traits(uint32_t(type))->name << " " << arch;
     // 7 layers a chunk: 4 run (two JITs' first two calls), 3 replay
-    EXPECT_LE(jitted_calls + 3 * 3, plain_calls) << jitted_calls << " against " << plain_calls;
+    EXPECT_LE(jitted_calls + 3 * 3, plain_calls) << arch << ": " << jitted_calls << " against " << plain_calls;
   }
 }
 
