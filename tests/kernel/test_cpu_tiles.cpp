@@ -1063,12 +1063,14 @@ TEST(CpuWindowLoop, PaddedDepthwiseConvReadsItsPaddedInputFromMemory) {
 
 TEST(CpuTile, PackedMatvecUnrollsABlock) {
   // a matvec over Q4_0 (blocks of 32 weights), F16 or Q4_K (super-blocks of 256) weights: the reduce unrolled by one
-  // block of 32, each lane accumulating apart; 8 rows of blocks, 4 of super-blocks, half as many within 16 registers
+  // block of 32, each lane accumulating apart; 8 rows of blocks, 4 of super-blocks, half as many within 16 registers,
+  // taken far apart (UPCASTTOP: each lane one long run of consecutive rows through memory)
   for (auto [type, budget_lanes, rows] :
        {std::tuple{2u, "256", 8}, {2u, "128", 4}, {1u, "128", 4}, {12u, "256", 4}, {12u, "128", 2}}) {
     ScopedEnv budget("CPU_TILE_LANES", budget_lanes);
     std::optional<CpuTile> t = cpu_vector_tile(Kernel(packed_matvec(type, 64, 1024)));
-    EXPECT_EQ(opts_of(t), cat("[Opt(op=OptOps.UPCAST, axis=0, arg=", rows, "), Opt(op=OptOps.UNROLL, axis=0, arg=32)]"))
+    EXPECT_EQ(opts_of(t),
+              cat("[Opt(op=OptOps.UPCASTTOP, axis=0, arg=", rows, "), Opt(op=OptOps.UNROLL, axis=0, arg=32)]"))
         << type << " " << budget_lanes;
     EXPECT_TRUE(t && t->reduce_lanes) << type;
   }
