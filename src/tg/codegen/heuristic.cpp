@@ -215,15 +215,12 @@ std::pair<std::vector<Opt>, Lowering> hand_coded(const Kernel& k_in) {
   // CPU: a reduce along a symbolic axis that nothing upcast or unrolled (decode's softmax max over the positions so
   // far) takes 8 (else 4) of its outputs at once: independent chains where one waited on each step's latency, and
   // vectors across them for the C compiler (TinyLlama at 515 positions: 4.8 -> 2.0 us a layer)
-  if (symbolic && k.upcasted == 0 && k.opts.simd_lanes > 0 && k.reduceop() && fus().back().is_sym()) {
-    bool done = false;
-    for (int amount : {8, 4})
-      for (int a = k.first_reduce() - 1; a >= 0 && !done; a--)
-        if (divides(k.full_shape()[static_cast<size_t>(a)], amount)) {
-          k.apply_opt({OptOps::UPCAST, a, amount});
-          done = true;
-        }
-  }
+  if (symbolic && k.upcasted == 0 && k.opts.simd_lanes > 0 && k.reduceop() && fus().back().is_sym())
+    [&] {
+      for (int amount : {8, 4})
+        for (int a = k.first_reduce() - 1; a >= 0; a--)
+          if (divides(k.full_shape()[static_cast<size_t>(a)], amount)) return k.apply_opt({OptOps::UPCAST, a, amount});
+    }();
 
   if (!symbolic && big_cpu_kernel(k)) cpu_row_upcast(k);
 

@@ -379,7 +379,7 @@ Tensor Transformer::feed_forward(const Layer& l, const Tensor& x) const {
   return project(project(h, *l.w_gate).silu() * project(h, l.w_up), l.w_down);
 }
 
-bool Transformer::layer_tensors(Layer& l, std::vector<Tensor*>& out) {
+bool Transformer::layer_tensors(Layer& l, std::vector<Tensor*>& out, std::string* kind) {
   for (Tensor* t : {&l.attn_norm, &l.ffn_norm, &l.cache_k, &l.cache_v}) out.push_back(t);
   for (std::optional<Tensor>* t :
        {&l.attn_norm_b, &l.bqkv, &l.bq, &l.bk, &l.bv, &l.q_norm, &l.k_norm, &l.bo, &l.ffn_norm_b, &l.b_up, &l.b_down})
@@ -387,12 +387,15 @@ bool Transformer::layer_tensors(Layer& l, std::vector<Tensor*>& out) {
   bool packed = true;
   auto weight = [&](Weight& w) {
     if (!w.packed) return void(packed = false);
+    if (kind) *kind += cat(w.packed->type, ",");
     out.insert(out.end(), {&w.packed->q, &w.packed->d});
     if (w.packed->sc) out.push_back(&*w.packed->sc);
   };
   for (Weight* w : {&l.wo, &l.w_up, &l.w_down}) weight(*w);
   for (std::optional<Weight>* w : {&l.wqkv, &l.wq, &l.wk, &l.wv, &l.w_gate})
     if (*w) weight(**w);
+  if (kind)
+    for (const Tensor* t : out) *kind += cat(shape_str(t->shape()), t->dtype(), ";");
   return packed;
 }
 
@@ -408,17 +411,11 @@ Tensor Transformer::step(const std::vector<int64_t>& tokens, const sint& start_p
   if (T > 1) x = x.contiguous();
   for (Layer& l : layers_) {
     std::vector<Tensor*> ts;
-    if (T > 1 && layer_tensors(l, ts)) {
+    std::string kind;
+    if (T > 1 && layer_tensors(l, ts, &kind)) {
       JitArgs args;
       args.add("x", x);
-      std::string kind;
-      for (size_t i = 0; i < ts.size(); i++) {
-        kind += cat(shape_str(ts[i]->shape()), ts[i]->dtype(), ";");
-        args.add(cat(i), *ts[i]);
-      }
-      for (const Weight* w : {&l.wo, &l.w_up, &l.w_down}) kind += cat(w->packed->type, ",");
-      for (const std::optional<Weight>* w : {&l.wqkv, &l.wq, &l.wk, &l.wv, &l.w_gate})
-        if (*w) kind += cat((*w)->packed->type, ",");
+      for (size_t i = 0; i < ts.size(); i++) args.add(cat(i), *ts[i]);
       auto& [pair, calls] = jits[kind];
       x = pair[calls++ % 2]
               .call(args,

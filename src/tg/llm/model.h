@@ -97,8 +97,9 @@ class Transformer {
   Tensor attention(Layer& l, const Tensor& x, const sint& start_pos, int64_t T);
   Tensor feed_forward(const Layer& l, const Tensor& x) const;
   // the realized tensors a prefill chunk's layer reads (its norms, caches and the projections' int8 layouts), in a
-  // fixed order, into out; false where a projection has no int8 layout (that layer runs without TinyJit)
-  static bool layer_tensors(Layer& l, std::vector<Tensor*>& out);
+  // fixed order, into out, and into kind what tells layers apart for TinyJit (the layouts' types, the tensors' shapes
+  // and dtypes); false where a projection has no int8 layout (that layer runs without TinyJit)
+  static bool layer_tensors(Layer& l, std::vector<Tensor*>& out, std::string* kind = nullptr);
   Tensor step(const std::vector<int64_t>& tokens, const sint& start_pos, const UOp& token_var);
 
   ModelConfig cfg_;
