@@ -773,6 +773,45 @@ TEST(CpuVectorLoop, BigElementwiseTranscendentalsArePlainPolynomialLoops) {
   EXPECT_EQ(source_of(x.exp2() * 3).find("void E_1048576("), std::string::npos);
 }
 
+TEST(CpuVectorLoop, CopiesBetweenHalfAndFloatConvertWholeVectors) {
+  // a float16 weight copied to float32 (a prefill's matmul on an F16 GGUF) and back: the kernel loads 16 halves (or
+  // floats) and stores them 4 at a time; each loaded vector is converted whole (one vcvtph2ps / vcvtps2ph), where the
+  // lanes were converted one by one (a 46 MB copy: 12 -> 2.6 ms). The values are the host's conversions, exactly
+  auto source_of = [](const Tensor& t) {
+    auto [schedule, vars] = Tensor::schedule_with_vars({t});
+    auto runner = std::dynamic_pointer_cast<CompiledRunner>(lower_schedule_item(schedule.back()).prg);
+    return runner ? runner->p.src : std::string("(not compiled)");
+  };
+  const int64_t n = int64_t(1) << 20;
+  std::vector<float> v(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); i++) v[i] = static_cast<float>(static_cast<int64_t>((i * 7919) % 4001) - 2000) / 64;
+  Tensor f = Tensor(v, {1024, 1024}, {.device = "CPU"}).realize();
+  Tensor h = f.cast(dtypes::float16).contiguous().realize();
+  for (const auto& [t, to] : {std::pair{h.cast(dtypes::float32).contiguous(), std::string("float")},
+                              std::pair{f.cast(dtypes::float16).contiguous(), std::string("__fp16")}}) {
+    std::string src = source_of(t);
+    std::regex whole("__builtin_convertvector\\(val[0-9]+, " + to + "[0-9]+\\)");
+    EXPECT_TRUE(std::regex_search(src, whole)) << src;
+    EXPECT_EQ(src.find("((" + to + ")(val"), std::string::npos) << src;  // no lane converted on its own
+  }
+  std::vector<float> back = h.cast(dtypes::float32).contiguous().tolist<float>();
+  for (size_t i = 0; i < v.size(); i++) ASSERT_EQ(back[i], v[i]) << i;  // 1/64 steps within a half's precision
+  // the copy a matmul of many rows makes of a half weight, in 4 x 4 blocks transposed into the matmul's layout: each
+  // loaded vector converted whole, the floats put together
+  Tensor x = Tensor::ones({64, 1024}, {.device = "CPU"});
+  auto [schedule, vars] = Tensor::schedule_with_vars({x.matmul(h.cast(dtypes::float32).contiguous().T())});
+  int copies = 0;
+  for (const ScheduleItem& si : schedule) {
+    auto runner = std::dynamic_pointer_cast<CompiledRunner>(lower_schedule_item(si).prg);
+    if (!runner || runner->p.src.find("void E_") == std::string::npos) continue;
+    copies++;
+    EXPECT_TRUE(std::regex_search(runner->p.src, std::regex("__builtin_convertvector\\(val[0-9]+, float[0-9]+\\)")))
+        << runner->p.src;
+    EXPECT_EQ(runner->p.src.find("((float)(val"), std::string::npos) << runner->p.src;
+  }
+  EXPECT_EQ(copies, 1);
+}
+
 TEST(CpuVectorLoop, SumOfExpAlongOddRowsIsAPlainReassociatedLoop) {
   // a softmax's denominator over rows no power of two divides (PaddleOCR's 6625 characters): no tile takes the rows,
   // so the kernel is a plain loop whose exp is the polynomial and whose accumulating add alone may be reordered (the

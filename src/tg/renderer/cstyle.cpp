@@ -675,6 +675,34 @@ static UOp widen_halves_by_piece(const UOp& c) {
   return UOp::make(Ops::VECTORIZE, c.dtype(), lanes);
 }
 
+// ours: lanes of vectors converted between half and float one by one and put together again (a devectorized kernel's
+// casts feeding a vector store: a float16 weight copied to float32 for a prefill's matmul, 4 x 4 blocks transposed
+// on the way into the matmul's layout) -> each vector converted whole, the lanes taken from the floats (halves).
+// Clang 14 converts each __fp16 lane on its own (a word extract, a vcvtph2ps and a lane insert each: TinyLlama's
+// 46 MB copies ran at 3-6 GB/s); a whole vector's conversion is one vcvtph2ps (vcvtps2ph), its load folded in.
+// nullopt unless every lane is such a cast of a lane of a vector
+static UOp convert_whole_vectors(const UOp& v) {
+  const UOp& c0 = v.src(0);
+  if (c0.op() != Ops::CAST || c0.src(0).op() != Ops::GEP) return {};
+  const DType from = c0.src(0).dtype(), to = c0.dtype();
+  if (!((from == dtypes::float16 && to == dtypes::float32) || (from == dtypes::float32 && to == dtypes::float16)))
+    return {};
+  std::vector<UOp> lanes;
+  for (const UOp& l : v.src()) {
+    if (l.op() != Ops::CAST || l.dtype() != to || l.src(0).op() != Ops::GEP || l.src(0).dtype() != from) return {};
+    const UOp& x = l.src(0).src(0);
+    const int n = x.dtype().vcount();
+    if (n < 2 || !std::has_single_bit(static_cast<unsigned>(n)) || x.dtype().is_ptr()) return {};
+    lanes.push_back(x.cast(to.vec(n)).gep(tuple_ints(l.src(0).arg())[0]));
+  }
+  // one vector's lanes in order: the vector itself
+  const UOp& whole = lanes[0].src(0);
+  bool in_order = whole.dtype().vcount() == static_cast<int>(lanes.size());
+  for (size_t i = 0; in_order && i < lanes.size(); i++)
+    in_order = lanes[i].src(0) == whole && tuple_ints(lanes[i].arg())[0] == static_cast<int64_t>(i);
+  return in_order ? whole : UOp::make(Ops::VECTORIZE, v.dtype(), std::move(lanes));
+}
+
 // ours: a select of float lanes by a comparison of 32-bit lanes, as masks: C's comparison of two vectors is a vector
 // of 0 / -1 ints, and (m & a) | (~m & b) a blend, where the generic rules split a WHERE (and each MAX, a WHERE of a
 // CMPLT) into a scalar ?: per lane, as they must for a bool vector. The devectorized comparisons (bottom-up, the
@@ -750,6 +778,7 @@ const PatternMatcher<UOp>& clang_extra_matcher() {
           {op(Ops::SQRT).named("alu"), no_vectorized_alu_rule},  // sqrt(float4) -> 4 sqrts
           {op(Ops::WHERE).named("w"), [](M m) { return where_by_mask(m["w"]); }},
           {op(Ops::CAST).named("c"), [](M m) { return widen_halves_by_piece(m["c"]); }},
+          {op(Ops::VECTORIZE).named("v"), [](M m) { return convert_whole_vectors(m["v"]); }},
           {op(GroupOp::ALU | OpSet{Ops::CAST, Ops::BITCAST}).named("alu"), [](M m) { return dedup_lanes(m["alu"]); }},
           // ours: four lanes' 8-bit products summed -> the dot-product helper (vpdpbusd where the target has it)
           {op(Ops::ADD).named("x"),
