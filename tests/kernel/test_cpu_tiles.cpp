@@ -99,6 +99,14 @@ std::string render_on_device(Kernel& k) {
   return r.render(full_rewrite(k.get_optimized_ast("tile"), r));
 }
 
+// the source of the last kernel t's schedule runs (what realizing t compiles last)
+std::string last_kernel_source(const Tensor& t) {
+  auto [schedule, vars] = Tensor::schedule_with_vars({t});
+  if (schedule.empty()) return "(no kernel)";
+  auto runner = std::dynamic_pointer_cast<CompiledRunner>(lower_schedule_item(schedule.back()).prg);
+  return runner ? runner->p.src : std::string("(not compiled)");
+}
+
 }  // namespace
 
 TEST(CpuTile, MatmulOutputLanes) {
@@ -747,19 +755,14 @@ TEST(CpuVectorLoop, BigElementwiseTranscendentalsArePlainPolynomialLoops) {
   // on the CPU device a kernel of 64K iterations or more with exp2/log2/sin keeps no opts (one element per iteration),
   // which clang vectorizes; a small one keeps the reference's opts. Both compute the polynomial (no libm call), as the
   // reference's clang renderer: every kernel gets the same bits
-  auto source_of = [](const Tensor& t) {
-    auto [schedule, vars] = Tensor::schedule_with_vars({t});
-    auto runner = std::dynamic_pointer_cast<CompiledRunner>(lower_schedule_item(schedule.back()).prg);
-    return runner ? runner->p.src : std::string("(not compiled)");
-  };
   const int64_t n = int64_t(1) << 20;
   std::vector<float> v(static_cast<size_t>(n));
   for (size_t i = 0; i < v.size(); i++) v[i] = static_cast<float>(static_cast<double>(i) / n * 40.0 - 20.0);
   Tensor x = Tensor(v, {n}, {.device = "CPU"}).realize();
-  std::string big = source_of(x.exp2() + 1);
+  std::string big = last_kernel_source(x.exp2() + 1);
   EXPECT_NE(big.find("void E_1048576("), std::string::npos) << big.substr(0, 200);
   EXPECT_EQ(big.find("exp2"), std::string::npos);
-  std::string small = source_of(x.shrink({{0, 64}}).exp2() + 1);
+  std::string small = last_kernel_source(x.shrink({{0, 64}}).exp2() + 1);
   EXPECT_NE(small.find("void E_16_4("), std::string::npos) << small;
   EXPECT_EQ(small.find("exp2"), std::string::npos) << small;
   // the polynomial's results: within a few ulp of the host's libm
@@ -770,18 +773,13 @@ TEST(CpuVectorLoop, BigElementwiseTranscendentalsArePlainPolynomialLoops) {
     ASSERT_NEAR(lg[i], std::log2(a), std::max(1e-6, std::abs(std::log2(a)) * 4e-7)) << a;
   }
   ScopedEnv off("CPU_VECTOR_TILE", "0");  // the switch for our CPU opts turns this off too: the reference's opts
-  EXPECT_EQ(source_of(x.exp2() * 3).find("void E_1048576("), std::string::npos);
+  EXPECT_EQ(last_kernel_source(x.exp2() * 3).find("void E_1048576("), std::string::npos);
 }
 
 TEST(CpuVectorLoop, CopiesBetweenHalfAndFloatConvertWholeVectors) {
   // a float16 weight copied to float32 (a prefill's matmul on an F16 GGUF) and back: the kernel loads 16 halves (or
   // floats) and stores them 4 at a time; each loaded vector is converted whole (one vcvtph2ps / vcvtps2ph), where the
   // lanes were converted one by one (a 46 MB copy: 12 -> 2.6 ms). The values are the host's conversions, exactly
-  auto source_of = [](const Tensor& t) {
-    auto [schedule, vars] = Tensor::schedule_with_vars({t});
-    auto runner = std::dynamic_pointer_cast<CompiledRunner>(lower_schedule_item(schedule.back()).prg);
-    return runner ? runner->p.src : std::string("(not compiled)");
-  };
   const int64_t n = int64_t(1) << 20;
   std::vector<float> v(static_cast<size_t>(n));
   for (size_t i = 0; i < v.size(); i++) v[i] = static_cast<float>(static_cast<int64_t>((i * 7919) % 4001) - 2000) / 64;
@@ -789,7 +787,7 @@ TEST(CpuVectorLoop, CopiesBetweenHalfAndFloatConvertWholeVectors) {
   Tensor h = f.cast(dtypes::float16).contiguous().realize();
   for (const auto& [t, to] : {std::pair{h.cast(dtypes::float32).contiguous(), std::string("float")},
                               std::pair{f.cast(dtypes::float16).contiguous(), std::string("__fp16")}}) {
-    std::string src = source_of(t);
+    std::string src = last_kernel_source(t);
     std::regex whole("__builtin_convertvector\\(val[0-9]+, " + to + "[0-9]+\\)");
     EXPECT_TRUE(std::regex_search(src, whole)) << src;
     EXPECT_EQ(src.find("((" + to + ")(val"), std::string::npos) << src;  // no lane converted on its own
@@ -851,23 +849,17 @@ TEST(CpuVectorLoop, APadsCopyIsAPlainLoopOfMaskedLoads) {
   // elements: no opts, so clang's loop vectorizer loads each row's inside with masked vector loads (the upcast form
   // loaded lane by lane). A concatenation of two padded inputs (two gated loads) and a copy over 1M elements keep
   // the reference's opts. Every element is the plain loop's
-  auto source_of = [](const Tensor& t) {
-    auto [schedule, vars] = Tensor::schedule_with_vars({t});
-    if (schedule.empty()) return std::string("(no kernel)");
-    auto runner = std::dynamic_pointer_cast<CompiledRunner>(lower_schedule_item(schedule.back()).prg);
-    return runner ? runner->p.src : std::string("(not compiled)");
-  };
   const int64_t c = 64, h = 24, w = 160;
   std::vector<float> v(static_cast<size_t>(c * h * w));
   for (size_t i = 0; i < v.size(); i++) v[i] = static_cast<float>(i % 1009) - 500.0f;
   Tensor x = Tensor(v, {c, h, w}, {.device = "CPU"}).realize();
   const Mask pad1 = {{0, 0}, {1, 1}, {1, 1}};
-  std::string src = source_of(x.pad(pad1).contiguous());
+  std::string src = last_kernel_source(x.pad(pad1).contiguous());
   EXPECT_NE(src.find("void E_64_26_162("), std::string::npos) << src;
-  EXPECT_EQ(source_of(x.pad(pad1).cat({(x * 2).pad(pad1)}, 0).contiguous()).find("void E_128_26_162("),
+  EXPECT_EQ(last_kernel_source(x.pad(pad1).cat({(x * 2).pad(pad1)}, 0).contiguous()).find("void E_128_26_162("),
             std::string::npos);
   Tensor big = Tensor::ones({32, 320, 320}, {.device = "CPU"}).contiguous().realize();
-  EXPECT_EQ(source_of(big.pad(pad1).contiguous()).find("void E_32_322_322("), std::string::npos);
+  EXPECT_EQ(last_kernel_source(big.pad(pad1).contiguous()).find("void E_32_322_322("), std::string::npos);
   std::vector<float> got = x.pad(pad1).tolist<float>();
   ASSERT_EQ(got.size(), static_cast<size_t>(c * (h + 2) * (w + 2)));
   for (int64_t ci = 0; ci < c; ci++)
@@ -1036,14 +1028,9 @@ TEST(CpuWindowLoop, DepthwiseConvRunsAlongItsRows) {
   for (size_t i = 0; i < wv.size(); i++) wv[i] = static_cast<float>(static_cast<int64_t>((i * 53) % 5) - 2);
   Tensor xp = Tensor(xv, {1, C, H + 4, W + 4}, {.device = "CPU"}).realize(),
          w = Tensor(wv, {C, 1, K, K}, {.device = "CPU"}).realize();
-  auto source_of = [](const Tensor& t) {
-    auto [schedule, vars] = Tensor::schedule_with_vars({t});
-    auto runner = std::dynamic_pointer_cast<CompiledRunner>(lower_schedule_item(schedule.back()).prg);
-    return runner ? runner->p.src : std::string("(not compiled)");
-  };
   // (times a constant: a constant's view, of stride 0 along the row, is among the kernel's buffers)
   Tensor y = xp.conv2d(w, std::nullopt, {.groups = C}) * 2;
-  std::string src = source_of(y);
+  std::string src = last_kernel_source(y);
   EXPECT_NE(src.find("void r_24_12_80_5_5("), std::string::npos) << src.substr(0, 300);
   std::vector<float> got = (xp.conv2d(w, std::nullopt, {.groups = C}) * 2).tolist<float>();  // (y's was taken)
   ASSERT_EQ(got.size(), static_cast<size_t>(C * H * W));
@@ -1059,13 +1046,14 @@ TEST(CpuWindowLoop, DepthwiseConvRunsAlongItsRows) {
       }
   // not one: a window of more than 64 terms (9x9), a kernel under 64K iterations, and CPU_VECTOR_TILE=0
   Tensor w9 = Tensor::ones({C, 1, 9, 9}, {.device = "CPU"});
-  EXPECT_EQ(source_of(xp.conv2d(w9, std::nullopt, {.groups = C})).find("_9_9("), std::string::npos);
+  EXPECT_EQ(last_kernel_source(xp.conv2d(w9, std::nullopt, {.groups = C})).find("_9_9("), std::string::npos);
   Tensor small = xp.shrink({{0, 1}, {0, 2}, {0, 16}, {0, 20}});
   Tensor ws = w.shrink({{0, 2}, {0, 1}, {0, 5}, {0, 5}});
-  std::string small_src = source_of(small.conv2d(ws, std::nullopt, {.groups = 2}));
+  std::string small_src = last_kernel_source(small.conv2d(ws, std::nullopt, {.groups = 2}));
   ScopedEnv off("CPU_VECTOR_TILE", "0");
-  EXPECT_EQ(source_of(xp.conv2d(w, std::nullopt, {.groups = C})).find("void r_24_12_80_5_5("), std::string::npos);
-  std::string ref_src = source_of(small.conv2d(ws, std::nullopt, {.groups = 2}));  // the reference's opts
+  EXPECT_EQ(last_kernel_source(xp.conv2d(w, std::nullopt, {.groups = C})).find("void r_24_12_80_5_5("),
+            std::string::npos);
+  std::string ref_src = last_kernel_source(small.conv2d(ws, std::nullopt, {.groups = 2}));  // the reference's opts
   EXPECT_EQ(ref_src.substr(ref_src.find('(')), small_src.substr(small_src.find('(')));
 }
 
