@@ -99,12 +99,20 @@ std::string render_on_device(Kernel& k) {
   return r.render(full_rewrite(k.get_optimized_ast("tile"), r));
 }
 
+// the sources of the kernels t's schedule runs, in order ("(not compiled)" for a step that is no kernel)
+std::vector<std::string> kernel_sources(const Tensor& t) {
+  auto [schedule, vars] = Tensor::schedule_with_vars({t});
+  std::vector<std::string> out;
+  for (const ScheduleItem& si : schedule) {
+    auto runner = std::dynamic_pointer_cast<CompiledRunner>(lower_schedule_item(si).prg);
+    out.push_back(runner ? runner->p.src : std::string("(not compiled)"));
+  }
+  return out;
+}
 // the source of the last kernel t's schedule runs (what realizing t compiles last)
 std::string last_kernel_source(const Tensor& t) {
-  auto [schedule, vars] = Tensor::schedule_with_vars({t});
-  if (schedule.empty()) return "(no kernel)";
-  auto runner = std::dynamic_pointer_cast<CompiledRunner>(lower_schedule_item(schedule.back()).prg);
-  return runner ? runner->p.src : std::string("(not compiled)");
+  std::vector<std::string> all = kernel_sources(t);
+  return all.empty() ? std::string("(no kernel)") : all.back();
 }
 
 }  // namespace
@@ -785,28 +793,21 @@ TEST(CpuVectorLoop, CopiesBetweenHalfAndFloatConvertWholeVectors) {
   for (size_t i = 0; i < v.size(); i++) v[i] = static_cast<float>(static_cast<int64_t>((i * 7919) % 4001) - 2000) / 64;
   Tensor f = Tensor(v, {1024, 1024}, {.device = "CPU"}).realize();
   Tensor h = f.cast(dtypes::float16).contiguous().realize();
-  for (const auto& [t, to] : {std::pair{h.cast(dtypes::float32).contiguous(), std::string("float")},
-                              std::pair{f.cast(dtypes::float16).contiguous(), std::string("__fp16")}}) {
-    std::string src = last_kernel_source(t);
+  auto expect_whole = [](const std::string& src, const std::string& to) {
     std::regex whole("__builtin_convertvector\\(val[0-9]+, " + to + "[0-9]+\\)");
     EXPECT_TRUE(std::regex_search(src, whole)) << src;
     EXPECT_EQ(src.find("((" + to + ")(val"), std::string::npos) << src;  // no lane converted on its own
-  }
+  };
+  expect_whole(last_kernel_source(h.cast(dtypes::float32).contiguous()), "float");
+  expect_whole(last_kernel_source(f.cast(dtypes::float16).contiguous()), "__fp16");
   std::vector<float> back = h.cast(dtypes::float32).contiguous().tolist<float>();
   for (size_t i = 0; i < v.size(); i++) ASSERT_EQ(back[i], v[i]) << i;  // 1/64 steps within a half's precision
   // the copy a matmul of many rows makes of a half weight, in 4 x 4 blocks transposed into the matmul's layout: each
   // loaded vector converted whole, the floats put together
   Tensor x = Tensor::ones({64, 1024}, {.device = "CPU"});
-  auto [schedule, vars] = Tensor::schedule_with_vars({x.matmul(h.cast(dtypes::float32).contiguous().T())});
   int copies = 0;
-  for (const ScheduleItem& si : schedule) {
-    auto runner = std::dynamic_pointer_cast<CompiledRunner>(lower_schedule_item(si).prg);
-    if (!runner || runner->p.src.find("void E_") == std::string::npos) continue;
-    copies++;
-    EXPECT_TRUE(std::regex_search(runner->p.src, std::regex("__builtin_convertvector\\(val[0-9]+, float[0-9]+\\)")))
-        << runner->p.src;
-    EXPECT_EQ(runner->p.src.find("((float)(val"), std::string::npos) << runner->p.src;
-  }
+  for (const std::string& src : kernel_sources(x.matmul(h.cast(dtypes::float32).contiguous().T())))
+    if (src.find("void E_") != std::string::npos) copies++, expect_whole(src, "float");
   EXPECT_EQ(copies, 1);
 }
 
