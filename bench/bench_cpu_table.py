@@ -7,7 +7,8 @@ target ISA, printed as one table of ratios with the target each one has to meet.
 --isa avx2 compiles our kernels for x86-64-v3 (CPU_ARCH) and holds the peers to AVX2 as well: PyTorch through
 ATEN_CPU_CAPABILITY=avx2 and oneDNN's ONEDNN_MAX_CPU_ISA/DNNL_MAX_CPU_ISA=AVX2, OpenBLAS through
 OPENBLAS_CORETYPE=Haswell (the table prints what each peer says it runs). So an AVX-512 machine measures the AVX2
-path too. --arch MARCH compiles ours for another machine's -march (cascadelake: the AVX-512 VNNI Xeon's), the peers
+path too. Natively, OpenBLAS on a CPU newer than it knows is told its ISA's kernels (openblas_best_core).
+--arch MARCH compiles ours for another machine's -march (cascadelake: the AVX-512 VNNI Xeon's), the peers
 native. Every workload runs in a child process started with that environment:
 
   MNIST step, convs   bench/bench_vs_torch.py (PyTorch's CPU eager mode; the fastest of runs in turns); the convs
@@ -74,6 +75,18 @@ def run(cmd, env, timeout=3600):
   return out.stdout
 
 
+def openblas_best_core(env):
+  """OpenBLAS 0.3.21 picks its kernels by the CPU's model number: a newer CPU than it knows (the Xeon model 207,
+  Emerald Rapids) gets its generic Prescott kernels (sgemm 2048: 57 GFLOP/s there, 306 with SkylakeX's). Then the
+  peer is told the kernels its ISA runs, as a user tuning it would."""
+  out = run([sys.executable, "-c", SGEMM.split("def warm")[0].replace("reps = int(sys.argv[1])", "")], env)
+  flags = next((l.split() for l in open("/proc/cpuinfo") if l.startswith("flags")), [])
+  if "core: Prescott" not in out or "avx2" not in flags: return
+  env["OPENBLAS_CORETYPE"] = "SkylakeX" if "avx512f" in flags else "Haswell"
+  print(f"OpenBLAS does not know this CPU (it chose Prescott): OPENBLAS_CORETYPE={env['OPENBLAS_CORETYPE']}",
+        flush=True)
+
+
 def main():
   ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
   ap.add_argument("--isa", choices=["native", "avx2"], default="native")
@@ -88,6 +101,7 @@ def main():
   for k in PEER_AVX2: env.pop(k, None)
   env.pop("OPENBLAS_L2_SIZE", None)
   if args.isa == "avx2": env.update(PEER_AVX2)
+  else: openblas_best_core(env)
   if args.arch: env["CPU_ARCH"] = args.arch
   env.setdefault("CPU_THREADS", str(len(os.sched_getaffinity(0))))
   env["OPENBLAS_NUM_THREADS"] = env["CPU_THREADS"]
