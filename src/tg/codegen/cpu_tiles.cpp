@@ -464,13 +464,13 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k, bool whole_rows) {
       std::vector<std::pair<int, int>> ups(outer.rbegin(), outer.rend());
       if (f >= 0) ups.push_back({f, fa});
       ups.push_back({v, va});
-      std::vector<std::pair<int, int>> unrolls;
-      // The reduce unrolled by 2, except a packed matmul's with 16 registers: there the unroll loads each row of A's
-      // two steps as one 2-lane vector and the C compiler splats its lanes with a permute that needs an index
-      // register, which the 8 accumulators, 2 panel vectors and 4 rows' pairs don't leave: the accumulators spill in
-      // the inner loop, worst under a fused epilogue's constants (AVX2 sgemm 512-4096: 221-231 -> 233-242 GFLOP/s; a
-      // GELU's backward fused into a 4096 x 384 x 1536 matmul 45 -> 25 ms). One step loads A's rows as broadcasts.
-      if (!(sixteen && panels) && size(n - 1) % 2 == 0 && size(n - 1) >= 4) unrolls.push_back({n - 1, 2});
+      // The reduce is not unrolled: unrolled by 2, each row of A (the broadcast input) loads its two steps as one
+      // 2-lane vector, and the C compiler splats its lanes with register shuffles. On Intel's AVX-512 cores those
+      // run on port 5, the second FMA unit's port: 16 shuffles a step against 32 FMAs held sgemm to ~65% of the peak
+      // (Xeon model 207, 2048: 190-207 -> 305 GFLOP/s, OpenBLAS's SkylakeX kernels 306-314; the MNIST step's conv2
+      // weight gradient 79 -> 55 ms). With 16 registers the shuffles' index register also spilled the accumulators
+      // (AVX2 sgemm 221-231 -> 233-242 GFLOP/s; a GELU's backward fused into a 4096 x 384 x 1536 matmul 45 -> 25 ms).
+      // One step loads each of A's rows as a broadcast from memory, a load port's work alone.
       // With 16 registers, a packed matmul's rows go in blocks whose part of A (512 KB) stays in L2 while the block
       // sweeps every panel of B: the block loop outermost (THREAD: the threads share it), where the panel loop
       // outermost read all of A from memory once per panel, twice as many panels as AVX-512's (AVX2 sgemm 4096:
@@ -485,10 +485,9 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k, bool whole_rows) {
         if (blocks >= 2 && blocks <= 4096 && size(row) % (blocks * tile) == 0) {
           pre.push_back({OptOps::THREAD, row, static_cast<int>(blocks)});
           for (auto& u : ups) u.first++;
-          for (auto& u : unrolls) u.first++;
         }
       }
-      if (auto opts = apply_tile(k, ups, unrolls, OptOps::UPCAST, pre))
+      if (auto opts = apply_tile(k, ups, {}, OptOps::UPCAST, pre))
         return CpuTile{.opts = *opts, .reduce_lanes = false};
     }
   }
