@@ -282,6 +282,8 @@ TEST_F(Jit, StateReturnedAndChangedBetweenCalls) {  // the returned state is the
     if (call == 4) {  // new weights, left pending: the replay must read them
       w.assign(Tensor::full({2}, 100.0));
       want = 100;
+      Tensor gone = Tensor::zeros({2}).contiguous().realize();
+      gone.assign(Tensor::full({2}, 7.0));  // pending, then dropped: nothing to realize
     }
     Tensor out = f(vec({1.f * call, 1.f * call}, {2}));
     want += call;
