@@ -119,14 +119,15 @@ std::string last_kernel_source(const Tensor& t) {
 
 TEST(CpuTile, MatmulOutputLanes) {
   // j (contiguous in b, broadcast in a) takes the inner lanes (two AVX-512 registers: 32), i (b repeats along it) 8
-  // more; k is not unrolled (ARegisterTileBroadcastsOneReduceStepAtATime). With 16 registers a's 16K floats stay in cache: j takes one register (8 AVX2 lanes),
-  // so the 8 x 8 accumulators leave registers for the operands (SmallBroadcastInputHalvesSixteenRegisters)
+  // more; k is not unrolled (ARegisterTileBroadcastsOneReduceStepAtATime). With 16 registers a's 16K floats stay in
+  // cache: j takes one register (8 AVX2 lanes), so the 8 x 8 accumulators leave registers for the operands
+  // (SmallBroadcastInputHalvesSixteenRegisters)
   const bool wide = lanes() == 256;
   const int tile = wide ? lanes() : lanes() / 2;
   Kernel k(matmul(128));
   std::optional<CpuTile> t = cpu_vector_tile(k);
-  EXPECT_EQ(opts_of(t), cat("[Opt(op=OptOps.UPCAST, axis=0, arg=8), Opt(op=OptOps.UPCAST, axis=1, arg=", tile / 8,
-                            ")]"));
+  EXPECT_EQ(opts_of(t),
+            cat("[Opt(op=OptOps.UPCAST, axis=0, arg=8), Opt(op=OptOps.UPCAST, axis=1, arg=", tile / 8, ")]"));
   EXPECT_FALSE(t->reduce_lanes);
   EXPECT_EQ(opts_repr(hand_coded_optimizations(k)), opts_repr(t->opts));  // the heuristic takes it
   apply_tile(k, *t);

@@ -487,8 +487,7 @@ std::optional<CpuTile> cpu_vector_tile(const Kernel& k, bool whole_rows) {
           for (auto& u : ups) u.first++;
         }
       }
-      if (auto opts = apply_tile(k, ups, {}, OptOps::UPCAST, pre))
-        return CpuTile{.opts = *opts, .reduce_lanes = false};
+      if (auto opts = apply_tile(k, ups, {}, OptOps::UPCAST, pre)) return CpuTile{.opts = *opts, .reduce_lanes = false};
     }
   }
 
