@@ -7,7 +7,7 @@ target ISA, printed as one table of ratios with the target each one has to meet.
 --isa avx2 compiles our kernels for x86-64-v3 (CPU_ARCH) and holds the peers to AVX2 as well: PyTorch through
 ATEN_CPU_CAPABILITY=avx2 and oneDNN's ONEDNN_MAX_CPU_ISA/DNNL_MAX_CPU_ISA=AVX2, OpenBLAS through
 OPENBLAS_CORETYPE=Haswell (the table prints what each peer says it runs). So an AVX-512 machine measures the AVX2
-path too. Natively, OpenBLAS on a CPU newer than it knows is told its ISA's kernels (openblas_best_core).
+path too. Natively, OpenBLAS on a CPU newer than it knows is told its ISA's kernels (bench/openblas_core.py).
 --arch MARCH compiles ours for another machine's -march (cascadelake: the AVX-512 VNNI Xeon's), the peers
 native. Every workload runs in a child process started with that environment:
 
@@ -22,6 +22,9 @@ Needs python3-torch, python3-numpy and libopenblas0-pthread (bench/bench_cpu_tab
 Python module and bench_reduce. Both sides use CPU_THREADS threads (default: the CPUs this process may run on).
 """
 import argparse, os, platform, re, subprocess, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from openblas_core import best_core  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -75,18 +78,6 @@ def run(cmd, env, timeout=3600):
   return out.stdout
 
 
-def openblas_best_core(env):
-  """OpenBLAS 0.3.21 picks its kernels by the CPU's model number: a newer CPU than it knows (the Xeon model 207,
-  Emerald Rapids) gets its generic Prescott kernels (sgemm 2048: 57 GFLOP/s there, 306 with SkylakeX's). Then the
-  peer is told the kernels its ISA runs, as a user tuning it would."""
-  out = run([sys.executable, "-c", SGEMM.split("def warm")[0].replace("reps = int(sys.argv[1])", "")], env)
-  flags = next((l.split() for l in open("/proc/cpuinfo") if l.startswith("flags")), [])
-  if "core: Prescott" not in out or "avx2" not in flags: return
-  env["OPENBLAS_CORETYPE"] = "SkylakeX" if "avx512f" in flags else "Haswell"
-  print(f"OpenBLAS does not know this CPU (it chose Prescott): OPENBLAS_CORETYPE={env['OPENBLAS_CORETYPE']}",
-        flush=True)
-
-
 def main():
   ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
   ap.add_argument("--isa", choices=["native", "avx2"], default="native")
@@ -101,7 +92,9 @@ def main():
   for k in PEER_AVX2: env.pop(k, None)
   env.pop("OPENBLAS_L2_SIZE", None)
   if args.isa == "avx2": env.update(PEER_AVX2)
-  else: openblas_best_core(env)
+  elif core := best_core(env):  # OpenBLAS does not know this CPU: its ISA's kernels, not Prescott's
+    env["OPENBLAS_CORETYPE"] = core
+    print(f"OpenBLAS does not know this CPU (it chose Prescott): OPENBLAS_CORETYPE={core}", flush=True)
   if args.arch: env["CPU_ARCH"] = args.arch
   env.setdefault("CPU_THREADS", str(len(os.sched_getaffinity(0))))
   env["OPENBLAS_NUM_THREADS"] = env["CPU_THREADS"]

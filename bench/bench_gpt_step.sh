@@ -23,6 +23,10 @@ elif [[ "$isa" != native ]]; then
 fi
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source bench/install_peers.sh
+if [[ "$isa" == native ]]; then  # OpenBLAS on a CPU newer than it knows: its ISA's kernels, not Prescott's
+  core=$(/usr/bin/python3 bench/openblas_core.py)
+  if [[ -n "$core" ]]; then export OPENBLAS_CORETYPE=$core; fi
+fi
 if [[ ! -f build/CMakeCache.txt ]]; then cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null; fi
 ninja -C build -j2 bench_gpt_step >/dev/null
 tmp=$(mktemp -d)
