@@ -4,6 +4,7 @@
 // built on them (exp, log, cos, tan, pow). In the spirit of tinygrad's test/test_transcendental.py.
 #include <gtest/gtest.h>
 
+#include <cfenv>
 #include <cmath>
 #include <functional>
 #include <iostream>
@@ -177,6 +178,32 @@ TEST_F(Transcendental, ExpNearItsOverflow) {  // reordered math must not overflo
     double got = run({x}, d, [](const Tensor& t) { return t.exp(); })[0];
     double want = round_to(std::exp(round_to(x, d)), d);
     EXPECT_NEAR(got / want, 1.0, 5e-3) << d;
+  }
+}
+
+TEST_F(Transcendental, Exp2BelowItsRangeUnderflowsNowhere) {
+  // exp2 of an input whose answer rounds to 0 (-inf: a causal softmax's masked scores) selects its 0: computing it,
+  // the last multiply underflowed, and an Intel core takes a microcode assist for every such lane (the masked half of
+  // a softmax at 15x the time of the rest). The CPU's underflow flag tells: a denormal answer (exact) raises it, the
+  // zeros don't. The kernel runs on this thread (8 lanes: no worker), compiled by a first run
+  const std::string dev = Device::DEFAULT.str();
+  if (dev != "CPU" && dev != "LLVM") GTEST_SKIP() << "a CPU device's floating-point flags";
+  test::ScopedEnv one("CPU_THREADS", "1");
+  auto underflows = [](const std::vector<float>& v, DType d) {
+    Tensor x = Tensor(v, {static_cast<int64_t>(v.size())}).cast(d).realize();
+    x.exp2().realize();  // compiled, and run once
+    std::feclearexcept(FE_ALL_EXCEPT);
+    Tensor y = x.exp2().realize();
+    const bool raised = std::fetestexcept(FE_UNDERFLOW) != 0;
+    for (double r : y.cast(dtypes::float64).tolist<double>()) EXPECT_GE(r, 0.0);
+    return raised;
+  };
+  const float inf = std::numeric_limits<float>::infinity();
+  for (DType d : {dtypes::float32, dtypes::float64}) {
+    EXPECT_FALSE(underflows({-inf, -1e30f, -2000.0f, -1100.0f, -151.0f, 0.0f, -3.5f, 10.0f}, d)) << d;
+    if (d == dtypes::float32) {
+      EXPECT_TRUE(underflows({-140.3f, 0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f}, d)) << d;
+    }
   }
 }
 
