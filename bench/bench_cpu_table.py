@@ -23,28 +23,21 @@ Python module and bench_reduce. Both sides use CPU_THREADS threads (default: the
 """
 import argparse, os, platform, re, subprocess, sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 from openblas_core import best_core  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 PEER_AVX2 = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "DNNL_MAX_CPU_ISA": "AVX2",
              "OPENBLAS_CORETYPE": "Haswell", "CPU_ARCH": "x86-64-v3"}
 
-SGEMM = r"""
-import ctypes, os, sys, time
+SGEMM = f"import sys; sys.path.insert(0, {HERE!r})\n" + r"""
+import os, time
 import numpy as np
+from openblas_core import loaded_blas
 from tinygrad import Tensor
 reps = int(sys.argv[1])
-libs = sorted(set(l.split()[-1] for l in open("/proc/self/maps") if "blas" in l and ".so" in l))
-core = "?"
-for l in libs:  # OpenBLAS names the kernels it picked
-  try:
-    f = ctypes.CDLL(l).openblas_get_corename
-    f.restype = ctypes.c_char_p
-    core = f().decode()
-  except (OSError, AttributeError):
-    pass
+libs, core = loaded_blas()
 print("blas:", [os.path.basename(l) for l in libs] or "none loaded", "core:", core, flush=True)
 def warm(h):  # untimed runs for 20 ms: after the other side's turn (its threads may still spin) or an idle moment,
   # this VM's cores take a few ms to come back to speed (a 512 sgemm 10 ms after an idle gap: 1.6-2.9 ms, then 0.9)

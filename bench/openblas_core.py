@@ -8,18 +8,27 @@ kernels its ISA runs, as a user tuning it would.
 
   python3 bench/openblas_core.py   prints the OPENBLAS_CORETYPE to set (SkylakeX, Haswell), or nothing
 """
-import os, subprocess, sys
+import ctypes, os, subprocess, sys
 
-PROBE = r"""
-import ctypes, numpy
-for l in sorted(set(l.split()[-1] for l in open("/proc/self/maps") if "openblas" in l and ".so" in l)):
-  try:
-    f = ctypes.CDLL(l).openblas_get_corename
-    f.restype = ctypes.c_char_p
-    print(f().decode())
-  except (OSError, AttributeError):
-    pass
-"""
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def loaded_blas():
+  """(the BLAS libraries this process has loaded, the kernels OpenBLAS among them picked or "?")"""
+  libs = sorted(set(l.split()[-1] for l in open("/proc/self/maps") if "blas" in l and ".so" in l))
+  core = "?"
+  for l in libs:  # OpenBLAS names the kernels it picked
+    try:
+      f = ctypes.CDLL(l).openblas_get_corename
+      f.restype = ctypes.c_char_p
+      core = f().decode()
+    except (OSError, AttributeError):
+      pass
+  return libs, core
+
+
+# numpy loads OpenBLAS; a child process, so that env (OPENBLAS_CORETYPE unset) is what it starts with
+PROBE = f"import sys, numpy; sys.path.insert(0, {HERE!r}); from openblas_core import loaded_blas; print(loaded_blas()[1])"
 
 
 def best_core(env=None):
@@ -28,7 +37,7 @@ def best_core(env=None):
   env.pop("OPENBLAS_CORETYPE", None)
   out = subprocess.run(["/usr/bin/python3", "-c", PROBE], env=env, capture_output=True, text=True).stdout
   flags = next((l.split() for l in open("/proc/cpuinfo") if l.startswith("flags")), [])
-  if "Prescott" not in out.split() or "avx2" not in flags: return None
+  if out.strip() != "Prescott" or "avx2" not in flags: return None
   return "SkylakeX" if "avx512f" in flags else "Haswell"
 
 

@@ -25,5 +25,10 @@ inline UOp sum_of_products(const Shape& full, const Shape& out_shape, const Shap
   return UOp::sink({out});
 }
 inline UOp matmul(sint n) { return sum_of_products({n, n, n}, {n, n, 1}, {n, 0, 1}, n * n, {0, 1, n}, n * n, {2}); }
+// the same with B packed in panels of 16 (pack_matmul_operand: full shape (i, j/16, j%16, k), B at strides (0, 16k, 1,
+// 16))
+inline UOp packed_matmul(sint n) {
+  return sum_of_products({n, n / 16, 16, n}, {n, n / 16, 16, 1}, {n, 0, 0, 1}, n * n, {0, 16 * n, 1, 16}, n * n, {3});
+}
 
 }  // namespace tg::test

@@ -450,9 +450,7 @@ TEST(CpuTile, PackedMatmulTakesHalfOfSixteenRegisters) {
   // a matmul whose B the scheduler packed in panels of 16 (pack_matmul_operand: full shape (i, j/16, j%16, k), B at
   // strides (0, 16k, 1, 16)) keeps its panel in L2: with 16 registers its tile takes 64 lanes, an unpacked one 128;
   // with 32 registers both take 256
-  const sint n = 256;
-  UOp packed =
-      sum_of_products({n, n / 16, 16, n}, {n, n / 16, 16, 1}, {n, 0, 0, 1}, n * n, {0, 16 * n, 1, 16}, n * n, {3});
+  const UOp packed = packed_matmul(256);
   {
     ScopedEnv budget("CPU_TILE_LANES", "128");
     EXPECT_EQ(upcast_lanes(packed), 64);
@@ -467,9 +465,7 @@ TEST(CpuTile, ARegisterTileBroadcastsOneReduceStepAtATime) {
   // kernel loaded each of A's rows as a pair (a float2) whose lanes the C compiler splats with register shuffles, on
   // Intel's AVX-512 cores the second FMA unit's port (sgemm at ~65% of the peak), with 16 registers an index register
   // that made the accumulators spill. One step loads each of A's rows as a scalar, broadcast from memory
-  const sint n = 256;
-  UOp packed =
-      sum_of_products({n, n / 16, 16, n}, {n, n / 16, 16, 1}, {n, 0, 0, 1}, n * n, {0, 16 * n, 1, 16}, n * n, {3});
+  const UOp packed = packed_matmul(256);
   for (const char* lanes : {"128", "256"}) {
     ScopedEnv budget("CPU_TILE_LANES", lanes);
     for (const UOp& ast : {packed, matmul(1024)}) {

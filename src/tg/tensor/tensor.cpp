@@ -30,9 +30,6 @@ struct Registry {
   std::mutex mu;
   std::vector<std::weak_ptr<TensorData>> all;
   size_t next_sweep = 1024;
-  // the tensors that were given an ASSIGN since the last look (pending_assign_uops): a TinyJit call realizes the
-  // assigns left pending without walking every live tensor (a model's thousands, each call)
-  std::vector<std::weak_ptr<TensorData>> assigned;
 };
 Registry& registry() {
   static auto* r = new Registry();
@@ -47,16 +44,7 @@ std::shared_ptr<TensorData> track(UOp uop, std::optional<bool> requires_grad) {
     r.next_sweep = std::max<size_t>(1024, r.all.size() * 2);
   }
   r.all.push_back(d);
-  if (d->uop.op() == Ops::ASSIGN) r.assigned.push_back(d);
   return d;
-}
-// every change of a live tensor's graph goes through here, so that one made an ASSIGN is on the registry's list
-void set_uop(const std::shared_ptr<TensorData>& d, UOp u) {
-  d->uop = std::move(u);
-  if (d->uop.op() != Ops::ASSIGN) return;
-  auto& r = registry();
-  std::lock_guard lock(r.mu);
-  r.assigned.push_back(d);
 }
 
 ConstValue read_host(const void* data, size_t i, DType host) {
@@ -167,8 +155,7 @@ static DType from_py(const ConstValue& v) {
 // tensor holds its constant graph gets the value in a buffer of its own (an ASSIGN into a new buffer, realized with
 // its first use). A graph that reads a buffer or a Variable is left alone: its gradient flows on to what it reads.
 // (The reference, 0.10.3, ties such parameters: its BERT training step has 346 kernels where untied ones take 404.)
-static void own_leaf_if_shared(const std::shared_ptr<TensorData>& p) {
-  TensorData& d = *p;
+static void own_leaf_if_shared(TensorData& d) {
   if (!d.requires_grad.value_or(false)) return;
   std::optional<std::string> dev = uop_device(d.uop);
   if (!dev || is_multi_device(*dev) || !dtypes::is_float(d.uop.dtype())) return;
@@ -177,14 +164,14 @@ static void own_leaf_if_shared(const std::shared_ptr<TensorData>& p) {
   if (live_tensors_holding(d.uop) <= 1) return;
   const Shape& shape = uop_shape(d.uop);
   UOp target = uop_reshape(uop_new_buffer(*dev, tg::prod(shape), d.uop.dtype()), shape);
-  set_uop(p, UOp::make(Ops::ASSIGN, d.uop.dtype(), {target, d.uop}));
+  d.uop = UOp::make(Ops::ASSIGN, d.uop.dtype(), {target, d.uop});
 }
 
 Tensor Tensor::full(const Shape& shape, ConstValue fill, TensorOptions opts) {
   TG_META("full");
   Tensor t = const_tensor(fill, from_py(fill), opts);
   Tensor ret = t.reshape(Shape(shape.size(), 1)).expand(shape);
-  own_leaf_if_shared(ret.d_);  // a parameter made by full (requires_grad=True) is its own (see requires_grad_)
+  own_leaf_if_shared(*ret.d_);  // a parameter made by full (requires_grad=True) is its own (see requires_grad_)
   return ret;
 }
 Tensor Tensor::zeros(const Shape& shape, TensorOptions opts) {
@@ -306,7 +293,7 @@ Tensor Tensor::to(std::string_view device) const {
 }
 Tensor& Tensor::to_(std::string_view device) {
   Tensor real = to(device);
-  set_uop(d_, real.uop());
+  d_->uop = real.uop();
   set_grad(real.grad());
   return *this;
 }
@@ -324,7 +311,7 @@ std::optional<bool> Tensor::requires_grad() const { return d_->requires_grad; }
 Tensor& Tensor::requires_grad_(bool v) {
   const bool was = d_->requires_grad.value_or(false);
   d_->requires_grad = v;
-  if (v && !was) own_leaf_if_shared(d_);
+  if (v && !was) own_leaf_if_shared(*d_);
   return *this;
 }
 std::optional<Tensor> Tensor::grad() const {
@@ -675,7 +662,7 @@ Tensor Tensor::bitcast(DType dt) const {
 Tensor& Tensor::replace(const Tensor& x, bool allow_shape_mismatch) {
   TG_CHECK_AS(AssertionError, allow_shape_mismatch || shape() == x.shape(), "replace shape mismatch ",
               shape_str(shape()), " != ", shape_str(x.shape()));
-  set_uop(d_, x.uop());
+  d_->uop = x.uop();
   return *this;
 }
 
@@ -714,7 +701,7 @@ Tensor& Tensor::assign(const Tensor& x) {
     // copy-on-write: a buffer that another live tensor also points at (graph dedup) is not written in place
     if (live_tensors_holding(target) > 1) target = uop_reshape(uop_new_buffer(device(), numel(), dtype()), shape());
   }
-  set_uop(d_, UOp::make(Ops::ASSIGN, dtype(), {target, x.uop()}));
+  d_->uop = UOp::make(Ops::ASSIGN, dtype(), {target, x.uop()});
   return *this;
 }
 
@@ -840,7 +827,7 @@ void apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& map, const cha
   for (size_t i : touched) roots.push_back(live[i]->uop);
   UOp sink = UOp::sink(roots), new_sink = sink.substitute(map, name);
   if (new_sink == sink) return;
-  for (size_t j = 0; j < touched.size(); j++) set_uop(live[touched[j]], new_sink.src(j));
+  for (size_t j = 0; j < touched.size(); j++) live[touched[j]]->uop = new_sink.src(j);
 }
 
 size_t live_tensors_holding(const UOp& u) {
@@ -856,14 +843,8 @@ std::vector<UOp> pending_assign_uops() {
   std::vector<UOp> out;
   auto& r = registry();
   std::lock_guard lock(r.mu);
-  // the list keeps the tensors still holding an ASSIGN, each once, in the order they were first assigned
-  std::unordered_set<const TensorData*> seen;
-  std::erase_if(r.assigned, [&](const std::weak_ptr<TensorData>& w) {
-    std::shared_ptr<TensorData> d = w.lock();
-    if (!d || d->uop.op() != Ops::ASSIGN || !seen.insert(d.get()).second) return true;
-    out.push_back(d->uop);
-    return false;
-  });
+  for (auto& w : r.all)
+    if (auto d = w.lock(); d && d->uop.op() == Ops::ASSIGN) out.push_back(d->uop);
   return out;
 }
 
