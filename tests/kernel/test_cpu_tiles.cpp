@@ -271,6 +271,29 @@ TEST(CpuLoopOrder, BigReducesWalkTheirInputsInOrder) {
   }
 }
 
+TEST(CpuLoopOrder, ATileKeepsWhatItRereadsInCache) {
+  // (4096, 1536) @ (1536, 384), both row-major, in tiles of 8 rows by 32 columns: with the row blocks outermost (the
+  // stride order: A moves farthest along them) each row block re-reads all 2.4 MB of B, more than an L2 holds; with
+  // the 12 column blocks outermost a 196 KB strip of B stays in cache and A streams 12 times (a quarter of the bytes:
+  // the GPT step's projection gradient 32 -> 17 ms on a Xeon). With K = 128 the whole of B (196 KB) stays in cache
+  // either way, and the stride order stands
+  auto rows_by_cols = [](sint m, sint n, sint kk) {  // (m, kk) @ (kk, n)
+    return sum_of_products({m, n, kk}, {m, n, 1}, {kk, 0, 1}, m * kk, {0, 1, n}, kk * n, {2});
+  };
+  ScopedEnv budget("CPU_TILE_LANES", "256");
+  auto outer = [](const UOp& ast) {
+    Kernel k(ast);
+    std::optional<CpuTile> t = cpu_vector_tile(k);
+    EXPECT_TRUE(t.has_value());
+    if (t) k.apply_opts(t->opts);
+    return k.full_shape().at(0);
+  };
+  EXPECT_EQ(outer(rows_by_cols(4096, 384, 1536)), 12);
+  EXPECT_EQ(outer(rows_by_cols(4096, 384, 128)), 512);
+  ScopedEnv off("CPU_LOOP_ORDER", "0");  // no order at all: the kernel's own (rows first)
+  EXPECT_EQ(outer(rows_by_cols(4096, 384, 1536)), 512);
+}
+
 TEST(CpuLoopOrder, ReorderedSumsAreRight) {
   // a batchnorm's per-channel sum over a (512, 32, 20, 20) input, with its loops reordered, against the host's
   std::vector<float> v(512 * 32 * 400);
@@ -478,6 +501,31 @@ TEST(CpuTile, ARegisterTileBroadcastsOneReduceStepAtATime) {
       std::string src = render_tile(k);
       EXPECT_EQ(src.find("float2 "), std::string::npos) << lanes << "\n" << src;
     }
+  }
+}
+
+TEST(CpuTile, LoadsAndStoresWholeRegisters) {
+  // a tile's float32 loads and stores fold to a register's width (16 floats with 32 registers' budget, 8 with 16's),
+  // so its epilogue computes whole registers, not float4 quarters; those vector types assume only a float's
+  // alignment (a weight mapped from a GGUF file starts 32 bytes aligned: tests/nn GGUF.MappedWeightsThatStartOff
+  // ARegisterMultiply). A kernel on the reference's opts keeps
+  // the reference's float4s (tests/debug: the golden transcripts)
+  for (auto [lanes, wide] : {std::pair{"256", 16}, std::pair{"128", 8}}) {
+    ScopedEnv budget("CPU_TILE_LANES", lanes);
+    Kernel k(matmul(256));
+    std::optional<CpuTile> t = cpu_vector_tile(k);
+    ASSERT_TRUE(t.has_value()) << lanes;
+    apply_tile(k, *t);
+    // the renderer's register width is the target's (simd_lanes), not the tile budget's
+    ClangRenderer r;
+    r.simd_lanes = std::stoi(lanes);
+    std::string src = r.render(full_rewrite(k.get_optimized_ast("tile"), r));
+    EXPECT_NE(src.find(cat("typedef float float", wide, " __attribute__((aligned(4),vector_size(", 4 * wide, ")))")),
+              std::string::npos)
+        << lanes << "\n"
+        << src;
+    EXPECT_NE(src.find(cat("*((float", wide, "*)((data0+")), std::string::npos) << lanes << "\n" << src;
+    EXPECT_EQ(src.find("float4"), std::string::npos) << lanes << "\n" << src;
   }
 }
 

@@ -194,6 +194,25 @@ TEST_F(GGUF, EmptyAndUnalignedTensorsLoad) {
   }
 }
 
+TEST_F(GGUF, MappedWeightsThatStartOffARegisterMultiply) {
+  // an F32 weight mapped from the file starts 32 bytes aligned (GGUF's default), so 32 bytes past a 64-byte line for
+  // one of the two prefixes: the CPU tile that multiplies by it loads whole registers of it from there (their vector
+  // types assume a float's alignment, renderer/renderer.h unaligned_vector_type). Small integers: every sum is exact
+  const int64_t M = 128, K = 128, N = 128;
+  std::vector<float> xv(M * K), wv(K * N), want(M * N, 0.0f);
+  for (size_t i = 0; i < xv.size(); i++) xv[i] = static_cast<float>(static_cast<int64_t>((i * 37) % 11) - 5);
+  for (size_t i = 0; i < wv.size(); i++) wv[i] = static_cast<float>(static_cast<int64_t>((i * 53) % 7) - 3);
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t k = 0; k < K; k++)
+      for (int64_t j = 0; j < N; j++)
+        want[static_cast<size_t>(i * N + j)] += xv[static_cast<size_t>(i * K + k)] * wv[static_cast<size_t>(k * N + j)];
+  for (int64_t prefix : {8, 16}) {
+    gguf_save(path, {}, {{"p", Tensor::ones({prefix}).contiguous()}, {"w", Tensor(wv, Shape{K, N})}});
+    GGUFFile f = gguf_load(path, "CPU");
+    EXPECT_EQ(Tensor(xv, Shape{M, K}).to("CPU").matmul(f.tensors.at("w")).tolist<float>(), want) << prefix;
+  }
+}
+
 TEST_F(GGUF, RawBlocksOfEveryType) {
   for (uint32_t type : {2u, 3u, 6u, 7u, 8u, 10u, 11u, 12u, 13u, 14u, 20u, 23u}) {
     GGMLTypeTraits tr = *ggml_type_traits(type);

@@ -183,7 +183,7 @@ const PatternMatcher<UOp>& load_store_folding() {
 
 namespace {
 
-UOp split_load_store(M m, const RenderOpts& ctx) {
+UOp split_load_store(M m, const RenderOpts& ctx, bool register_wide) {
   UOp ls = m["ls"], idx = m["idx"];
   // if there's only one element to load/store, no splitting needed
   int sz = ls.src(0).dtype().count();
@@ -199,8 +199,12 @@ UOp split_load_store(M m, const RenderOpts& ctx) {
   } else if (unaligned_vector_loads(ctx, base) && ls.op() == Ops::LOAD) {
     // ours: on the CPU, bytes and shorts (a quantized weight's blocks) load as one vector up to a register's width
     // wherever they start (the renderer's typedefs of them assume no alignment)
-    for (int n = ctx.simd_lanes / 4 / static_cast<int>(base.itemsize()); n >= 2; n /= 2) lengths.push_back(n);
+    for (int n = cpu_register_width(ctx, base); n >= 2; n /= 2) lengths.push_back(n);
     must_divide = false;
+  } else if (register_wide && base == dtypes::float32 && cpu_register_width(ctx, base) > 4) {
+    // ours: a CPU vector tile's float32 up to a register's width (16 on AVX-512), so its epilogue (a fused GELU's
+    // backward after a matmul) computes whole registers rather than quarters of them
+    for (int n = cpu_register_width(ctx, base); n >= 2; n /= 2) lengths.push_back(n);
   } else if (base != dtypes::float32 && base != dtypes::float16 && !buf.dtype().is_image()) {
   } else if (buf.dtype().is_image()) {
     lengths = {4};
@@ -244,12 +248,17 @@ UOp split_load_store(M m, const RenderOpts& ctx) {
 
 }  // namespace
 
-const PatternMatcher<UOp, const RenderOpts>& correct_load_store() {
+const PatternMatcher<UOp, const RenderOpts>& correct_load_store(bool register_wide) {
+  // split LOAD/STORE (image indexing is not supported yet)
   static const PatternMatcher<UOp, const RenderOpts> pm = {
-      // split LOAD/STORE (image indexing is not supported yet)
-      {op({Ops::LOAD, Ops::STORE}, {op(Ops::INDEX).named("idx").cast()}).any_len().named("ls"), split_load_store},
+      {op({Ops::LOAD, Ops::STORE}, {op(Ops::INDEX).named("idx").cast()}).any_len().named("ls"),
+       [](M m, const RenderOpts& ctx) { return split_load_store(m, ctx, false); }},
   };
-  return pm;
+  static const PatternMatcher<UOp, const RenderOpts> pm_wide = {
+      {op({Ops::LOAD, Ops::STORE}, {op(Ops::INDEX).named("idx").cast()}).any_len().named("ls"),
+       [](M m, const RenderOpts& ctx) { return split_load_store(m, ctx, true); }},
+  };
+  return register_wide ? pm_wide : pm;
 }
 
 // *** devectorize: no ALU on vectorized dtypes (no_vectorized_alu is in uop/symbolic) ***

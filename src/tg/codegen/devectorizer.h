@@ -36,7 +36,8 @@ struct ReduceContext {
 };
 const PatternMatcher<UOp>& load_store_indexing();
 const PatternMatcher<UOp>& load_store_folding();
-const PatternMatcher<UOp, const RenderOpts>& correct_load_store();
+// register_wide (ours, a CPU vector tile: Lowering::vector_alus): float32 folds up to a register's width, not 4
+const PatternMatcher<UOp, const RenderOpts>& correct_load_store(bool register_wide = false);
 const PatternMatcher<UOp>& devectorize();
 // DEVECTORIZE=0: vector ALUs and accumulators whose count is not a power of two (a CPU tile of 6 x 32 lanes) as
 // CATs of power-of-two parts, which the C compiler keeps in whole registers (a <192 x float> it widens and shuffles)

@@ -795,7 +795,7 @@ const PatternMatcher<UOp>& clang_extra_matcher() {
 std::string ClangRenderer::render_vector_prefix(DType dt) const {
   // round (down) to power of two (this is actually the default clang behavior)
   int64_t alignment = ALIGNED ? int64_t(1) << static_cast<int>(std::log2(dt.itemsize())) : 1;
-  if (unaligned_vector_loads(*this, dt.scalar())) alignment = dt.scalar().itemsize();  // loaded from any address
+  if (unaligned_vector_type(*this, dt)) alignment = dt.scalar().itemsize();  // loaded from any address
   return cat("typedef ", render_dtype(dt.scalar()), " ", render_dtype(dt), " __attribute__((aligned(", alignment,
              "),vector_size(", dt.itemsize(), ")));");
 }

@@ -166,4 +166,14 @@ bool unaligned_vector_loads(const RenderOpts& opts, DType scalar) {
   return opts.simd_lanes > 0 && ((dtypes::is_int(scalar) && scalar.itemsize() <= 2) || scalar == dtypes::float16);
 }
 
+int cpu_register_width(const RenderOpts& opts, DType scalar) {
+  return opts.simd_lanes > 0 ? opts.simd_lanes / 4 / static_cast<int>(scalar.itemsize()) : 0;
+}
+
+bool unaligned_vector_type(const RenderOpts& opts, DType vec) {
+  DType s = vec.scalar();
+  if (unaligned_vector_loads(opts, s)) return true;
+  return s == dtypes::float32 && vec.count() > 4 && vec.count() <= cpu_register_width(opts, s);
+}
+
 }  // namespace tg

@@ -153,4 +153,13 @@ int cpu_tile_lanes(const RenderOpts& opts);
 // their vector types are unaligned
 bool unaligned_vector_loads(const RenderOpts& opts, DType scalar);
 
+// ours: the most lanes of `scalar` one CPU vector register holds (simd_lanes / 4 bytes: 16 floats on AVX-512, 8 on
+// AVX2); 0 on a target without tiles. float32 loads and stores fold up to it where the index divides the width
+int cpu_register_width(const RenderOpts& opts, DType scalar);
+
+// whether the renderer's type for the vector `vec` assumes only its scalar's alignment: the unaligned loads above, and
+// float32 vectors wider than 4 up to a register's width (a CPU vector tile's loads and stores: a weight mapped from a
+// GGUF file starts 32 bytes aligned, not at a 64-byte register's)
+bool unaligned_vector_type(const RenderOpts& opts, DType vec);
+
 }  // namespace tg
