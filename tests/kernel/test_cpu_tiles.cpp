@@ -569,6 +569,45 @@ TEST(CpuTile, PackedMatmulRowBlocksWithSixteenRegisters) {
   EXPECT_EQ(first_opt(2).find("THREAD"), std::string::npos);
 }
 
+TEST(CpuTile, AReshapedPermutedOperandIsReadAlongSplitDims) {
+  // (B*T, 3*H*D) @ W, the left side q/k/v gradients stored (B, 3, H, T, D) read through a permute and a reshape (the
+  // GPT's attention input gradient): the reduce's 1152 indexes the buffer with divisions and modulos, so the kernel
+  // splits it into (3, H, D), along which every index is a stride (Kernel::split_unaffine_dims); the product is the
+  // one of the contiguous operand. Off the tiles (CPU_VECTOR_TILE=0) the kernel keeps the reference's dims
+  const int64_t B = 4, T = 256, H = 6, D = 64, K = 3 * H * D, N = 32;
+  std::vector<float> gv(B * 3 * H * T * D), wv(K * N);
+  for (size_t i = 0; i < gv.size(); i++) gv[i] = static_cast<float>(static_cast<int64_t>((i * 37) % 11) - 5);
+  for (size_t i = 0; i < wv.size(); i++) wv[i] = static_cast<float>(static_cast<int64_t>((i * 53) % 7) - 3);
+  Tensor g = Tensor(gv, {B, 3, H, T, D}).realize(), w = Tensor(wv, {K, N}).realize();
+  auto product = [&] { return g.permute({0, 3, 1, 2, 4}).reshape({B * T, K}).matmul(w); };
+  auto full_shape = [&] {
+    auto [sched, vars] = Tensor::schedule_with_vars({product()});
+    EXPECT_EQ(sched.size(), 1u);
+    return Kernel(sched.at(0).ast).full_shape();
+  };
+  Shape split = full_shape();
+  EXPECT_NE(std::find(split.begin(), split.end(), sint(D)), split.end()) << shape_str(split);
+  EXPECT_EQ(std::find(split.begin(), split.end(), sint(K)), split.end()) << shape_str(split);
+  std::vector<float> want = g.permute({0, 3, 1, 2, 4}).contiguous().reshape({B * T, K}).matmul(w).tolist<float>();
+  EXPECT_EQ(product().tolist<float>(), want);
+  ScopedEnv off("CPU_VECTOR_TILE", "0");
+  Shape plain = full_shape();
+  EXPECT_NE(std::find(plain.begin(), plain.end(), sint(K)), plain.end()) << shape_str(plain);
+}
+
+TEST(CpuTile, AHugeUnaffineDimIsLeftWhole) {
+  // fuzz_api's seed 1 session 134: a repeat of 2^40 read through a second repeat makes a dim of 2^41 whose index
+  // divides; trying each of its sizes for a split hung the kernel's construction. Dims over 2^24 stay whole
+  Tensor t = Tensor(std::vector<float>(24, 1.0f), {3, 2, 4}).realize();
+  Tensor big = t.repeat({1, int64_t(1) << 40, 1}).repeat({2, 3, 2, 1}).contiguous();
+  auto [sched, vars] = Tensor::schedule_with_vars({big});
+  ASSERT_FALSE(sched.empty());
+  for (const ScheduleItem& si : sched)
+    if (si.ast.op() == Ops::SINK) {
+      EXPECT_GT(Kernel(si.ast).shape_len(), 0);
+    }
+}
+
 TEST(CpuTile, PackedMatmulComputesItsProduct) {
   // x (520, 72) @ w (72, 1024), and a batch of 2 x's against one w: the scheduler packs w in panels of 16 or 32
   // (tests/schedule: Kernelize.PackMatmulOperandOnCpu); small integers, so every sum is exact

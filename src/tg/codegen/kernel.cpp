@@ -140,6 +140,7 @@ Kernel::Kernel(UOp ast_, RenderOpts opts_) : ast(std::move(ast_)), opts(std::mov
 
   simplify_ones();
   simplify_merge_adjacent();
+  split_unaffine_dims();
 }
 
 Shape Kernel::full_unupcasted_shape() const { return slice(full_shape(), 0, first_upcast()); }
@@ -261,6 +262,65 @@ bool Kernel::simplify_ones() {
       },
       std::nullopt);
   return count(all_ones) > 0;
+}
+
+void Kernel::split_unaffine_dims() {
+  if (opts.simd_lanes <= 0 || !CPU_VECTOR_TILE) return;
+  const Shape& full = full_shape();
+  if (!std::all_of(full.begin(), full.end(), [](const sint& d) { return d.is_int(); }) ||
+      prod_range(full, 0, shape_len()) < (int64_t(1) << 20))
+    return;
+  auto affine = [](const std::vector<ShapeTracker>& s, int d) {
+    return std::all_of(s.begin(), s.end(), [&](const ShapeTracker& st) {
+      return real_strides(st, true)[static_cast<size_t>(d)].has_value();
+    });
+  };
+  auto split = [](const std::vector<ShapeTracker>& s, int d, int64_t inner) {
+    std::vector<ShapeTracker> out;
+    for (const ShapeTracker& st : s) {
+      Shape sh = st.shape();
+      const int64_t n = sh[static_cast<size_t>(d)].as_int();  // 1 along a reduce's output: it stays 1 x 1
+      sh[static_cast<size_t>(d)] = sint(n == 1 ? 1 : inner);
+      sh.insert(sh.begin() + d, sint(n == 1 ? 1 : n / inner));
+      out.push_back(st.reshape(sh));
+    }
+    return out;
+  };
+  std::vector<int> unaffine;  // the dims to split, from the last
+  for (const ShapeTracker& st : sts) {
+    std::vector<std::optional<sint>> strides = real_strides(st, true);
+    for (int d = 0; d < shape_len(); d++)
+      if (!strides[static_cast<size_t>(d)] && std::find(unaffine.begin(), unaffine.end(), d) == unaffine.end())
+        unaffine.push_back(d);
+  }
+  std::sort(unaffine.rbegin(), unaffine.rend());
+  for (int d : unaffine) {
+    // from the innermost part out: the biggest inner part along which every index is affine, then the same for what
+    // is left of the dim; nothing changes where some part has none
+    std::vector<ShapeTracker> trial = sts;
+    bool done = false;
+    while (!done) {
+      const int64_t n = trial.back().shape()[static_cast<size_t>(d)].as_int();
+      if (n > (int64_t(1) << 24)) break;  // no loop that long takes a tile; and its divisors are many
+      std::vector<int64_t> divisors;  // the proper ones, biggest first
+      for (int64_t f = 2; f * f <= n; f++)
+        if (n % f == 0) {
+          divisors.push_back(f);
+          if (f != n / f) divisors.push_back(n / f);
+        }
+      std::sort(divisors.rbegin(), divisors.rend());
+      bool found = false;
+      for (int64_t f : divisors) {
+        if (found) break;
+        std::vector<ShapeTracker> t = split(trial, d, f);
+        if (!affine(t, d + 1)) continue;
+        trial = std::move(t), found = true;
+        done = affine(trial, d);
+      }
+      if (!found) break;
+    }
+    if (done) sts = std::move(trial);
+  }
 }
 
 void Kernel::simplify_merge_adjacent() {
