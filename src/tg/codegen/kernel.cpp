@@ -305,7 +305,7 @@ void Kernel::split_unaffine_dims() {
     while (!done) {
       const int64_t n = trial.back().shape()[static_cast<size_t>(d)].as_int();
       if (n > (int64_t(1) << 24)) break;  // no loop that long takes a tile; and its divisors are many
-      std::vector<int64_t> divisors;  // the proper ones, biggest first
+      std::vector<int64_t> divisors;      // the proper ones, biggest first
       for (int64_t f = 2; f * f <= n; f++)
         if (n % f == 0) {
           divisors.push_back(f);

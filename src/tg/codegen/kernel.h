@@ -116,8 +116,8 @@ class Kernel {
   void shift_to(int axis, sint amount, bool top = false, std::optional<int> insert_before = {});
   bool simplify_ones();            // drops dims that are 1 in the full shape; true if any
   void simplify_merge_adjacent();  // merges neighbouring dims that every ShapeTracker can merge
-  // ours, a big kernel on a target with CPU tiles: each reduce dim along which some ShapeTracker's index is not affine (a
-  // division or a modulo of its range: a gradient read through a reshape of a permuted tensor) is split into the
+  // ours, a big kernel on a target with CPU tiles: each reduce dim along which some ShapeTracker's index is not affine
+  // (a division or a modulo of its range: a gradient read through a reshape of a permuted tensor) is split into the
   // dims along which every index is, where there are such; a tile's inner loop then steps its pointers rather than
   // dividing (the GPT's q, k and v gradients read as one (4096, 1152) operand: 1152 -> (3, 6, 64))
   void split_unaffine_dims();
