@@ -11,6 +11,7 @@
 
 #include "kernel_asts.h"
 #include "scoped_env.h"
+#include "small_ints.h"
 #include "tg/codegen/cpu_tiles.h"
 #include "tg/codegen/heuristic.h"
 #include "tg/codegen/kernel.h"
@@ -425,9 +426,9 @@ TEST(CpuTile, SmallPlaneConvsAreRight) {
   // with 128) against float64 loops; small integers, so every sum is exact
   const int64_t B = 16, C = 64, H = 8, O = 6;
   std::vector<float> xv(B * C * H * H), wv(C * C * 9), gv(B * C * O * O);
-  for (size_t i = 0; i < xv.size(); i++) xv[i] = static_cast<float>(static_cast<int64_t>((i * 37) % 7) - 3);
-  for (size_t i = 0; i < wv.size(); i++) wv[i] = static_cast<float>(static_cast<int64_t>((i * 53) % 5) - 2);
-  for (size_t i = 0; i < gv.size(); i++) gv[i] = static_cast<float>(static_cast<int64_t>((i * 29) % 3) - 1);
+  xv = small_ints(xv.size(), 37, 7);
+  wv = small_ints(wv.size(), 53, 5);
+  gv = small_ints(gv.size(), 29, 3);
   std::vector<float> out(B * C * O * O, 0.0f), dx(xv.size(), 0.0f), dw(wv.size(), 0.0f);
   for (int64_t b = 0; b < B; b++)
     for (int64_t co = 0; co < C; co++)
@@ -575,9 +576,7 @@ TEST(CpuTile, AReshapedPermutedOperandIsReadAlongSplitDims) {
   // splits it into (3, H, D), along which every index is a stride (Kernel::split_unaffine_dims); the product is the
   // one of the contiguous operand. Off the tiles (CPU_VECTOR_TILE=0) the kernel keeps the reference's dims
   const int64_t B = 4, T = 256, H = 6, D = 64, K = 3 * H * D, N = 32;
-  std::vector<float> gv(B * 3 * H * T * D), wv(K * N);
-  for (size_t i = 0; i < gv.size(); i++) gv[i] = static_cast<float>(static_cast<int64_t>((i * 37) % 11) - 5);
-  for (size_t i = 0; i < wv.size(); i++) wv[i] = static_cast<float>(static_cast<int64_t>((i * 53) % 7) - 3);
+  std::vector<float> gv = small_ints(B * 3 * H * T * D, 37, 11), wv = small_ints(K * N, 53, 7);
   Tensor g = Tensor(gv, {B, 3, H, T, D}).realize(), w = Tensor(wv, {K, N}).realize();
   auto product = [&] { return g.permute({0, 3, 1, 2, 4}).reshape({B * T, K}).matmul(w); };
   auto full_shape = [&] {
@@ -612,16 +611,8 @@ TEST(CpuTile, PackedMatmulComputesItsProduct) {
   // x (520, 72) @ w (72, 1024), and a batch of 2 x's against one w: the scheduler packs w in panels of 16 or 32
   // (tests/schedule: Kernelize.PackMatmulOperandOnCpu); small integers, so every sum is exact
   const int64_t M = 520, K = 72, N = 1024;
-  std::vector<float> xv(2 * M * K), wv(K * N);
-  for (size_t i = 0; i < xv.size(); i++) xv[i] = static_cast<float>(static_cast<int64_t>((i * 37) % 11) - 5);
-  for (size_t i = 0; i < wv.size(); i++) wv[i] = static_cast<float>(static_cast<int64_t>((i * 53) % 7) - 3);
-  std::vector<float> want(2 * M * N, 0.0f);
-  for (int64_t b = 0; b < 2; b++)
-    for (int64_t i = 0; i < M; i++)
-      for (int64_t k = 0; k < K; k++)
-        for (int64_t j = 0; j < N; j++)
-          want[static_cast<size_t>((b * M + i) * N + j)] +=
-              xv[static_cast<size_t>((b * M + i) * K + k)] * wv[static_cast<size_t>(k * N + j)];
+  std::vector<float> xv = small_ints(2 * M * K, 37, 11), wv = small_ints(K * N, 53, 7);
+  std::vector<float> want = host_matmul(xv, wv, 2 * M, K, N);  // the batch's rows one after the other
   for (const char* lanes : {"128", "256"}) {
     ScopedEnv e("CPU_TILE_LANES", lanes);
     Tensor w(wv, {K, N});
@@ -637,8 +628,8 @@ TEST(CpuTile, AnEpiloguesSelectsAreBlendsOfMasks) {
   // is one blend of masks (ClangRenderer: ExtraMatcherSelectsByMasks), not a ?: per lane; the values as the host's
   const int64_t M = 256, K = 64, N = 256;
   std::vector<float> xv(M * K), wv(K * N), want(M * N, 0.0f);
-  for (size_t i = 0; i < xv.size(); i++) xv[i] = static_cast<float>(static_cast<int64_t>((i * 37) % 11) - 5);
-  for (size_t i = 0; i < wv.size(); i++) wv[i] = static_cast<float>(static_cast<int64_t>((i * 53) % 7) - 3);
+  xv = small_ints(xv.size(), 37, 11);
+  wv = small_ints(wv.size(), 53, 7);
   for (int64_t i = 0; i < M; i++)
     for (int64_t j = 0; j < N; j++) {
       float acc = 0;
@@ -701,7 +692,7 @@ TEST(CpuTile, BlockedReduceMatmulComputesItsProduct) {
   std::vector<float> xv(M * K), wv(K * N), want(M * N);
   auto f = [](int64_t k) { return static_cast<float>((k * 7) % 5 - 2); };
   auto g = [](int64_t j) { return static_cast<float>((j * 3) % 7 - 3); };
-  for (size_t i = 0; i < xv.size(); i++) xv[i] = static_cast<float>(static_cast<int64_t>((i * 37) % 7) - 3);
+  xv = small_ints(xv.size(), 37, 7);
   for (int64_t k = 0; k < K; k++)
     for (int64_t j = 0; j < N; j++) wv[static_cast<size_t>(k * N + j)] = f(k) * g(j);
   for (int64_t i = 0; i < M; i++) {
@@ -1124,7 +1115,7 @@ TEST(CpuWindowLoop, DepthwiseConvRunsAlongItsRows) {
     for (int64_t y = 2; y < H + 2; y++)
       for (int64_t x = 2; x < W + 2; x++)
         xv[static_cast<size_t>((c * (H + 4) + y) * (W + 4) + x)] = static_cast<float>((c * 7 + y * 5 + x * 3) % 9) - 4;
-  for (size_t i = 0; i < wv.size(); i++) wv[i] = static_cast<float>(static_cast<int64_t>((i * 53) % 5) - 2);
+  wv = small_ints(wv.size(), 53, 5);
   Tensor xp = Tensor(xv, {1, C, H + 4, W + 4}, {.device = "CPU"}).realize(),
          w = Tensor(wv, {C, 1, K, K}, {.device = "CPU"}).realize();
   // (times a constant: a constant's view, of stride 0 along the row, is among the kernel's buffers)
@@ -1162,8 +1153,8 @@ TEST(CpuWindowLoop, PaddedDepthwiseConvReadsItsPaddedInputFromMemory) {
   // values are the loops'
   const int64_t C = 24, H = 3, W = 96, K = 5;
   std::vector<float> xv(C * H * W), wv(C * K * K);
-  for (size_t i = 0; i < xv.size(); i++) xv[i] = static_cast<float>(static_cast<int64_t>((i * 37) % 7) - 3);
-  for (size_t i = 0; i < wv.size(); i++) wv[i] = static_cast<float>(static_cast<int64_t>((i * 53) % 5) - 2);
+  xv = small_ints(xv.size(), 37, 7);
+  wv = small_ints(wv.size(), 53, 5);
   Tensor x = Tensor(xv, {1, C, H, W}, {.device = "CPU"}).realize(), w = Tensor(wv, {C, 1, K, K}, {.device = "CPU"});
   w.realize();
   auto [schedule, vars] = Tensor::schedule_with_vars({x.conv2d(w, std::nullopt, {.groups = C, .padding = {2}})});
@@ -1253,8 +1244,8 @@ TEST(CpuTile, PaddedConvReadsItsInputUnmasked) {
   // (small integers: every sum exact), and the gradients still flow through the copy
   const int64_t C = 32, H = 40, CO = 16;
   std::vector<float> xv(C * H * H), wv(CO * C * 9);
-  for (size_t i = 0; i < xv.size(); i++) xv[i] = static_cast<float>(static_cast<int64_t>((i * 37) % 7) - 3);
-  for (size_t i = 0; i < wv.size(); i++) wv[i] = static_cast<float>(static_cast<int64_t>((i * 53) % 5) - 2);
+  xv = small_ints(xv.size(), 37, 7);
+  wv = small_ints(wv.size(), 53, 5);
   std::vector<float> out(CO * H * H, 0.0f), dx(xv.size(), 0.0f);
   for (int64_t co = 0; co < CO; co++)
     for (int64_t ci = 0; ci < C; ci++)

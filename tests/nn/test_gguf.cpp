@@ -12,6 +12,7 @@
 #include <set>
 
 #include "error_of.h"
+#include "small_ints.h"
 #include "tg/engine/realize.h"
 #include "tg/nn/gguf.h"
 #include "tg/renderer/cstyle.h"
@@ -199,13 +200,8 @@ TEST_F(GGUF, MappedWeightsThatStartOffARegisterMultiply) {
   // one of the two prefixes: the CPU tile that multiplies by it loads whole registers of it from there (their vector
   // types assume a float's alignment, renderer/renderer.h unaligned_vector_type). Small integers: every sum is exact
   const int64_t M = 128, K = 128, N = 128;
-  std::vector<float> xv(M * K), wv(K * N), want(M * N, 0.0f);
-  for (size_t i = 0; i < xv.size(); i++) xv[i] = static_cast<float>(static_cast<int64_t>((i * 37) % 11) - 5);
-  for (size_t i = 0; i < wv.size(); i++) wv[i] = static_cast<float>(static_cast<int64_t>((i * 53) % 7) - 3);
-  for (int64_t i = 0; i < M; i++)
-    for (int64_t k = 0; k < K; k++)
-      for (int64_t j = 0; j < N; j++)
-        want[static_cast<size_t>(i * N + j)] += xv[static_cast<size_t>(i * K + k)] * wv[static_cast<size_t>(k * N + j)];
+  std::vector<float> xv = test::small_ints(M * K, 37, 11), wv = test::small_ints(K * N, 53, 7);
+  std::vector<float> want = test::host_matmul(xv, wv, M, K, N);
   for (int64_t prefix : {8, 16}) {
     gguf_save(path, {}, {{"p", Tensor::ones({prefix}).contiguous()}, {"w", Tensor(wv, Shape{K, N})}});
     GGUFFile f = gguf_load(path, "CPU");

@@ -12,73 +12,85 @@ namespace tg {
 
 namespace {
 
-// the CPU's loop order (ours), for the global axes of a kernel whose sizes are known: the order that moves the fewest
-// bytes through a cache of kCacheBytes (below), ties (and kernels it can't judge) to the axes along which the loads
-// move farthest outermost, so the inner loops revisit the blocks they load while those are still in cache and walk
-// memory in order. A matmul of 4096x1536 by 1536x384 with rows outermost re-read all of its 2.4 MB right-hand side
-// from beyond the L2 for each row block (32 ms on a Xeon); with the column blocks outermost, a 196 KB strip of it stays
-// in cache and the left side streams 12 times (21 ms). Throws KernelOptError.
 constexpr double kCacheBytes = 512 * 1024;  // the smallest L2 of the CPUs we run on (Zen 3's): nothing reads the host
+
+// what nest_traffic costs a loop order by: the kernel's sizes and its loads' strides (as numbers) and item sizes
+struct Nest {
+  struct Load {
+    std::vector<int64_t> strides;  // absolute, one per axis
+    double itemsize;
+  };
+  std::vector<int64_t> sizes;
+  std::vector<Load> loads;
+  int first_reduce, threads;
+};
+// nullopt where a size or a stride is not a number
+std::optional<Nest> nest_of(const Kernel& k) {
+  Nest nest{{}, {}, k.first_reduce(), k.opts.threads};
+  for (const sint& d : k.full_shape()) {
+    if (!d.is_int()) return std::nullopt;
+    nest.sizes.push_back(d.as_int());
+  }
+  for (size_t i = 0; i < k.bufs.size(); i++) {
+    if (k.bufs[i].op() != Ops::LOAD) continue;
+    Nest::Load l{{}, static_cast<double>(k.bufs[i].src(0).dtype().base().itemsize())};
+    for (const std::optional<sint>& st : real_strides(k.sts[i])) {
+      if (!st || !st->is_int()) return std::nullopt;
+      l.strides.push_back(std::abs(st->as_int()));
+    }
+    nest.loads.push_back(std::move(l));
+  }
+  return nest;
+}
 
 // the bytes moved from memory by a loop nest `order` (global axes, outermost first; every other axis of the kernel
 // inside them, once), a buffer's bytes in a nest the span of its elements it touches there (or their count when
 // fewer). A buffer that does not move along a loop whose body touches no more than kCacheBytes is read once for all
-// of the loop's iterations, everything else once per iteration. nullopt where a size or a stride is not a number
-std::optional<double> nest_traffic(const Kernel& k, const std::vector<int>& order) {
-  const Shape& full = k.full_shape();
-  std::vector<int> inner;  // the axes inside the global loops
-  for (int a = k.first_reduce(); a < k.shape_len(); a++) inner.push_back(a);
-  struct Buf {
-    std::vector<int64_t> strides;
-    double itemsize;
-  };
-  std::vector<Buf> loads;
-  for (size_t i = 0; i < k.bufs.size(); i++) {
-    if (k.bufs[i].op() != Ops::LOAD) continue;
-    Buf b{{}, static_cast<double>(k.bufs[i].src(0).dtype().base().itemsize())};
-    for (const std::optional<sint>& st : real_strides(k.sts[i])) {
-      if (!st || !st->is_int()) return std::nullopt;
-      b.strides.push_back(std::abs(st->as_int()));
-    }
-    loads.push_back(std::move(b));
-  }
-  for (const sint& d : full)
-    if (!d.is_int()) return std::nullopt;
-  auto bytes = [&](const Buf& b, const std::vector<int>& axes) {
+// of the loop's iterations, everything else once per iteration
+double nest_traffic(const Nest& nest, const std::vector<int>& order) {
+  auto bytes = [&](const Nest::Load& l, const std::vector<int>& axes) {
     double count = 1, span = 1;
     for (int a : axes) {
-      int64_t n = full[static_cast<size_t>(a)].as_int();
-      if (b.strides[static_cast<size_t>(a)] == 0) continue;
-      count *= static_cast<double>(n);
-      span += static_cast<double>(b.strides[static_cast<size_t>(a)]) * static_cast<double>(n - 1);
+      const auto s = static_cast<double>(l.strides[static_cast<size_t>(a)]);
+      const auto n = static_cast<double>(nest.sizes[static_cast<size_t>(a)]);
+      if (s == 0) continue;
+      count *= n;
+      span += s * (n - 1);
     }
-    return std::min(count, span) * b.itemsize;
+    return std::min(count, span) * l.itemsize;
   };
-  // from the innermost nest outwards: each buffer's traffic and the nest's footprint
-  std::vector<int> axes = inner;
+  // from the innermost nest outwards: each buffer's traffic, and the footprint of the nest inside the next loop
+  std::vector<int> axes;  // the axes inside the global loops
+  for (int a = nest.first_reduce; a < static_cast<int>(nest.sizes.size()); a++) axes.push_back(a);
   std::vector<double> traffic;
   double footprint = 0;
-  for (const Buf& b : loads) traffic.push_back(bytes(b, axes));
-  for (const Buf& b : loads) footprint += bytes(b, axes);
+  for (const Nest::Load& l : nest.loads) traffic.push_back(bytes(l, axes)), footprint += traffic.back();
   for (size_t i = order.size(); i-- > 0;) {
     const int a = order[i];
-    const double n = static_cast<double>(full[static_cast<size_t>(a)].as_int());
-    for (size_t j = 0; j < loads.size(); j++)
-      if (loads[j].strides[static_cast<size_t>(a)] != 0 || footprint > kCacheBytes) traffic[j] *= n;
+    const auto n = static_cast<double>(nest.sizes[static_cast<size_t>(a)]);
+    for (size_t j = 0; j < nest.loads.size(); j++)
+      if (nest.loads[j].strides[static_cast<size_t>(a)] != 0 || footprint > kCacheBytes) traffic[j] *= n;
+    if (i == 0) break;
     axes.push_back(a);
     footprint = 0;
-    for (const Buf& b : loads) footprint += bytes(b, axes);
+    for (const Nest::Load& l : nest.loads) footprint += bytes(l, axes);
   }
   double total = 0;
   for (double t : traffic) total += t;
   // the threads share the outermost loop: an uneven share waits on the last thread
-  if (int t = k.opts.threads; t > 1 && !order.empty()) {
-    const double n = static_cast<double>(full[static_cast<size_t>(order[0])].as_int());
+  if (const int t = nest.threads; t > 1 && !order.empty()) {
+    const auto n = static_cast<double>(nest.sizes[static_cast<size_t>(order[0])]);
     total *= std::ceil(n / t) * t / n;
   }
   return total;
 }
 
+// the CPU's loop order (ours), for the global axes of a kernel whose sizes are known: the order that moves the fewest
+// bytes through a cache of kCacheBytes (above), ties (and kernels it can't judge) to the axes along which the loads
+// move farthest outermost, so the inner loops revisit the blocks they load while those are still in cache and walk
+// memory in order. A matmul of 4096x1536 by 1536x384 with rows outermost re-read all of its 2.4 MB right-hand side
+// from beyond the L2 for each row block (32 ms on a Xeon); with the column blocks outermost, a 196 KB strip of it stays
+// in cache and the left side streams 12 times (17 ms). Throws KernelOptError.
 void order_global_loops(Kernel& kc) {
   auto cost = [&](int a) {
     sint c = 0;
@@ -100,13 +112,12 @@ void order_global_loops(Kernel& kc) {
   }
   // another order only where it moves clearly fewer bytes (a quarter less)
   if (order.size() >= 2 && order.size() <= 5)
-    if (std::optional<double> base = nest_traffic(kc, order)) {
+    if (std::optional<Nest> nest = nest_of(kc)) {
       std::vector<int> perm = order, best = order;
-      double best_cost = *base * 0.75;
+      double best_cost = nest_traffic(*nest, order) * 0.75;
       std::sort(perm.begin(), perm.end());
       do {
-        std::optional<double> c = nest_traffic(kc, perm);
-        if (c && *c < best_cost) best = perm, best_cost = *c;
+        if (double c = nest_traffic(*nest, perm); c < best_cost) best = perm, best_cost = c;
       } while (std::next_permutation(perm.begin(), perm.end()));
       order = best;
     }

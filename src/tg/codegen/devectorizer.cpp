@@ -246,19 +246,25 @@ UOp split_load_store(M m, const RenderOpts& ctx, bool register_wide) {
   return ret.size() > 1 ? UOp::make(Ops::CAT, ls.dtype(), ret) : UOp{};
 }
 
+template <bool RegisterWide>
+UOp split_load_store_as(M m, const RenderOpts& ctx) {
+  return split_load_store(m, ctx, RegisterWide);
+}
+
+// split LOAD/STORE (image indexing is not supported yet)
+template <bool RegisterWide>
+const PatternMatcher<UOp, const RenderOpts>& split_loads_and_stores() {
+  static const PatternMatcher<UOp, const RenderOpts> pm = {
+      {op({Ops::LOAD, Ops::STORE}, {op(Ops::INDEX).named("idx").cast()}).any_len().named("ls"),
+       split_load_store_as<RegisterWide>},
+  };
+  return pm;
+}
+
 }  // namespace
 
 const PatternMatcher<UOp, const RenderOpts>& correct_load_store(bool register_wide) {
-  // split LOAD/STORE (image indexing is not supported yet)
-  static const PatternMatcher<UOp, const RenderOpts> pm = {
-      {op({Ops::LOAD, Ops::STORE}, {op(Ops::INDEX).named("idx").cast()}).any_len().named("ls"),
-       [](M m, const RenderOpts& ctx) { return split_load_store(m, ctx, false); }},
-  };
-  static const PatternMatcher<UOp, const RenderOpts> pm_wide = {
-      {op({Ops::LOAD, Ops::STORE}, {op(Ops::INDEX).named("idx").cast()}).any_len().named("ls"),
-       [](M m, const RenderOpts& ctx) { return split_load_store(m, ctx, true); }},
-  };
-  return register_wide ? pm_wide : pm;
+  return register_wide ? split_loads_and_stores<true>() : split_loads_and_stores<false>();
 }
 
 // *** devectorize: no ALU on vectorized dtypes (no_vectorized_alu is in uop/symbolic) ***
