@@ -183,11 +183,14 @@ bool Compiled::supports_dtype(DType dtype) const {
 }
 
 bool is_dtype_supported(DType dtype, std::string_view device) {
+  std::string name;
   try {
-    return Device::get(device.empty() ? std::string_view(Device::DEFAULT.str()) : device).supports_dtype(dtype);
+    name = device.empty() ? Device::DEFAULT.str() : std::string(device);
   } catch (const Error&) {
-    return false;
+    return false;  // no default device
   }
+  const Compiled* dev = Device::find(name);
+  return dev != nullptr && dev->supports_dtype(dtype);
 }
 
 // *** the registry ***
@@ -349,6 +352,11 @@ Compiled* open_device(const std::string& name, std::string& why) {
   return ret;
 }
 }  // namespace
+
+Compiled* Device::find(std::string_view device) {
+  std::string why;
+  return open_device(canonicalize(device), why);
+}
 
 Compiled& Device::get(std::string_view device) {
   std::string name = canonicalize(device), why;

@@ -252,6 +252,9 @@ class Device {
   static Compiled& get(std::string_view device);
   static Compiled& get() { return get(DEFAULT.str()); }  // tinygrad's Device.default
   static Compiled& default_device() { return get(); }
+  // the opened device (opened on first use), or nullptr for one that can't open here (unknown, unavailable, a tuple
+  // of devices): a probe, which, unlike get's error, opens no other device to list them
+  static Compiled* find(std::string_view device);
   static std::vector<std::string> get_available_devices();  // in ALL_DEVICES order, then PYTHON, NULL
   // add or replace how a device (by its name before ':') is opened; takes effect for devices not yet opened
   static void register_device(const std::string& name, DeviceFactory factory);

@@ -102,12 +102,8 @@ bool reduces_contiguous_runs(const std::vector<std::optional<sint>>& real, const
 // (as the reference does, for a GPU's occupancy) leaves rows of 1 KB that a core reads as one stream, at half the
 // memory bandwidth (bench/bench_reduce's full sum)
 bool rows_long_enough(const std::optional<std::string>& device) {
-  if (!device) return false;
-  try {
-    return !Device::get(*device).renderer->has_local;
-  } catch (const std::exception&) {
-    return false;  // a tuple of devices, or one that can't open here: the reference's rule
-  }
+  const Compiled* dev = device ? Device::find(*device) : nullptr;
+  return dev != nullptr && !dev->renderer->has_local;  // a tuple of devices, or one that can't open: the reference's
 }
 
 // split a big reduce into two kernels when there are few outputs (SPLIT_REDUCEOP, REDUCEOP_SPLIT_THRESHOLD)
@@ -263,11 +259,8 @@ const GPM& device_rewrites() {
                          const UOp& reduce = m["reduce"];
                          std::optional<std::string> device = uop_device(reduce);
                          if (!device) return {};
-                         const PatternMatcher<UOp>* pm = nullptr;
-                         try {
-                           pm = Device::get(*device).renderer->kernelize_matcher;
-                         } catch (const std::exception&) {  // a tuple of devices, or one that can't open here
-                         }
+                         const Compiled* dev = Device::find(*device);  // none: a tuple of devices, or can't open
+                         const PatternMatcher<UOp>* pm = dev != nullptr ? dev->renderer->kernelize_matcher : nullptr;
                          return pm != nullptr ? pm->rewrite(reduce) : UOp{};
                        }}};
   return pm;
