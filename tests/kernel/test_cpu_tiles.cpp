@@ -1272,3 +1272,45 @@ TEST(CpuTile, PaddedConvReadsItsInputUnmasked) {
   EXPECT_EQ(y2.tolist<float>(), out);
   EXPECT_EQ(g.tolist<float>(), dx);
 }
+
+TEST(CpuTile, ATransposeMovesWholeRegisters) {
+  // a big copy that transposes (a weight gradient's x, copied so its rows run along the reduce) takes a square of a
+  // register's width of both axes: each row of it one vector load, each column one vector store, the transposition
+  // the C compiler's shuffles; where the reference's upcast of the stored axis loaded each float alone from rows far
+  // apart. The values as the host's
+  const int64_t R = 1024, C = 1536;
+  std::vector<float> v = small_ints(static_cast<size_t>(R * C), 37, 1001);
+  Tensor x = Tensor(v, {R, C}).to("CPU").realize();
+  const int w = cpu_register_width(*Device::get("CPU").renderer, dtypes::float32);
+  const std::string src = last_kernel_source(x.T().contiguous());  // (a schedule taken is not run: t is made anew)
+  Tensor t = x.T().contiguous();
+  EXPECT_NE(src.find(cat("*((float", w, "*)((data1+")), std::string::npos) << src;
+  EXPECT_NE(src.find(cat("*((float", w, "*)((data0+")), std::string::npos) << src;
+  std::vector<float> got = t.tolist<float>();
+  ASSERT_EQ(got.size(), v.size());
+  for (int64_t i = 0; i < C; i++)
+    for (int64_t j = 0; j < R; j++)
+      ASSERT_EQ(got[static_cast<size_t>(i * R + j)], v[static_cast<size_t>(j * C + i)]) << i << ", " << j;
+  // a small one keeps the reference's opts
+  auto [small, vars] = Tensor::schedule_with_vars({Tensor::empty({64, 64}, {.device = "CPU"}).T().contiguous()});
+  ASSERT_FALSE(small.empty());
+  EXPECT_FALSE(cpu_transpose_tile(Kernel(small.back().ast)));
+}
+
+TEST(CpuTile, SplattedRowsOfAVectorLoadLoadAlone) {
+  // x.T @ g unpacked (CPU_PACK=0): the tile's rows of A, x's columns, lie side by side, and fold into one vector load
+  // whose lanes the tile splats; each splatted lane loads alone instead, a broadcast from memory (a load port's
+  // work), where splatting a register's lane past the first is a shuffle on an FMA's port. The sums as the host's
+  ScopedEnv unpacked("CPU_PACK", "0");
+  const int64_t K = 512, M = 256, N = 256;
+  std::vector<float> xv = small_ints(static_cast<size_t>(K * M), 37, 11),
+                     gv = small_ints(static_cast<size_t>(K * N), 53, 7);
+  std::vector<float> xt(static_cast<size_t>(M * K));
+  for (int64_t k = 0; k < K; k++)
+    for (int64_t i = 0; i < M; i++) xt[static_cast<size_t>(i * K + k)] = xv[static_cast<size_t>(k * M + i)];
+  auto program = [&] { return Tensor(xv, {K, M}).to("CPU").T().matmul(Tensor(gv, {K, N}).to("CPU")); };
+  const std::string src = last_kernel_source(program());
+  Tensor y = program();
+  EXPECT_FALSE(std::regex_search(src, std::regex(R"((val[0-9]+)\[1\],\1\[1\])"))) << src;
+  EXPECT_EQ(y.tolist<float>(), host_matmul(xt, gv, M, K, N));
+}

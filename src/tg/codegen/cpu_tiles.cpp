@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <tuple>
 
 #include "tg/codegen/devectorizer.h"
@@ -347,6 +348,25 @@ std::optional<CpuTile> cpu_packed_matvec_tile(const Kernel& k) {
   // file's blocks 38 -> 72%; TinyLlama F16 decode 18 -> 21-22 tok/s)
   if (auto opts = apply_tile(k, ups, {{fr, unroll}}, fr == 1 ? OptOps::UPCASTTOP : OptOps::UPCAST))
     return CpuTile{.opts = *opts, .reduce_lanes = true};
+  return std::nullopt;
+}
+
+std::optional<CpuTile> cpu_transpose_tile(const Kernel& k) {
+  if (k.opts.simd_lanes <= 0 || !k.applied_opts.empty() || k.upcasted != 0 || !k.reduceops.empty() ||
+      k.local_dims != 0 || k.bufs.size() != 2 || k.bufs[1].op() != Ops::LOAD || !big_cpu_kernel(k))
+    return std::nullopt;
+  const DType t = k.bufs[1].dtype().scalar();
+  if (t.itemsize() != 4 || k.bufs[0].src().size() < 2 || k.bufs[0].src(1).op() != Ops::LOAD) return std::nullopt;
+  const int w = cpu_register_width(k.opts, dtypes::float32);
+  const auto out = real_strides(k.sts[0]), in = real_strides(k.sts[1]);
+  int o = -1, c = -1;  // the axis the output stores contiguously, the one the input loads contiguously
+  for (int a = 0; a < k.shape_len(); a++) {
+    if (k.full_shape()[static_cast<size_t>(a)] % w != 0) continue;
+    if (out[static_cast<size_t>(a)] == sint(1) && in[static_cast<size_t>(a)] != sint(1)) o = a;
+    if (in[static_cast<size_t>(a)] == sint(1) && out[static_cast<size_t>(a)] != sint(1)) c = a;
+  }
+  if (o < 0 || c < 0 || !in[static_cast<size_t>(o)] || !out[static_cast<size_t>(c)]) return std::nullopt;
+  if (auto opts = apply_tile(k, {{c, w}, {o, w}}, {})) return CpuTile{.opts = *opts};
   return std::nullopt;
 }
 

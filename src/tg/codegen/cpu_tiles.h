@@ -59,6 +59,11 @@ std::optional<CpuTile> cpu_symbolic_tile(const Kernel& k);
 // decode lane-wise, and each lane accumulates apart, summed after the loop (on AVX-512, 4096x11008: Q4_0 2.6 -> 9.3
 // GiB/s of weights, F16 9.8 -> 22.3). nullopt when the kernel is not one
 std::optional<CpuTile> cpu_packed_matvec_tile(const Kernel& k);
+// a big CPU copy that transposes (a load of 4-byte elements stored along an axis it reads with a stride, read
+// contiguously along another): a square of a register's width of both axes (8 x 8 with AVX2), each of its rows one
+// vector load and each of its columns one vector store, the transposition the C compiler's shuffles in registers
+// (where the reference's upcast of the stored axis loaded each element alone, from rows far apart)
+std::optional<CpuTile> cpu_transpose_tile(const Kernel& k);
 // a CPU kernel of 64K iterations or more with exp2/log2/sin, elementwise or a sum along its innermost axis (read
 // contiguously) that no tile took (a softmax's denominator over rows of 6625): left as plain loops (no opts), a sum's
 // adds free to be reordered (Lowering::reassociate_reduces), so the C compiler's loop vectorizer runs the innermost

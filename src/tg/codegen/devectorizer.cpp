@@ -267,6 +267,44 @@ const PatternMatcher<UOp, const RenderOpts>& correct_load_store(bool register_wi
   return register_wide ? split_loads_and_stores<true>() : split_loads_and_stores<false>();
 }
 
+// *** a CPU tile's splatted lanes: loads of their own ***
+
+namespace {
+// the float vector load ld's lanes, each a load of its own (null when ld is not an ungated vector load of floats)
+std::vector<UOp> lanes_loaded_alone(const UOp& ld, const std::vector<int64_t>& lanes) {
+  if (ld.op() != Ops::LOAD || ld.src().size() != 1 || ld.dtype().count() < 2 || !dtypes::is_float(ld.dtype()))
+    return {};
+  const UOp& idx = ld.src(0).op() == Ops::CAST ? ld.src(0).src(0) : ld.src(0);
+  if (idx.op() != Ops::INDEX || idx.src().size() != 2) return {};  // (a gated load keeps its vector)
+  std::map<int64_t, UOp> alone;
+  std::vector<UOp> ret;
+  for (int64_t l : lanes) {
+    auto [it, fresh] = alone.try_emplace(l);
+    if (fresh) it->second = UOp::make(Ops::LOAD, ld.dtype().scalar(), {idx.src(0).index(idx.src(1) + l)});
+    ret.push_back(it->second);
+  }
+  return ret;
+}
+bool some_lane_repeats(std::vector<int64_t> lanes) {
+  std::sort(lanes.begin(), lanes.end());
+  return std::adjacent_find(lanes.begin(), lanes.end()) != lanes.end();
+}
+}  // namespace
+
+const PatternMatcher<UOp>& splatted_lanes_load_alone() {
+  static const PatternMatcher<UOp> pm = {
+      // GEP(ld, (0, 0, ... 1, 1, ...)): the lanes of a splat
+      {op(Ops::GEP, {op(Ops::LOAD).named("ld")}).named("g"),
+       [](M m) -> UOp {
+         const std::vector<int64_t> lanes = tuple_ints(m["g"].arg());
+         if (lanes.size() < 2 || !some_lane_repeats(lanes)) return {};
+         std::vector<UOp> src = lanes_loaded_alone(m["ld"], lanes);
+         return src.empty() ? UOp{} : UOp::make(Ops::VECTORIZE, m["g"].dtype(), std::move(src));
+       }},
+  };
+  return pm;
+}
+
 // *** devectorize: no ALU on vectorized dtypes (no_vectorized_alu is in uop/symbolic) ***
 
 namespace {

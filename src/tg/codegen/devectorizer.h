@@ -39,6 +39,11 @@ const PatternMatcher<UOp>& load_store_folding();
 // register_wide (ours, a CPU vector tile: Lowering::vector_alus): float32 folds up to a register's width, not 4
 const PatternMatcher<UOp, const RenderOpts>& correct_load_store(bool register_wide = false);
 const PatternMatcher<UOp>& devectorize();
+// ours, a CPU vector tile (Lowering::vector_alus): a float vector load whose lanes are splatted (the broadcast
+// operand's rows side by side in memory, a weight gradient's X^T) loads each splatted lane alone, a broadcast from
+// memory on a load port, where the splat of a register's lane past the first is a shuffle on an FMA's port (AVX2's
+// vpermps; AVX-512's shuffles share port 5 with its second FMA unit)
+const PatternMatcher<UOp>& splatted_lanes_load_alone();
 // DEVECTORIZE=0: vector ALUs and accumulators whose count is not a power of two (a CPU tile of 6 x 32 lanes) as
 // CATs of power-of-two parts, which the C compiler keeps in whole registers (a <192 x float> it widens and shuffles)
 const PatternMatcher<UOp>& split_odd_vectors();

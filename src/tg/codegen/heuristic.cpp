@@ -71,6 +71,8 @@ std::pair<std::vector<Opt>, Lowering> hand_coded(const Kernel& k_in) {
   if (CPU_VECTOR_TILE)
     if (std::optional<CpuTile> tile = symbolic ? cpu_symbolic_tile(k_in) : cpu_vector_tile(k_in))
       return {tile->opts, tile->lowering()};
+  if (CPU_VECTOR_TILE && !symbolic)
+    if (std::optional<CpuTile> tile = cpu_transpose_tile(k_in)) return {tile->opts, tile->lowering()};
   if ((!symbolic || !k_in.reduceops.empty()) && cpu_vector_loop(k_in))
     return {{}, {.polynomial_transcendentals = true, .reassociate_reduces = !k_in.reduceops.empty()}};
   if (!symbolic)

@@ -66,8 +66,8 @@ UOp step_devectorize(const UOp& sink, const RenderOpts& opts, const Lowering& lo
       with_ctx<const RenderOpts>(sym_codegen() + load_store_folding() + load_store_indexing());
   // a CPU vector tile: as DEVECTORIZE=0, its float32 loads and stores a register wide
   static const PatternMatcher<UOp, const RenderOpts> pm_tile =
-      with_ctx<const RenderOpts>(sym_codegen() + load_store_folding()) + correct_load_store(true) +
-      with_ctx<const RenderOpts>(load_store_indexing());
+      with_ctx<const RenderOpts>(sym_codegen() + load_store_folding() + splatted_lanes_load_alone()) +
+      correct_load_store(true) + with_ctx<const RenderOpts>(load_store_indexing());
   if (lowering.vector_alus) return graph_rewrite(sink, pm_tile, opts, {.name = "devectorize"});
   const int64_t mode = DEVECTORIZE.value();
   return graph_rewrite(sink, mode >= 2 ? pm_vec2 : mode == 1 ? pm : pm_vec, opts, {.name = "devectorize"});
