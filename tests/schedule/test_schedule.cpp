@@ -311,15 +311,24 @@ TEST(Kernelize, PackMatmulOperandOnCpu) {
   EXPECT_EQ(kernel_outputs(xin.matmul(w.T())), (V{64 * 1024, 1024 * 1024}));
   // a weight's gradient: g.T @ x summed over batch and positions (two reduce axes, merged into one of 4096), x packed
   // along its columns for the reduce's blocks: the pack, four blocks, their sum
+  // (with 16 registers, where x's 64 columns are 4 panels, g, the operand read across its rows, is copied first,
+  // transposed: its rows of the tile then run along the reduce)
   Tensor g = Tensor::empty({4, 1024, 1024}, {.device = "CPU"}), xb = Tensor::empty({4, 1024, 64}, {.device = "CPU"});
-  EXPECT_EQ(kernel_outputs((g.unsqueeze(3) * xb.unsqueeze(2)).sum({0, 1})),
-            (V{4096 * 64, 1024 * 64, 1024 * 64, 1024 * 64, 1024 * 64, 1024 * 64}));
+  V blocks{4096 * 64, 1024 * 64, 1024 * 64, 1024 * 64, 1024 * 64, 1024 * 64};
+  if (P <= 16) blocks.insert(blocks.begin(), 4096 * 1024);
+  EXPECT_EQ(kernel_outputs((g.unsqueeze(3) * xb.unsqueeze(2)).sum({0, 1})), blocks);
   EXPECT_EQ(kernel_outputs((g.unsqueeze(3) * xb.unsqueeze(2)).sum({0, 2})), (V{1024 * 64}));  // axes that don't merge
   // with a reduce in blocks, fewer rows pay for the copy: a 384-wide layer's weight gradient (not so at 32 rows)
   Tensor g384 = Tensor::empty({4, 1024, 384}, {.device = "CPU"}),
          xw = Tensor::empty({4, 1024, 1024}, {.device = "CPU"});
   EXPECT_EQ(kernel_outputs((g384.unsqueeze(3) * xw.unsqueeze(2)).sum({0, 1})),
-            (V{4096 * 1024, 384 * 1024, 384 * 1024, 384 * 1024, 384 * 1024, 384 * 1024}));
+            (V{4096 * 384, 4096 * 1024, 384 * 1024, 384 * 1024, 384 * 1024, 384 * 1024, 384 * 1024}));
+  // a B whose reduce axes don't merge in its view (attention's heads (4, 6, 256, 64) read as (4, 256, 384) by the
+  // projection's weight gradient) is copied with them innermost, and packed from that copy's source: g's transpose,
+  // the pack, the matmul
+  Tensor heads = Tensor::empty({4, 6, 256, 64}, {.device = "CPU"}).permute({0, 2, 1, 3}).reshape({4, 256, 384});
+  Tensor gp = Tensor::empty({4, 256, 384}, {.device = "CPU"});
+  EXPECT_EQ(kernel_outputs((gp.unsqueeze(3) * heads.unsqueeze(2)).sum({0, 1})), (V{1024 * 384, 1024 * 384, 384 * 384}));
   Tensor g32 = Tensor::empty({4, 1024, 32}, {.device = "CPU"});
   EXPECT_EQ(kernel_outputs((g32.unsqueeze(3) * xw.unsqueeze(2)).sum({0, 1})).size(), 1u);
   // the matmul reads the packed B as panels: stride 1 along a column's lanes, the panel width along K
