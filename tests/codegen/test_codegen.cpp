@@ -7,6 +7,7 @@
 #include <regex>
 #include <sstream>
 
+#include "tg/codegen/devectorizer.h"
 #include "tg/codegen/kernel.h"
 #include "tg/codegen/pipeline.h"
 #include "tg/renderer/cstyle.h"
@@ -290,4 +291,20 @@ TEST(Codegen, UnrolledArangeCollapsed) {
   int ranges = 0;
   for (const UOp& u : full_rewrite(k.get_optimized_ast("r"), RenderOpts::cpu())) ranges += u.op() == Ops::RANGE;
   EXPECT_EQ(ranges, 1);
+}
+
+TEST(LateRewrites, AMultiplyByASelectOfAPowerOfTwoIsAShiftSelected) {
+  // x*(c?2**32:0) -> c?(x<<32):0: threefry's 64-bit word from two halves, the high one padded (a cat of counters),
+  // where AVX2 has no 64-bit vector multiply; a select of another constant, or of a nonzero one, stays a multiply
+  ClangRenderer r;
+  const PatternMatcher<UOp, const RenderOpts> pm = get_late_rewrite_patterns(r.code_for_op);
+  const UOp x = UOp::variable("x", 0, 1000).cast(dtypes::uint64), c = UOp::variable("i", 0, 15) < 8;
+  auto rewrite = [&](const UOp& u) {
+    const RenderOpts& opts = r;
+    return graph_rewrite(u, pm, opts);
+  };
+  EXPECT_EQ(rewrite(x * c.where(x.const_like(int64_t(1) << 32), x.const_like(0))),
+            c.where(x << int64_t(32), x.const_like(0)));
+  for (const UOp& odd : {x * c.where(x.const_like(3), x.const_like(0)), x * c.where(x.const_like(4), x.const_like(1))})
+    EXPECT_EQ(rewrite(odd).op(), Ops::MUL) << rewrite(odd).repr();
 }
