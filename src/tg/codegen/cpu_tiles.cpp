@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <cstdlib>
 #include <tuple>
 
 #include "tg/codegen/devectorizer.h"
