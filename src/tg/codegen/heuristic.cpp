@@ -68,11 +68,11 @@ std::pair<std::vector<Opt>, Lowering> hand_coded(const Kernel& k_in) {
   // sized by the shape
   const bool symbolic =
       std::any_of(k_in.full_shape().begin(), k_in.full_shape().end(), [](const sint& s) { return s.is_sym(); });
-  if (CPU_VECTOR_TILE)
-    if (std::optional<CpuTile> tile = symbolic ? cpu_symbolic_tile(k_in) : cpu_vector_tile(k_in))
-      return {tile->opts, tile->lowering()};
-  if (CPU_VECTOR_TILE && !symbolic)
-    if (std::optional<CpuTile> tile = cpu_transpose_tile(k_in)) return {tile->opts, tile->lowering()};
+  if (CPU_VECTOR_TILE) {
+    std::optional<CpuTile> tile = symbolic ? cpu_symbolic_tile(k_in) : cpu_vector_tile(k_in);
+    if (!tile && !symbolic) tile = cpu_transpose_tile(k_in);
+    if (tile) return {tile->opts, tile->lowering()};
+  }
   if ((!symbolic || !k_in.reduceops.empty()) && cpu_vector_loop(k_in))
     return {{}, {.polynomial_transcendentals = true, .reassociate_reduces = !k_in.reduceops.empty()}};
   if (!symbolic)

@@ -314,11 +314,11 @@ void Kernel::split_unaffine_dims() {
       std::sort(divisors.rbegin(), divisors.rend());
       bool found = false;
       for (int64_t f : divisors) {
-        if (found) break;
         std::vector<ShapeTracker> t = split(trial, d, f);
         if (!affine(t, d + 1)) continue;
         trial = std::move(t), found = true;
         done = affine(trial, d);
+        break;
       }
       if (!found) break;
     }

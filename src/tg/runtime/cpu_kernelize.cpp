@@ -1,6 +1,8 @@
 #include "tg/runtime/cpu_kernelize.h"
 
 #include <algorithm>
+#include <optional>
+#include <utility>
 
 #include "tg/helpers/knobs.h"
 #include "tg/renderer/renderer.h"
@@ -20,18 +22,25 @@ const ShapeTracker& st_of(const UOp& u) {
 UOp make_contiguous(const UOp& u) { return UOp::make(Ops::CONTIGUOUS, u.dtype(), {u}); }
 
 // a copy of the operand a (of shape xs, a view that broadcasts along the axes of no real stride) with the axes
-// [lo, hi] innermost, that copy's broadcast axes of size 1: the copy, and its view back in xs's order
-std::pair<UOp, ShapeTracker> copy_inner(const UOp& a, const Shape& xs, int64_t lo, int64_t hi) {
+// [lo, hi] innermost, that copy's broadcast axes of size 1: the copy, and its view back in xs's order. nullopt where a
+// is masked or the copy would be bigger than what it views (a conv's overlapping windows)
+std::optional<std::pair<UOp, ShapeTracker>> copy_inner(const UOp& a, const Shape& xs, int64_t lo, int64_t hi) {
   const auto real = real_strides(st_of(a));
   Mask keep;
+  Shape kept;
+  for (size_t d = 0; d < xs.size(); d++) {
+    kept.push_back(real[d] == sint(0) ? sint(1) : xs[d]);
+    keep.push_back({0, kept.back()});
+  }
+  const Shape base = uop_shape(a.src(0));
+  if (has_mask(st_of(a)) || !all_int(base) || prod(kept) > prod(base)) return std::nullopt;
   std::vector<int64_t> perm, inv(xs.size());
-  for (size_t d = 0; d < xs.size(); d++) keep.push_back({0, real[d] == sint(0) ? sint(1) : xs[d]});
   for (int64_t d = 0; d < static_cast<int64_t>(xs.size()); d++)
     if (d < lo || d > hi) perm.push_back(d);
   for (int64_t d = lo; d <= hi; d++) perm.push_back(d);
   for (size_t d = 0; d < perm.size(); d++) inv[static_cast<size_t>(perm[d])] = static_cast<int64_t>(d);
   const UOp copy = make_contiguous(uop_permute(uop_shrink(a, keep), perm));
-  return {copy, ShapeTracker::from_shape(uop_shape(copy)).permute(inv).expand(xs)};
+  return std::pair{copy, ShapeTracker::from_shape(uop_shape(copy)).permute(inv).expand(xs)};
 }
 
 // The panel width pack_matmul_operand packs a matmul's B into on this device: the lanes of a CPU tile's vector axis
@@ -76,21 +85,12 @@ UOp pack_matmul_operand(M m) {
     // it views (not a conv's overlapping windows): its rows then run along the reduce as in x @ w, where a tile read
     // 4 floats of a row and the next step's a row further on (AVX2, a GPT's 384x384 projection over 4096 positions
     // 25 -> 9 ms)
-    auto rows_along_reduce = [&](const UOp& s) -> UOp {  // that copy's view, merged (null: no copy)
-      Shape shrunk;
-      const auto real = real_strides(st_of(s));
-      for (size_t d = 0; d < xs.size(); d++) shrunk.push_back(real[d] == sint(0) ? sint(1) : xs[d]);
-      const Shape base = uop_shape(s.src(0));
-      if (has_mask(st_of(s)) || !all_int(base) || prod(shrunk) > prod(base)) return {};
-      auto [copy, view] = copy_inner(s, xs, axes.front(), axes.back());
-      return uop_view(copy, view.reshape(merged));
-    };
     auto merge = [&](const UOp& s) {  // a view stays a view (the rule below reads its strides)
       if (s.op() != Ops::VIEW) return uop_reshape(s, merged);
       UOp v = uop_view(s.src(0), st_of(s).reshape(merged));
       if (real_strides(st_of(v))[static_cast<size_t>(axes.front())]) return v;
-      UOp rows = rows_along_reduce(s);
-      return rows ? rows : v;
+      auto rows = copy_inner(s, xs, axes.front(), axes.back());
+      return rows ? uop_view(rows->first, rows->second.reshape(merged)) : v;
     };
     x = x.replace(std::nullopt, std::nullopt, std::vector<UOp>{merge(x.src(0)), merge(x.src(1))});
     xs = merged;
@@ -163,13 +163,13 @@ UOp pack_matmul_operand(M m) {
     // what the prefetchers follow): copied once, transposed, so that each of its rows in the tile runs along the
     // reduce as in x @ w (A's rows then re-read from cache by every panel of B)
     auto a_rows = [&](const UOp& a) {
-      if (a.op() != Ops::VIEW || has_mask(st_of(a))) return a;
+      if (a.op() != Ops::VIEW) return a;
       auto ar = real_strides(st_of(a));
       bool across = false;
       for (size_t d = 0; d < xs.size(); d++) across |= d != r && ar[d] == sint(1) && xs[d] != sint(1);
       if (!across || !ar[r] || *ar[r] < 64 || NP / P < 4) return a;
-      auto [copy, view] = copy_inner(a, xs, static_cast<int64_t>(r), static_cast<int64_t>(r));
-      return uop_view(copy, view);
+      auto rows = copy_inner(a, xs, static_cast<int64_t>(r), static_cast<int64_t>(r));
+      return rows ? uop_view(rows->first, rows->second) : a;
     };
     const int64_t ri = static_cast<int64_t>(r > *j ? r + 1 : r), lane = static_cast<int64_t>(*j) + 1;
     std::vector<int64_t> perm, inv(split.size());
